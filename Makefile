@@ -1,0 +1,200 @@
+# groundtruth — plain GNU make, objects out of tree under $(BUILD), quiet unless V=1.
+#
+#   make              everything this machine can build
+#   make record pipeline   the GPU-box subset: gcc + libc (+ CUDA when found), no libdw/Cairo
+#   make check        dependencies (as root), build, every test; ends with "N passed, N failed"
+#   make demo         dependencies, build, record the reference pipeline, report + flame graph
+#   make install PREFIX=/usr/local
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= gcc
+CUDA_HOME ?= /usr/local/cuda
+NVCC    ?= $(CUDA_HOME)/bin/nvcc
+VERSION := 0.1.0
+
+OPT      ?= -O2 -g
+WARN     := -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+SAN      ?=
+CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -fno-omit-frame-pointer -pthread
+CPPFLAGS += -Ilib -Ikernels -D_GNU_SOURCE -DGT_VERSION='"$(VERSION)"' -MMD -MP
+LDFLAGS  += $(SAN) -pthread
+LDLIBS   += -lm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# CUDA is optional: found when nvcc exists (CUDA_HOME overrides).
+HAVE_CUDA := $(shell test -x $(NVCC) && echo 1)
+NVCCFLAGS ?= -O2 -g -lineinfo -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -Xcompiler -fPIC
+
+# libdw/libelf and Cairo only for the analysis side, through pkg-config.
+DW_CFLAGS    = $(shell pkg-config --cflags libdw libelf 2>/dev/null)
+DW_LIBS      = $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf)
+CAIRO_CFLAGS = $(shell pkg-config --cflags cairo 2>/dev/null)
+CAIRO_LIBS   = $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo)
+
+OBJ := $(BUILD)/obj
+BIN := $(BUILD)/bin
+LIBDIR := $(BUILD)/lib
+
+# ---- sources by module (each directory is one program; main.c holds main) ----
+LIB_SRC  := $(wildcard lib/*.c)
+# record/cupti_*.c is the CUDA agent (libgtcupti.so); everything else is gt-record.
+REC_SRC  := $(filter-out record/cupti_%.c,$(wildcard record/*.c))
+AGENT_SRC := $(wildcard record/cupti_*.c)
+ANA_SRC  := $(wildcard analyze/*.c)
+REN_SRC  := $(wildcard render/*.c)
+PL_SRC   := $(wildcard pipeline/*.c)
+KER_SRC  := $(wildcard kernels/*.c)
+KER_CU   := $(wildcard kernels/*.cu)
+
+objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
+
+LIBGTT   := $(LIBDIR)/libgtt.a
+LIBREC   := $(LIBDIR)/librec.a
+LIBANA   := $(LIBDIR)/libana.a
+LIBREN   := $(LIBDIR)/libren.a
+LIBPL    := $(LIBDIR)/libpl.a
+
+GT_RECORD   := $(BIN)/gt-record
+GT_ANALYZE  := $(BIN)/gt-analyze
+GT_RENDER   := $(BIN)/gt-render
+GT_PIPELINE := $(BIN)/gt-pipeline
+AGENT       := $(LIBDIR)/libgtcupti.so
+PL_SO       := $(LIBDIR)/libgtpipeline.so
+
+.DELETE_ON_ERROR:
+.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench fuzz tests help
+
+all: record pipeline analyze render
+
+help:
+	@sed -n '2,8p' Makefile
+
+record: $(GT_RECORD) $(if $(HAVE_CUDA),$(if $(AGENT_SRC),$(AGENT)))
+analyze: $(GT_ANALYZE)
+render: $(GT_RENDER)
+pipeline: $(GT_PIPELINE) $(PL_SO)
+
+# ---- compile rules ----
+$(OBJ)/analyze/%.o: CPPFLAGS += $(DW_CFLAGS)
+$(OBJ)/render/%.o: CPPFLAGS += $(CAIRO_CFLAGS)
+$(OBJ)/tests/%.o: CPPFLAGS += $(DW_CFLAGS) $(CAIRO_CFLAGS) -Ianalyze -Irender -Irecord -Ipipeline
+$(OBJ)/record/cupti_%.o: CPPFLAGS += -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
+ifeq ($(HAVE_CUDA),1)
+$(OBJ)/pipeline/%.o $(OBJ)/kernels/%.o: CPPFLAGS += -DGT_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+endif
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(OBJ)/%.cu.o: %.cu
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) -Ilib -Ikernels -c -o $@ $<
+
+# ---- archives (tests link the modules through these) ----
+$(LIBGTT): $(call objs,$(LIB_SRC))
+$(LIBREC): $(call objs,$(filter-out record/main.c,$(REC_SRC)))
+$(LIBANA): $(call objs,$(filter-out analyze/main.c,$(ANA_SRC)))
+$(LIBREN): $(call objs,$(filter-out render/main.c,$(REN_SRC)))
+$(LIBPL):  $(call objs,$(filter-out pipeline/main.c,$(PL_SRC)) $(KER_SRC)) \
+           $(if $(HAVE_CUDA),$(patsubst %.cu,$(OBJ)/%.cu.o,$(KER_CU)))
+$(LIBDIR)/%.a:
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- programs ----
+CUDA_LIBS = $(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart)
+
+$(GT_RECORD): $(OBJ)/record/main.o $(LIBREC) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(GT_ANALYZE): $(OBJ)/analyze/main.o $(LIBANA) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DW_LIBS) -lz $(LDLIBS)
+
+$(GT_RENDER): $(OBJ)/render/main.o $(LIBREN) $(LIBANA) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CAIRO_LIBS) $(DW_LIBS) -lz $(LDLIBS)
+
+$(GT_PIPELINE): $(OBJ)/pipeline/main.o $(LIBPL) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS) -ldl
+
+# The pipeline as a shared library for pipeline/driver.py (ctypes).
+$(PL_SO): $(LIBPL) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -shared -o $@ -Wl,--whole-archive $(LIBPL) -Wl,--no-whole-archive $(LIBGTT) $(CUDA_LIBS) $(LDLIBS) -ldl
+
+$(AGENT): $(call objs,$(AGENT_SRC)) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $^ -L$(CUDA_HOME)/extras/CUPTI/lib64 -L$(CUDA_HOME)/lib64 \
+	  -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -ldl $(LDLIBS)
+
+# ---- tests ----
+# tests/unit/test_NAME.c -> $(BUILD)/tests/test_NAME, linked against every module archive.
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+TEST_HELPERS := $(wildcard tests/progs/*.c)
+TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_HELPERS))
+
+$(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIBREN) $(LIBANA) $(LIBREC) $(LIBPL) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CAIRO_LIBS) $(DW_LIBS) -lz $(CUDA_LIBS) $(LDLIBS) -ldl
+
+# Test programs (targets to be profiled). Flags per program come from a
+# "// build: FLAGS" first line, e.g. "// build: -O2 -fomit-frame-pointer".
+$(BUILD)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -g -pthread $$(sed -n '1s|^// build: ||p' $<) -o $@ $< -lm -lz
+
+tests: all $(UNIT_BINS) $(TEST_PROGS)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+check-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" OPT="-O1 -g" tests
+	$(Q)BUILD=build/asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+
+deps:
+	$(Q)tests/deps.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) tests/demo.sh
+
+bench: all
+	$(Q)BUILD=$(BUILD) bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/groundtruth
+	install -m 755 $(GT_RECORD) $(GT_ANALYZE) $(GT_RENDER) $(GT_PIPELINE) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(wildcard $(AGENT)),install -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/lib/groundtruth/)
+	install -m 755 $(PL_SO) $(DESTDIR)$(PREFIX)/lib/groundtruth/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
