@@ -1,0 +1,160 @@
+/* model.h — the analyzed trace held in memory: threads, symbolized stacks, classified
+ * samples, and every other record kind decoded into arrays. Built once by ana_model_load()
+ * (load.c: read, symbolize, unwind, merge Python, classify); every report, fold, export,
+ * diff and view reads this and nothing else. */
+#ifndef ANA_MODEL_H
+#define ANA_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gtt.h"
+
+/* Growable array helper: T *v; size_t n, cap. */
+#define ANA_VEC(T) struct { T *v; size_t n, cap; }
+/* Append one zeroed element, return its pointer or NULL on ENOMEM. */
+void *ana_vec_push_(void **v, size_t *n, size_t *cap, size_t elem);
+#define ana_vec_push(vec) ana_vec_push_((void **)&(vec).v, &(vec).n, &(vec).cap, sizeof(*(vec).v))
+
+enum ana_frame_kind {
+	ANA_FRAME_NATIVE = 0,  /* user-space native code */
+	ANA_FRAME_KERNEL = 1,  /* kernel code */
+	ANA_FRAME_PYTHON = 2,  /* a Python function (from the Python reader) */
+	ANA_FRAME_ROOT = 3,    /* synthetic roots: process/thread names with --threads */
+};
+
+/* One distinct frame: interned by (kind, module, name, file, line). */
+typedef struct ana_frame {
+	const char *name;      /* function name, demangled; "[module+0xOFF]" when unknown */
+	const char *module;    /* basename of the binary, or the Python file for Python frames */
+	const char *file;      /* source file or NULL */
+	int32_t line;          /* source line or 0 */
+	uint8_t kind;          /* enum ana_frame_kind */
+	uint8_t inlined;       /* 1 when this frame is an inlined call */
+} ana_frame;
+
+/* A distinct stack: frame ids root first. Interned, so equal stacks share an id. */
+typedef struct ana_stack {
+	uint32_t n;
+	uint32_t *frames;
+} ana_stack;
+
+enum ana_class {
+	ANA_CLASS_NONPY = 0,        /* not a Python thread */
+	ANA_CLASS_PY_GIL = 1,       /* holds the GIL, executing Python */
+	ANA_CLASS_NATIVE_GIL = 2,   /* holds the GIL, in C code that did not release it */
+	ANA_CLASS_NATIVE_NOGIL = 3, /* C/CUDA code that released the GIL */
+	ANA_CLASS_WAIT_GIL = 4,     /* waiting to take the GIL */
+	ANA_CLASS_COUNT = 5,
+};
+/* Report words for a class: "not python", "python+GIL", ... */
+const char *ana_class_name(int cls);
+
+typedef struct ana_sample {
+	uint64_t time_ns;
+	uint64_t weight_ns;    /* period this sample stands for */
+	uint32_t pid, tid, cpu;
+	uint32_t stack_id;     /* merged native(+Python) stack, index into model->stacks */
+	uint32_t thread_idx;   /* index into model->threads */
+	uint8_t cls;           /* enum ana_class */
+	uint8_t unwind_ok;     /* 1 when the user stack reached a root (not truncated) */
+} ana_sample;
+
+typedef struct ana_thread {
+	uint32_t pid, tid;
+	char *name;            /* last name seen */
+	uint64_t start_ns, end_ns;   /* 0 when unknown */
+	uint64_t n_samples;
+	uint64_t sampled_ns;   /* sum of sample weights */
+	uint64_t cpu_ns;       /* utime+stime growth over the recording, from thread_cpu records */
+	uint64_t oncpu_ns;     /* on-CPU time from switch records (0 when none recorded) */
+	uint64_t n_class[ANA_CLASS_COUNT];
+	int is_python;         /* seen in a Python stack read */
+} ana_thread;
+
+typedef struct ana_mapping {
+	gtt_mapping m;         /* path is owned by the model */
+} ana_mapping;
+
+typedef struct ana_kv { char *key, *value; } ana_kv;
+
+typedef struct ana_pystack {
+	uint64_t time_ns;
+	uint32_t pid, tid;
+	uint32_t flags;
+	uint32_t n_frames;
+	gtt_py_frame *frames;  /* leaf first, owned */
+} ana_pystack;
+
+typedef struct ana_pycode {
+	uint32_t pid;
+	uint64_t code_id;
+	int32_t first_line;
+	char *name, *qualname, *filename;
+} ana_pycode;
+
+typedef struct ana_string { uint32_t pid, id; char *text; } ana_string;
+
+typedef struct ana_model {
+	char *path;
+	uint32_t version_major, version_minor;
+	int truncated;         /* the trace was cut off; analysis covers up to the cut */
+	uint64_t n_corrupt;    /* chunks skipped for a bad checksum or bad payload */
+	uint64_t start_ns, end_ns;   /* first and last timestamp seen */
+	int has_end;           /* an END record was read */
+	gtt_end end;
+
+	ANA_VEC(ana_kv) meta;
+	ANA_VEC(gtt_process) processes;  /* comm owned */
+	ANA_VEC(ana_thread) threads;     /* sorted by (pid, tid) */
+	ANA_VEC(ana_mapping) mappings;
+	ANA_VEC(ana_sample) samples;     /* time order */
+	ANA_VEC(ana_frame) frames;
+	ANA_VEC(ana_stack) stacks;
+	ANA_VEC(gtt_switch) switches;
+	ANA_VEC(gtt_thread_cpu) thread_cpu;
+	ANA_VEC(gtt_health) health;      /* text owned */
+	ANA_VEC(gtt_ticks) ticks;
+	ANA_VEC(ana_pycode) pycodes;
+	ANA_VEC(ana_pystack) pystacks;   /* time order */
+	ANA_VEC(gtt_gil) gil;            /* time order */
+	ANA_VEC(ana_string) strings;
+	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid owned */
+	ANA_VEC(gtt_cuda_kernel) kernels;
+	ANA_VEC(gtt_cuda_memcpy) memcpys;
+	ANA_VEC(gtt_cuda_memset) memsets;
+	ANA_VEC(gtt_cuda_sync) syncs;
+	ANA_VEC(gtt_cuda_api) apis;
+	ANA_VEC(gtt_cuda_alloc) allocs;
+	ANA_VEC(gtt_nvtx) nvtx;
+	ANA_VEC(gtt_counter) counters;
+
+	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */
+	void *priv;                      /* load.c's private state (symbolizer, interning tables) */
+} ana_model;
+
+typedef struct ana_opts {
+	const char *symfs;      /* --symfs DIR: look for binaries there first (after the archive) */
+	int python_only;        /* --python-only: keep only Python frames */
+	int no_python_merge;    /* keep native stacks as recorded */
+	int kernel;             /* keep kernel frames (default 1) */
+	int progress;           /* show progress on stderr */
+} ana_opts;
+void ana_opts_init(ana_opts *o);
+
+/* Read, symbolize, unwind, merge and classify a trace. NULL on failure with a
+ * one-line reason in errbuf; warnings (truncation, corrupt chunks, missing symbols)
+ * go to *warn as a callback-free list: ana_model_warnings(). */
+ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, size_t errlen);
+/* Warnings gathered while loading (one line each, no newline), count in *n. */
+const char *const *ana_model_warnings(const ana_model *m, size_t *n);
+void ana_model_free(ana_model *m);
+
+/* Lookups. */
+const char *ana_meta_get(const ana_model *m, const char *key);     /* NULL when absent */
+const char *ana_string_get(const ana_model *m, uint32_t pid, uint32_t id); /* "?" when absent */
+ana_thread *ana_thread_find(const ana_model *m, uint32_t pid, uint32_t tid);
+/* Frame ids are interned through this (used by load.c and the Python merge). */
+uint32_t ana_frame_intern(ana_model *m, const ana_frame *f);
+uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n);
+
+#endif
