@@ -1,0 +1,12 @@
+/* gpu.h — the GPU side of the report: kernels, API calls, copies, allocations, busy %, and
+ * GPU-idle blame (what every host thread did while the GPU was idle). */
+#ifndef ANA_GPU_H
+#define ANA_GPU_H
+
+#include <stdio.h>
+#include "model.h"
+
+/* Report section. Prints nothing when the trace has no CUDA data. top_n bounds the tables. */
+void ana_gpu_report(const ana_model *m, FILE *out, int top_n);
+
+#endif
