@@ -1,5 +1,8 @@
 /* elf.h — just enough ELF reading for the recorder (no libelf on the GPU box): build-ids,
  * symbol lookup in .dynsym/.symtab, and load segments, through <elf.h> on a mapped file. */
+/* Tests compile with -Irecord, where a plain <elf.h> (also the one inside <libelf.h>) would
+ * find this file: pull in the system header here so both sets of names are always defined. */
+#include_next <elf.h>
 #ifndef REC_ELF_H
 #define REC_ELF_H
 
