@@ -71,6 +71,7 @@ AGENT       := $(LIBDIR)/libgtcupti.so
 PL_SO       := $(LIBDIR)/libgtpipeline.so
 
 .DELETE_ON_ERROR:
+.SECONDARY:
 .PHONY: all record analyze render pipeline check check-asan demo deps install clean bench fuzz tests help
 
 all: record pipeline analyze render
@@ -115,7 +116,9 @@ $(LIBDIR)/%.a:
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # ---- programs ----
-CUDA_LIBS = $(if $(HAVE_CUDA),-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart)
+ifeq ($(HAVE_CUDA),1)
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
+endif
 
 $(GT_RECORD): $(OBJ)/record/main.o $(LIBREC) $(LIBGTT)
 	@mkdir -p $(@D)
