@@ -3,6 +3,7 @@
 #ifndef REC_CUDA_INJECT_H
 #define REC_CUDA_INJECT_H
 
+#include <sys/types.h>
 #include "gtt.h"
 
 typedef struct rec_cuda rec_cuda;
@@ -17,6 +18,12 @@ void rec_cuda_child_env(const rec_cuda *c);
 /* Periodically and at the end: append the agent's finished chunks to w. Returns the number of
  * records merged or <0. */
 int rec_cuda_merge(rec_cuda *c, gtt_writer *w);
+/* Attach mode (gt-record -p PID): switch CUDA tracing of pid on (into c's side-file
+ * directory; c from rec_cuda_prepare(argv0, 0, ...)) or off. Only a process started under
+ * `gt-record --prepare` has the agent. Returns 1 when the agent is there (loaded, or injected
+ * and waiting for the program to start CUDA), 0 when the process has no agent (record CPU data
+ * and say so; err holds the note), <0 on error (reason in err). Finish switches it off again. */
+int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen);
 /* Final merge, remove side files, free. NULL ok. */
 int rec_cuda_finish(rec_cuda *c, gtt_writer *w);
 
