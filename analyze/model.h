@@ -138,6 +138,8 @@ typedef struct ana_opts {
 	int no_python_merge;    /* keep native stacks as recorded */
 	int kernel;             /* keep kernel frames (default 1) */
 	int progress;           /* show progress on stderr */
+	int no_archive;         /* --no-archive: ignore the embedded symbol archive */
+	int skip_corrupt;       /* analyze around corrupt chunks (counted in n_corrupt) instead of failing */
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 
@@ -153,7 +155,9 @@ void ana_model_free(ana_model *m);
 const char *ana_meta_get(const ana_model *m, const char *key);     /* NULL when absent */
 const char *ana_string_get(const ana_model *m, uint32_t pid, uint32_t id); /* "?" when absent */
 ana_thread *ana_thread_find(const ana_model *m, uint32_t pid, uint32_t tid);
-/* Frame ids are interned through this (used by load.c and the Python merge). */
+/* Frame ids are interned through this (used by load.c and the Python merge). Strings in *f
+ * are copied (interned) by the model. Both return ANA_NO_ID on ENOMEM. */
+#define ANA_NO_ID UINT32_MAX
 uint32_t ana_frame_intern(ana_model *m, const ana_frame *f);
 uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n);
 
