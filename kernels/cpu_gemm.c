@@ -1,0 +1,85 @@
+/* cpu_gemm.c — the CPU twin of the cuBLAS GEMM: a cache-blocked fp32 product, and a naive reference. */
+#include "kernels.h"
+
+#include <string.h>
+
+enum { GEMM_MB = 64, GEMM_NB = 256, GEMM_KB = 128 };
+
+static inline float op_a(const float *a, int lda, int ta, int i, int kk)
+{
+	return ta ? a[(size_t)kk * lda + i] : a[(size_t)i * lda + kk];
+}
+
+/* Copies op(B)[k0:k0+kb, j0:j0+nb] into a contiguous kb x nb panel. */
+static __attribute__((noinline)) void kn_cpu_gemm_pack_b(const float *b, int ldb, int tb, int k0,
+                                                         int kb, int j0, int nb, float *panel)
+{
+	for (int kk = 0; kk < kb; kk++) {
+		float *dst = panel + (size_t)kk * nb;
+		if (!tb) {
+			memcpy(dst, b + (size_t)(k0 + kk) * ldb + j0, (size_t)nb * sizeof(float));
+		} else {
+			for (int j = 0; j < nb; j++)
+				dst[j] = b[(size_t)(j0 + j) * ldb + k0 + kk];
+		}
+	}
+}
+
+/* C[i0:i0+mb, j0:j0+nb] += op(A)[i0:, k0:k0+kb] . panel: the hot inner loop (vectorizable in j). */
+static __attribute__((noinline)) void kn_cpu_gemm_block(const float *a, int lda, int ta, int i0,
+                                                        int mb, int k0, int kb, const float *panel,
+                                                        int nb, float *c, int ldc, int j0)
+{
+	for (int i = i0; i < i0 + mb; i++) {
+		float *restrict crow = c + (size_t)i * ldc + j0;
+		for (int kk = 0; kk < kb; kk++) {
+			const float aik = op_a(a, lda, ta, i, k0 + kk);
+			const float *restrict brow = panel + (size_t)kk * nb;
+			for (int j = 0; j < nb; j++)
+				crow[j] += aik * brow[j];
+		}
+	}
+}
+
+__attribute__((noinline)) void kn_cpu_gemm(int m, int n, int k, const float *a, int lda, int ta,
+                                           const float *b, int ldb, int tb, float *c, int ldc,
+                                           float beta)
+{
+	float panel[GEMM_KB * GEMM_NB];
+
+	for (int i = 0; i < m; i++) {
+		float *crow = c + (size_t)i * ldc;
+		if (beta == 0.0f)
+			memset(crow, 0, (size_t)n * sizeof(float));
+		else if (beta != 1.0f)
+			for (int j = 0; j < n; j++)
+				crow[j] *= beta;
+	}
+	for (int j0 = 0; j0 < n; j0 += GEMM_NB) {
+		int nb = n - j0 < GEMM_NB ? n - j0 : GEMM_NB;
+		for (int k0 = 0; k0 < k; k0 += GEMM_KB) {
+			int kb = k - k0 < GEMM_KB ? k - k0 : GEMM_KB;
+			kn_cpu_gemm_pack_b(b, ldb, tb, k0, kb, j0, nb, panel);
+			for (int i0 = 0; i0 < m; i0 += GEMM_MB) {
+				int mb = m - i0 < GEMM_MB ? m - i0 : GEMM_MB;
+				kn_cpu_gemm_block(a, lda, ta, i0, mb, k0, kb, panel, nb, c, ldc, j0);
+			}
+		}
+	}
+}
+
+void kn_ref_gemm(int m, int n, int k, const float *a, int lda, int ta, const float *b, int ldb,
+                 int tb, float *c, int ldc, float beta)
+{
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			double s = 0;
+			for (int kk = 0; kk < k; kk++) {
+				double av = ta ? a[(size_t)kk * lda + i] : a[(size_t)i * lda + kk];
+				double bv = tb ? b[(size_t)j * ldb + kk] : b[(size_t)kk * ldb + j];
+				s += av * bv;
+			}
+			float *cp = c + (size_t)i * ldc + j;
+			*cp = (float)(s + (beta == 0.0f ? 0.0 : (double)beta * *cp));
+		}
+}
