@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# run.sh — runs every libFuzzer target in $FUZZ_DIR (build/fuzz/fuzz) for SECONDS each, one after
+# the other, growing a working corpus per target under build/fuzz/corpus/NAME. Seeds come from the
+# " * Seeds: SUFFIX in DIR..." line of tests/fuzz/NAME.c: files under DIR (relative to the repository
+# root) whose names end in SUFFIX, or, for SUFFIX "ELF", ELF files. A crash leaves its
+# input in build/fuzz/crashes/ and makes this script exit 1 with the command that reproduces it.
+#   tests/fuzz/run.sh SECONDS [NAME...]
+set -u
+cd "$(dirname "$0")/../.."
+secs=${1:?usage: tests/fuzz/run.sh SECONDS [NAME...]}; shift
+FUZZ_DIR=${FUZZ_DIR:-build/fuzz/fuzz}
+work=build/fuzz
+mkdir -p "$work/crashes" "$work/logs"
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+	for f in tests/fuzz/fuzz_*.c; do names+=("$(basename "$f" .c)"); done
+fi
+failed=0
+for n in "${names[@]}"; do
+	bin=$FUZZ_DIR/$n
+	if [ ! -x "$bin" ]; then
+		echo "fuzz $n: not built ($bin missing)"; failed=1; continue
+	fi
+	corpus=$work/corpus/$n
+	mkdir -p "$corpus"
+	# Seeds: copy the matching files into the corpus (names by content, so re-runs add nothing).
+	read -r suffix _in dirs <<<"$(sed -n 's|^ \* Seeds: ||p' "tests/fuzz/$n.c" | head -1)"
+	nseed=0 maxlen=65536
+	for d in $dirs; do
+		[ -e "$d" ] || continue
+		while IFS= read -r f; do
+			if [ "$suffix" = ELF ]; then
+				[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+			else
+				case $f in *"$suffix") ;; *) continue ;; esac
+			fi
+			# Inputs may grow as large as the largest seed, up to 1 MiB (bigger seeds are skipped).
+			sz=$(stat -c %s "$f")
+			[ "$sz" -le 1048576 ] || continue
+			[ "$sz" -gt "$maxlen" ] && maxlen=$sz
+			cp -f "$f" "$corpus/seed-$(sha1sum "$f" | cut -c1-16)"
+			nseed=$((nseed + 1))
+		done < <(find "$d" -type f 2>/dev/null | sort)
+	done
+	log=$work/logs/$n.log
+	start=$(date +%s)
+	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+		-max_len="$maxlen" -print_final_stats=1 -artifact_prefix="$work/crashes/$n-" "$corpus" >"$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+	printf 'fuzz %-22s %4ss  %8s runs  %-10s corpus %5d (%d seeds)  rc %d\n' "$n" "$(( $(date +%s) - start ))" \
+		"${runs:-?}" "${cov:-cov: ?}" "$(ls "$corpus" | wc -l)" "$nseed" "$rc"
+	if [ "$rc" -ne 0 ]; then
+		failed=1
+		grep -E '^(==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' "$log" | head -5 | sed 's/^/    /'
+		art=$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)
+		[ -n "$art" ] && echo "    reproduce: $bin $art   (log: $log)"
+	fi
+done
+exit $failed
