@@ -72,7 +72,7 @@ PL_SO       := $(LIBDIR)/libgtpipeline.so
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench fuzz tests help
+.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench fuzz fuzz-smoke fuzzers tests help
 
 all: record pipeline analyze render
 
@@ -180,6 +180,32 @@ check: deps
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" OPT="-O1 -g" tests
 	$(Q)BUILD=build/asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+
+# ---- fuzzing: clang libFuzzer + ASan/UBSan, everything in build/fuzz ----
+# tests/fuzz/fuzz_NAME.c -> build/fuzz/fuzz/fuzz_NAME. `make fuzz` runs each target for
+# FUZZ_SECONDS (default 60); `make fuzz-smoke` a few seconds each (CI). tests/fuzz/run.sh
+# keeps a growing corpus per target in build/fuzz/corpus/ and crashes in build/fuzz/crashes/.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+FUZZ_MAKE  = $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
+	SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
+
+$(BUILD)/fuzz/fuzz_%: $(OBJ)/tests/fuzz/fuzz_%.o $(LIBANA) $(LIBREC) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(DW_LIBS) -lz $(LDLIBS)
+
+fuzzers: $(FUZZ_BINS)
+
+fuzz:
+	$(Q)$(FUZZ_MAKE)
+	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-smoke:
+	$(Q)$(FUZZ_MAKE)
+	$(Q)tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
 
 deps:
 	$(Q)tests/deps.sh
