@@ -150,7 +150,7 @@ $(AGENT): $(call objs,$(AGENT_SRC)) $(LIBGTT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $^ -L$(CUDA_HOME)/extras/CUPTI/lib64 -L$(CUDA_HOME)/lib64 \
-	  -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -lcupti -ldl $(LDLIBS)
+	  -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-Bsymbolic -lcupti -ldl $(LDLIBS)
 
 # ---- tests ----
 # tests/unit/test_NAME.c -> $(BUILD)/tests/test_NAME, linked against every module archive.
