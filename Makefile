@@ -86,7 +86,7 @@ pipeline: $(GT_PIPELINE) $(PL_SO)
 
 # ---- compile rules ----
 $(OBJ)/analyze/%.o: CPPFLAGS += $(DW_CFLAGS)
-$(OBJ)/render/%.o: CPPFLAGS += $(CAIRO_CFLAGS)
+$(OBJ)/render/%.o: CPPFLAGS += $(CAIRO_CFLAGS) -Ianalyze
 $(OBJ)/tests/%.o: CPPFLAGS += $(DW_CFLAGS) $(CAIRO_CFLAGS) -Ianalyze -Irender -Irecord -Ipipeline
 $(OBJ)/record/cupti_%.o: CPPFLAGS += -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
 ifeq ($(HAVE_CUDA),1)
