@@ -1,0 +1,264 @@
+/* ticker.c — absolute tick schedules with lateness percentiles and lag windows. */
+#include "ticker.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define INTERVAL_NS 1000000000ull
+
+struct rec_ticker {
+	uint32_t source;
+	uint64_t period_ns;
+	uint64_t start_ns;
+	gtt_writer *w;
+	uint64_t next;          /* index of the oldest tick not yet taken */
+	uint64_t n_done;        /* ticks taken */
+	/* every lateness, in tick order, saturated at UINT32_MAX ns (4.29 s); the max is exact */
+	uint32_t *late;
+	size_t n_late, cap_late;
+	uint64_t late_max_ns, last_late_ns;
+	/* the current 1 s interval: [iv_start_ns, +INTERVAL_NS), its first entry in late[] */
+	uint64_t iv_start_ns;
+	size_t iv_first;
+	uint64_t iv_max_ns;
+	/* the open lag window, when lag_open */
+	int lag_open;
+	uint64_t lag_start_ns, lag_end_ns, lag_max_ns;
+	uint64_t lag_skipped;
+	int finished;
+	int rc;                 /* first write error */
+};
+
+rec_ticker *rec_ticker_create(uint32_t source, uint64_t period_ns, uint64_t start_ns, gtt_writer *w)
+{
+	rec_ticker *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->source = source;
+	t->period_ns = period_ns ? period_ns : 1;
+	t->start_ns = start_ns ? start_ns : gtt_now_ns();
+	t->w = w;
+	t->iv_start_ns = t->start_ns;
+	return t;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Exact nearest-rank percentiles of v[0..n) (sorted in place). */
+static void percentiles(uint32_t *v, size_t n, uint64_t *p50, uint64_t *p99)
+{
+	*p50 = *p99 = 0;
+	if (n == 0)
+		return;
+	qsort(v, n, sizeof(*v), cmp_u32);
+	*p50 = v[(n * 50 + 99) / 100 - 1];
+	*p99 = v[(n * 99 + 99) / 100 - 1];
+}
+
+/* Ticks due in [a, b): indices k with start + k*period in the range. */
+static uint64_t due_between(const rec_ticker *t, uint64_t a, uint64_t b)
+{
+	uint64_t ka, kb;
+
+	if (b <= t->start_ns || b <= a)
+		return 0;
+	if (a < t->start_ns)
+		a = t->start_ns;
+	ka = (a - t->start_ns + t->period_ns - 1) / t->period_ns;
+	kb = (b - t->start_ns + t->period_ns - 1) / t->period_ns;
+	return kb - ka;
+}
+
+static void put(rec_ticker *t, const gtt_record *rec)
+{
+	int rc;
+
+	if (!t->w)
+		return;
+	rc = gtt_write(t->w, rec);
+	if (rc < 0 && t->rc == 0)
+		t->rc = rc;
+}
+
+/* Write the TICKS record of the current interval, ending at end_ns, and start the next. */
+static void close_interval(rec_ticker *t, uint64_t end_ns)
+{
+	gtt_record rec;
+	size_t n = t->n_late - t->iv_first;
+	uint32_t *copy = NULL;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.tag = GTT_REC_TICKS;
+	rec.u.ticks.start_ns = t->iv_start_ns;
+	rec.u.ticks.end_ns = end_ns;
+	rec.u.ticks.source = t->source;
+	rec.u.ticks.period_ns = t->period_ns;
+	rec.u.ticks.intended = due_between(t, t->iv_start_ns, end_ns);
+	rec.u.ticks.done = n;
+	if (n > 0 && (copy = malloc(n * sizeof(*copy))) != NULL) {
+		memcpy(copy, t->late + t->iv_first, n * sizeof(*copy));
+		percentiles(copy, n, &rec.u.ticks.late_p50_ns, &rec.u.ticks.late_p99_ns);
+		free(copy);
+	}
+	rec.u.ticks.late_max_ns = t->iv_max_ns;
+	put(t, &rec);
+	t->iv_start_ns = end_ns;
+	t->iv_first = t->n_late;
+	t->iv_max_ns = 0;
+}
+
+static void close_lag(rec_ticker *t)
+{
+	gtt_record rec;
+
+	if (!t->lag_open)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.tag = GTT_REC_HEALTH;
+	rec.u.health.time_ns = t->lag_start_ns;
+	rec.u.health.end_ns = t->lag_end_ns;
+	rec.u.health.source = t->source;
+	rec.u.health.kind = GTT_HEALTH_LAG_WINDOW;
+	rec.u.health.count = t->lag_skipped;
+	rec.u.health.value[0] = t->lag_max_ns;
+	rec.u.health.value[1] = t->period_ns;
+	rec.u.health.text = "";
+	put(t, &rec);
+	t->lag_open = 0;
+}
+
+void rec_ticker_tick(rec_ticker *t, uint64_t now_ns)
+{
+	uint64_t due = t->start_ns + t->next * t->period_ns;
+	uint64_t late = now_ns > due ? now_ns - due : 0;
+	uint64_t last_due_idx, skipped = 0;
+
+	if (t->finished)
+		return;
+	/* intervals end by intended time: the tick belongs to the interval of its due time */
+	while (due >= t->iv_start_ns + INTERVAL_NS)
+		close_interval(t, t->iv_start_ns + INTERVAL_NS);
+	if (t->n_late == t->cap_late) {
+		size_t cap = t->cap_late ? t->cap_late * 2 : 1024;
+		uint32_t *p = realloc(t->late, cap * sizeof(*p));
+		if (p) {
+			t->late = p;
+			t->cap_late = cap;
+		}
+	}
+	if (t->n_late < t->cap_late)
+		t->late[t->n_late++] = late > UINT32_MAX ? UINT32_MAX : (uint32_t)late;
+	if (late > t->iv_max_ns)
+		t->iv_max_ns = late;
+	if (late > t->late_max_ns)
+		__atomic_store_n(&t->late_max_ns, late, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->last_late_ns, late, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->n_done, t->n_done + 1, __ATOMIC_RELAXED);
+
+	/* skip every tick that fell due while we were behind; the next one is in the future */
+	last_due_idx = now_ns >= t->start_ns ? (now_ns - t->start_ns) / t->period_ns : 0;
+	if (last_due_idx > t->next)
+		skipped = last_due_idx - t->next;
+	t->next += 1 + skipped;
+
+	if (late > t->period_ns) {
+		if (t->lag_open && due <= t->lag_end_ns + t->period_ns) {
+			t->lag_end_ns = now_ns;
+			if (late > t->lag_max_ns)
+				t->lag_max_ns = late;
+			t->lag_skipped += skipped;
+		} else {
+			close_lag(t);
+			t->lag_open = 1;
+			t->lag_start_ns = due;
+			t->lag_end_ns = now_ns;
+			t->lag_max_ns = late;
+			t->lag_skipped = skipped;
+		}
+	} else {
+		close_lag(t);
+	}
+}
+
+uint64_t rec_ticker_wait(rec_ticker *t)
+{
+	uint64_t due = t->start_ns + t->next * t->period_ns;
+	uint64_t now = gtt_now_ns();
+
+	while (now < due) {
+		struct timespec ts = { (time_t)(due / 1000000000ull), (long)(due % 1000000000ull) };
+		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		now = gtt_now_ns();
+		if (rc != 0 && rc != EINTR)
+			break;
+	}
+	rec_ticker_tick(t, now);
+	return now;
+}
+
+uint64_t rec_ticker_done(const rec_ticker *t)
+{
+	return t ? __atomic_load_n(&t->n_done, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t rec_ticker_late_max_ns(const rec_ticker *t)
+{
+	return t ? __atomic_load_n(&t->late_max_ns, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t rec_ticker_last_late_ns(const rec_ticker *t)
+{
+	return t ? __atomic_load_n(&t->last_late_ns, __ATOMIC_RELAXED) : 0;
+}
+
+int rec_ticker_finish(rec_ticker *t, uint64_t end_ns)
+{
+	gtt_record rec;
+	uint64_t p50 = 0, p99 = 0;
+
+	if (!t)
+		return 0;
+	if (t->finished)
+		return t->rc;
+	if (end_ns == 0)
+		end_ns = gtt_now_ns();
+	if (end_ns < t->start_ns)
+		end_ns = t->start_ns;
+	while (end_ns > t->iv_start_ns + INTERVAL_NS)
+		close_interval(t, t->iv_start_ns + INTERVAL_NS);
+	if (end_ns > t->iv_start_ns || t->n_late > t->iv_first)
+		close_interval(t, end_ns);
+	close_lag(t);
+	percentiles(t->late, t->n_late, &p50, &p99);
+	memset(&rec, 0, sizeof(rec));
+	rec.tag = GTT_REC_TICKS;
+	rec.u.ticks.start_ns = t->start_ns;
+	rec.u.ticks.end_ns = end_ns;
+	rec.u.ticks.source = t->source;
+	rec.u.ticks.flags = GTT_TICKS_WHOLE;
+	rec.u.ticks.period_ns = t->period_ns;
+	rec.u.ticks.intended = due_between(t, t->start_ns, end_ns);
+	rec.u.ticks.done = t->n_done;
+	rec.u.ticks.late_p50_ns = p50;
+	rec.u.ticks.late_p99_ns = p99;
+	rec.u.ticks.late_max_ns = t->late_max_ns;
+	put(t, &rec);
+	t->finished = 1;
+	return t->rc;
+}
+
+void rec_ticker_destroy(rec_ticker *t)
+{
+	if (!t)
+		return;
+	rec_ticker_finish(t, 0);
+	free(t->late);
+	free(t);
+}
