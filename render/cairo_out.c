@@ -1,0 +1,138 @@
+/* cairo_out.c — the Cairo backend: PNG and PDF from the same scene the SVG writer draws. */
+#include "cairo_out.h"
+
+#include <cairo-pdf.h>
+#include <cairo.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gtt.h"
+
+/* PNG surfaces are limited by memory; Cairo itself refuses sides over 32767. */
+#define PNG_MAX_SIDE 32767
+
+static void set_rgb(cairo_t *cr, uint32_t c, double alpha)
+{
+	cairo_set_source_rgba(cr, ((c >> 16) & 0xff) / 255.0, ((c >> 8) & 0xff) / 255.0,
+	                      (c & 0xff) / 255.0, alpha);
+}
+
+static void draw_text(cairo_t *cr, const ren_item *it)
+{
+	if (!it->text || !it->text[0])
+		return;
+	cairo_select_font_face(cr, REN_CAIRO_FONT, CAIRO_FONT_SLANT_NORMAL,
+	                       (it->flags & REN_F_BOLD) ? CAIRO_FONT_WEIGHT_BOLD
+	                                                : CAIRO_FONT_WEIGHT_NORMAL);
+	cairo_set_font_size(cr, it->size_px > 0 ? it->size_px : 12);
+	double x = it->x;
+	if (it->anchor != REN_ANCHOR_START) {
+		cairo_text_extents_t ext;
+		cairo_text_extents(cr, it->text, &ext);
+		x -= it->anchor == REN_ANCHOR_MIDDLE ? ext.x_advance / 2 : ext.x_advance;
+	}
+	set_rgb(cr, it->fill == REN_NONE ? 0 : it->fill, it->alpha / 255.0);
+	cairo_move_to(cr, x, it->y);
+	cairo_show_text(cr, it->text);
+}
+
+static void draw(cairo_t *cr, const ren_scene *s)
+{
+	const ren_item *items = ren_scene_items(s);
+	size_t n = ren_scene_count(s);
+	const char *plot = ren_scene_get(s, "plot");
+	double px = 0, py = 0, pw = 0, ph = 0;
+	int clip = plot && sscanf(plot, "%lf %lf %lf %lf", &px, &py, &pw, &ph) == 4;
+	for (size_t i = 0; i < n; i++) {
+		const ren_item *it = &items[i];
+		if (it->flags & REN_F_SVGONLY)
+			continue;
+		int clipped = clip && (it->flags & REN_F_DATA);
+		if (clipped) {
+			cairo_save(cr);
+			cairo_rectangle(cr, px, py, pw, ph);
+			cairo_clip(cr);
+		}
+		switch (it->kind) {
+		case REN_RECT:
+			cairo_rectangle(cr, it->x, it->y, it->w, it->h);
+			if (it->fill != REN_NONE) {
+				set_rgb(cr, it->fill, it->alpha / 255.0);
+				if (it->stroke != REN_NONE)
+					cairo_fill_preserve(cr);
+				else
+					cairo_fill(cr);
+			}
+			if (it->stroke != REN_NONE) {
+				set_rgb(cr, it->stroke, 1);
+				cairo_set_line_width(cr, it->size_px > 0 ? it->size_px : 1);
+				cairo_stroke(cr);
+			}
+			cairo_new_path(cr);
+			break;
+		case REN_TEXT:
+			draw_text(cr, it);
+			break;
+		case REN_LINE:
+			set_rgb(cr, it->stroke == REN_NONE ? 0 : it->stroke, it->alpha / 255.0);
+			cairo_set_line_width(cr, it->size_px > 0 ? it->size_px : 1);
+			cairo_move_to(cr, it->x, it->y);
+			cairo_line_to(cr, it->x + it->w, it->y + it->h);
+			cairo_stroke(cr);
+			break;
+		}
+		if (clipped)
+			cairo_restore(cr);
+	}
+}
+
+int ren_cairo_write(const ren_scene *s, const char *path, int format, char *err, size_t errlen)
+{
+	double W = ceil(ren_scene_width(s)), H = ceil(ren_scene_height(s));
+	cairo_surface_t *surf = NULL;
+	cairo_t *cr = NULL;
+	int rc = 0;
+	cairo_status_t st;
+	err[0] = 0;
+	if (format == REN_CAIRO_PNG) {
+		if (W > PNG_MAX_SIDE || H > PNG_MAX_SIDE) {
+			snprintf(err, errlen, "image of %.0fx%.0f px is too large for PNG (max %d per "
+			                      "side); use .svg or .pdf", W, H, PNG_MAX_SIDE);
+			return GTT_EINVAL;
+		}
+		surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
+	} else {
+		surf = cairo_pdf_surface_create(path, W, H);
+	}
+	if ((st = cairo_surface_status(surf)) != CAIRO_STATUS_SUCCESS) {
+		snprintf(err, errlen, "%s", cairo_status_to_string(st));
+		rc = st == CAIRO_STATUS_NO_MEMORY ? GTT_ENOMEM : GTT_EIO;
+		goto out;
+	}
+	cr = cairo_create(surf);
+	cairo_set_source_rgb(cr, 1, 1, 1);
+	cairo_paint(cr);
+	draw(cr, s);
+	if ((st = cairo_status(cr)) != CAIRO_STATUS_SUCCESS) {
+		snprintf(err, errlen, "%s", cairo_status_to_string(st));
+		rc = st == CAIRO_STATUS_NO_MEMORY ? GTT_ENOMEM : GTT_EIO;
+		goto out;
+	}
+	if (format == REN_CAIRO_PNG) {
+		st = cairo_surface_write_to_png(surf, path);
+	} else {
+		cairo_surface_finish(surf);
+		st = cairo_surface_status(surf);
+	}
+	if (st != CAIRO_STATUS_SUCCESS) {
+		snprintf(err, errlen, "%s", cairo_status_to_string(st));
+		rc = GTT_EIO;
+	}
+out:
+	if (cr)
+		cairo_destroy(cr);
+	if (surf)
+		cairo_surface_destroy(surf);
+	return rc;
+}

@@ -1,0 +1,113 @@
+/* layout.h — the display list that every view (flame graph, timeline) is laid out into, and
+ * that both backends draw: svg.c (interactive SVG) and cairo_out.c (PNG/PDF). Also the small
+ * helpers all views share: colours, monospace text fitting, UTF-8 cleaning, time-axis ticks. */
+#ifndef REN_LAYOUT_H
+#define REN_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every label uses one monospace font so that width = chars * REN_CHAR_W * size, the same
+ * in the browser and in Cairo; labels are truncated in the layout, never by a backend. */
+#define REN_FONT_FAMILY "DejaVu Sans Mono, Menlo, Consolas, monospace"
+#define REN_CAIRO_FONT "DejaVu Sans Mono"
+#define REN_CHAR_W 0.6
+#define REN_NONE 0xff000000u /* "no fill" / "no stroke" colour */
+
+enum ren_item_kind {
+	REN_RECT = 0,  /* x, y, w, h; fill, stroke; optional tip */
+	REN_TEXT = 1,  /* text at (x, y) baseline; anchor; size_px; fill = text colour */
+	REN_LINE = 2,  /* from (x, y) to (x + w, y + h); stroke */
+};
+enum { REN_ANCHOR_START = 0, REN_ANCHOR_MIDDLE = 1, REN_ANCHOR_END = 2 };
+
+/* Item flags */
+#define REN_F_FRAME 0x01u   /* a flame-graph frame: rect + label form one zoomable unit */
+#define REN_F_SVGONLY 0x02u /* interactive chrome (buttons, details line): not drawn by Cairo */
+#define REN_F_BOLD 0x04u
+#define REN_F_DATA 0x08u    /* a timeline data item: zoomed by the SVG script */
+#define REN_F_MATCH 0x10u   /* drawn highlighted (a search match in static output) */
+
+typedef struct ren_item {
+	uint8_t kind;        /* enum ren_item_kind */
+	uint8_t anchor;      /* REN_ANCHOR_* for text */
+	uint8_t flags;       /* REN_F_* */
+	uint8_t alpha;       /* fill opacity 0..255 (255 = opaque) */
+	float size_px;       /* font size for text, stroke width for lines/rect outlines */
+	double x, y, w, h;
+	uint32_t fill;       /* 0xRRGGBB or REN_NONE */
+	uint32_t stroke;     /* 0xRRGGBB or REN_NONE */
+	const char *text;    /* label (already truncated to fit), NULL when none; scene-owned */
+	const char *tip;     /* tooltip text, NULL when none; scene-owned */
+	const char *id;      /* SVG id, NULL when none; scene-owned */
+} ren_item;
+
+typedef struct ren_scene ren_scene;
+
+/* kind of document: tells svg.c which script to embed */
+enum { REN_DOC_FLAME = 1, REN_DOC_TIMELINE = 2, REN_DOC_STATIC = 3 };
+
+/* New empty scene of the given size in pixels. NULL on ENOMEM. */
+ren_scene *ren_scene_create(double width, double height, int doc_kind);
+/* Free the scene and every string it owns. NULL ok. */
+void ren_scene_destroy(ren_scene *s);
+/* Append an item (copied); its text/tip/id must already be scene-owned (ren_scene_strdup)
+ * or static. Returns the stored item or NULL on ENOMEM. */
+ren_item *ren_scene_add(ren_scene *s, const ren_item *it);
+/* Copy a string into the scene's arena (len bytes, NUL added). NULL on ENOMEM. */
+char *ren_scene_strndup(ren_scene *s, const char *str, size_t len);
+char *ren_scene_strdup(ren_scene *s, const char *str);
+/* printf into the scene's arena. NULL on ENOMEM. */
+char *ren_scene_printf(ren_scene *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Convenience adders; return the item or NULL on ENOMEM. */
+ren_item *ren_rect(ren_scene *s, double x, double y, double w, double h, uint32_t fill,
+                   const char *tip);
+ren_item *ren_text(ren_scene *s, double x, double y, const char *text, double size_px,
+                   int anchor, uint32_t color);
+ren_item *ren_line(ren_scene *s, double x1, double y1, double x2, double y2, uint32_t color,
+                   double width);
+
+/* Accessors for the backends. */
+size_t ren_scene_count(const ren_scene *s);
+const ren_item *ren_scene_items(const ren_scene *s);
+double ren_scene_width(const ren_scene *s);
+double ren_scene_height(const ren_scene *s);
+void ren_scene_set_height(ren_scene *s, double height);
+int ren_scene_doc(const ren_scene *s);
+/* Free-form key/value settings a backend may read (e.g. "title", "total", "unit"). The value
+ * is copied. 0 or GTT_ENOMEM. */
+int ren_scene_set(ren_scene *s, const char *key, const char *value);
+const char *ren_scene_get(const ren_scene *s, const char *key); /* NULL when unset */
+/* Iterate the settings: i in [0, ren_scene_nkv()). */
+size_t ren_scene_nkv(const ren_scene *s);
+void ren_scene_kv(const ren_scene *s, size_t i, const char **key, const char **value);
+
+/* ---- text ---- */
+/* Length of the valid UTF-8 sequence at s (left bytes available), 0 when invalid (bad lead
+ * byte, truncated, overlong, surrogate, above U+10FFFF). */
+size_t ren_utf8_seq(const unsigned char *s, size_t left);
+/* Number of UTF-8 characters in s[0..len). Invalid bytes count as one character each. */
+size_t ren_utf8_chars(const char *s, size_t len);
+/* Byte length of the first n characters of s[0..len). */
+size_t ren_utf8_prefix(const char *s, size_t len, size_t n);
+/* Fit text into width_px at size_px: the whole text, or a prefix ending in "..", or NULL when
+ * not even 3 characters fit. Result is scene-owned. */
+const char *ren_fit_label(ren_scene *s, const char *text, size_t len, double width_px,
+                          double size_px);
+/* Text width in pixels of n characters at size_px. */
+double ren_text_width(size_t n_chars, double size_px);
+
+/* ---- colours ---- */
+/* 32-bit FNV-1a hash of a name, to pick stable colours. */
+uint32_t ren_hash(const char *s, size_t len);
+/* Blend colour a towards b by t in [0,1]. */
+uint32_t ren_mix(uint32_t a, uint32_t b, double t);
+
+/* ---- axis ---- */
+/* A "nice" tick step (1, 2 or 5 times a power of ten) so that span / step is about
+ * max_ticks or fewer. span > 0. */
+double ren_nice_step(double span, int max_ticks);
+/* Format a duration in ns with a unit chosen from step_ns ("1.5 s", "250 ms", "20 us"). */
+void ren_fmt_time(char *buf, size_t len, double t_ns, double step_ns);
+
+#endif

@@ -1,0 +1,503 @@
+/* main.c — gt-render's command line: parses options, then hands the work to input.c,
+ * flame.c, timeline.c and the backends (svg.c, cairo_out.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cairo_out.h"
+#include "flame.h"
+#include "gtt.h"
+#include "input.h"
+#include "svg.h"
+#include "timeline.h"
+
+#define EXIT_PARTIAL 1
+#define EXIT_BROKEN 2
+#define EXIT_USAGE 64
+
+static const char usage_text[] =
+	"usage: gt-render flame INPUT [-o OUT.svg|.png|.pdf] [options]\n"
+	"       gt-render timeline TRACE -o OUT.svg|.png|.pdf [--from S] [--to S] [--threads REGEX]\n"
+	"\n"
+	"INPUT is a .gtt trace, a folded-stacks file (\"root;...;leaf COUNT\" lines, as from\n"
+	"gt-analyze fold or FlameGraph's stackcollapse scripts), or - for stdin.\n"
+	"The output format follows OUT's extension (default: SVG on stdout).\n"
+	"\n"
+	"flame options:\n"
+	"  -o, --output FILE     output file (.svg, .png or .pdf)\n"
+	"      --title TEXT      title (default \"Flame Graph\", \"Flame Chart\" with --flamechart)\n"
+	"      --subtitle TEXT   second line under the title\n"
+	"      --width PX        image width (1200)\n"
+	"      --height PX       frame height (16)\n"
+	"      --fontsize PX     label size (12)\n"
+	"      --minwidth PX|N%%  leave out frames narrower than this (0.1 px)\n"
+	"      --colors NAME     palette: %s\n"
+	"                        (default hot; gil for a trace with Python threads)\n"
+	"      --inverted        icicle graph: roots at the top\n"
+	"      --reverse         reverse each stack: leaves become roots\n"
+	"      --diff BASE       differential: widths from INPUT, colour from the change of each\n"
+	"                        frame's share against BASE (red grew, blue shrank)\n"
+	"      --flamechart      stacks in time order instead of merged (trace input)\n"
+	"      --gil WHICH       only samples of one GIL state: held, released, python, native,\n"
+	"                        wait, nopy (trace input)\n"
+	"      --threads         a root frame per thread (trace input)\n"
+	"      --tid LIST        only these threads (comma list, trace input)\n"
+	"      --from S, --to S  only samples in this window, seconds from the trace start\n"
+	"      --search REGEX    highlight matching frames (and show the matched share)\n"
+	"      --countname WORD  what the counts are (\"samples\")\n"
+	"\n"
+	"timeline options:\n"
+	"  -o, --output FILE     output file (.svg, .png or .pdf)\n"
+	"      --from S, --to S  time window, seconds from the trace start\n"
+	"      --threads REGEX   only threads whose \"name tid\" matches\n"
+	"      --width PX        image width (1400)\n"
+	"      --title TEXT      title\n"
+	"\n"
+	"  -h, --help            this text\n"
+	"  -V, --version         version\n"
+	"\n"
+	"Exit status: 0 ok, 2 unreadable or broken input (or output not writable), 64 usage.\n";
+
+enum {
+	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_FONTSIZE, OPT_MINWIDTH,
+	OPT_COLORS, OPT_INVERTED, OPT_REVERSE, OPT_DIFF, OPT_FLAMECHART, OPT_GIL, OPT_THREADS,
+	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT,
+};
+
+static const struct option long_opts[] = {
+	{"output", required_argument, 0, 'o'},
+	{"title", required_argument, 0, OPT_TITLE},
+	{"subtitle", required_argument, 0, OPT_SUBTITLE},
+	{"width", required_argument, 0, OPT_WIDTH},
+	{"height", required_argument, 0, OPT_HEIGHT},
+	{"fontsize", required_argument, 0, OPT_FONTSIZE},
+	{"minwidth", required_argument, 0, OPT_MINWIDTH},
+	{"colors", required_argument, 0, OPT_COLORS},
+	{"colours", required_argument, 0, OPT_COLORS},
+	{"inverted", no_argument, 0, OPT_INVERTED},
+	{"reverse", no_argument, 0, OPT_REVERSE},
+	{"diff", required_argument, 0, OPT_DIFF},
+	{"flamechart", no_argument, 0, OPT_FLAMECHART},
+	{"gil", required_argument, 0, OPT_GIL},
+	{"threads", optional_argument, 0, OPT_THREADS},
+	{"tid", required_argument, 0, OPT_TID},
+	{"from", required_argument, 0, OPT_FROM},
+	{"to", required_argument, 0, OPT_TO},
+	{"search", required_argument, 0, OPT_SEARCH},
+	{"countname", required_argument, 0, OPT_COUNTNAME},
+	{"format", required_argument, 0, OPT_FORMAT},
+	{"help", no_argument, 0, 'h'},
+	{"version", no_argument, 0, 'V'},
+	{0, 0, 0, 0},
+};
+
+typedef struct cli {
+	const char *cmd, *input, *output, *title, *subtitle, *colors, *diff, *gil, *tid;
+	const char *threads_re, *search, *countname, *format;
+	double width, height, fontsize, minwidth, minwidth_pct, from_s, to_s;
+	int inverted, reverse, flamechart, threads, have_from, have_to;
+} cli;
+
+static void usage(FILE *f)
+{
+	fprintf(f, usage_text, ren_palette_names());
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "gt-render: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see gt-render --help)\n");
+	return EXIT_USAGE;
+}
+
+static int parse_num(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Output format from --format or the extension: 's'vg, 'p'ng, 'd' pdf; 0 unknown. */
+static int out_format(const cli *c)
+{
+	const char *f = c->format;
+	if (!f) {
+		if (!c->output || strcmp(c->output, "-") == 0)
+			return 's';
+		f = strrchr(c->output, '.');
+		if (!f)
+			return 's';
+		f++;
+	}
+	if (strcasecmp(f, "svg") == 0)
+		return 's';
+	if (strcasecmp(f, "png") == 0)
+		return 'p';
+	if (strcasecmp(f, "pdf") == 0)
+		return 'd';
+	return 0;
+}
+
+static int write_scene(const cli *c, const ren_scene *sc)
+{
+	int fmt = out_format(c), rc;
+	char err[256] = "";
+	if (fmt == 'p' || fmt == 'd') {
+		if (!c->output || strcmp(c->output, "-") == 0) {
+			fprintf(stderr, "gt-render: PNG and PDF need -o FILE\n");
+			return EXIT_USAGE;
+		}
+		rc = ren_cairo_write(sc, c->output, fmt == 'p' ? REN_CAIRO_PNG : REN_CAIRO_PDF, err,
+		                     sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "gt-render: %s: %s\n", c->output, err[0] ? err : gtt_strerror(rc));
+			unlink(c->output);
+			return EXIT_BROKEN;
+		}
+		return 0;
+	}
+	FILE *f = stdout;
+	if (c->output && strcmp(c->output, "-") != 0 && !(f = fopen(c->output, "w"))) {
+		fprintf(stderr, "gt-render: %s: %s\n", c->output, strerror(errno));
+		return EXIT_BROKEN;
+	}
+	rc = ren_svg_write(sc, f);
+	int close_rc = f == stdout ? fflush(f) : fclose(f);
+	if (rc < 0 || close_rc != 0) {
+		fprintf(stderr, "gt-render: %s: write failed: %s\n", c->output ? c->output : "stdout",
+		        rc == GTT_ENOMEM ? "out of memory" : strerror(errno));
+		if (f != stdout)
+			unlink(c->output);
+		return EXIT_BROKEN;
+	}
+	return 0;
+}
+
+static void print_warnings(const ren_input *in, const char *path)
+{
+	if (in->n_bad)
+		fprintf(stderr, "gt-render: warning: %s: %zu line%s not \"stack COUNT\" (first: line "
+		                "%zu), skipped\n", path, in->n_bad, in->n_bad == 1 ? " is" : "s are",
+		        in->first_bad_line);
+	if (in->model) {
+		size_t n = 0;
+		const char *const *w = ana_model_warnings(in->model, &n);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "gt-render: warning: %s\n", w[i]);
+	}
+}
+
+static int gil_mask(const char *s)
+{
+	static const struct { const char *name; int mask; } v[] = {
+		{"held", 1 << ANA_CLASS_PY_GIL | 1 << ANA_CLASS_NATIVE_GIL},
+		{"released", 1 << ANA_CLASS_NATIVE_NOGIL},
+		{"python", 1 << ANA_CLASS_PY_GIL},
+		{"native", 1 << ANA_CLASS_NATIVE_GIL | 1 << ANA_CLASS_NATIVE_NOGIL},
+		{"wait", 1 << ANA_CLASS_WAIT_GIL},
+		{"nopy", 1 << ANA_CLASS_NONPY},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (strcmp(v[i].name, s) == 0)
+			return v[i].mask;
+	return -2;
+}
+
+/* Folded stacks of one input: the file's lines, or a trace folded per class. */
+static int input_folded(const cli *c, const ren_input *in, ana_folded *out, int *owned)
+{
+	*owned = 0;
+	if (!in->model) {
+		*out = in->folded;
+		return 0;
+	}
+	ana_fold_opts o = {.gil = -1};
+	o.threads = c->threads;
+	o.gil = c->gil ? gil_mask(c->gil) : -1;
+	o.tid_filter = c->tid;
+	if (c->have_from)
+		o.from_ns = in->model->start_ns + (uint64_t)(c->from_s * 1e9);
+	if (c->have_to)
+		o.to_ns = in->model->start_ns + (uint64_t)(c->to_s * 1e9);
+	*owned = 1;
+	return ren_input_fold_classes(in->model, &o, out);
+}
+
+static int cmd_flame(cli *c)
+{
+	ren_input in = {0}, base = {0};
+	ren_flame *f = NULL, *bf = NULL;
+	ren_scene *sc = NULL;
+	ana_folded fd = {0}, bfd = {0};
+	int owned = 0, bowned = 0, rc, status = EXIT_BROKEN;
+	char err[512] = "";
+	ana_opts aopts;
+	ana_opts_init(&aopts);
+	aopts.progress = isatty(2);
+
+	ren_flame_opts o;
+	ren_flame_opts_init(&o);
+	if (c->width)
+		o.width_px = c->width;
+	if (c->height)
+		o.frame_h = c->height;
+	if (c->fontsize)
+		o.font_px = c->fontsize;
+	if (c->minwidth >= 0)
+		o.minwidth_px = c->minwidth;
+	if (c->minwidth_pct >= 0)
+		o.minwidth_px = (o.width_px - 20) * c->minwidth_pct / 100.0;
+	o.title = c->title ? c->title : c->flamechart ? "Flame Chart" : c->diff ? "Differential "
+	          "Flame Graph" : "Flame Graph";
+	o.subtitle = c->subtitle;
+	o.inverted = c->inverted;
+	o.flamechart = c->flamechart;
+	o.unit = c->countname ? c->countname : "samples";
+	if (c->colors)
+		o.palette = ren_palette_find(c->colors);
+
+	if ((rc = ren_input_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
+		fprintf(stderr, "gt-render: %s\n", err);
+		goto out;
+	}
+	print_warnings(&in, c->input);
+	if ((c->flamechart || c->gil || c->threads || c->tid || c->have_from || c->have_to) &&
+	    !in.model) {
+		fprintf(stderr, "gt-render: --flamechart, --gil, --threads, --tid, --from and --to "
+		                "need a trace, and %s is folded stacks\n", c->input);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (c->flamechart) {
+		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? gil_mask(c->gil) : -1, &fd);
+		owned = 1;
+	} else {
+		rc = input_folded(c, &in, &fd, &owned);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "gt-render: %s: %s\n", c->input, gtt_strerror(rc));
+		goto out;
+	}
+	if (!c->colors && in.model && !c->diff)
+		for (size_t i = 0; i < in.model->threads.n; i++)
+			if (in.model->threads.v[i].is_python)
+				o.palette = REN_PAL_GIL;
+	unsigned flags = (c->reverse ? REN_FLAME_REVERSE : 0) |
+	                 (c->flamechart ? REN_FLAME_ORDERED : 0);
+	if (!(f = ren_flame_build(&fd, flags, &rc))) {
+		if (rc == GTT_EEMPTY)
+			fprintf(stderr, "gt-render: %s: no samples to draw%s\n", c->input,
+			        in.model ? " (in the selected threads, classes and time window)" : "");
+		else
+			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+		goto out;
+	}
+	if (c->diff) {
+		if ((rc = ren_input_open(&base, c->diff, &aopts, err, sizeof(err))) < 0) {
+			fprintf(stderr, "gt-render: %s\n", err);
+			goto out;
+		}
+		print_warnings(&base, c->diff);
+		if ((rc = input_folded(c, &base, &bfd, &bowned)) < 0 ||
+		    !(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc))) {
+			fprintf(stderr, "gt-render: %s: %s\n", c->diff,
+			        rc == GTT_EEMPTY ? "no samples to compare with" : gtt_strerror(rc));
+			goto out;
+		}
+		if ((rc = ren_flame_diff(f, bf)) < 0) {
+			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			goto out;
+		}
+	}
+	int fmt = out_format(c);
+	if (fmt != 's')
+		o.search = c->search;
+	if (!(sc = ren_flame_layout(f, &o, &rc))) {
+		fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+		goto out;
+	}
+	if (fmt == 's' && c->search && ren_scene_set(sc, "search", c->search) < 0)
+		goto out;
+	status = write_scene(c, sc);
+out:
+	ren_scene_destroy(sc);
+	ren_flame_destroy(f);
+	ren_flame_destroy(bf);
+	if (owned)
+		ren_folded_free(&fd);
+	if (bowned)
+		ren_folded_free(&bfd);
+	ren_input_close(&in);
+	ren_input_close(&base);
+	return status;
+}
+
+static int cmd_timeline(cli *c)
+{
+	ren_input in = {0};
+	ren_scene *sc = NULL;
+	int rc, status = EXIT_BROKEN;
+	char err[512] = "";
+	ana_opts aopts;
+	ana_opts_init(&aopts);
+	aopts.progress = isatty(2);
+	if ((rc = ren_input_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
+		fprintf(stderr, "gt-render: %s\n", err);
+		goto out;
+	}
+	if (!in.model) {
+		fprintf(stderr, "gt-render: %s: a timeline needs a .gtt trace, not folded stacks\n",
+		        c->input);
+		goto out;
+	}
+	print_warnings(&in, c->input);
+	ren_timeline_opts o;
+	ren_timeline_opts_init(&o);
+	if (c->width)
+		o.width_px = c->width;
+	if (c->title)
+		o.title = c->title;
+	o.threads_re = c->threads_re;
+	if (c->have_from)
+		o.from_ns = (int64_t)(c->from_s * 1e9);
+	if (c->have_to)
+		o.to_ns = (int64_t)(c->to_s * 1e9);
+	o.has_from = c->have_from;
+	o.has_to = c->have_to;
+	if (!(sc = ren_timeline_layout(in.model, &o, err, sizeof(err)))) {
+		fprintf(stderr, "gt-render: %s: %s\n", c->input, err[0] ? err : "cannot lay out");
+		goto out;
+	}
+	status = write_scene(c, sc);
+out:
+	ren_scene_destroy(sc);
+	ren_input_close(&in);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	cli c = {.minwidth = -1, .minwidth_pct = -1};
+	int opt;
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("gt-render %s\n", GT_VERSION);
+		return 0;
+	}
+	c.cmd = argv[1];
+	if (strcmp(c.cmd, "flame") != 0 && strcmp(c.cmd, "timeline") != 0)
+		return usage_error("unknown command '%s'; use flame or timeline", c.cmd);
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, "o:hV", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': c.output = optarg; break;
+		case OPT_TITLE: c.title = optarg; break;
+		case OPT_SUBTITLE: c.subtitle = optarg; break;
+		case OPT_WIDTH:
+			if (parse_num(optarg, 200, 100000, &c.width) < 0)
+				return usage_error("--width wants pixels between 200 and 100000, not '%s'", optarg);
+			break;
+		case OPT_HEIGHT:
+			if (parse_num(optarg, 4, 200, &c.height) < 0)
+				return usage_error("--height wants a frame height of 4 to 200 px, not '%s'", optarg);
+			break;
+		case OPT_FONTSIZE:
+			if (parse_num(optarg, 4, 100, &c.fontsize) < 0)
+				return usage_error("--fontsize wants 4 to 100 px, not '%s'", optarg);
+			break;
+		case OPT_MINWIDTH: {
+			size_t l = strlen(optarg);
+			char tmp[64];
+			if (l && l < sizeof(tmp) && optarg[l - 1] == '%') {
+				memcpy(tmp, optarg, l - 1);
+				tmp[l - 1] = 0;
+				if (parse_num(tmp, 0, 100, &c.minwidth_pct) < 0)
+					return usage_error("--minwidth wants pixels or a percentage, not '%s'", optarg);
+			} else if (parse_num(optarg, 0, 100000, &c.minwidth) < 0) {
+				return usage_error("--minwidth wants pixels or a percentage, not '%s'", optarg);
+			}
+			break;
+		}
+		case OPT_COLORS:
+			if (ren_palette_find(optarg) < 0)
+				return usage_error("unknown palette '%s' for --colors", optarg);
+			c.colors = optarg;
+			break;
+		case OPT_INVERTED: c.inverted = 1; break;
+		case OPT_REVERSE: c.reverse = 1; break;
+		case OPT_DIFF: c.diff = optarg; break;
+		case OPT_FLAMECHART: c.flamechart = 1; break;
+		case OPT_GIL:
+			if (gil_mask(optarg) < -1)
+				return usage_error("--gil wants held, released, python, native, wait or nopy, "
+				                   "not '%s'", optarg);
+			c.gil = optarg;
+			break;
+		case OPT_THREADS:
+			c.threads = 1;
+			if (optarg)
+				c.threads_re = optarg;
+			else if (strcmp(c.cmd, "timeline") == 0 && optind < argc && argv[optind][0] != '-')
+				c.threads_re = argv[optind++];
+			break;
+		case OPT_TID: c.tid = optarg; break;
+		case OPT_FROM:
+			if (parse_num(optarg, 0, 1e9, &c.from_s) < 0)
+				return usage_error("--from wants seconds from the trace start, not '%s'", optarg);
+			c.have_from = 1;
+			break;
+		case OPT_TO:
+			if (parse_num(optarg, 0, 1e9, &c.to_s) < 0)
+				return usage_error("--to wants seconds from the trace start, not '%s'", optarg);
+			c.have_to = 1;
+			break;
+		case OPT_SEARCH: c.search = optarg; break;
+		case OPT_COUNTNAME: c.countname = optarg; break;
+		case OPT_FORMAT: c.format = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("gt-render %s\n", GT_VERSION); return 0;
+		default: return usage_error("%s", "bad option");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s: missing INPUT", c.cmd);
+	c.input = argv[optind++];
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!out_format(&c))
+		return usage_error("cannot tell the output format of '%s'; use .svg, .png or .pdf",
+		                   c.output);
+	if (c.have_from && c.have_to && c.to_s <= c.from_s)
+		return usage_error("--to must be after --from%s", "");
+	if (c.search) {
+		regex_t re;
+		if (regcomp(&re, c.search, REG_EXTENDED | REG_NOSUB) != 0)
+			return usage_error("--search: bad regular expression '%s'", c.search);
+		regfree(&re);
+	}
+	if (c.threads_re) {
+		regex_t re;
+		if (regcomp(&re, c.threads_re, REG_EXTENDED | REG_NOSUB) != 0)
+			return usage_error("--threads: bad regular expression '%s'", c.threads_re);
+		regfree(&re);
+	}
+	if (strcmp(c.cmd, "flame") == 0)
+		return cmd_flame(&c);
+	return cmd_timeline(&c);
+}

@@ -1,0 +1,28 @@
+/* timeline.h — the per-thread timeline of a trace: one row per thread (busiest first) with
+ * on-CPU samples coloured by GIL class, off-CPU gaps, GIL ownership and CUDA API spans; one row
+ * per GPU stream with kernels and copies; NVTX ranges, counters, and the windows in which the
+ * sampler was behind, shaded. Laid out into a scene for svg.c or cairo_out.c. */
+#ifndef REN_TIMELINE_H
+#define REN_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "model.h"
+
+typedef struct ren_timeline_opts {
+	double width_px;        /* image width (1400) */
+	const char *title;      /* NULL: "Timeline: <command>" */
+	const char *threads_re; /* only threads whose "name tid" matches (POSIX ERE), NULL all */
+	int64_t from_ns, to_ns; /* window relative to the trace start, used when has_from/has_to */
+	int has_from, has_to;
+} ren_timeline_opts;
+void ren_timeline_opts_init(ren_timeline_opts *o);
+
+/* Lay out the timeline of model m. NULL with a one-line reason in err (nothing in the
+ * window, no thread matches, out of memory). */
+ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, char *err,
+                               size_t errlen);
+
+#endif
