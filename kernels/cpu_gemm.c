@@ -25,18 +25,52 @@ static __attribute__((noinline)) void kn_cpu_gemm_pack_b(const float *b, int ldb
 	}
 }
 
-/* C[i0:i0+mb, j0:j0+nb] += op(A)[i0:, k0:k0+kb] . panel: the hot inner loop (vectorizable in j). */
+/* 4 floats as one GCC vector (an SSE register on baseline x86-64), so the inner loop is SIMD
+ * whatever the optimisation level's vectoriser decides. */
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v4f load4(const float *p)
+{
+	v4f v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static inline void store4(float *p, v4f v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+/* C[i0:i0+mb, j0:j0+nb] += op(A)[i0:, k0:k0+kb] . panel: the hot inner loop, 16 columns of a
+ * row at a time in four independent accumulators. */
 static __attribute__((noinline)) void kn_cpu_gemm_block(const float *a, int lda, int ta, int i0,
                                                         int mb, int k0, int kb, const float *panel,
                                                         int nb, float *c, int ldc, int j0)
 {
+	const int nb16 = nb & ~15;
 	for (int i = i0; i < i0 + mb; i++) {
 		float *restrict crow = c + (size_t)i * ldc + j0;
-		for (int kk = 0; kk < kb; kk++) {
-			const float aik = op_a(a, lda, ta, i, k0 + kk);
-			const float *restrict brow = panel + (size_t)kk * nb;
-			for (int j = 0; j < nb; j++)
-				crow[j] += aik * brow[j];
+		for (int j = 0; j < nb16; j += 16) {
+			v4f c0 = load4(crow + j), c1 = load4(crow + j + 4);
+			v4f c2 = load4(crow + j + 8), c3 = load4(crow + j + 12);
+			const float *bp = panel + j;
+			for (int kk = 0; kk < kb; kk++, bp += nb) {
+				const float av = op_a(a, lda, ta, i, k0 + kk);
+				c0 += av * load4(bp);
+				c1 += av * load4(bp + 4);
+				c2 += av * load4(bp + 8);
+				c3 += av * load4(bp + 12);
+			}
+			store4(crow + j, c0);
+			store4(crow + j + 4, c1);
+			store4(crow + j + 8, c2);
+			store4(crow + j + 12, c3);
+		}
+		for (int j = nb16; j < nb; j++) {
+			float acc = crow[j];
+			for (int kk = 0; kk < kb; kk++)
+				acc += op_a(a, lda, ta, i, k0 + kk) * panel[(size_t)kk * nb + j];
+			crow[j] = acc;
 		}
 	}
 }
