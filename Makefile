@@ -36,7 +36,7 @@ NVCCFLAGS ?= -O2 -g -lineinfo -gencode arch=compute_90,code=sm_90 -gencode arch=
 
 # libdw/libelf and Cairo only for the analysis side, through pkg-config.
 DW_CFLAGS    = $(shell pkg-config --cflags libdw libelf 2>/dev/null)
-DW_LIBS      = $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf)
+DW_LIBS      = $(shell pkg-config --libs libdw libelf 2>/dev/null || echo -ldw -lelf) -lstdc++
 CAIRO_CFLAGS = $(shell pkg-config --cflags cairo 2>/dev/null)
 CAIRO_LIBS   = $(shell pkg-config --libs cairo 2>/dev/null || echo -lcairo)
 
