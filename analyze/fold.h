@@ -12,9 +12,12 @@ typedef struct ana_fold_opts {
 	int annotate_class;   /* append "_[py]", "_[gil]" ... class suffix to leaf frames (render colours) */
 	int python_only;
 	const char *tid_filter;   /* NULL, or comma list of tids */
-	uint64_t from_ns, to_ns;  /* 0 = whole trace */
+	uint64_t from_ns, to_ns;  /* window as offsets from model->start_ns; 0 = from the start / to the end */
 } ana_fold_opts;
 void ana_fold_opts_init(ana_fold_opts *o);
+/* The leaf suffix annotate_class appends for a class: "_[py]", "_[gil]", "_[nogil]", "_[wait]";
+ * "" for ANA_CLASS_NONPY. */
+const char *ana_fold_class_suffix(int cls);
 
 typedef struct ana_folded_line {
 	char *stack;          /* "a;b;c" */
