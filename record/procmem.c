@@ -1,0 +1,162 @@
+/* procmem.c — process_vm_readv with failure counting; never stops the target. */
+#include "procmem.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#define MAX_IOV 64 /* well under IOV_MAX; larger batches go in several calls */
+
+struct rec_procmem {
+	pid_t pid;
+	rec_procmem_fn fn; /* test backend, else NULL */
+	void *ctx;
+	uint64_t n_reads, n_failed;
+	int gone;
+};
+
+rec_procmem *rec_procmem_open(pid_t pid)
+{
+	rec_procmem *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->pid = pid;
+	return m;
+}
+
+rec_procmem *rec_procmem_open_fn(rec_procmem_fn fn, void *ctx)
+{
+	rec_procmem *m = calloc(1, sizeof(*m));
+
+	if (m) {
+		m->fn = fn;
+		m->ctx = ctx;
+	}
+	return m;
+}
+
+void rec_procmem_close(rec_procmem *m)
+{
+	free(m);
+}
+
+int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local, remote;
+	ssize_t got;
+
+	m->n_reads++;
+	if (len == 0)
+		return 0;
+	if (addr == 0 || addr + len < addr) {
+		m->n_failed++;
+		errno = EFAULT;
+		return -1;
+	}
+	if (m->fn) {
+		if (m->fn(m->ctx, addr, buf, len) == 0)
+			return 0;
+		m->n_failed++;
+		errno = EFAULT;
+		return -1;
+	}
+	local.iov_base = buf;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)addr;
+	remote.iov_len = len;
+	got = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
+	if (got == (ssize_t)len)
+		return 0;
+	m->n_failed++;
+	if (got < 0 && errno == ESRCH)
+		m->gone = 1;
+	if (got >= 0)
+		errno = EFAULT;
+	return -1;
+}
+
+/* One process_vm_readv over req[0..n), n <= MAX_IOV; marks ok for the requests read whole.
+ * The kernel stops at the first fault, so they form a prefix. -1 when the call failed for
+ * another reason than a fault (ESRCH: the process is gone). */
+static int readv_some(rec_procmem *m, rec_procmem_req *req, size_t n)
+{
+	struct iovec local[MAX_IOV], remote[MAX_IOV];
+	size_t i, k = 0;
+	ssize_t got;
+
+	for (i = 0; i < n; i++) {
+		req[i].ok = 0;
+		if (req[i].len == 0 || req[i].addr == 0)
+			continue;
+		local[k].iov_base = req[i].buf;
+		local[k].iov_len = req[i].len;
+		remote[k].iov_base = (void *)(uintptr_t)req[i].addr;
+		remote[k].iov_len = req[i].len;
+		k++;
+	}
+	if (k == 0)
+		return 0;
+	got = process_vm_readv(m->pid, local, k, remote, k, 0);
+	if (got < 0) {
+		if (errno == ESRCH)
+			m->gone = 1;
+		return errno == EFAULT ? 0 : -1;
+	}
+	for (i = 0; i < n && got > 0; i++) {
+		if (req[i].len == 0 || req[i].addr == 0)
+			continue;
+		if ((size_t)got < req[i].len)
+			break;
+		got -= (ssize_t)req[i].len;
+		req[i].ok = 1;
+	}
+	return 0;
+}
+
+int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n)
+{
+	size_t i, at;
+	int n_ok = 0;
+
+	for (at = 0; at < n; at += MAX_IOV) {
+		size_t k = n - at < MAX_IOV ? n - at : MAX_IOV;
+
+		if (!m->fn) {
+			if (readv_some(m, req + at, k) < 0) {
+				m->n_reads += k;
+				m->n_failed += k;
+				return -1;
+			}
+		} else {
+			for (i = at; i < at + k; i++)
+				req[i].ok = 0;
+		}
+		for (i = at; i < at + k; i++) {
+			if (req[i].ok) {
+				m->n_reads++;
+				n_ok++;
+			} else if (rec_procmem_read(m, req[i].addr, req[i].buf, req[i].len) == 0) {
+				/* stopped short by an earlier request's fault, or the test backend */
+				req[i].ok = 1;
+				n_ok++;
+			}
+		}
+	}
+	return n_ok;
+}
+
+uint64_t rec_procmem_reads(const rec_procmem *m)
+{
+	return m ? m->n_reads : 0;
+}
+
+uint64_t rec_procmem_failures(const rec_procmem *m)
+{
+	return m ? m->n_failed : 0;
+}
+
+int rec_procmem_gone(const rec_procmem *m)
+{
+	return m ? m->gone : 0;
+}

@@ -1,0 +1,41 @@
+/* procmem.h — reading another process's memory (process_vm_readv) without stopping it;
+ * the only place in the recorder that touches the target's address space. */
+#ifndef REC_PROCMEM_H
+#define REC_PROCMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct rec_procmem rec_procmem;
+
+/* A reader for pid. NULL on ENOMEM. Nothing is checked until the first read. */
+rec_procmem *rec_procmem_open(pid_t pid);
+/* A reader served by fn (tests: fake memory). fn fills buf with len bytes at addr and
+ * returns 0, or -1 when any byte is unreadable. NULL on ENOMEM. */
+typedef int (*rec_procmem_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+rec_procmem *rec_procmem_open_fn(rec_procmem_fn fn, void *ctx);
+/* Free. NULL ok. */
+void rec_procmem_close(rec_procmem *m);
+
+/* Read exactly len bytes at addr. 0, or -1 (errno set; ESRCH when the process is gone,
+ * EFAULT for an unmapped address) — a partial read counts as a failure. */
+int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len);
+
+/* Several independent reads in one system call. Each request gets ok=1 when all of its
+ * bytes were read. Returns the number of requests read completely, or -1 with errno. */
+typedef struct rec_procmem_req {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	int ok;
+} rec_procmem_req;
+int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n);
+
+/* Counters since open: read calls (each request of a readv counts once) and those failed. */
+uint64_t rec_procmem_reads(const rec_procmem *m);
+uint64_t rec_procmem_failures(const rec_procmem *m);
+/* 1 once a read found the process gone (ESRCH). */
+int rec_procmem_gone(const rec_procmem *m);
+
+#endif

@@ -1,0 +1,979 @@
+/* pyreader.c — finds CPython in the target and reads its thread stacks and GIL state on two
+ * background threads with absolute schedules (process_vm_readv; the target never stops). */
+#include "pyreader.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf.h"
+#include "procmem.h"
+#include "pyoffsets.h"
+#include "ticker.h"
+
+#define MAX_INTERPS 16
+#define MAX_THREADS 4096
+#define REVALIDATE_PER_PASS 8   /* cached code objects re-checked per stack pass */
+#define TID_MAP_CAP 8192        /* PyThreadState -> tid, shared with the GIL loop */
+
+enum {
+	ST_LOOKING = 0,   /* no interpreter found yet */
+	ST_READING = 1,   /* reading stacks and GIL */
+	ST_NONE = 2,      /* gave up: unsupported, stripped, ... (reason says why) */
+	ST_GONE = 3,      /* the target exited */
+};
+
+typedef struct code_entry {
+	uint64_t addr;          /* 0 = empty slot */
+	uint64_t code_id;       /* addr | generation << 48 */
+	rec_pycode c;
+} code_entry;
+
+typedef struct tid_entry {
+	uint64_t tstate;
+	uint32_t tid;
+} tid_entry;
+
+struct rec_py {
+	pid_t pid;
+	gtt_writer *w;
+	rec_py_opts opts;
+	pthread_t stack_thr, gil_thr;
+	int have_stack_thr, have_gil_thr;
+	atomic_int stop;
+	atomic_int state;
+
+	pthread_mutex_t lock;   /* guards reason, version, tids[] */
+	char reason[320];
+	char version[32];       /* "3.12.1" */
+	char interp_path[PATH_MAX];
+
+	/* found at discovery, read-only afterwards */
+	rec_pyoff off;
+	uint64_t runtime;       /* _PyRuntime in the target */
+	uint64_t code_type;     /* PyCode_Type in the target, 0 unknown */
+	atomic_uint_fast64_t gil_addr;
+	int32_t tcb_tid_off;    /* 3.10: offset of the tid in glibc's struct pthread, -1 unknown */
+	int32_t tcb_cands[64];  /* candidates from the starting thread */
+	int n_tcb_cands;
+
+	/* stack loop state */
+	rec_procmem *mem;
+	code_entry *codes;
+	size_t codes_cap, codes_n, reval_at;
+	uint64_t code_gen;
+
+	/* tid map for the GIL loop: a snapshot written by the stack loop */
+	tid_entry tids[TID_MAP_CAP];
+	size_t n_tids;
+
+	/* counters (the stack loop's; read for status) */
+	atomic_uint_fast64_t n_passes, n_stacks, n_frames, n_failed, n_torn, n_codes, read_ns;
+	atomic_uint_fast64_t n_polls, n_gil_changes, n_gil_failed;
+	uint64_t iv_start_ns, iv_failed, iv_torn, iv_reads;   /* current 1 s health interval */
+	uint64_t giv_start_ns, giv_failed, giv_reads;
+};
+
+/* ---- small helpers ---- */
+
+static void set_reason(rec_py *p, const char *fmt, const char *a, const char *b)
+{
+	pthread_mutex_lock(&p->lock);
+	snprintf(p->reason, sizeof(p->reason), fmt, a ? a : "", b ? b : "");
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void put_rec(rec_py *p, const gtt_record *r)
+{
+	if (p->w)
+		gtt_write(p->w, r);
+}
+
+static void put_health(rec_py *p, uint32_t source, uint32_t kind, uint64_t t0, uint64_t t1,
+                       uint64_t count, uint64_t v0, uint64_t v1, uint64_t v2, const char *text)
+{
+	gtt_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_HEALTH;
+	r.u.health.time_ns = t0;
+	r.u.health.end_ns = t1;
+	r.u.health.source = source;
+	r.u.health.kind = kind;
+	r.u.health.pid = (uint32_t)p->pid;
+	r.u.health.count = count;
+	r.u.health.value[0] = v0;
+	r.u.health.value[1] = v1;
+	r.u.health.value[2] = v2;
+	r.u.health.text = text ? text : "";
+	put_rec(p, &r);
+}
+
+static void put_meta(rec_py *p, const char *key, const char *value)
+{
+	gtt_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_META;
+	r.u.meta.key = key;
+	r.u.meta.value = value;
+	put_rec(p, &r);
+}
+
+static int sleep_ns(rec_py *p, uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	if (atomic_load(&p->stop))
+		return -1;
+	nanosleep(&ts, NULL);
+	return atomic_load(&p->stop) ? -1 : 0;
+}
+
+static pid_t my_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Offsets (4-byte steps) where this thread's glibc struct pthread holds its tid. The struct
+ * may end right at the top of a thread stack mapping, so it is read with process_vm_readv on
+ * ourselves (a fault is an error, never a crash), first 2 KiB, then 1 KiB. */
+static int tcb_candidates(int32_t *out, int cap)
+{
+	uint64_t self = (uint64_t)(uintptr_t)pthread_self();
+	rec_procmem *m = rec_procmem_open(getpid());
+	uint8_t buf[2048];
+	size_t len = sizeof(buf);
+	pid_t tid = my_tid();
+	int n = 0;
+	int32_t off;
+
+	if (!m)
+		return 0;
+	if (rec_procmem_read(m, self, buf, len) < 0) {
+		len = 1024;
+		if (rec_procmem_read(m, self, buf, len) < 0)
+			len = 0;
+	}
+	rec_procmem_close(m);
+	for (off = 16; off + 4 <= (int32_t)len && n < cap; off += 4) {
+		pid_t v;
+		memcpy(&v, buf + off, sizeof(v));
+		if (v == tid)
+			out[n++] = off;
+	}
+	return n;
+}
+
+/* ---- discovery ---- */
+
+typedef struct mapping {
+	uint64_t start, end, off;
+	char path[PATH_MAX];
+} mapping;
+
+/* Parse "3.12" out of a name like libpython3.12.so.1.0 or python3.12; 0 when none. */
+static int minor_from_name(const char *path)
+{
+	const char *b = strrchr(path, '/'), *s;
+
+	b = b ? b + 1 : path;
+	s = strstr(b, "python3.");
+	if (!s || !isdigit((unsigned char)s[8]))
+		return 0;
+	return atoi(s + 8);
+}
+
+static int looks_like_python(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return strncmp(b, "libpython", 9) == 0 || strncmp(b, "python", 6) == 0;
+}
+
+/* Lowest start of the mapping of file offset 0 of path, from /proc/pid/maps. */
+static int read_maps(pid_t pid, mapping *out, int cap, char *exe, size_t exe_len)
+{
+	char fn[64], line[PATH_MAX + 128];
+	FILE *f;
+	int n = 0;
+	ssize_t k;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
+	k = readlink(fn, exe, exe_len - 1);
+	exe[k > 0 ? k : 0] = 0;
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && n < cap) {
+		unsigned long long lo, hi, off;
+		char path[PATH_MAX];
+		int i, dup = 0;
+
+		path[0] = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]", &lo, &hi, &off, path) < 4 ||
+		    path[0] != '/')
+			continue;
+		if (strcmp(path, exe) != 0 && !(strstr(path, "/libpython3.") && strstr(path, ".so")))
+			continue;
+		for (i = 0; i < n; i++) {
+			if (strcmp(out[i].path, path) == 0) {
+				if (off == 0 && (out[i].off != 0 || lo < out[i].start)) {
+					out[i].start = lo;
+					out[i].off = 0;
+				}
+				dup = 1;
+			}
+		}
+		if (dup)
+			continue;
+		out[n].start = lo;
+		out[n].end = hi;
+		out[n].off = off;
+		snprintf(out[n].path, sizeof(out[n].path), "%s", path);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Open the file behind a target mapping: through /proc/pid/root first (containers). */
+static rec_elf *open_target_elf(pid_t pid, const char *path)
+{
+	char fn[PATH_MAX + 32];
+	rec_elf *e;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid, path);
+	e = rec_elf_open(fn);
+	return e ? e : rec_elf_open(path);
+}
+
+/* One discovery attempt. 1 found (offsets set), 0 not yet, -1 final failure (reason set). */
+static int discover(rec_py *p)
+{
+	mapping maps[16];
+	char exe[PATH_MAX];
+	int n, i, libpy_first, stripped_at = -1;
+
+	n = read_maps(p->pid, maps, 16, exe, sizeof(exe));
+	if (n < 0) {
+		atomic_store(&p->state, ST_GONE);
+		set_reason(p, "target exited before CPython was found%s%s", NULL, NULL);
+		return -1;
+	}
+	/* a libpython mapping wins over the executable (pyenv's --enable-shared builds) */
+	for (libpy_first = 1; libpy_first >= 0; libpy_first--) {
+		for (i = 0; i < n; i++) {
+			int is_lib = strstr(maps[i].path, "/libpython3.") != NULL;
+			uint64_t val, base, pyver = 0, cty;
+			rec_elf *e;
+			uint32_t hex = 0;
+			uint8_t dbg[REC_PY_DEBUG_OFFSETS_LEN];
+			char err[200];
+
+			if (is_lib != libpy_first || maps[i].off != 0)
+				continue;
+			e = open_target_elf(p->pid, maps[i].path);
+			if (!e)
+				continue;
+			if (rec_elf_symbol(e, "_PyRuntime", &val, NULL) < 0) {
+				if (looks_like_python(maps[i].path))
+					stripped_at = i;
+				rec_elf_close(e);
+				continue;
+			}
+			base = maps[i].start - rec_elf_first_load_vaddr(e);
+			p->runtime = base + val;
+			p->code_type = rec_elf_symbol(e, "PyCode_Type", &cty, NULL) == 0 ? base + cty : 0;
+			if (rec_elf_symbol(e, "Py_Version", &val, NULL) == 0 &&
+			    rec_procmem_read(p->mem, base + val, &pyver, 4) == 0)
+				hex = (uint32_t)pyver;
+			rec_elf_close(e);
+			snprintf(p->interp_path, sizeof(p->interp_path), "%s", maps[i].path);
+			if (rec_procmem_read(p->mem, p->runtime, dbg, sizeof(dbg)) < 0) {
+				if (rec_procmem_gone(p->mem)) {
+					atomic_store(&p->state, ST_GONE);
+					set_reason(p, "target exited before CPython was found%s%s", NULL, NULL);
+					return -1;
+				}
+				return 0;
+			}
+			if (!hex && !rec_pyoff_has_debug(dbg, sizeof(dbg), &hex)) {
+				int minor = minor_from_name(maps[i].path);
+				if (!minor)
+					minor = minor_from_name(exe);
+				if (minor)
+					hex = 0x03000000u | (uint32_t)minor << 16;
+			}
+			if (!hex) {
+				set_reason(p, "cannot tell the CPython version of %s: no Python stacks%s",
+				           maps[i].path, NULL);
+				return -1;
+			}
+			if ((hex >> 24) == 3 && ((hex >> 16) & 0xff) >= 10 && ((hex >> 16) & 0xff) <= 12) {
+				p->off = *rec_pyoff_table((int)((hex >> 16) & 0xff));
+			} else if (rec_pyoff_has_debug(dbg, sizeof(dbg), NULL)) {
+				/* 3.13: the layout comes from the target itself */
+				if (rec_pyoff_from_debug(dbg, sizeof(dbg), &p->off, err, sizeof(err)) < 0) {
+					set_reason(p, "%s: CPU samples only (%s)", err, maps[i].path);
+					return -1;
+				}
+			} else {
+				char v[32];
+				snprintf(v, sizeof(v), "%u.%u", hex >> 24, (hex >> 16) & 0xff);
+				set_reason(p, "CPython %s is not supported (3.10 to 3.13 are): CPU samples only (%s)",
+				           v, maps[i].path);
+				return -1;
+			}
+			pthread_mutex_lock(&p->lock);
+			if ((hex & 0xffff) == 0)
+				snprintf(p->version, sizeof(p->version), "%u.%u", hex >> 24, (hex >> 16) & 0xff);
+			else
+				snprintf(p->version, sizeof(p->version), "%u.%u.%u", hex >> 24, (hex >> 16) & 0xff,
+				         (hex >> 8) & 0xff);
+			pthread_mutex_unlock(&p->lock);
+			return 1;
+		}
+	}
+	if (stripped_at >= 0) {
+		set_reason(p, "%s has no _PyRuntime symbol (stripped interpreter?): CPU samples only%s",
+		           maps[stripped_at].path, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 once the interpreter is initialized (an interpreter with a thread state), 0 not yet,
+ * -1 the process is gone. */
+static int interp_ready(rec_py *p)
+{
+	uint64_t interp = 0, ts = 0;
+
+	if (rec_procmem_read(p->mem, p->runtime + (uint64_t)p->off.rt_interp_head, &interp, 8) < 0)
+		return rec_procmem_gone(p->mem) ? -1 : 0;
+	if (!interp || rec_procmem_read(p->mem, interp + (uint64_t)p->off.is_threads_head, &ts, 8) < 0)
+		return rec_procmem_gone(p->mem) ? -1 : 0;
+	return ts != 0;
+}
+
+/* ---- code objects ---- */
+
+static code_entry *code_slot(rec_py *p, uint64_t addr)
+{
+	size_t mask = p->codes_cap - 1, i = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull) & mask;
+
+	while (p->codes[i].addr && p->codes[i].addr != addr)
+		i = (i + 1) & mask;
+	return &p->codes[i];
+}
+
+static int codes_grow(rec_py *p)
+{
+	code_entry *old = p->codes;
+	size_t old_cap = p->codes_cap, i;
+
+	p->codes_cap = old_cap ? old_cap * 2 : 1024;
+	p->codes = calloc(p->codes_cap, sizeof(*p->codes));
+	if (!p->codes) {
+		p->codes = old;
+		p->codes_cap = old_cap;
+		return -1;
+	}
+	for (i = 0; i < old_cap; i++)
+		if (old[i].addr)
+			*code_slot(p, old[i].addr) = old[i];
+	free(old);
+	return 0;
+}
+
+/* The cache entry for the code object at addr, reading (and writing PY_CODE) on a miss.
+ * NULL when it cannot be read or is not a code object. */
+static code_entry *code_get(rec_py *p, uint64_t addr)
+{
+	code_entry *e;
+	gtt_record r;
+
+	if ((p->codes_n + 1) * 2 > p->codes_cap && codes_grow(p) < 0)
+		return NULL;
+	e = code_slot(p, addr);
+	if (e->addr)
+		return e;
+	if (rec_py_read_code(p->mem, &p->off, addr, p->code_type, &e->c) < 0)
+		return NULL;
+	e->addr = addr;
+	/* user-space addresses fit in 48 bits: the top bits count reuses of this address */
+	e->code_id = addr | (p->code_gen << 48);
+	p->codes_n++;
+	atomic_fetch_add(&p->n_codes, 1);
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_PY_CODE;
+	r.u.py_code.pid = (uint32_t)p->pid;
+	r.u.py_code.code_id = e->code_id;
+	r.u.py_code.first_line = e->c.firstlineno;
+	r.u.py_code.name = e->c.name;
+	r.u.py_code.qualname = e->c.qualname;
+	r.u.py_code.filename = e->c.filename;
+	put_rec(p, &r);
+	return e;
+}
+
+/* Re-check a few cached code objects per pass: a freed code object whose address was reused
+ * by another one is dropped, and the next sight of the address gets a new code_id. */
+static void codes_revalidate(rec_py *p)
+{
+	size_t k;
+
+	for (k = 0; k < REVALIDATE_PER_PASS && p->codes_cap; k++) {
+		code_entry *e = &p->codes[p->reval_at++ & (p->codes_cap - 1)];
+		size_t mask = p->codes_cap - 1, i, j;
+
+		if (!e->addr || rec_py_code_same(p->mem, &p->off, e->addr, &e->c) == 1)
+			continue;
+		/* remove with backward-shift deletion to keep the probe chains intact */
+		rec_pycode_clear(&e->c);
+		e->addr = 0;
+		p->codes_n--;
+		p->code_gen = (p->code_gen + 1) & 0xffff;
+		i = (size_t)(e - p->codes);
+		for (j = (i + 1) & mask; p->codes[j].addr; j = (j + 1) & mask) {
+			size_t home = (size_t)((p->codes[j].addr >> 4) * 0x9e3779b97f4a7c15ull) & mask;
+			if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+				p->codes[i] = p->codes[j];
+				memset(&p->codes[j], 0, sizeof(p->codes[j]));
+				i = j;
+			}
+		}
+	}
+}
+
+/* ---- stack pass ---- */
+
+typedef struct thread_read {
+	rec_pythread t;
+	uint32_t tid;
+	uint64_t tcb_tid_raw;   /* 3.10 */
+	uint64_t tcb_self;
+} thread_read;
+
+/* OS tids of 3.10 threads: glibc's pthread_t is the address of its struct pthread, whose tid
+ * field offset we found in our own threads; a tid is accepted only when the TCB points to
+ * itself (x86-64 tcbhead_t) and /proc lists the tid as a thread of the target. */
+static void tids_310(rec_py *p, thread_read *th, size_t n)
+{
+	rec_procmem_req req[2 * 64];
+	size_t at, i;
+
+	for (at = 0; at < n; at += 64) {
+		size_t k = n - at < 64 ? n - at : 64;
+
+		for (i = 0; i < k; i++) {
+			thread_read *t = &th[at + i];
+			t->tcb_tid_raw = t->tcb_self = 0;
+			req[2 * i] = (rec_procmem_req){ t->t.thread_id, &t->tcb_self, 8, 0 };
+			req[2 * i + 1] = (rec_procmem_req){ p->tcb_tid_off >= 0 ? t->t.thread_id + (uint64_t)p->tcb_tid_off : 0,
+			                                     &t->tcb_tid_raw, 4, 0 };
+		}
+		if (p->tcb_tid_off < 0 || rec_procmem_readv(p->mem, req, 2 * k) < 0)
+			continue;
+		for (i = 0; i < k; i++) {
+			thread_read *t = &th[at + i];
+			char fn[64];
+			if (!req[2 * i].ok || !req[2 * i + 1].ok || t->tcb_self != t->t.thread_id)
+				continue;
+			snprintf(fn, sizeof(fn), "/proc/%d/task/%u", (int)p->pid, (uint32_t)t->tcb_tid_raw);
+			if ((uint32_t)t->tcb_tid_raw && access(fn, F_OK) == 0)
+				t->tid = (uint32_t)t->tcb_tid_raw;
+		}
+	}
+}
+
+/* Pick the TCB tid offset for 3.10 targets: the candidates of the thread that started us and
+ * of this thread must agree (glibc puts the tid at one fixed offset). */
+static void tcb_calibrate(rec_py *p)
+{
+	int32_t mine[64];
+	int n = tcb_candidates(mine, 64), i, j;
+
+	p->tcb_tid_off = -1;
+	for (i = 0; i < p->n_tcb_cands && p->tcb_tid_off < 0; i++)
+		for (j = 0; j < n; j++)
+			if (p->tcb_cands[i] == mine[j]) {
+				p->tcb_tid_off = mine[j];
+				break;
+			}
+}
+
+/* Walk all interpreters' thread lists. Returns the number of threads read, -1 when the
+ * interpreter list itself is unreadable. */
+static int read_threads(rec_py *p, thread_read *th, size_t cap)
+{
+	uint64_t interp = 0, ts;
+	size_t n = 0;
+	int k;
+
+	if (rec_procmem_read(p->mem, p->runtime + (uint64_t)p->off.rt_interp_head, &interp, 8) < 0)
+		return -1;
+	for (k = 0; interp && k < MAX_INTERPS; k++) {
+		if (rec_procmem_read(p->mem, interp + (uint64_t)p->off.is_threads_head, &ts, 8) < 0)
+			return -1;
+		while (ts && n < cap) {
+			thread_read *t = &th[n];
+			memset(t, 0, sizeof(*t));
+			if (rec_py_read_thread(p->mem, &p->off, ts, &t->t) < 0)
+				break;
+			t->tid = (uint32_t)t->t.native_tid;
+			n++;
+			if (t->t.next == ts)
+				break;
+			ts = t->t.next;
+		}
+		if (rec_procmem_read(p->mem, interp + (uint64_t)p->off.is_next, &interp, 8) < 0)
+			break;
+	}
+	return (int)n;
+}
+
+static void publish_tids(rec_py *p, const thread_read *th, size_t n)
+{
+	size_t i;
+
+	pthread_mutex_lock(&p->lock);
+	p->n_tids = 0;
+	for (i = 0; i < n && p->n_tids < TID_MAP_CAP; i++)
+		if (th[i].tid)
+			p->tids[p->n_tids++] = (tid_entry){ th[i].t.addr, th[i].tid };
+	pthread_mutex_unlock(&p->lock);
+}
+
+static uint32_t tid_of(rec_py *p, uint64_t tstate)
+{
+	uint32_t tid = 0;
+	size_t i;
+
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->n_tids; i++)
+		if (p->tids[i].tstate == tstate) {
+			tid = p->tids[i].tid;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+	return tid;
+}
+
+/* After walking a thread's chain: re-read its leaf frame pointer (through the cframe on
+ * 3.11/3.12) and the leaf's code in one batch together with the GIL state. A change of the
+ * leaf means the chain moved under us while it was walked. Returns 1 torn, 0 consistent,
+ * and fills *gil (gil->locked = -2 when unreadable). */
+static int recheck(rec_py *p, const thread_read *t, uint64_t leaf_code, uint64_t gil_addr, rec_pygil *gil)
+{
+	rec_procmem_req req[4];
+	uint64_t cframe = 0, leaf = 0, code = 0;
+	uint8_t g[320];
+	size_t glen = 0, k = 0;
+	int32_t m = p->off.gil_holder;
+	int torn = 0;
+
+	if (p->off.gil_locked > m)
+		m = p->off.gil_locked;
+	if (p->off.gil_switches > m)
+		m = p->off.gil_switches;
+	glen = (size_t)m + 8;
+	gil->locked = -2;
+	if (t->t.frame) {
+		if (p->off.ts_cframe >= 0) {
+			req[k++] = (rec_procmem_req){ t->t.addr + (uint64_t)p->off.ts_cframe, &cframe, 8, 0 };
+			req[k++] = (rec_procmem_req){ t->t.cframe + (uint64_t)p->off.cf_current_frame, &leaf, 8, 0 };
+		} else {
+			req[k++] = (rec_procmem_req){ t->t.addr + (uint64_t)p->off.ts_frame, &leaf, 8, 0 };
+		}
+		req[k++] = (rec_procmem_req){ t->t.frame + (uint64_t)p->off.fr_code, &code, 8, 0 };
+	}
+	if (gil_addr && glen <= sizeof(g))
+		req[k++] = (rec_procmem_req){ gil_addr, g, glen, 0 };
+	if (k == 0 || rec_procmem_readv(p->mem, req, k) < 0)
+		return t->t.frame != 0;
+	if (gil_addr && req[k - 1].ok) {
+		memcpy(&gil->holder, g + p->off.gil_holder, 8);
+		memcpy(&gil->locked, g + p->off.gil_locked, 4);
+	}
+	if (t->t.frame) {
+		size_t i;
+		for (i = 0; i < k - (gil_addr ? 1 : 0); i++)
+			if (!req[i].ok)
+				torn = 1;
+		if ((p->off.ts_cframe >= 0 && cframe != t->t.cframe) || leaf != t->t.frame ||
+		    (leaf_code && code != leaf_code))
+			torn = 1;
+	}
+	return torn;
+}
+
+/* One read of every thread's stack; writes PY_STACK records. -1 when the target is gone. */
+static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_frame *frames)
+{
+	uint64_t t0 = gtt_now_ns(), gil_addr = atomic_load(&p->gil_addr);
+	uint64_t failed0 = rec_procmem_failures(p->mem), reads0 = rec_procmem_reads(p->mem);
+	int n, i;
+
+	n = read_threads(p, th, MAX_THREADS);
+	if (n < 0)
+		goto done;
+	if (p->off.frame_kind == REC_PY_FRAMEOBJ)
+		tids_310(p, th, (size_t)n);
+	publish_tids(p, th, (size_t)n);
+	for (i = 0; i < n; i++) {
+		thread_read *t = &th[i];
+		int nf = 0, tr = 0, k, out_n = 0, attempt;
+		rec_pygil gil;
+		gtt_record r;
+
+		if (!t->tid)
+			continue; /* no OS thread behind it (or an unknown tid on 3.10) */
+		for (attempt = 0; attempt < 2; attempt++) {
+			if (attempt && rec_py_read_thread(p->mem, &p->off, t->t.addr, &t->t) < 0)
+				break;
+			tr = 0;
+			nf = t->t.frame ? rec_py_read_frames(p->mem, &p->off, t->t.frame, raw, REC_PY_MAX_FRAMES, &tr) : 0;
+			if (nf < 0) {
+				nf = 0;
+				tr = 1;
+			}
+			out_n = 0;
+			for (k = 0; k < nf; k++) {
+				code_entry *e = code_get(p, raw[k].code);
+				if (!e) {
+					/* not a readable code object: stop here rather than invent a frame */
+					tr = 1;
+					break;
+				}
+				frames[out_n].code_id = e->code_id;
+				frames[out_n].line = rec_py_line(p->off.line_format, e->c.linetable,
+				                                 e->c.linetable_len, e->c.firstlineno, raw[k].index);
+				frames[out_n].flags = raw[k].flags;
+				out_n++;
+			}
+			if (recheck(p, t, nf > 0 ? raw[0].code : 0, gil_addr, &gil))
+				tr = 1;
+			if (!tr)
+				break; /* consistent; else read the thread once more */
+		}
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_PY_STACK;
+		r.u.py_stack.time_ns = gtt_now_ns();
+		r.u.py_stack.pid = (uint32_t)p->pid;
+		r.u.py_stack.tid = t->tid;
+		r.u.py_stack.thread_id = t->t.addr;
+		if (gil.locked == 1 && gil.holder == t->t.addr)
+			r.u.py_stack.flags |= GTT_PYSTACK_HOLDS_GIL;
+		if (tr) {
+			r.u.py_stack.flags |= GTT_PYSTACK_TORN;
+			atomic_fetch_add(&p->n_torn, 1);
+			p->iv_torn++;
+		}
+		if (!t->t.frame)
+			r.u.py_stack.flags |= GTT_PYSTACK_IDLE;
+		r.u.py_stack.n_frames = (uint32_t)out_n;
+		r.u.py_stack.frames = frames;
+		put_rec(p, &r);
+		atomic_fetch_add(&p->n_stacks, 1);
+		atomic_fetch_add(&p->n_frames, (uint64_t)out_n);
+	}
+	codes_revalidate(p);
+done:
+	p->iv_failed += rec_procmem_failures(p->mem) - failed0;
+	p->iv_reads += rec_procmem_reads(p->mem) - reads0;
+	atomic_fetch_add(&p->n_failed, rec_procmem_failures(p->mem) - failed0);
+	atomic_fetch_add(&p->read_ns, gtt_now_ns() - t0);
+	atomic_fetch_add(&p->n_passes, 1);
+	return rec_procmem_gone(p->mem) ? -1 : 0;
+}
+
+/* Write a READ_ERRORS health record for the interval ending at now when it had failures. */
+static void stack_health_interval(rec_py *p, uint64_t now, int force)
+{
+	if (!force && now - p->iv_start_ns < 1000000000u)
+		return;
+	if (p->iv_failed || p->iv_torn)
+		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_READ_ERRORS, p->iv_start_ns, now,
+		           p->iv_failed + p->iv_torn, p->iv_failed, p->iv_torn, p->iv_reads, "");
+	p->iv_start_ns = now;
+	p->iv_failed = p->iv_torn = p->iv_reads = 0;
+}
+
+/* ---- the GIL loop ---- */
+
+static void *gil_main(void *arg)
+{
+	rec_py *p = arg;
+	rec_procmem *mem = rec_procmem_open(p->pid);
+	rec_ticker *tk = NULL;
+	rec_pygil last = { 0, -3, 0 };
+	uint32_t last_tid = 0;
+	uint64_t period = (uint64_t)(1e9 / p->opts.gil_hz);
+
+	if (!mem)
+		return NULL;
+	tk = rec_ticker_create(GTT_SRC_GIL, period ? period : 1, 0, p->w);
+	if (!tk)
+		goto out;
+	p->giv_start_ns = gtt_now_ns();
+	while (!atomic_load(&p->stop)) {
+		uint64_t now = rec_ticker_wait(tk), gil_addr = atomic_load(&p->gil_addr);
+		rec_pygil g;
+		uint64_t f0 = rec_procmem_failures(mem);
+
+		if (atomic_load(&p->stop))
+			break;
+		if (!gil_addr) {
+			/* 3.12+: the interpreter's GIL pointer is set during initialization */
+			gil_addr = rec_py_gil_addr(mem, &p->off, p->runtime);
+			if (gil_addr)
+				atomic_store(&p->gil_addr, gil_addr);
+		}
+		atomic_fetch_add(&p->n_polls, 1);
+		p->giv_reads++;
+		if (gil_addr && rec_py_read_gil(mem, &p->off, gil_addr, &g) == 0) {
+			if (g.holder != last.holder || g.locked != last.locked) {
+				gtt_record r;
+				uint32_t tid = g.holder == last.holder ? last_tid : tid_of(p, g.holder);
+
+				if (!tid && g.holder && p->off.ts_native_tid >= 0) {
+					/* a thread newer than the last stack pass */
+					uint64_t v = 0;
+					if (rec_procmem_read(mem, g.holder + (uint64_t)p->off.ts_native_tid, &v, 8) == 0)
+						tid = (uint32_t)v;
+				}
+				memset(&r, 0, sizeof(r));
+				r.tag = GTT_REC_GIL;
+				r.u.gil.time_ns = now;
+				r.u.gil.pid = (uint32_t)p->pid;
+				r.u.gil.holder_tid = g.locked == 1 ? tid : 0;
+				r.u.gil.locked = g.locked == 1;
+				r.u.gil.switches = g.switches;
+				put_rec(p, &r);
+				atomic_fetch_add(&p->n_gil_changes, 1);
+				last = g;
+				last_tid = tid;
+			}
+		} else if (rec_procmem_gone(mem)) {
+			break;
+		}
+		if (rec_procmem_failures(mem) != f0) {
+			p->giv_failed += rec_procmem_failures(mem) - f0;
+			atomic_fetch_add(&p->n_gil_failed, rec_procmem_failures(mem) - f0);
+		}
+		if (now - p->giv_start_ns >= 1000000000u) {
+			if (p->giv_failed)
+				put_health(p, GTT_SRC_GIL, GTT_HEALTH_READ_ERRORS, p->giv_start_ns, now,
+				           p->giv_failed, p->giv_failed, 0, p->giv_reads, "");
+			p->giv_start_ns = now;
+			p->giv_failed = p->giv_reads = 0;
+		}
+	}
+	if (p->giv_failed)
+		put_health(p, GTT_SRC_GIL, GTT_HEALTH_READ_ERRORS, p->giv_start_ns, gtt_now_ns(),
+		           p->giv_failed, p->giv_failed, 0, p->giv_reads, "");
+	rec_ticker_finish(tk, 0);
+out:
+	rec_ticker_destroy(tk);
+	rec_procmem_close(mem);
+	return NULL;
+}
+
+/* ---- the stack loop (discovery first) ---- */
+
+static void *stack_main(void *arg)
+{
+	rec_py *p = arg;
+	rec_ticker *tk = NULL;
+	thread_read *th = NULL;
+	rec_pyframe_raw *raw = NULL;
+	gtt_py_frame *frames = NULL;
+	uint64_t t_start = gtt_now_ns(), period = (uint64_t)(1e9 / p->opts.stack_hz);
+	int rc;
+	char meta[PATH_MAX + 64];
+
+	tcb_calibrate(p);
+	/* keep looking: in launch mode the target may not have exec'd or initialized yet */
+	for (;;) {
+		rc = discover(p);
+		if (rc != 0)
+			break;
+		if (sleep_ns(p, gtt_now_ns() - t_start < 2000000000u ? 10000000u : 250000000u) < 0)
+			goto out;
+	}
+	if (rc < 0) {
+		if (atomic_load(&p->state) != ST_GONE)
+			atomic_store(&p->state, ST_NONE);
+		goto out;
+	}
+	while ((rc = interp_ready(p)) == 0)
+		if (sleep_ns(p, 5000000u) < 0)
+			goto out;
+	if (rc < 0) {
+		atomic_store(&p->state, ST_GONE);
+		set_reason(p, "target exited before the interpreter was initialized%s%s", NULL, NULL);
+		goto out;
+	}
+	atomic_store(&p->gil_addr, rec_py_gil_addr(p->mem, &p->off, p->runtime));
+	pthread_mutex_lock(&p->lock);
+	snprintf(meta, sizeof(meta), "%s", p->version);
+	pthread_mutex_unlock(&p->lock);
+	put_meta(p, "python_version", meta);
+	put_meta(p, "python_interpreter", p->interp_path);
+	if (p->off.frame_kind == REC_PY_FRAMEOBJ && p->tcb_tid_off < 0)
+		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0,
+		           "CPython 3.10: cannot map threads to OS tids (glibc struct pthread layout not found)");
+	th = calloc(MAX_THREADS, sizeof(*th));
+	raw = calloc(REC_PY_MAX_FRAMES, sizeof(*raw));
+	frames = calloc(REC_PY_MAX_FRAMES, sizeof(*frames));
+	tk = rec_ticker_create(GTT_SRC_PYSTACK, period ? period : 1, 0, p->w);
+	if (!th || !raw || !frames || !tk) {
+		set_reason(p, "out of memory%s%s", NULL, NULL);
+		atomic_store(&p->state, ST_NONE);
+		goto out;
+	}
+	atomic_store(&p->state, ST_READING);
+	if (pthread_create(&p->gil_thr, NULL, gil_main, p) == 0)
+		p->have_gil_thr = 1;
+	p->iv_start_ns = gtt_now_ns();
+	while (!atomic_load(&p->stop)) {
+		uint64_t now = rec_ticker_wait(tk);
+
+		if (atomic_load(&p->stop))
+			break;
+		if (stack_pass(p, th, raw, frames) < 0) {
+			atomic_store(&p->state, ST_GONE);
+			break;
+		}
+		stack_health_interval(p, now, 0);
+	}
+	stack_health_interval(p, gtt_now_ns(), 1);
+	rec_ticker_finish(tk, 0);
+out:
+	rec_ticker_destroy(tk);
+	free(th);
+	free(raw);
+	free(frames);
+	return NULL;
+}
+
+/* ---- API ---- */
+
+rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *err, size_t errlen)
+{
+	rec_py *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->pid = pid;
+	p->w = w;
+	if (opts)
+		p->opts = *opts;
+	if (!(p->opts.stack_hz > 0))
+		p->opts.stack_hz = 99;
+	if (!(p->opts.gil_hz > 0))
+		p->opts.gil_hz = 1000;
+	if (p->opts.stack_hz > 10000)
+		p->opts.stack_hz = 10000;
+	if (p->opts.gil_hz > 100000)
+		p->opts.gil_hz = 100000;
+	pthread_mutex_init(&p->lock, NULL);
+	p->n_tcb_cands = tcb_candidates(p->tcb_cands, 64);
+	p->mem = rec_procmem_open(pid);
+	if (!p->mem) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (pthread_create(&p->stack_thr, NULL, stack_main, p) != 0) {
+		snprintf(err, errlen, "cannot start the Python reader thread: %s", strerror(errno));
+		goto fail;
+	}
+	p->have_stack_thr = 1;
+	return p;
+fail:
+	rec_procmem_close(p->mem);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return NULL;
+}
+
+void rec_py_status(rec_py *p, char *buf, size_t len)
+{
+	int st;
+	uint64_t n_st, n_pass, ns;
+
+	if (!p) {
+		snprintf(buf, len, "python: off");
+		return;
+	}
+	st = atomic_load(&p->state);
+	n_st = atomic_load(&p->n_stacks);
+	n_pass = atomic_load(&p->n_passes);
+	ns = atomic_load(&p->read_ns);
+	pthread_mutex_lock(&p->lock);
+	if (st == ST_LOOKING)
+		snprintf(buf, len, "python: looking for CPython in pid %d", (int)p->pid);
+	else if (st == ST_NONE)
+		snprintf(buf, len, "python: %s", p->reason);
+	else if (st == ST_GONE && !p->version[0])
+		snprintf(buf, len, "python: %s", p->reason);
+	else
+		snprintf(buf, len, "python %s: %llu stacks (%llu failed reads, %llu torn), %llu GIL polls, "
+		         "%llu GIL changes, %.1f us per pass%s",
+		         p->version, (unsigned long long)n_st, (unsigned long long)atomic_load(&p->n_failed),
+		         (unsigned long long)atomic_load(&p->n_torn), (unsigned long long)atomic_load(&p->n_polls),
+		         (unsigned long long)atomic_load(&p->n_gil_changes),
+		         n_pass ? (double)ns / (double)n_pass / 1e3 : 0.0, st == ST_GONE ? " (target exited)" : "");
+	pthread_mutex_unlock(&p->lock);
+}
+
+int rec_py_stop(rec_py *p, char *err, size_t errlen)
+{
+	int rc = 0, st;
+	size_t i;
+
+	if (!p)
+		return 0;
+	atomic_store(&p->stop, 1);
+	if (p->have_stack_thr)
+		pthread_join(p->stack_thr, NULL);
+	if (p->have_gil_thr)
+		pthread_join(p->gil_thr, NULL);
+	st = atomic_load(&p->state);
+	if (st == ST_READING || (st == ST_GONE && p->version[0])) {
+		char note[512];
+		rec_py_status(p, note, sizeof(note));
+		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, note);
+	} else {
+		if (st == ST_LOOKING)
+			snprintf(p->reason, sizeof(p->reason),
+			         "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)",
+			         (int)p->pid);
+		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, p->reason);
+		if (p->opts.forced) {
+			snprintf(err, errlen, "--python: %s", p->reason);
+			rc = 1;
+		}
+	}
+	for (i = 0; i < p->codes_cap; i++)
+		rec_pycode_clear(&p->codes[i].c);
+	free(p->codes);
+	rec_procmem_close(p->mem);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return rc;
+}
