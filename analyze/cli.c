@@ -1,0 +1,64 @@
+/* cli.c — shared pieces of the gt-analyze subcommands: trace loading with messages, common
+ * options, usage errors. The one place in analyze/ besides main.c that prints. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int ana_cli_opt(int opt, const char *arg, ana_opts *o)
+{
+	switch (opt) {
+	case ANA_CLI_OPT_SYMFS: o->symfs = arg; return 1;
+	case ANA_CLI_OPT_NO_ARCHIVE: o->no_archive = 1; return 1;
+	case ANA_CLI_OPT_NO_KERNEL: o->kernel = 0; return 1;
+	case ANA_CLI_OPT_SKIP_CORRUPT: o->skip_corrupt = 1; return 1;
+	}
+	return 0;
+}
+
+ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
+{
+	char err[1024];
+	o->progress = isatty(STDERR_FILENO);
+	ana_model *m = ana_model_load(path, o, err, sizeof(err));
+	if (!m) {
+		fprintf(stderr, "gt-analyze: %s\n", err);
+		*rc = ANA_EXIT_BROKEN;
+		return NULL;
+	}
+	size_t n;
+	const char *const *w = ana_model_warnings(m, &n);
+	/* a few lines, not a flood: a trace of a big process can miss symbols for many binaries */
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(stderr, "gt-analyze: warning: %s\n", w[i]);
+	if (n > 8)
+		fprintf(stderr, "gt-analyze: warning: %zu more warnings\n", n - 8);
+	*rc = ANA_EXIT_OK;
+	return m;
+}
+
+int ana_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gt-analyze %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'gt-analyze %s --help')\n", cmd);
+	return ANA_EXIT_USAGE;
+}
+
+int ana_cli_seconds(const char *s, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e9)
+		return -1;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* cli.h — what every gt-analyze subcommand shares: loading a trace with the standard options
+ * and messages, usage errors, exit codes. Subcommands are `int ana_cmd_NAME(int argc, char
+ * **argv)` (argv[0] is the subcommand's name) listed once in analyze/main.c's ANA_COMMANDS. */
+#ifndef ANA_CLI_H
+#define ANA_CLI_H
+
+#include <getopt.h>
+#include "model.h"
+
+enum { ANA_EXIT_OK = 0, ANA_EXIT_PARTIAL = 1, ANA_EXIT_BROKEN = 2, ANA_EXIT_USAGE = 64 };
+
+/* Options every trace-reading subcommand accepts; ANA_CLI_LONGOPTS goes into its getopt_long
+ * table and ana_cli_opt() handles them (returns 1 when it took the option). */
+#define ANA_CLI_OPT_SYMFS 0x1001
+#define ANA_CLI_OPT_NO_ARCHIVE 0x1002
+#define ANA_CLI_OPT_NO_KERNEL 0x1003
+#define ANA_CLI_OPT_SKIP_CORRUPT 0x1004
+#define ANA_CLI_LONGOPTS                                            \
+	{ "symfs", required_argument, NULL, ANA_CLI_OPT_SYMFS },    \
+	{ "no-archive", no_argument, NULL, ANA_CLI_OPT_NO_ARCHIVE }, \
+	{ "no-kernel", no_argument, NULL, ANA_CLI_OPT_NO_KERNEL },  \
+	{ "skip-corrupt", no_argument, NULL, ANA_CLI_OPT_SKIP_CORRUPT }
+/* Usage text of those options, for a subcommand's --help. */
+#define ANA_CLI_OPTS_HELP                                                                   \
+	"  --symfs DIR      look for binaries under DIR (after the trace's embedded archive)\n" \
+	"  --no-archive     ignore the symbol archive embedded in the trace\n"                 \
+	"  --no-kernel      drop kernel frames\n"                                               \
+	"  --skip-corrupt   analyze around corrupt chunks instead of stopping\n"
+int ana_cli_opt(int opt, const char *arg, ana_opts *o);
+
+/* Load TRACE, print its warnings on stderr ("gt-analyze: warning: ..."); on failure print the
+ * one-line reason and return NULL with *rc = ANA_EXIT_BROKEN. Progress shows when stderr is
+ * a terminal. */
+ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc);
+
+/* Print "gt-analyze CMD: MESSAGE" and a hint to --help on stderr; returns ANA_EXIT_USAGE. */
+int ana_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse seconds ("1.5") into ns; 0 or -1 when not a non-negative number. */
+int ana_cli_seconds(const char *s, uint64_t *ns);
+
+#endif

@@ -1,0 +1,1052 @@
+/* dwfl.c — symbolization and offline DWARF unwinding with libdw/libdwfl (see dwfl.h).
+ *
+ * Binaries ("files") are found once, by build-id or path, and shared by every address space
+ * ("space": one pid, one Dwfl). Each executable mapping becomes a module of its space's Dwfl,
+ * reported with dwfl_report_elf at the load bias the mapping implies. Symbolization results
+ * are cached by (file, link-time address), so equal binaries in many processes are looked
+ * up once. Unwinding uses dwfl_attach_state with callbacks that serve the sample's registers
+ * and stack copy (and the mapped files' contents), set per sample on the space's one Dwfl. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dwfl.h"
+#include "ksym.h"
+#include "model_priv.h"
+
+/* From libstdc++ (linked with -lstdc++); declared here to keep this a C file. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+enum { SRC_NONE = 0, SRC_ARCHIVE, SRC_SYMFS, SRC_DEBUGDIR, SRC_PATH };
+#define MAX_SEGS 16
+#define MAX_UNWIND 1024
+#define MAX_INLINE 32
+#define PERF_REGS_ABI_64 2
+
+typedef struct load_seg { uint64_t vaddr, offset, filesz; } load_seg;
+
+typedef struct sym_archive {
+	uint8_t build_id[GTT_BUILD_ID_MAX];
+	uint32_t build_id_len;
+	char *path;
+	uint8_t *data;
+	size_t len;
+} sym_archive;
+
+typedef struct sym_file {
+	uint8_t build_id[GTT_BUILD_ID_MAX];
+	uint32_t build_id_len;
+	const char *path;      /* as recorded without " (deleted)"; model-interned */
+	const char *module;    /* basename; model-interned */
+	uint32_t id;
+	int resolved, source;
+	int memfd;             /* archive image, -1 otherwise */
+	char *open_path;       /* file to open for the Dwfl (NULL for archive or none) */
+	int et_exec;
+	load_seg segs[MAX_SEGS];
+	size_t n_segs;
+	int hit, hit_missing;
+	char *why;             /* why no binary was found */
+} sym_file;
+
+typedef struct sym_mod {
+	uint64_t start, end, pgoff;   /* one executable mapping */
+	uint64_t bias;
+	sym_file *file;
+	Dwfl_Module *dm;              /* NULL when the file has no usable ELF */
+} sym_mod;
+
+typedef struct sym_space {
+	uint32_t pid;
+	struct ana_sym *sym;
+	Dwfl *dwfl;
+	int attach;                   /* 0 not tried, 1 attached, -1 failed */
+	sym_mod *mods;                /* sorted by start, non-overlapping */
+	size_t n_mods;
+	const gtt_sample *cur;        /* the sample being unwound */
+	uint64_t cur_sp;
+} sym_space;
+
+typedef struct addr_ent {
+	uint64_t rel;
+	uint32_t file_id;
+	uint32_t off, n;              /* frame ids in pool[off..off+n), leaf first */
+} addr_ent;
+
+struct ana_sym {
+	ana_model *m;
+	ana_sym_opts o;
+	char *debuginfo_path;
+	Dwfl_Callbacks cb;
+	ANA_VEC(sym_archive) archives;
+	ANA_VEC(sym_file *) files;
+	ana_idtable file_table;
+	ANA_VEC(sym_space *) spaces;
+	ana_idtable space_table;
+	ANA_VEC(addr_ent) addrs;
+	ana_idtable addr_table;
+	ANA_VEC(uint32_t) pool;
+	uint32_t *map_order;          /* mapping indices sorted by (pid, time) */
+	ana_ksym *ksym;
+	uint32_t kernel_frame, unknown_frame;
+	ANA_VEC(char *) missing;
+	int missing_built;
+	ana_sym_stats st;
+	uint64_t pcs[MAX_UNWIND];
+	uint32_t leaf_first[MAX_UNWIND * 2];
+};
+
+char *ana_demangle(const char *name)
+{
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	int status = -1;
+	char *d = __cxa_demangle(name, NULL, NULL, &status);
+	if (status != 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* ---- files: finding the binary behind a mapping ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b && b[1] ? b + 1 : path;
+}
+
+static int file_eq(uint32_t id, const void *key, void *ctx)
+{
+	const sym_file *a = ((ana_sym *)ctx)->files.v[id];
+	const gtt_mapping *b = key;
+	if (a->build_id_len || b->build_id_len)
+		return a->build_id_len == b->build_id_len && memcmp(a->build_id, b->build_id, b->build_id_len) == 0;
+	return strcmp(a->path, b->path) == 0;
+}
+
+static void bid_hex(const uint8_t *bid, uint32_t len, char *out)
+{
+	for (uint32_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", bid[i]);
+	out[2 * len] = 0;
+}
+
+/* Read program headers of an ELF and check its build-id against f's. 0, or -1 with f->why. */
+static int file_check_elf(ana_sym *s, sym_file *f, int fd, const char *where)
+{
+	int rc = -1;
+	char why[512];
+	why[0] = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		snprintf(why, sizeof(why), "%s is not an ELF file", where);
+		goto out;
+	}
+	const void *bid = NULL;
+	ssize_t bid_len = dwelf_elf_gnu_build_id(elf, &bid);
+	if (f->build_id_len && (bid_len != (ssize_t)f->build_id_len || memcmp(bid, f->build_id, f->build_id_len))) {
+		snprintf(why, sizeof(why), "%s has a different build-id", where);
+		s->st.n_mismatch++;
+		goto out;
+	}
+	size_t phnum = 0;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		phnum = 0;
+	f->n_segs = 0;
+	for (size_t i = 0; i < phnum && f->n_segs < MAX_SEGS; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->segs[f->n_segs++] = (load_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+	}
+	if (f->n_segs == 0) {
+		snprintf(why, sizeof(why), "%s has no loadable segments", where);
+		goto out;
+	}
+	f->et_exec = eh.e_type == ET_EXEC;
+	rc = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	if (rc < 0 && why[0]) {
+		free(f->why);
+		f->why = strdup(why);
+	}
+	return rc;
+}
+
+static int file_try_path(ana_sym *s, sym_file *f, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = file_check_elf(s, f, fd, path);
+	close(fd);
+	if (rc == 0) {
+		f->open_path = strdup(path);
+		if (!f->open_path)
+			return -1;
+	}
+	return rc;
+}
+
+static sym_archive *archive_find(ana_sym *s, const sym_file *f)
+{
+	for (size_t i = 0; i < s->archives.n; i++) {
+		sym_archive *a = &s->archives.v[i];
+		if (f->build_id_len) {
+			if (a->build_id_len == f->build_id_len && memcmp(a->build_id, f->build_id, f->build_id_len) == 0)
+				return a;
+		} else if (a->build_id_len == 0 && a->path && strcmp(a->path, f->path) == 0) {
+			return a;
+		}
+	}
+	return NULL;
+}
+
+static int file_try_archive(ana_sym *s, sym_file *f, sym_archive *a)
+{
+	/* A memfd lets every space's Dwfl map the image through its own fd (dwfl_report_elf
+	 * consumes one) while the bytes exist once. */
+	int fd = memfd_create("gt-archive", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t done = 0;
+	while (done < a->len) {
+		ssize_t w = write(fd, a->data + done, a->len - done);
+		if (w <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	char where[600];
+	snprintf(where, sizeof(where), "embedded copy of %s", f->path);
+	if (file_check_elf(s, f, fd, where) < 0) {
+		close(fd);
+		return -1;
+	}
+	f->memfd = fd;
+	return 0;
+}
+
+static void file_resolve(ana_sym *s, sym_file *f)
+{
+	char p[4096], hex[2 * GTT_BUILD_ID_MAX + 1];
+	f->resolved = 1;
+	if (!s->o.no_archive) {
+		sym_archive *a = archive_find(s, f);
+		if (a && file_try_archive(s, f, a) == 0) {
+			f->source = SRC_ARCHIVE;
+			return;
+		}
+	}
+	if (s->o.symfs && f->path[0] == '/') {
+		snprintf(p, sizeof(p), "%s%s", s->o.symfs, f->path);
+		if (file_try_path(s, f, p) == 0) {
+			f->source = SRC_SYMFS;
+			return;
+		}
+		snprintf(p, sizeof(p), "%s/%s", s->o.symfs, f->module);
+		if (file_try_path(s, f, p) == 0) {
+			f->source = SRC_SYMFS;
+			return;
+		}
+	}
+	if (f->build_id_len > 1) {
+		bid_hex(f->build_id, f->build_id_len, hex);
+		if (s->o.symfs) {
+			snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", s->o.symfs, hex, hex + 2);
+			if (file_try_path(s, f, p) == 0) {
+				f->source = SRC_DEBUGDIR;
+				return;
+			}
+		}
+		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		if (file_try_path(s, f, p) == 0) {
+			f->source = SRC_DEBUGDIR;
+			return;
+		}
+	}
+	if (f->path[0] == '/' && file_try_path(s, f, f->path) == 0) {
+		f->source = SRC_PATH;
+		return;
+	}
+	if (!f->why) {
+		if (f->path[0] == '/' || s->o.symfs)
+			f->why = strdup(s->o.no_archive ? "not found (archive ignored: --no-archive)"
+			                                 : "not found in the trace's archive or on disk");
+		else
+			f->why = strdup("no file behind this mapping");
+	}
+}
+
+/* The file of a mapping, created on first use (not yet resolved). NULL on ENOMEM. */
+static sym_file *file_get(ana_sym *s, const gtt_mapping *mp)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s", mp->path ? mp->path : "");
+	size_t len = strlen(path);
+	static const char deleted[] = " (deleted)";
+	if (len > sizeof(deleted) - 1 && strcmp(path + len - (sizeof(deleted) - 1), deleted) == 0)
+		path[len - (sizeof(deleted) - 1)] = 0;
+	gtt_mapping key = *mp;
+	key.path = path;
+	uint64_t h = mp->build_id_len ? ana_hash_bytes(mp->build_id, mp->build_id_len, 1)
+	                              : ana_hash_bytes(path, strlen(path), 2);
+	uint32_t *slot = ana_idtable_slot(&s->file_table, h, file_eq, &key, s);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return s->files.v[*slot - 1];
+	sym_file *f = calloc(1, sizeof(*f));
+	sym_file **e = f ? ana_vec_push(s->files) : NULL;
+	if (!e) {
+		free(f);
+		return NULL;
+	}
+	*e = f;
+	f->memfd = -1;
+	f->id = (uint32_t)s->files.n - 1;
+	f->build_id_len = mp->build_id_len;
+	memcpy(f->build_id, mp->build_id, mp->build_id_len);
+	f->path = ana_intern_str(s->m, path);
+	f->module = ana_intern_str(s->m, path[0] ? base_name(path) : "[anon]");
+	if (!f->path || !f->module)
+		return NULL;
+	*slot = f->id + 1;
+	s->file_table.n++;
+	return f;
+}
+
+static int file_bias(const sym_file *f, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	if (f->et_exec) {
+		*bias = 0;
+		return 0;
+	}
+	const load_seg *use = NULL;
+	for (size_t i = 0; i < f->n_segs; i++) {
+		const load_seg *g = &f->segs[i];
+		if (pgoff >= (g->offset & ~(uint64_t)0xfff) && pgoff < g->offset + g->filesz) {
+			use = g;
+			break;
+		}
+	}
+	if (!use)
+		return -1;
+	*bias = start - pgoff + use->offset - use->vaddr;
+	return 0;
+}
+
+/* ---- address spaces ---- */
+
+static int space_eq(uint32_t id, const void *key, void *ctx)
+{
+	return ((ana_sym *)ctx)->spaces.v[id]->pid == *(const uint32_t *)key;
+}
+
+static int mod_cmp(const void *a, const void *b)
+{
+	const sym_mod *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const sym_mod *mod_find(const sym_space *sp, uint64_t addr)
+{
+	size_t lo = 0, hi = sp->n_mods;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (sp->mods[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < sp->n_mods && sp->mods[lo].start <= addr)
+		return &sp->mods[lo];
+	return NULL;
+}
+
+/* Range of mapping indices of pid in map_order. */
+static void pid_mappings(const ana_sym *s, uint32_t pid, size_t *first, size_t *n)
+{
+	const ana_model *m = s->m;
+	size_t lo = 0, hi = m->mappings.n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->mappings.v[s->map_order[mid]].m.pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < m->mappings.n && m->mappings.v[s->map_order[end]].m.pid == pid)
+		end++;
+	*first = lo;
+	*n = end - lo;
+}
+
+static int space_build(ana_sym *s, sym_space *sp)
+{
+	const ana_model *m = s->m;
+	size_t first = 0, n = 0;
+	uint32_t pid = sp->pid;
+	/* A forked child without mappings of its own runs its parent's image. */
+	for (int depth = 0; depth < 8; depth++) {
+		pid_mappings(s, pid, &first, &n);
+		if (n)
+			break;
+		uint32_t ppid = 0;
+		for (size_t i = 0; i < m->processes.n; i++)
+			if (m->processes.v[i].pid == pid && m->processes.v[i].ppid)
+				ppid = m->processes.v[i].ppid;
+		if (!ppid || ppid == pid)
+			break;
+		pid = ppid;
+	}
+	sp->mods = calloc(n ? n : 1, sizeof(*sp->mods));
+	if (!sp->mods)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const gtt_mapping *mp = &m->mappings.v[s->map_order[first + i]].m;
+		if (mp->prot && !(mp->prot & PROT_EXEC))
+			continue;
+		if (mp->end <= mp->start)
+			continue;
+		sym_file *f = file_get(s, mp);
+		if (!f)
+			return -1;
+		sp->mods[sp->n_mods++] = (sym_mod){ mp->start, mp->end, mp->pgoff, 0, f, NULL };
+	}
+	/* Sorted by start (stable on time order for equal starts); the first of overlapping
+	 * mappings wins: an exact repeat is the same mapping reported twice. */
+	qsort(sp->mods, sp->n_mods, sizeof(*sp->mods), mod_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < sp->n_mods; i++) {
+		if (k && sp->mods[i].start < sp->mods[k - 1].end)
+			continue;
+		sp->mods[k++] = sp->mods[i];
+	}
+	sp->n_mods = k;
+
+	sp->dwfl = dwfl_begin(&s->cb);
+	if (!sp->dwfl)
+		return 0; /* symbolization without libdwfl: [module+0xOFF] frames */
+	dwfl_report_begin(sp->dwfl);
+	for (size_t i = 0; i < sp->n_mods; i++) {
+		sym_mod *md = &sp->mods[i];
+		sym_file *f = md->file;
+		if (!f->resolved)
+			file_resolve(s, f);
+		if (f->memfd < 0 && !f->open_path)
+			continue;
+		if (file_bias(f, md->start, md->pgoff, &md->bias) < 0)
+			continue;
+		/* the same file at the same bias is one module (several mappings of one ELF) */
+		for (size_t j = 0; j < i; j++)
+			if (sp->mods[j].file == f && sp->mods[j].dm && sp->mods[j].bias == md->bias)
+				md->dm = sp->mods[j].dm;
+		if (md->dm)
+			continue;
+		int fd = f->memfd >= 0 ? dup(f->memfd) : -1;
+		if (f->memfd >= 0 && fd < 0)
+			continue;
+		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->path, fd,
+		                         md->bias, true);
+		if (!md->dm) {
+			if (fd >= 0)
+				close(fd);
+			if (!f->why) {
+				char why[512];
+				snprintf(why, sizeof(why), "libdwfl: %s", dwfl_errmsg(-1));
+				f->why = strdup(why);
+			}
+		}
+	}
+	if (dwfl_report_end(sp->dwfl, NULL, NULL) != 0) {
+		dwfl_end(sp->dwfl);
+		sp->dwfl = NULL;
+		for (size_t i = 0; i < sp->n_mods; i++)
+			sp->mods[i].dm = NULL;
+	}
+	return 0;
+}
+
+static sym_space *space_get(ana_sym *s, uint32_t pid)
+{
+	uint32_t *slot = ana_idtable_slot(&s->space_table, ana_hash_u64(pid), space_eq, &pid, s);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return s->spaces.v[*slot - 1];
+	sym_space *sp = calloc(1, sizeof(*sp));
+	sym_space **e = sp ? ana_vec_push(s->spaces) : NULL;
+	if (!e) {
+		free(sp);
+		return NULL;
+	}
+	*e = sp;
+	sp->pid = pid;
+	sp->sym = s;
+	*slot = (uint32_t)s->spaces.n;
+	s->space_table.n++;
+	if (space_build(s, sp) < 0)
+		return NULL;
+	return sp;
+}
+
+/* ---- unwinding callbacks ---- */
+
+/* perf's x86-64 register numbers (PERF_REG_X86_*) to DWARF register numbers; -1 unused,
+ * 16 is the return-address column (rip). */
+static const int8_t perf_to_dwarf[24] = {
+	0, 3, 2, 1, 4, 5, 6, 7, 16, -1, -1, -1, -1, -1, -1, -1,
+	8, 9, 10, 11, 12, 13, 14, 15,
+};
+
+static int sample_reg(const gtt_sample *smp, unsigned perf_reg, uint64_t *val)
+{
+	if (!(smp->regs_mask & (1ull << perf_reg)))
+		return -1;
+	unsigned idx = (unsigned)__builtin_popcountll(smp->regs_mask & ((1ull << perf_reg) - 1));
+	if (idx >= smp->n_regs)
+		return -1;
+	*val = smp->regs[idx];
+	return 0;
+}
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	sym_space *sp = arg;
+	if (*thread_argp || !sp->cur)
+		return 0;
+	*thread_argp = sp;
+	return (pid_t)sp->cur->tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* Read 8 bytes at a link-time address from a file's loadable segments. */
+static bool read_file_word(const sym_mod *md, uint64_t addr, Dwarf_Word *out)
+{
+	GElf_Addr bias;
+	Elf *elf = md->dm ? dwfl_module_getelf(md->dm, &bias) : NULL;
+	if (!elf)
+		return false;
+	size_t size = 0;
+	const char *raw = elf_rawfile(elf, &size);
+	uint64_t vaddr = addr - md->bias;
+	if (!raw)
+		return false;
+	for (size_t i = 0; i < md->file->n_segs; i++) {
+		const load_seg *g = &md->file->segs[i];
+		if (vaddr >= g->vaddr && vaddr + 8 <= g->vaddr + g->filesz) {
+			uint64_t off = g->offset + (vaddr - g->vaddr);
+			if (off + 8 > size)
+				return false;
+			memcpy(out, raw + off, 8);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	sym_space *sp = arg;
+	const gtt_sample *smp = sp->cur;
+	if (!smp)
+		return false;
+	if (addr >= sp->cur_sp && addr - sp->cur_sp + 8 <= smp->stack_len) {
+		memcpy(result, smp->stack + (addr - sp->cur_sp), 8);
+		return true;
+	}
+	const sym_mod *md = mod_find(sp, addr);
+	return md && read_file_word(md, addr, result);
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	sym_space *sp = arg;
+	const gtt_sample *smp = sp->cur;
+	uint64_t ip;
+	if (!smp || sample_reg(smp, 8, &ip) < 0)
+		return false;
+	for (unsigned r = 0; r < 24; r++) {
+		uint64_t v;
+		if (perf_to_dwarf[r] < 0 || r == 8 || sample_reg(smp, r, &v) < 0)
+			continue;
+		Dwarf_Word w = v;
+		if (!dwfl_thread_state_registers(thread, perf_to_dwarf[r], 1, &w))
+			return false;
+	}
+	dwfl_thread_state_register_pc(thread, ip);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+struct unwind_ctx { uint64_t *pcs; size_t n, cap; };
+
+static int cb_frame(Dwfl_Frame *state, void *arg)
+{
+	struct unwind_ctx *u = arg;
+	Dwarf_Addr pc;
+	bool activation = false;
+	if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0 || u->n == u->cap)
+		return DWARF_CB_ABORT;
+	/* a return address points after the call: look up the call itself */
+	u->pcs[u->n++] = activation ? pc : pc - 1;
+	return DWARF_CB_OK;
+}
+
+/* Unwind the sample's stack copy; lookup pcs leaf first. Returns their count. */
+static size_t unwind_dwarf(ana_sym *s, sym_space *sp, const gtt_sample *smp, uint64_t *pcs, size_t cap,
+                           int *complete)
+{
+	uint64_t rsp;
+	*complete = 0;
+	if (!sp->dwfl || smp->regs_abi != PERF_REGS_ABI_64 || sample_reg(smp, 7, &rsp) < 0)
+		return 0;
+	if (sp->attach == 0)
+		sp->attach = dwfl_attach_state(sp->dwfl, NULL, (pid_t)sp->pid, &thread_callbacks, sp) ? 1 : -1;
+	if (sp->attach < 0)
+		return 0;
+	sp->cur = smp;
+	sp->cur_sp = rsp;
+	struct unwind_ctx u = { pcs, 0, cap };
+	int rc = dwfl_getthread_frames(sp->dwfl, (pid_t)(smp->tid ? smp->tid : smp->pid), cb_frame, &u);
+	sp->cur = NULL;
+	s->st.n_dwarf++;
+	if (rc == 0)
+		*complete = 1;
+	else if (rc < 0)
+		s->st.n_dwarf_errors++;
+	return u.n;
+}
+
+/* ---- symbolization ---- */
+
+static int addr_eq(uint32_t id, const void *key, void *ctx)
+{
+	const addr_ent *a = &((ana_sym *)ctx)->addrs.v[id], *b = key;
+	return a->rel == b->rel && a->file_id == b->file_id;
+}
+
+/* "[module+0xOFF]" for an address without a symbol; pseudo-files keep one pair of brackets. */
+static void unknown_name(char *buf, size_t cap, const char *module, uint64_t off)
+{
+	size_t len = strlen(module);
+	if (len >= 2 && module[0] == '[' && module[len - 1] == ']')
+		snprintf(buf, cap, "[%.*s+0x%" PRIx64 "]", (int)(len - 2), module + 1, off);
+	else
+		snprintf(buf, cap, "[%s+0x%" PRIx64 "]", module, off);
+}
+
+/* A symbol name as shown: versioned ELF names ("memcpy@@GLIBC_2.14") lose the version,
+ * C++ names are demangled. *owned is set when the result was allocated. */
+static const char *display_name(const char *sym, char **owned)
+{
+	*owned = NULL;
+	if (!sym)
+		return NULL;
+	const char *at = strchr(sym, '@');
+	if (at && at != sym) {
+		*owned = strndup(sym, (size_t)(at - sym));
+		if (!*owned)
+			return sym;
+		char *dem = ana_demangle(*owned);
+		if (dem) {
+			free(*owned);
+			*owned = dem;
+		}
+		return *owned;
+	}
+	*owned = ana_demangle(sym);
+	return *owned ? *owned : sym;
+}
+
+static const char *die_name(Dwarf_Die *die, char **dem)
+{
+	Dwarf_Attribute attr;
+	const char *n = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		n = dwarf_formstring(&attr);
+	if (n) {
+		*dem = ana_demangle(n);
+		return *dem ? *dem : n;
+	}
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		n = dwarf_formstring(&attr);
+	return n;
+}
+
+/* Frames for one user address (inlined calls first, then the function), leaf first. */
+static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, uint32_t *out, int cap)
+{
+	int n = 0;
+	char unknown[600];
+	ana_frame fr = { .kind = ANA_FRAME_NATIVE, .module = md->file->module };
+	if (!md->dm) {
+		unknown_name(unknown, sizeof(unknown), md->file->module, rel);
+		fr.name = unknown;
+		out[0] = ana_frame_intern(s->m, &fr);
+		return out[0] == ANA_NO_ID ? -1 : 1;
+	}
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *sname = dwfl_module_addrinfo(md->dm, pc, &off, &sym, NULL, NULL, NULL);
+	Dwarf_Addr dbias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(md->dm, pc, &dbias);
+	Dwarf_Die *scopes = NULL;
+	int nscopes = cu ? dwarf_getscopes(cu, pc - dbias, &scopes) : 0;
+	int sub = -1;
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram) {
+			sub = i;
+			break;
+		}
+		if (tag != DW_TAG_inlined_subroutine || n >= cap - 1 || n >= MAX_INLINE)
+			continue;
+		char *dem = NULL;
+		ana_frame in = fr;
+		int line = 0;
+		in.name = die_name(&scopes[i], &dem);
+		in.inlined = 1;
+		in.file = dwarf_decl_file(&scopes[i]);
+		if (dwarf_decl_line(&scopes[i], &line) == 0)
+			in.line = line;
+		if (!in.name)
+			in.name = "[inlined]";
+		out[n] = ana_frame_intern(s->m, &in);
+		free(dem);
+		if (out[n] == ANA_NO_ID) {
+			free(scopes);
+			return -1;
+		}
+		n++;
+	}
+	char *dem = NULL, *dem2 = NULL;
+	if (sname) {
+		fr.name = display_name(sname, &dem);
+	} else if (sub >= 0) {
+		fr.name = die_name(&scopes[sub], &dem2);
+	}
+	if (sub >= 0) {
+		int line = 0;
+		fr.file = dwarf_decl_file(&scopes[sub]);
+		if (dwarf_decl_line(&scopes[sub], &line) == 0)
+			fr.line = line;
+	}
+	if (!fr.name) {
+		unknown_name(unknown, sizeof(unknown), md->file->module, rel);
+		fr.name = unknown;
+	}
+	out[n] = ana_frame_intern(s->m, &fr);
+	free(dem);
+	free(dem2);
+	free(scopes);
+	return out[n] == ANA_NO_ID ? -1 : n + 1;
+}
+
+static uint32_t special_frame(ana_sym *s, uint32_t *cache, const char *name, const char *module, int kind)
+{
+	if (*cache == ANA_NO_ID) {
+		ana_frame fr = { .name = name, .module = module, .kind = (uint8_t)kind };
+		*cache = ana_frame_intern(s->m, &fr);
+	}
+	return *cache;
+}
+
+/* Frames of one user address, leaf first, appended at out; returns count or -1. */
+static int sym_user(ana_sym *s, sym_space *sp, uint64_t pc, uint32_t *out, size_t cap)
+{
+	if (cap == 0)
+		return 0;
+	const sym_mod *md = mod_find(sp, pc);
+	if (!md) {
+		out[0] = special_frame(s, &s->unknown_frame, "[unknown]", NULL, ANA_FRAME_NATIVE);
+		return out[0] == ANA_NO_ID ? -1 : 1;
+	}
+	sym_file *f = md->file;
+	addr_ent key = { .rel = md->dm ? pc - md->bias : pc - md->start + md->pgoff, .file_id = f->id };
+	uint32_t *slot = ana_idtable_slot(&s->addr_table, ana_hash_u64(key.rel * 31 + f->id), addr_eq, &key, s);
+	if (!slot)
+		return -1;
+	if (!*slot) {
+		uint32_t tmp[MAX_INLINE + 1];
+		int n = resolve_addr(s, md, pc, key.rel, tmp, MAX_INLINE + 1);
+		if (n < 0)
+			return -1;
+		key.off = (uint32_t)s->pool.n;
+		key.n = (uint32_t)n;
+		for (int i = 0; i < n; i++) {
+			uint32_t *e = ana_vec_push(s->pool);
+			if (!e)
+				return -1;
+			*e = tmp[i];
+		}
+		addr_ent *e = ana_vec_push(s->addrs);
+		if (!e)
+			return -1;
+		*e = key;
+		*slot = (uint32_t)s->addrs.n;
+		s->addr_table.n++;
+		s->st.n_addr_cached++;
+		if (!f->hit) {
+			f->hit = 1;
+			s->st.n_files++;
+			switch (f->source) {
+			case SRC_ARCHIVE: s->st.n_from_archive++; break;
+			case SRC_SYMFS: s->st.n_from_symfs++; break;
+			case SRC_DEBUGDIR: s->st.n_from_debugdir++; break;
+			case SRC_PATH: s->st.n_from_path++; break;
+			default: s->st.n_missing++; break;
+			}
+		}
+		if (!md->dm)
+			f->hit_missing = 1;
+	}
+	const addr_ent *a = &s->addrs.v[*slot - 1];
+	size_t n = a->n < cap ? a->n : cap;
+	memcpy(out, s->pool.v + a->off, n * sizeof(uint32_t));
+	return (int)n;
+}
+
+static uint32_t sym_kernel(ana_sym *s, uint64_t pc)
+{
+	const char *name, *module;
+	if (s->ksym && ana_ksym_lookup(s->ksym, pc, &name, &module) == 0) {
+		ana_frame fr = { .name = name, .module = module, .kind = ANA_FRAME_KERNEL };
+		return ana_frame_intern(s->m, &fr);
+	}
+	return special_frame(s, &s->kernel_frame, "[kernel]", "[kernel.kallsyms]", ANA_FRAME_KERNEL);
+}
+
+static int is_root_name(const char *n)
+{
+	static const char *const roots[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "main", "start_thread",
+		"clone", "clone3", "__clone", "__clone3", "__GI___clone", "__GI___clone3", "_dl_start_user",
+	};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (strcmp(n, roots[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, int *unwind_ok)
+{
+	*unwind_ok = 0;
+	sym_space *sp = space_get(s, smp->pid);
+	if (!sp)
+		return GTT_ENOMEM;
+	size_t npc = 0;
+	int complete = 0;
+	if ((smp->flags & GTT_SAMPLE_REGS) && (smp->flags & GTT_SAMPLE_STACK))
+		npc = unwind_dwarf(s, sp, smp, s->pcs, MAX_UNWIND, &complete);
+	if (npc <= 1 && smp->n_user > npc) {
+		/* the recorded callchain: its first entry is exact, the others return addresses */
+		npc = smp->n_user < MAX_UNWIND ? smp->n_user : MAX_UNWIND;
+		complete = 0;
+		for (size_t i = 0; i < npc; i++) {
+			uint64_t ip = smp->ips[smp->n_kernel + i];
+			s->pcs[i] = i == 0 || ip == 0 ? ip : ip - 1;
+		}
+	}
+	/* leaf first: kernel frames, then user frames */
+	size_t n = 0, lcap = sizeof(s->leaf_first) / sizeof(s->leaf_first[0]);
+	if (s->o.kernel) {
+		for (uint32_t i = 0; i < smp->n_kernel && n < lcap; i++) {
+			uint32_t id = sym_kernel(s, i == 0 ? smp->ips[i] : smp->ips[i] - 1);
+			if (id == ANA_NO_ID)
+				return GTT_ENOMEM;
+			/* unsymbolized kernel frames collapse into one */
+			if (n && id == s->kernel_frame && s->leaf_first[n - 1] == id)
+				continue;
+			s->leaf_first[n++] = id;
+		}
+	}
+	for (size_t i = 0; i < npc && n < lcap; i++) {
+		int k = sym_user(s, sp, s->pcs[i], s->leaf_first + n, lcap - n);
+		if (k < 0)
+			return GTT_ENOMEM;
+		n += (size_t)k;
+	}
+	if (n > cap)
+		n = cap; /* keep the leaf side of an absurdly deep stack */
+	for (size_t i = 0; i < n; i++)
+		frames[i] = s->leaf_first[n - 1 - i];
+	if (npc && (complete || (n && is_root_name(s->m->frames.v[frames[0]].name))))
+		*unwind_ok = 1;
+	return (int)n;
+}
+
+/* ---- lifecycle ---- */
+
+int ana_sym_add_archive(ana_sym *s, const uint8_t *build_id, uint32_t build_id_len, const char *path,
+                        uint8_t *data, size_t len)
+{
+	sym_archive *a = ana_vec_push(s->archives);
+	if (!a) {
+		free(data);
+		return GTT_ENOMEM;
+	}
+	if (build_id_len > GTT_BUILD_ID_MAX)
+		build_id_len = GTT_BUILD_ID_MAX;
+	memcpy(a->build_id, build_id, build_id_len);
+	a->build_id_len = build_id_len;
+	a->path = path ? strdup(path) : NULL;
+	a->data = data;
+	a->len = len;
+	return 0;
+}
+
+static ana_model *sort_model; /* qsort has no context argument; ana_sym_create is not reentrant */
+
+static int map_cmp(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const gtt_mapping *x = &sort_model->mappings.v[i].m, *y = &sort_model->mappings.v[j].m;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
+{
+	ana_sym *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->m = m;
+	s->o = *o;
+	s->kernel_frame = s->unknown_frame = ANA_NO_ID;
+	elf_version(EV_CURRENT);
+	/* separate debug files: next to the binary, .debug/, /usr/lib/debug (+ under --symfs) */
+	size_t plen = 64 + (o->symfs ? 2 * strlen(o->symfs) : 0);
+	s->debuginfo_path = malloc(plen);
+	s->map_order = malloc((m->mappings.n ? m->mappings.n : 1) * sizeof(uint32_t));
+	if (!s->debuginfo_path || !s->map_order) {
+		ana_sym_destroy(s);
+		return NULL;
+	}
+	if (o->symfs)
+		snprintf(s->debuginfo_path, plen, ":.debug:/usr/lib/debug:%s/usr/lib/debug", o->symfs);
+	else
+		snprintf(s->debuginfo_path, plen, ":.debug:/usr/lib/debug");
+	s->cb.find_elf = dwfl_build_id_find_elf;
+	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.section_address = dwfl_offline_section_address;
+	s->cb.debuginfo_path = &s->debuginfo_path;
+	for (size_t i = 0; i < m->mappings.n; i++)
+		s->map_order[i] = (uint32_t)i;
+	sort_model = m;
+	qsort(s->map_order, m->mappings.n, sizeof(uint32_t), map_cmp);
+	sort_model = NULL;
+	if (o->kernel)
+		s->ksym = ana_ksym_load(ana_meta_get(m, "boot_id"));
+	return s;
+}
+
+void ana_sym_get_stats(const ana_sym *s, ana_sym_stats *st)
+{
+	*st = s->st;
+}
+
+size_t ana_sym_missing(const ana_sym *s, const char *const **lines)
+{
+	ana_sym *w = (ana_sym *)s;
+	if (!w->missing_built) {
+		w->missing_built = 1;
+		for (size_t i = 0; i < w->files.n; i++) {
+			const sym_file *f = w->files.v[i];
+			/* pseudo-files ([vdso], anonymous JIT code) have no file to look for */
+			if (!f->hit_missing || f->path[0] != '/')
+				continue;
+			char hex[2 * GTT_BUILD_ID_MAX + 1], line[1200];
+			bid_hex(f->build_id, f->build_id_len, hex);
+			snprintf(line, sizeof(line), "no symbols for %s (build-id %s): %s", f->path[0] ? f->path : "[anon]",
+			         f->build_id_len ? hex : "none", f->why ? f->why : "unknown reason");
+			char *copy = strdup(line);
+			char **e = copy ? ana_vec_push(w->missing) : NULL;
+			if (!e) {
+				free(copy);
+				break;
+			}
+			*e = copy;
+		}
+	}
+	*lines = (const char *const *)w->missing.v;
+	return w->missing.n;
+}
+
+void ana_sym_destroy(ana_sym *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->spaces.n; i++) {
+		sym_space *sp = s->spaces.v[i];
+		if (sp->dwfl)
+			dwfl_end(sp->dwfl);
+		free(sp->mods);
+		free(sp);
+	}
+	free(s->spaces.v);
+	for (size_t i = 0; i < s->files.n; i++) {
+		sym_file *f = s->files.v[i];
+		if (f->memfd >= 0)
+			close(f->memfd);
+		free(f->open_path);
+		free(f->why);
+		free(f);
+	}
+	free(s->files.v);
+	for (size_t i = 0; i < s->archives.n; i++) {
+		free(s->archives.v[i].path);
+		free(s->archives.v[i].data);
+	}
+	free(s->archives.v);
+	for (size_t i = 0; i < s->missing.n; i++)
+		free(s->missing.v[i]);
+	free(s->missing.v);
+	ana_idtable_free(&s->file_table);
+	ana_idtable_free(&s->space_table);
+	ana_idtable_free(&s->addr_table);
+	free(s->addrs.v);
+	free(s->pool.v);
+	free(s->map_order);
+	free(s->debuginfo_path);
+	ana_ksym_free(s->ksym);
+	free(s);
+}

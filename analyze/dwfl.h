@@ -1,0 +1,53 @@
+/* dwfl.h — symbolization and offline DWARF unwinding of samples with libdw/libdwfl: the only
+ * part of gt-analyze that talks to elfutils. One Dwfl per address space (pid), results cached
+ * by (binary, address); binaries come from the embedded archive, --symfs, /usr/lib/debug or
+ * the original path, in that order, and are used only when their build-id matches. */
+#ifndef ANA_DWFL_H
+#define ANA_DWFL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gtt.h"
+#include "model.h"
+
+typedef struct ana_sym ana_sym;
+
+typedef struct ana_sym_opts {
+	const char *symfs;      /* --symfs DIR or NULL */
+	int no_archive;         /* ignore embedded binaries */
+	int kernel;             /* keep kernel frames */
+} ana_sym_opts;
+
+/* Symbolizer over the model's mappings and processes (read them before creating it: the
+ * model must hold every mapping record). Frames are interned into m. NULL on ENOMEM. */
+ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o);
+/* Hand over an embedded binary assembled from archive pieces (data malloc'd, owned by the
+ * symbolizer from now on, also on failure). Call before the first ana_sym_sample. 0 or <0. */
+int ana_sym_add_archive(ana_sym *s, const uint8_t *build_id, uint32_t build_id_len,
+                        const char *path, uint8_t *data, size_t len);
+/* Native stack of one sample as frame ids, root first, into frames[0..cap). Unwinds the
+ * regs+stack copy when the sample carries one, else uses its callchain. Returns the number
+ * of frames (0 when nothing is known) or <0 on ENOMEM; *unwind_ok = 1 when the user stack
+ * reached its root. */
+int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, int *unwind_ok);
+/* Counters for the report and warnings. */
+typedef struct ana_sym_stats {
+	uint64_t n_files;          /* distinct binaries that samples hit */
+	uint64_t n_from_archive, n_from_symfs, n_from_debugdir, n_from_path, n_missing;
+	uint64_t n_mismatch;       /* binaries found on disk whose build-id did not match */
+	uint64_t n_dwarf;          /* samples unwound from a stack copy */
+	uint64_t n_dwarf_errors;   /* of those, unwinds that stopped on an error */
+	uint64_t n_addr_cached;    /* distinct (binary, address) pairs symbolized */
+} ana_sym_stats;
+void ana_sym_get_stats(const ana_sym *s, ana_sym_stats *st);
+/* One line per binary that could not be symbolized ("path (build-id ...): reason"), for
+ * warnings; returns the count and sets *lines (owned by s). */
+size_t ana_sym_missing(const ana_sym *s, const char *const **lines);
+/* Free everything. NULL ok. */
+void ana_sym_destroy(ana_sym *s);
+
+/* Demangle an Itanium C++ symbol ("_Z..."): a malloc'd string, or NULL when name is not
+ * mangled or does not demangle (use it as is). */
+char *ana_demangle(const char *name);
+
+#endif

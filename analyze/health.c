@@ -1,0 +1,284 @@
+/* health.c — the sampler-health section: did the samples we got represent the CPU time that
+ * was really spent? Intended vs received per thread, lost/throttled records, loop lateness
+ * distributions (from the recorder's TICKS summaries) and the windows the sampler lagged. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health.h"
+#include "report.h"
+
+static const char *source_name(uint32_t src)
+{
+	switch (src) {
+	case GTT_SRC_PERF: return "perf sampler";
+	case GTT_SRC_PYSTACK: return "Python stacks";
+	case GTT_SRC_GIL: return "GIL poll";
+	case GTT_SRC_PROCSTAT: return "/proc stats";
+	case GTT_SRC_CUPTI: return "CUDA agent";
+	case GTT_SRC_WRITER: return "trace writer";
+	}
+	return "unknown source";
+}
+
+/* On-CPU time of a thread and what it comes from: switch records, else /proc. */
+static uint64_t thread_oncpu(const ana_model *m, const ana_thread *t, const char **basis)
+{
+	if (m->switches.n) {
+		*basis = "switches";
+		return t->oncpu_ns;
+	}
+	if (m->thread_cpu.n) {
+		*basis = "/proc";
+		return t->cpu_ns;
+	}
+	*basis = NULL;
+	return 0;
+}
+
+int ana_health_coverage(const ana_model *m, uint64_t *intended, uint64_t *received)
+{
+	uint64_t period = ana_sample_period_ns(m);
+	const char *basis;
+	*intended = *received = 0;
+	if (!period || (!m->switches.n && !m->thread_cpu.n))
+		return -1;
+	for (size_t i = 0; i < m->threads.n; i++) {
+		const ana_thread *t = &m->threads.v[i];
+		*intended += thread_oncpu(m, t, &basis) / period;
+		*received += t->n_samples;
+	}
+	return 0;
+}
+
+static void fmt_ns(char *buf, size_t cap, uint64_t ns)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, cap, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, cap, "%.3f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, cap, "%.1f us", (double)ns / 1e3);
+}
+
+static void print_config(FILE *out, const ana_model *m, uint64_t period)
+{
+	const gtt_health *cfg = NULL;
+	for (size_t i = 0; i < m->health.n; i++)
+		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF)
+			cfg = &m->health.v[i];
+	char p[32];
+	fmt_ns(p, sizeof(p), period);
+	fprintf(out, "  perf sampler: %s", period ? "" : "rate unknown");
+	if (period)
+		fprintf(out, "%.1f Hz (period %s)", 1e9 / (double)period, p);
+	if (cfg && cfg->value[0])
+		fprintf(out, ", ring buffer %" PRIu64 " KiB", cfg->value[0] / 1024);
+	if (cfg && cfg->value[2])
+		fprintf(out, ", stack copy %" PRIu64 " bytes", cfg->value[2]);
+	fputc('\n', out);
+}
+
+static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int top_n)
+{
+	const char *basis = NULL;
+	if (!period || (!m->switches.n && !m->thread_cpu.n)) {
+		fprintf(out, "  intended vs received: unknown (the trace has no %s)\n",
+		        period ? "context-switch or /proc CPU records" : "sampling rate");
+		return;
+	}
+	fprintf(out, "  intended samples = on-CPU time (from %s) x rate; received = samples in the trace\n",
+	        m->switches.n ? "context switches" : "/proc CPU times");
+	fprintf(out, "  %7s  %-16s %9s %9s %9s %7s\n", "TID", "NAME", "ONCPU_S", "INTENDED", "RECEIVED", "RATIO");
+	uint64_t sum_i = 0, sum_r = 0;
+	size_t shown = 0, limit = (size_t)(top_n > 0 ? top_n : 20) * 2;
+	/* threads in (pid, tid) order, busiest ones only when there are many */
+	for (size_t i = 0; i < m->threads.n; i++) {
+		const ana_thread *t = &m->threads.v[i];
+		uint64_t on = thread_oncpu(m, t, &basis);
+		uint64_t want = on / period;
+		sum_i += want;
+		sum_r += t->n_samples;
+		if (!want && !t->n_samples)
+			continue;
+		if (shown++ >= limit)
+			continue;
+		char ratio[16] = "-";
+		if (want)
+			snprintf(ratio, sizeof(ratio), "%.1f%%", 100.0 * (double)t->n_samples / (double)want);
+		fprintf(out, "  %7u  %-16s %9.3f %9" PRIu64 " %9" PRIu64 " %7s%s\n", t->tid, t->name ? t->name : "?",
+		        (double)on / 1e9, want, t->n_samples, ratio,
+		        want >= 10 && t->n_samples * 10 < want * 9 ? "  < 90%" : "");
+	}
+	if (shown > limit)
+		fprintf(out, "  (%zu more threads)\n", shown - limit);
+	fprintf(out, "  total: %" PRIu64 " intended, %" PRIu64 " received", sum_i, sum_r);
+	if (sum_i)
+		fprintf(out, " (%.1f%%)", 100.0 * (double)sum_r / (double)sum_i);
+	fputc('\n', out);
+	if (sum_i && sum_r * 10 < sum_i * 9)
+		fprintf(out, "  WARNING: only %.1f%% of the intended samples arrived: the profile under-represents "
+		        "where CPU time went (see lost, throttled and lag below)\n",
+		        100.0 * (double)sum_r / (double)sum_i);
+}
+
+static void print_losses(FILE *out, const ana_model *m)
+{
+	uint64_t lost[8] = { 0 }, dropped[8] = { 0 }, failed[8] = { 0 }, torn[8] = { 0 };
+	uint64_t n_throttle = 0, throttle_ns = 0;
+	for (size_t i = 0; i < m->health.n; i++) {
+		const gtt_health *h = &m->health.v[i];
+		uint32_t src = h->source < 8 ? h->source : 0;
+		switch (h->kind) {
+		case GTT_HEALTH_LOST: lost[src] += h->count; break;
+		case GTT_HEALTH_DROPPED: dropped[src] += h->count; break;
+		case GTT_HEALTH_READ_ERRORS:
+			failed[src] += h->value[0];
+			torn[src] += h->value[1];
+			break;
+		case GTT_HEALTH_THROTTLE:
+			n_throttle++;
+			if (h->end_ns > h->time_ns)
+				throttle_ns += h->end_ns - h->time_ns;
+			break;
+		}
+	}
+	uint64_t total_lost = 0;
+	for (int s = 0; s < 8; s++)
+		total_lost += lost[s];
+	char d[32];
+	fmt_ns(d, sizeof(d), throttle_ns);
+	fprintf(out, "  lost records: %" PRIu64 "; throttled: %" PRIu64 " window%s, %s\n", total_lost, n_throttle,
+	        n_throttle == 1 ? "" : "s", d);
+	for (int s = 0; s < 8; s++) {
+		if (lost[s])
+			fprintf(out, "    %s lost %" PRIu64 "\n", source_name((uint32_t)s), lost[s]);
+		if (dropped[s])
+			fprintf(out, "    %s dropped %" PRIu64 " records\n", source_name((uint32_t)s), dropped[s]);
+		if (failed[s] || torn[s])
+			fprintf(out, "    %s: %" PRIu64 " failed and %" PRIu64 " torn reads\n", source_name((uint32_t)s),
+			        failed[s], torn[s]);
+	}
+}
+
+static void print_ticks(FILE *out, const ana_model *m)
+{
+	/* one line per source: its whole-recording summary, else the intervals combined */
+	int any = 0;
+	for (uint32_t src = 1; src < 8; src++) {
+		const gtt_ticks *whole = NULL;
+		uint64_t intended = 0, done = 0, late_max = 0, period = 0;
+		int seen = 0;
+		for (size_t i = 0; i < m->ticks.n; i++) {
+			const gtt_ticks *t = &m->ticks.v[i];
+			if (t->source != src)
+				continue;
+			seen = 1;
+			if (t->flags & GTT_TICKS_WHOLE) {
+				whole = t;
+				continue;
+			}
+			intended += t->intended;
+			done += t->done;
+			period = t->period_ns;
+			if (t->late_max_ns > late_max)
+				late_max = t->late_max_ns;
+		}
+		if (!seen)
+			continue;
+		if (!any)
+			fprintf(out, "  sampling loops: lateness = actual - intended tick time\n"
+			        "  %-14s %10s %9s %9s %11s %11s %11s\n", "LOOP", "PERIOD", "INTENDED", "DONE", "LATE p50",
+			        "p99", "max");
+		any = 1;
+		char p[32], a[32], b[32], c[32];
+		if (whole) {
+			fmt_ns(p, sizeof(p), whole->period_ns);
+			fmt_ns(a, sizeof(a), whole->late_p50_ns);
+			fmt_ns(b, sizeof(b), whole->late_p99_ns);
+			fmt_ns(c, sizeof(c), whole->late_max_ns);
+			fprintf(out, "  %-14s %10s %9" PRIu64 " %9" PRIu64 " %11s %11s %11s\n", source_name(src), p,
+			        whole->intended, whole->done, a, b, c);
+		} else {
+			fmt_ns(p, sizeof(p), period);
+			fmt_ns(c, sizeof(c), late_max);
+			fprintf(out, "  %-14s %10s %9" PRIu64 " %9" PRIu64 " %11s %11s %11s  (no whole-recording summary)\n",
+			        source_name(src), p, intended, done, "?", "?", c);
+		}
+	}
+}
+
+typedef struct win { uint64_t start, end, late; uint32_t src; } win;
+
+static int win_cmp(const void *a, const void *b)
+{
+	const win *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->src < y->src ? -1 : x->src > y->src;
+}
+
+static void print_lag_windows(FILE *out, const ana_model *m, int top_n)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->health.n; i++)
+		n += m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;
+	if (!n) {
+		fprintf(out, "  lag windows (behind by more than one period): none\n");
+		return;
+	}
+	win *w = malloc(n * sizeof(*w));
+	if (!w)
+		return;
+	size_t k = 0;
+	uint64_t total = 0;
+	for (size_t i = 0; i < m->health.n; i++) {
+		const gtt_health *h = &m->health.v[i];
+		if (h->kind != GTT_HEALTH_LAG_WINDOW)
+			continue;
+		w[k++] = (win){ h->time_ns, h->end_ns > h->time_ns ? h->end_ns : h->time_ns, h->value[0], h->source };
+		total += w[k - 1].end - w[k - 1].start;
+	}
+	qsort(w, k, sizeof(*w), win_cmp);
+	char d[32];
+	fmt_ns(d, sizeof(d), total);
+	fprintf(out, "  lag windows (behind by more than one period): %zu, %s in total\n", k, d);
+	size_t limit = (size_t)(top_n > 0 ? top_n : 20);
+	for (size_t i = 0; i < k && i < limit; i++) {
+		char len[32], late[32];
+		fmt_ns(len, sizeof(len), w[i].end - w[i].start);
+		fmt_ns(late, sizeof(late), w[i].late);
+		fprintf(out, "    +%.3f s .. +%.3f s  %-10s %-14s max late %s\n",
+		        (double)(w[i].start - m->start_ns) / 1e9, (double)(w[i].end - m->start_ns) / 1e9, len,
+		        source_name(w[i].src), late);
+	}
+	if (k > limit)
+		fprintf(out, "    (%zu more)\n", k - limit);
+	free(w);
+}
+
+static void print_unwinding(FILE *out, const ana_model *m)
+{
+	uint64_t ok = 0;
+	for (size_t i = 0; i < m->samples.n; i++)
+		ok += m->samples.v[i].unwind_ok;
+	if (m->samples.n)
+		fprintf(out, "  stacks reaching their root (_start, thread start): %" PRIu64 " of %zu (%.1f%%)\n", ok,
+		        m->samples.n, 100.0 * (double)ok / (double)m->samples.n);
+}
+
+void ana_health_report(const ana_model *m, FILE *out, int top_n)
+{
+	uint64_t period = ana_sample_period_ns(m);
+	fprintf(out, "\nSampler health - is my profile lying?\n");
+	print_config(out, m, period);
+	print_coverage(out, m, period, top_n);
+	print_losses(out, m);
+	print_ticks(out, m);
+	print_lag_windows(out, m, top_n);
+	print_unwinding(out, m);
+	for (size_t i = 0; i < m->health.n; i++)
+		if (m->health.v[i].kind == GTT_HEALTH_NOTE && m->health.v[i].text && m->health.v[i].text[0])
+			fprintf(out, "  note (%s): %s\n", source_name(m->health.v[i].source), m->health.v[i].text);
+}

@@ -1,0 +1,738 @@
+/* load.c — ana_model_load(): read a trace into the model in two passes (everything but
+ * samples first, so that every mapping and archived binary is known; then samples, which are
+ * symbolized and unwound on the fly), then derive per-thread figures. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dwfl.h"
+#include "model.h"
+#include "model_priv.h"
+#include "python.h"
+
+#define MAX_DEPTH 2048
+
+/* An embedded binary being assembled from its archive pieces. */
+typedef struct pending_archive {
+	uint8_t build_id[GTT_BUILD_ID_MAX];
+	uint32_t build_id_len;
+	char *path;
+	uint64_t total, got;
+	uint8_t *data;
+	int bad;
+} pending_archive;
+
+typedef struct loader {
+	ana_model *m;
+	const ana_opts *o;
+	gtt_reader *r;
+	ana_sym *sym;
+	ANA_VEC(pending_archive) archives;
+	uint64_t n_samples_seen;
+	uint64_t t0_ns, last_progress_ns;
+	int progress_shown;
+	uint32_t frames[MAX_DEPTH];
+} loader;
+
+static char *dupstr(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static void see_time(ana_model *m, uint64_t t)
+{
+	if (!t)
+		return;
+	if (!m->start_ns || t < m->start_ns)
+		m->start_ns = t;
+	if (t > m->end_ns)
+		m->end_ns = t;
+}
+
+static void progress(loader *L, const char *phase, uint64_t done, uint64_t total)
+{
+	if (!L->o->progress)
+		return;
+	uint64_t now = gtt_now_ns();
+	/* only for work that takes more than a couple of seconds, and at most 4 times a second */
+	if (now - L->t0_ns < 2000000000ull || now - L->last_progress_ns < 250000000ull)
+		return;
+	L->last_progress_ns = now;
+	L->progress_shown = 1;
+	fprintf(stderr, "\rgt-analyze: %s %3d%%", phase, total ? (int)(done * 100 / total) : 0);
+	fflush(stderr);
+}
+
+static int add_archive_piece(loader *L, const gtt_archive *a)
+{
+	if (a->kind != GTT_ARCHIVE_ELF)
+		return 0;
+	pending_archive *p = NULL;
+	for (size_t i = 0; i < L->archives.n; i++) {
+		pending_archive *q = &L->archives.v[i];
+		if (q->build_id_len == a->build_id_len && memcmp(q->build_id, a->build_id, a->build_id_len) == 0 &&
+		    (a->build_id_len || strcmp(q->path, a->path ? a->path : "") == 0)) {
+			p = q;
+			break;
+		}
+	}
+	if (!p) {
+		p = ana_vec_push(L->archives);
+		if (!p)
+			return GTT_ENOMEM;
+		p->build_id_len = a->build_id_len;
+		memcpy(p->build_id, a->build_id, a->build_id_len);
+		p->path = dupstr(a->path);
+		p->total = a->total_bytes;
+		/* sizes are checked against the file: a corrupt total never becomes an allocation */
+		if (!p->path || a->total_bytes > gtt_reader_size(L->r) * 64 + (1u << 20))
+			p->bad = 1;
+		else
+			p->data = calloc(1, a->total_bytes ? a->total_bytes : 1);
+		if (!p->data)
+			p->bad = 1;
+	}
+	if (p->bad || a->offset > p->total || a->len > p->total - a->offset || a->total_bytes != p->total) {
+		p->bad = 1;
+		return 0;
+	}
+	memcpy(p->data + a->offset, a->data, a->len);
+	p->got += a->len;
+	L->m->n_archive_bytes += a->len;
+	return 0;
+}
+
+/* Store one record of pass 1. 0 or GTT_ENOMEM. */
+static int take_record(loader *L, const gtt_record *rec)
+{
+	ana_model *m = L->m;
+	switch (rec->tag) {
+	case GTT_REC_META: {
+		ana_kv *e = ana_vec_push(m->meta);
+		if (!e)
+			return GTT_ENOMEM;
+		e->key = dupstr(rec->u.meta.key);
+		e->value = dupstr(rec->u.meta.value);
+		return e->key && e->value ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_PROCESS: {
+		gtt_process *e = ana_vec_push(m->processes);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.process;
+		e->comm = dupstr(rec->u.process.comm);
+		see_time(m, e->time_ns);
+		return e->comm ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_THREAD: {
+		const gtt_thread *t = &rec->u.thread;
+		see_time(m, t->time_ns);
+		ana_thread *th = ana_thread_find(m, t->pid, t->tid);
+		if (!th) {
+			/* threads stay sorted by (pid, tid): insert in place (few threads, many records) */
+			if (!ana_vec_push(m->threads))
+				return GTT_ENOMEM;
+			size_t i = m->threads.n - 1;
+			while (i > 0 && (m->threads.v[i - 1].pid > t->pid ||
+			                 (m->threads.v[i - 1].pid == t->pid && m->threads.v[i - 1].tid > t->tid))) {
+				m->threads.v[i] = m->threads.v[i - 1];
+				i--;
+			}
+			th = &m->threads.v[i];
+			memset(th, 0, sizeof(*th));
+			th->pid = t->pid;
+			th->tid = t->tid;
+		}
+		if (t->name && t->name[0]) {
+			char *n = strdup(t->name);
+			if (!n)
+				return GTT_ENOMEM;
+			free(th->name);
+			th->name = n;
+		}
+		if (t->event == GTT_THREAD_START && (!th->start_ns || t->time_ns < th->start_ns))
+			th->start_ns = t->time_ns;
+		if (t->event == GTT_THREAD_EXIT)
+			th->end_ns = t->time_ns;
+		return 0;
+	}
+	case GTT_REC_MAPPING: {
+		ana_mapping *e = ana_vec_push(m->mappings);
+		if (!e)
+			return GTT_ENOMEM;
+		e->m = rec->u.mapping;
+		e->m.path = dupstr(rec->u.mapping.path);
+		see_time(m, e->m.time_ns);
+		return e->m.path ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_SAMPLE:
+		see_time(m, rec->u.sample.time_ns);
+		L->n_samples_seen++;
+		return 0;
+	case GTT_REC_SWITCH: {
+		gtt_switch *e = ana_vec_push(m->switches);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.sw;
+		see_time(m, e->time_ns);
+		return 0;
+	}
+	case GTT_REC_THREAD_CPU: {
+		gtt_thread_cpu *e = ana_vec_push(m->thread_cpu);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.thread_cpu;
+		see_time(m, e->time_ns);
+		return 0;
+	}
+	case GTT_REC_HEALTH: {
+		gtt_health *e = ana_vec_push(m->health);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.health;
+		e->text = dupstr(rec->u.health.text);
+		return e->text ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_TICKS: {
+		gtt_ticks *e = ana_vec_push(m->ticks);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.ticks;
+		return 0;
+	}
+	case GTT_REC_PY_CODE: {
+		ana_pycode *e = ana_vec_push(m->pycodes);
+		if (!e)
+			return GTT_ENOMEM;
+		const gtt_py_code *c = &rec->u.py_code;
+		e->pid = c->pid;
+		e->code_id = c->code_id;
+		e->first_line = c->first_line;
+		e->name = dupstr(c->name);
+		e->qualname = dupstr(c->qualname);
+		e->filename = dupstr(c->filename);
+		return e->name && e->qualname && e->filename ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_PY_STACK: {
+		ana_pystack *e = ana_vec_push(m->pystacks);
+		if (!e)
+			return GTT_ENOMEM;
+		const gtt_py_stack *p = &rec->u.py_stack;
+		e->time_ns = p->time_ns;
+		e->pid = p->pid;
+		e->tid = p->tid;
+		e->flags = p->flags;
+		e->n_frames = p->n_frames;
+		see_time(m, p->time_ns);
+		if (p->n_frames) {
+			e->frames = malloc(p->n_frames * sizeof(*e->frames));
+			if (!e->frames)
+				return GTT_ENOMEM;
+			memcpy(e->frames, p->frames, p->n_frames * sizeof(*e->frames));
+		}
+		return 0;
+	}
+	case GTT_REC_GIL: {
+		gtt_gil *e = ana_vec_push(m->gil);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.gil;
+		see_time(m, e->time_ns);
+		return 0;
+	}
+	case GTT_REC_STRING: {
+		ana_string *e = ana_vec_push(m->strings);
+		if (!e)
+			return GTT_ENOMEM;
+		e->pid = rec->u.string.pid;
+		e->id = rec->u.string.id;
+		e->text = dupstr(rec->u.string.text);
+		return e->text ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_CUDA_DEVICE: {
+		gtt_cuda_device *e = ana_vec_push(m->cuda_devices);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.cuda_device;
+		e->name = dupstr(rec->u.cuda_device.name);
+		e->uuid = dupstr(rec->u.cuda_device.uuid);
+		return e->name && e->uuid ? 0 : GTT_ENOMEM;
+	}
+#define SIMPLE(TAG, VEC, FIELD, T0, T1)                   \
+	case TAG: {                                       \
+		void *e = ana_vec_push(m->VEC);           \
+		if (!e)                                   \
+			return GTT_ENOMEM;                \
+		memcpy(e, &rec->u.FIELD, sizeof(rec->u.FIELD)); \
+		see_time(m, rec->u.FIELD.T0);             \
+		see_time(m, rec->u.FIELD.T1);             \
+		return 0;                                 \
+	}
+	SIMPLE(GTT_REC_CUDA_KERNEL, kernels, kernel, start_ns, end_ns)
+	SIMPLE(GTT_REC_CUDA_MEMCPY, memcpys, memcpy, start_ns, end_ns)
+	SIMPLE(GTT_REC_CUDA_MEMSET, memsets, memset, start_ns, end_ns)
+	SIMPLE(GTT_REC_CUDA_SYNC, syncs, sync, start_ns, end_ns)
+	SIMPLE(GTT_REC_CUDA_API, apis, api, start_ns, end_ns)
+	SIMPLE(GTT_REC_CUDA_ALLOC, allocs, alloc, time_ns, time_ns)
+	SIMPLE(GTT_REC_NVTX, nvtx, nvtx, start_ns, end_ns)
+	SIMPLE(GTT_REC_COUNTER, counters, counter, time_ns, time_ns)
+#undef SIMPLE
+	case GTT_REC_ARCHIVE:
+		return add_archive_piece(L, &rec->u.archive);
+	case GTT_REC_END:
+		m->has_end = 1;
+		m->end = rec->u.end;
+		see_time(m, rec->u.end.time_ns);
+		return 0;
+	default:
+		return 0; /* a newer record kind: skipped, as the format promises */
+	}
+}
+
+static int read_error(loader *L, int rc, char *errbuf, size_t errlen)
+{
+	uint64_t off = gtt_reader_offset(L->r);
+	if (rc == GTT_ECORRUPT)
+		snprintf(errbuf, errlen, "%s: corrupt chunk at byte %" PRIu64 " (checksum mismatch or impossible length)",
+		         L->m->path, off);
+	else if (rc == GTT_EINVAL)
+		snprintf(errbuf, errlen, "%s: record at byte %" PRIu64 " does not decode", L->m->path, off);
+	else
+		snprintf(errbuf, errlen, "%s: %s", L->m->path, gtt_strerror(rc));
+	return rc;
+}
+
+static int pass1(loader *L, char *errbuf, size_t errlen)
+{
+	gtt_record rec;
+	int rc;
+	uint64_t n = 0, size = gtt_reader_size(L->r);
+	while ((rc = gtt_reader_next(L->r, &rec)) != 0) {
+		if (rc < 0) {
+			if ((rc == GTT_ECORRUPT || rc == GTT_EINVAL) && L->o->skip_corrupt) {
+				L->m->n_corrupt++;
+				continue;
+			}
+			return read_error(L, rc, errbuf, errlen);
+		}
+		if ((rc = take_record(L, &rec)) < 0) {
+			snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
+			return rc;
+		}
+		if ((++n & 0xffff) == 0)
+			progress(L, "reading", gtt_reader_offset(L->r), size);
+	}
+	return 0;
+}
+
+static int pass2(loader *L, char *errbuf, size_t errlen)
+{
+	ana_model *m = L->m;
+	gtt_record rec;
+	int rc;
+	uint64_t done = 0;
+	gtt_reader_rewind(L->r);
+	while ((rc = gtt_reader_next(L->r, &rec)) != 0) {
+		if (rc < 0)
+			continue; /* already judged in pass 1 */
+		if (rec.tag != GTT_REC_SAMPLE)
+			continue;
+		const gtt_sample *s = &rec.u.sample;
+		int ok = 0;
+		int n = ana_sym_sample(L->sym, s, L->frames, MAX_DEPTH, &ok);
+		uint32_t sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
+		ana_sample *e = sid == ANA_NO_ID ? NULL : ana_vec_push(m->samples);
+		if (!e) {
+			snprintf(errbuf, errlen, "%s: out of memory", m->path);
+			return GTT_ENOMEM;
+		}
+		e->time_ns = s->time_ns;
+		e->weight_ns = s->period_ns;
+		e->pid = s->pid;
+		e->tid = s->tid;
+		e->cpu = s->cpu;
+		e->stack_id = sid;
+		e->cls = ANA_CLASS_NONPY;
+		e->unwind_ok = (uint8_t)ok;
+		if ((++done & 0x3ff) == 0)
+			progress(L, "symbolizing", done, L->n_samples_seen);
+	}
+	return 0;
+}
+
+/* ---- derived figures ---- */
+
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+static int sample_cmp(const void *a, const void *b)
+{
+	const ana_sample *x = a, *y = b;
+	int c = cmp_u64(x->time_ns, y->time_ns);
+	if (c)
+		return c;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	/* equal time and thread: keep file order, which the stack id (interned in file order)
+	 * does not give; cpu then stack id make the order at least deterministic */
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static int pystack_cmp(const void *a, const void *b)
+{
+	const ana_pystack *x = a, *y = b;
+	int c = cmp_u64(x->time_ns, y->time_ns);
+	return c ? c : (x->tid < y->tid ? -1 : x->tid > y->tid);
+}
+
+static int gil_cmp(const void *a, const void *b)
+{
+	const gtt_gil *x = a, *y = b;
+	int c = cmp_u64(x->time_ns, y->time_ns);
+	return c ? c : (x->pid < y->pid ? -1 : x->pid > y->pid);
+}
+
+static int string_cmp(const void *a, const void *b)
+{
+	const ana_string *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* (pid, tid, time) order for switches and thread_cpu, as an index. */
+typedef struct keyed { uint32_t pid, tid; uint64_t time; size_t idx; } keyed;
+static int keyed_cmp(const void *a, const void *b)
+{
+	const keyed *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	int c = cmp_u64(x->time, y->time);
+	return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
+}
+
+/* Sort an array unless it is already in order (the common case). */
+static void sort_if_needed(void *v, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++) {
+		if (cmp((char *)v + (i - 1) * sz, (char *)v + i * sz) > 0) {
+			qsort(v, n, sz, cmp);
+			return;
+		}
+	}
+}
+
+static int ensure_thread(ana_model *m, uint32_t pid, uint32_t tid)
+{
+	if (ana_thread_find(m, pid, tid))
+		return 0;
+	gtt_record rec = { .tag = GTT_REC_THREAD };
+	rec.u.thread.pid = pid;
+	rec.u.thread.tid = tid;
+	rec.u.thread.name = "";
+	loader L = { .m = m };
+	return take_record(&L, &rec);
+}
+
+static const char *process_comm(const ana_model *m, uint32_t pid)
+{
+	const char *comm = NULL;
+	for (size_t i = 0; i < m->processes.n; i++)
+		if (m->processes.v[i].pid == pid && m->processes.v[i].comm[0])
+			comm = m->processes.v[i].comm;
+	return comm;
+}
+
+static int finish_threads(ana_model *m)
+{
+	for (size_t i = 0; i < m->samples.n; i++)
+		if (ensure_thread(m, m->samples.v[i].pid, m->samples.v[i].tid) < 0)
+			return GTT_ENOMEM;
+	for (size_t i = 0; i < m->thread_cpu.n; i++)
+		if (ensure_thread(m, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
+			return GTT_ENOMEM;
+	for (size_t i = 0; i < m->switches.n; i++)
+		if (ensure_thread(m, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
+			return GTT_ENOMEM;
+	for (size_t i = 0; i < m->pystacks.n; i++) {
+		if (ensure_thread(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
+			return GTT_ENOMEM;
+		ana_thread_find(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid)->is_python = 1;
+	}
+	for (size_t i = 0; i < m->threads.n; i++) {
+		ana_thread *t = &m->threads.v[i];
+		if (t->name)
+			continue;
+		/* a thread never named: the main thread takes its process's command name */
+		const char *comm = t->tid == t->pid ? process_comm(m, t->pid) : NULL;
+		char buf[256];
+		if (comm) {
+			const char *sp = strchr(comm, ' ');
+			size_t len = sp ? (size_t)(sp - comm) : strlen(comm);
+			const char *base = memrchr(comm, '/', len);
+			base = base ? base + 1 : comm;
+			snprintf(buf, sizeof(buf), "%.*s", (int)(len - (size_t)(base - comm)), base);
+		} else {
+			snprintf(buf, sizeof(buf), "?");
+		}
+		t->name = strdup(buf);
+		if (!t->name)
+			return GTT_ENOMEM;
+	}
+	for (size_t i = 0; i < m->samples.n; i++) {
+		ana_sample *s = &m->samples.v[i];
+		ana_thread *t = ana_thread_find(m, s->pid, s->tid);
+		s->thread_idx = (uint32_t)(t - m->threads.v);
+		t->n_samples++;
+		t->sampled_ns += s->weight_ns;
+	}
+	return 0;
+}
+
+/* utime+stime growth over the recording. A thread created while the /proc loop was already
+ * running started from zero; one that existed before started from its first reading. */
+static int thread_cpu_totals(ana_model *m)
+{
+	size_t n = m->thread_cpu.n;
+	if (!n)
+		return 0;
+	keyed *k = malloc(n * sizeof(*k));
+	if (!k)
+		return GTT_ENOMEM;
+	uint64_t loop_start = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const gtt_thread_cpu *c = &m->thread_cpu.v[i];
+		k[i] = (keyed){ c->pid, c->tid, c->time_ns, i };
+		if (c->time_ns < loop_start)
+			loop_start = c->time_ns;
+	}
+	qsort(k, n, sizeof(*k), keyed_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && k[j].pid == k[i].pid && k[j].tid == k[i].tid)
+			j++;
+		const gtt_thread_cpu *first = &m->thread_cpu.v[k[i].idx], *last = &m->thread_cpu.v[k[j - 1].idx];
+		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
+		uint64_t base = first->utime_ns + first->stime_ns, end = last->utime_ns + last->stime_ns;
+		if (t && t->start_ns > loop_start)
+			base = 0;
+		if (t)
+			t->cpu_ns = end > base ? end - base : 0;
+		i = j;
+	}
+	free(k);
+	return 0;
+}
+
+/* On-CPU time from switch records: in→out intervals; a thread whose first record is "out"
+ * was running since the start, one whose last is "in" runs until the end. */
+static int oncpu_totals(ana_model *m)
+{
+	size_t n = m->switches.n;
+	if (!n)
+		return 0;
+	keyed *k = malloc(n * sizeof(*k));
+	if (!k)
+		return GTT_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const gtt_switch *s = &m->switches.v[i];
+		k[i] = (keyed){ s->pid, s->tid, s->time_ns, i };
+	}
+	qsort(k, n, sizeof(*k), keyed_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && k[j].pid == k[i].pid && k[j].tid == k[i].tid)
+			j++;
+		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
+		uint64_t from = t && t->start_ns > m->start_ns ? t->start_ns : m->start_ns;
+		uint64_t to = t && t->end_ns && t->end_ns < m->end_ns ? t->end_ns : m->end_ns;
+		uint64_t total = 0, in_since = 0;
+		int on = -1; /* unknown until the first record */
+		for (size_t x = i; x < j; x++) {
+			const gtt_switch *s = &m->switches.v[k[x].idx];
+			if (s->kind == GTT_SWITCH_IN) {
+				if (on != 1)
+					in_since = s->time_ns;
+				on = 1;
+			} else {
+				if (on == 1 && s->time_ns > in_since)
+					total += s->time_ns - in_since;
+				else if (on == -1 && s->time_ns > from)
+					total += s->time_ns - from;
+				on = 0;
+			}
+		}
+		if (on == 1 && to > in_since)
+			total += to - in_since;
+		if (t)
+			t->oncpu_ns = total;
+		i = j;
+	}
+	free(k);
+	return 0;
+}
+
+/* Samples without a period stand for the configured one. */
+static void fill_weights(ana_model *m)
+{
+	uint64_t period = 0;
+	for (size_t i = 0; i < m->health.n; i++)
+		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF)
+			period = m->health.v[i].value[1];
+	const char *hz = ana_meta_get(m, "frequency_hz");
+	if (!period && hz && atof(hz) > 0)
+		period = (uint64_t)(1e9 / atof(hz));
+	if (!period)
+		return;
+	for (size_t i = 0; i < m->samples.n; i++)
+		if (!m->samples.v[i].weight_ns)
+			m->samples.v[i].weight_ns = period;
+}
+
+static void add_warnings(loader *L)
+{
+	ana_model *m = L->m;
+	if (m->truncated)
+		ana_warn(m, "%s: trace is cut off at byte %" PRIu64 " (recording interrupted?); analyzed up to the last whole record",
+		         m->path, gtt_reader_offset(L->r));
+	if (m->n_corrupt)
+		ana_warn(m, "%s: skipped %" PRIu64 " corrupt chunk(s)", m->path, m->n_corrupt);
+	for (size_t i = 0; i < L->archives.n; i++) {
+		const pending_archive *p = &L->archives.v[i];
+		if (p->bad || p->got < p->total)
+			ana_warn(m, "%s: embedded copy of %s is incomplete (%" PRIu64 " of %" PRIu64 " bytes); not used",
+			         m->path, p->path, p->got, p->total);
+	}
+	if (L->sym) {
+		ana_sym_get_stats(L->sym, &ana_priv_get(m)->sym_stats);
+		const char *const *lines;
+		size_t n = ana_sym_missing(L->sym, &lines);
+		for (size_t i = 0; i < n; i++)
+			ana_warn(m, "%s", lines[i]);
+	}
+}
+
+static void loader_cleanup(loader *L)
+{
+	for (size_t i = 0; i < L->archives.n; i++) {
+		free(L->archives.v[i].path);
+		free(L->archives.v[i].data);
+	}
+	free(L->archives.v);
+	ana_sym_destroy(L->sym);
+	gtt_reader_close(L->r);
+	if (L->progress_shown)
+		fprintf(stderr, "\r%40s\r", "");
+}
+
+static void describe_open_error(const char *path, int err, int errno_, char *errbuf, size_t errlen)
+{
+	switch (err) {
+	case GTT_EEMPTY:
+		snprintf(errbuf, errlen, "%s: empty file, not a trace", path);
+		break;
+	case GTT_EFORMAT:
+		snprintf(errbuf, errlen, "%s: not a groundtruth trace (no .gtt header)", path);
+		break;
+	case GTT_EVERSION:
+		snprintf(errbuf, errlen, "%s: written by a newer trace format than this gt-analyze reads (%d.x)", path,
+		         GTT_VERSION_MAJOR);
+		break;
+	case GTT_EIO:
+		snprintf(errbuf, errlen, "%s: %s", path, errno_ ? strerror(errno_) : "cannot read");
+		break;
+	default:
+		snprintf(errbuf, errlen, "%s: %s", path, gtt_strerror(err));
+	}
+}
+
+ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, size_t errlen)
+{
+	ana_opts defaults;
+	if (!opts) {
+		ana_opts_init(&defaults);
+		opts = &defaults;
+	}
+	loader *L = calloc(1, sizeof(*L));
+	ana_model *m = calloc(1, sizeof(*m));
+	int err = 0;
+	if (!L || !m || !(m->path = strdup(path)) || !ana_priv_get(m)) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	L->m = m;
+	L->o = opts;
+	L->t0_ns = gtt_now_ns();
+	errno = 0;
+	L->r = gtt_reader_open(path, &err);
+	if (!L->r) {
+		describe_open_error(path, err, errno, errbuf, errlen);
+		goto fail;
+	}
+	gtt_reader_version(L->r, &m->version_major, &m->version_minor);
+	if (pass1(L, errbuf, errlen) < 0)
+		goto fail;
+	m->truncated = gtt_reader_truncated(L->r);
+	/* the recording's own bounds, when it says them, frame the timestamps seen */
+	const char *start = ana_meta_get(m, "start_ns");
+	if (start) {
+		uint64_t t = strtoull(start, NULL, 10);
+		if (t && (!m->start_ns || t < m->start_ns))
+			m->start_ns = t;
+	}
+
+	ana_sym_opts so = { .symfs = opts->symfs, .no_archive = opts->no_archive, .kernel = opts->kernel };
+	L->sym = ana_sym_create(m, &so);
+	if (!L->sym) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	for (size_t i = 0; i < L->archives.n; i++) {
+		pending_archive *p = &L->archives.v[i];
+		if (p->bad || p->got < p->total)
+			continue;
+		if (ana_sym_add_archive(L->sym, p->build_id, p->build_id_len, p->path, p->data, p->total) < 0) {
+			p->data = NULL;
+			snprintf(errbuf, errlen, "%s: out of memory", path);
+			goto fail;
+		}
+		p->data = NULL; /* owned by the symbolizer now */
+	}
+	if (pass2(L, errbuf, errlen) < 0)
+		goto fail;
+
+	sort_if_needed(m->samples.v, m->samples.n, sizeof(ana_sample), sample_cmp);
+	sort_if_needed(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp);
+	sort_if_needed(m->gil.v, m->gil.n, sizeof(gtt_gil), gil_cmp);
+	sort_if_needed(m->strings.v, m->strings.n, sizeof(ana_string), string_cmp);
+	fill_weights(m);
+	if (finish_threads(m) < 0 || thread_cpu_totals(m) < 0 || oncpu_totals(m) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	/* ANA_PYTHON_MERGE: analyze/python.c splices Python frames into the native stacks and
+	 * sets each sample's class; call it here once python.c is in the tree:
+	 *     if (!opts->no_python_merge && ana_python_merge(m, opts) < 0) goto fail;  */
+	for (size_t i = 0; i < m->samples.n; i++) {
+		const ana_sample *s = &m->samples.v[i];
+		if (s->cls < ANA_CLASS_COUNT)
+			m->threads.v[s->thread_idx].n_class[s->cls]++;
+	}
+	add_warnings(L);
+	loader_cleanup(L);
+	free(L);
+	return m;
+fail:
+	if (L)
+		loader_cleanup(L);
+	free(L);
+	ana_model_free(m);
+	return NULL;
+}

@@ -1,0 +1,376 @@
+/* report.c — `gt-analyze report`: recording summary, per-thread table, top self/total
+ * functions; then the sampler-health, Python and GPU sections. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "health.h"
+#include "model_priv.h"
+#include "report.h"
+
+void ana_report_opts_init(ana_report_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->top_n = 20;
+}
+
+uint64_t ana_duration_ns(const ana_model *m)
+{
+	return m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 1;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint64_t ana_sample_period_ns(const ana_model *m)
+{
+	uint64_t period = 0;
+	for (size_t i = 0; i < m->health.n; i++)
+		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF &&
+		    m->health.v[i].value[1])
+			period = m->health.v[i].value[1];
+	if (period)
+		return period;
+	const char *hz = ana_meta_get(m, "frequency_hz");
+	if (hz && atof(hz) > 0)
+		return (uint64_t)(1e9 / atof(hz) + 0.5);
+	if (!m->samples.n)
+		return 0;
+	/* the median sample weight */
+	size_t n = m->samples.n < 100001 ? m->samples.n : 100001;
+	uint64_t *w = malloc(n * sizeof(*w));
+	if (!w)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		w[i] = m->samples.v[i * (m->samples.n / n)].weight_ns;
+	qsort(w, n, sizeof(*w), u64_cmp);
+	period = w[n / 2];
+	free(w);
+	return period;
+}
+
+/* ---- functions: frames grouped by (name, module) ---- */
+
+typedef struct func {
+	const char *name, *module;
+	uint8_t kind;
+	uint64_t self, total;
+	uint64_t stamp;
+} func;
+
+typedef struct funcs {
+	ANA_VEC(func) v;
+	ana_idtable table;
+	uint32_t *of_frame;   /* frame id -> func id */
+} funcs;
+
+static int func_eq(uint32_t id, const void *key, void *ctx)
+{
+	const func *a = &((funcs *)ctx)->v.v[id];
+	const ana_frame *f = key;
+	return a->name == f->name && a->module == f->module;
+}
+
+static int funcs_build(const ana_model *m, funcs *F)
+{
+	memset(F, 0, sizeof(*F));
+	F->of_frame = malloc((m->frames.n ? m->frames.n : 1) * sizeof(uint32_t));
+	if (!F->of_frame)
+		return -1;
+	for (size_t i = 0; i < m->frames.n; i++) {
+		const ana_frame *f = &m->frames.v[i];
+		uint64_t h = ana_hash_u64((uint64_t)(uintptr_t)f->name * 31 + (uint64_t)(uintptr_t)f->module);
+		uint32_t *slot = ana_idtable_slot(&F->table, h, func_eq, f, F);
+		if (!slot)
+			return -1;
+		if (!*slot) {
+			func *e = ana_vec_push(F->v);
+			if (!e)
+				return -1;
+			e->name = f->name;
+			e->module = f->module;
+			e->kind = f->kind;
+			e->stamp = UINT64_MAX;
+			*slot = (uint32_t)F->v.n;
+			F->table.n++;
+		}
+		F->of_frame[i] = *slot - 1;
+	}
+	return 0;
+}
+
+static void funcs_free(funcs *F)
+{
+	free(F->v.v);
+	free(F->of_frame);
+	ana_idtable_free(&F->table);
+}
+
+typedef struct func_rank { const func *f; uint64_t n; } func_rank;
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const func_rank *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	int c = strcmp(x->f->name, y->f->name);
+	if (c)
+		return c;
+	return strcmp(x->f->module ? x->f->module : "", y->f->module ? y->f->module : "");
+}
+
+static void print_top(FILE *out, const char *title, const funcs *F, int self, uint64_t total, int top_n)
+{
+	func_rank *r = malloc((F->v.n ? F->v.n : 1) * sizeof(*r));
+	if (!r)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < F->v.n; i++) {
+		uint64_t c = self ? F->v.v[i].self : F->v.v[i].total;
+		if (c)
+			r[n++] = (func_rank){ &F->v.v[i], c };
+	}
+	qsort(r, n, sizeof(*r), rank_cmp);
+	fprintf(out, "\n%s\n", title);
+	fprintf(out, "  %8s  %6s  %s\n", "SAMPLES", "%", "FUNCTION (MODULE)");
+	for (size_t i = 0; i < n && i < (size_t)top_n; i++) {
+		fprintf(out, "  %8" PRIu64 "  %5.1f%%  %s", r[i].n, 100.0 * (double)r[i].n / (double)(total ? total : 1),
+		        r[i].f->name);
+		if (r[i].f->module)
+			fprintf(out, " (%s)", r[i].f->module);
+		fputc('\n', out);
+	}
+	if (n == 0)
+		fprintf(out, "  (no samples)\n");
+	free(r);
+}
+
+/* ---- threads ---- */
+
+typedef struct pair { uint32_t thread, fn; } pair;
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const pair *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+static int thread_rank_cmp(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const ana_thread *x = &m->threads.v[*(const uint32_t *)a], *y = &m->threads.v[*(const uint32_t *)b];
+	if (x->n_samples != y->n_samples)
+		return x->n_samples > y->n_samples ? -1 : 1;
+	if (x->cpu_ns != y->cpu_ns)
+		return x->cpu_ns > y->cpu_ns ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* For each thread, the function with the most self samples (ties: first by name). */
+static int hottest_per_thread(const ana_model *m, const funcs *F, uint32_t *hot)
+{
+	size_t n = m->samples.n;
+	pair *p = malloc((n ? n : 1) * sizeof(*p));
+	if (!p)
+		return -1;
+	for (size_t i = 0; i < m->threads.n; i++)
+		hot[i] = UINT32_MAX;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const ana_sample *s = &m->samples.v[i];
+		const ana_stack *st = &m->stacks.v[s->stack_id];
+		if (st->n)
+			p[k++] = (pair){ s->thread_idx, F->of_frame[st->frames[st->n - 1]] };
+	}
+	qsort(p, k, sizeof(*p), pair_cmp);
+	uint64_t best_n = 0;
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		while (j < k && p[j].thread == p[i].thread && p[j].fn == p[i].fn)
+			j++;
+		uint32_t t = p[i].thread;
+		if (i == 0 || p[i - 1].thread != t)
+			best_n = 0;
+		uint64_t c = j - i;
+		if (c > best_n || (c == best_n && hot[t] != UINT32_MAX &&
+		                   strcmp(F->v.v[p[i].fn].name, F->v.v[hot[t]].name) < 0)) {
+			best_n = c;
+			hot[t] = p[i].fn;
+		}
+		i = j;
+	}
+	free(p);
+	return 0;
+}
+
+static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top_n)
+{
+	uint64_t dur = ana_duration_ns(m), total = m->samples.n;
+	uint32_t *order = malloc((m->threads.n ? m->threads.n : 1) * sizeof(*order));
+	uint32_t *hot = malloc((m->threads.n ? m->threads.n : 1) * sizeof(*hot));
+	if (!order || !hot || hottest_per_thread(m, F, hot) < 0) {
+		free(order);
+		free(hot);
+		return;
+	}
+	size_t n = 0, idle = 0;
+	int any_proc = 0, any_switch = 0;
+	for (size_t i = 0; i < m->threads.n; i++) {
+		const ana_thread *t = &m->threads.v[i];
+		if (t->n_samples || t->cpu_ns || t->oncpu_ns)
+			order[n++] = (uint32_t)i;
+		else
+			idle++;
+	}
+	any_proc = m->thread_cpu.n > 0;
+	any_switch = m->switches.n > 0;
+	qsort_r(order, n, sizeof(*order), thread_rank_cmp, (void *)m);
+	fprintf(out, "\nThreads (CPU%% = %% of one CPU over the recording; \"-\" = not recorded)\n");
+	fprintf(out, "  %7s %7s  %-16s %8s %7s %8s %8s %8s  %s\n", "PID", "TID", "NAME", "SAMPLES", "%TOTAL",
+	        "CPU%smp", "CPU%proc", "ONCPU_S", "HOTTEST SELF");
+	size_t shown = 0, limit = (size_t)(top_n > 0 ? top_n : 20) * 2;
+	for (size_t i = 0; i < n; i++) {
+		const ana_thread *t = &m->threads.v[order[i]];
+		if (shown == limit)
+			break;
+		shown++;
+		char proc[16] = "-", on[16] = "-";
+		if (any_proc)
+			snprintf(proc, sizeof(proc), "%.1f", 100.0 * (double)t->cpu_ns / (double)dur);
+		if (any_switch)
+			snprintf(on, sizeof(on), "%.3f", (double)t->oncpu_ns / 1e9);
+		fprintf(out, "  %7u %7u  %-16s %8" PRIu64 " %6.1f%% %8.1f %8s %8s  %s\n", t->pid, t->tid,
+		        t->name ? t->name : "?", t->n_samples,
+		        100.0 * (double)t->n_samples / (double)(total ? total : 1),
+		        100.0 * (double)t->sampled_ns / (double)dur, proc, on,
+		        hot[order[i]] == UINT32_MAX ? "-" : F->v.v[hot[order[i]]].name);
+	}
+	if (n > shown)
+		fprintf(out, "  (%zu more threads with less activity)\n", n - shown);
+	if (idle)
+		fprintf(out, "  (%zu threads without samples or CPU time)\n", idle);
+	free(order);
+	free(hot);
+}
+
+/* ---- header ---- */
+
+static const char *end_reason(const ana_model *m, char *buf, size_t cap)
+{
+	if (!m->has_end)
+		return "no end record (the recording was interrupted)";
+	switch (m->end.reason) {
+	case GTT_END_TARGET_EXIT: {
+		int st = m->end.status;
+		if ((st & 0x7f) == 0)
+			snprintf(buf, cap, "target exited with status %d", (st >> 8) & 0xff);
+		else
+			snprintf(buf, cap, "target killed by signal %d", st & 0x7f);
+		return buf;
+	}
+	case GTT_END_DURATION: return "duration elapsed";
+	case GTT_END_SIGNAL: return "recorder stopped by a signal";
+	case GTT_END_DETACH: return "detached";
+	case GTT_END_ERROR: return "recorder error";
+	}
+	return "unknown";
+}
+
+static void print_header(FILE *out, const ana_model *m)
+{
+	char buf[128];
+	const char *cmd = ana_meta_get(m, "command");
+	if (!cmd && m->processes.n)
+		cmd = m->processes.v[0].comm;
+	const char *p = strrchr(m->path, '/');
+	fprintf(out, "gt-analyze report: %s\n", p ? p + 1 : m->path);
+	fprintf(out, "command:   %s\n", cmd ? cmd : "?");
+	const char *mode = ana_meta_get(m, "mode"), *cg = ana_meta_get(m, "call_graph");
+	const char *hz = ana_meta_get(m, "frequency_hz"), *host = ana_meta_get(m, "hostname");
+	fprintf(out, "recording: %s, %s Hz, call graph %s%s%s\n", mode ? mode : "?", hz ? hz : "?", cg ? cg : "?",
+	        host ? ", host " : "", host ? host : "");
+	uint64_t dur = ana_duration_ns(m);
+	fprintf(out, "duration:  %.3f s (%s)\n", (double)dur / 1e9, end_reason(m, buf, sizeof(buf)));
+	uint64_t period = ana_sample_period_ns(m);
+	fprintf(out, "samples:   %zu (%.1f/s", m->samples.n, (double)m->samples.n * 1e9 / (double)dur);
+	if (period)
+		fprintf(out, "; sampling rate %.1f Hz per thread", 1e9 / (double)period);
+	fprintf(out, ")\n");
+	size_t n_proc = 0;
+	for (size_t i = 0; i < m->threads.n; i++)
+		if (i == 0 || m->threads.v[i].pid != m->threads.v[i - 1].pid)
+			n_proc++;
+	fprintf(out, "threads:   %zu in %zu process%s\n", m->threads.n, n_proc, n_proc == 1 ? "" : "es");
+	fprintf(out, "format:    %u.%u", m->version_major, m->version_minor);
+	if (m->n_archive_bytes)
+		fprintf(out, ", embedded symbols %.1f MiB", (double)m->n_archive_bytes / (1024.0 * 1024.0));
+	fputc('\n', out);
+	if (m->truncated)
+		fprintf(out, "NOTE: the trace is cut off; everything below covers the recording up to the cut.\n");
+}
+
+static void print_symbols(FILE *out, const ana_model *m)
+{
+	const ana_priv *p = m->priv;
+	if (!p || !p->sym_stats.n_files)
+		return;
+	const ana_sym_stats *st = &p->sym_stats;
+	fprintf(out, "\nSymbols: %" PRIu64 " binaries hit by samples: %" PRIu64 " from the embedded archive, %" PRIu64
+	        " from --symfs, %" PRIu64 " from /usr/lib/debug, %" PRIu64 " from their original path, %" PRIu64
+	        " not found\n",
+	        st->n_files, st->n_from_archive, st->n_from_symfs, st->n_from_debugdir, st->n_from_path, st->n_missing);
+	if (st->n_mismatch)
+		fprintf(out, "  %" PRIu64 " file(s) on disk had a different build-id and were not used\n", st->n_mismatch);
+}
+
+int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
+{
+	ana_report_opts def;
+	if (!o) {
+		ana_report_opts_init(&def);
+		o = &def;
+	}
+	funcs F;
+	uint64_t *per_stack = calloc(m->stacks.n ? m->stacks.n : 1, sizeof(uint64_t));
+	if (!per_stack || funcs_build(m, &F) < 0) {
+		free(per_stack);
+		return GTT_ENOMEM;
+	}
+	for (size_t i = 0; i < m->samples.n; i++)
+		per_stack[m->samples.v[i].stack_id]++;
+	for (size_t s = 0; s < m->stacks.n; s++) {
+		const ana_stack *st = &m->stacks.v[s];
+		if (!per_stack[s] || !st->n)
+			continue;
+		F.v.v[F.of_frame[st->frames[st->n - 1]]].self += per_stack[s];
+		for (uint32_t i = 0; i < st->n; i++) {
+			func *f = &F.v.v[F.of_frame[st->frames[i]]];
+			if (f->stamp == s)
+				continue; /* recursion: count a function once per stack */
+			f->stamp = s;
+			f->total += per_stack[s];
+		}
+	}
+	print_header(out, m);
+	print_threads(out, m, &F, o->top_n);
+	print_top(out, "Top functions by self samples", &F, 1, m->samples.n, o->top_n);
+	print_top(out, "Top functions by total samples (self + callees)", &F, 0, m->samples.n, o->top_n);
+	print_symbols(out, m);
+	ana_health_report(m, out, o->top_n);
+	/* ANA_PYTHON_REPORT / ANA_GPU_REPORT: analyze/python.c and analyze/gpu.c add their
+	 * sections here once they are in the tree:
+	 *     ana_python_report(m, out);
+	 *     ana_gpu_report(m, out, o->top_n);  */
+	funcs_free(&F);
+	free(per_stack);
+	return ferror(out) ? GTT_EIO : 0;
+}
