@@ -1,0 +1,595 @@
+/* gpu.c — the GPU section of the report: devices, busy % over time, kernels, API calls, copies,
+ * syncs, allocations, NVTX, and GPU-idle blame (what every host thread did while a device was
+ * idle), with each kernel linked to its launching thread and CPU stack by correlation id.
+ * Output is deterministic: every sort has a total order. */
+#include "gpu.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dwfl.h"
+#include "gpu_idle.h"
+
+/* ---- small helpers shared with gpu_idle.c ---- */
+
+void ana_gpu_ms(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%.3f", (double)ns / 1e6);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Physical device of (pid, device): its UUID when the agent wrote one, else "pidP/devD". */
+static int device_index(ana_gpu_ctx *g, uint32_t pid, uint32_t device)
+{
+	for (size_t i = 0; i < g->n_devs; i++)
+		if (g->devs[i].pid == pid && g->devs[i].device == device)
+			return g->devs[i].index;
+	const ana_model *m = g->m;
+	const char *uuid = NULL, *name = NULL;
+	for (size_t i = 0; i < m->cuda_devices.n; i++) {
+		const gtt_cuda_device *d = &m->cuda_devices.v[i];
+		if (d->pid == pid && d->device == device) {
+			uuid = d->uuid && *d->uuid ? d->uuid : NULL;
+			name = d->name;
+		}
+	}
+	int index = -1;
+	for (size_t i = 0; uuid && i < g->n_devs; i++)
+		if (g->devs[i].uuid && strcmp(g->devs[i].uuid, uuid) == 0)
+			index = g->devs[i].index;
+	if (index < 0)
+		index = g->n_phys++;
+	if (g->n_devs == g->cap_devs) {
+		size_t cap = g->cap_devs ? g->cap_devs * 2 : 8;
+		ana_gpu_dev *nd = realloc(g->devs, cap * sizeof(*nd));
+		if (!nd)
+			return -1;
+		g->devs = nd;
+		g->cap_devs = cap;
+	}
+	ana_gpu_dev *d = &g->devs[g->n_devs++];
+	memset(d, 0, sizeof(*d));
+	d->pid = pid;
+	d->device = device;
+	d->uuid = uuid;
+	d->name = name;
+	d->index = index;
+	return index;
+}
+
+static int cmp_act(const void *a, const void *b)
+{
+	const ana_gpu_act *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	int c = cmp_u64(x->start_ns, y->start_ns);
+	if (!c)
+		c = cmp_u64(x->end_ns, y->end_ns);
+	if (!c)
+		c = x->type - y->type;
+	return c ? c : cmp_u64(x->idx, y->idx);
+}
+
+static int push_act(ana_gpu_ctx *g, uint32_t pid, uint32_t device, uint64_t s, uint64_t e, int type, size_t idx)
+{
+	int dev = device_index(g, pid, device);
+	if (dev < 0)
+		return -1;
+	if (e < s)
+		e = s;
+	ana_gpu_act *a = &g->acts[g->n_acts++];
+	a->start_ns = s;
+	a->end_ns = e;
+	a->dev = dev;
+	a->type = type;
+	a->idx = idx;
+	return 0;
+}
+
+static int build_ctx(ana_gpu_ctx *g, const ana_model *m)
+{
+	memset(g, 0, sizeof(*g));
+	g->m = m;
+	size_t n = m->kernels.n + m->memcpys.n + m->memsets.n;
+	g->acts = calloc(n ? n : 1, sizeof(*g->acts));
+	if (!g->acts)
+		return -1;
+	for (size_t i = 0; i < m->kernels.n; i++) {
+		const gtt_cuda_kernel *k = &m->kernels.v[i];
+		if (push_act(g, k->pid, k->device, k->start_ns, k->end_ns, ANA_GPU_KERNEL, i) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < m->memcpys.n; i++) {
+		const gtt_cuda_memcpy *c = &m->memcpys.v[i];
+		if (push_act(g, c->pid, c->device, c->start_ns, c->end_ns, ANA_GPU_COPY, i) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < m->memsets.n; i++) {
+		const gtt_cuda_memset *s = &m->memsets.v[i];
+		if (push_act(g, s->pid, s->device, s->start_ns, s->end_ns, ANA_GPU_MEMSET, i) < 0)
+			return -1;
+	}
+	qsort(g->acts, g->n_acts, sizeof(*g->acts), cmp_act);
+	/* union of busy intervals per device, in time order */
+	g->busy = calloc(g->n_acts ? g->n_acts : 1, sizeof(*g->busy));
+	if (!g->busy)
+		return -1;
+	for (size_t i = 0; i < g->n_acts; i++) {
+		const ana_gpu_act *a = &g->acts[i];
+		ana_gpu_span *last = g->n_busy ? &g->busy[g->n_busy - 1] : NULL;
+		if (last && last->dev == a->dev && a->start_ns <= last->end_ns) {
+			if (a->end_ns > last->end_ns)
+				last->end_ns = a->end_ns;
+			continue;
+		}
+		ana_gpu_span *s = &g->busy[g->n_busy++];
+		s->start_ns = a->start_ns;
+		s->end_ns = a->end_ns;
+		s->dev = a->dev;
+	}
+	return 0;
+}
+
+static void free_ctx(ana_gpu_ctx *g)
+{
+	free(g->acts);
+	free(g->busy);
+	free(g->devs);
+}
+
+/* ---- kernels ---- */
+
+typedef struct name_row {
+	const char *name;      /* model string (mangled) */
+	char *shown;           /* demangled, or NULL (use name) */
+	uint64_t count, total_ns, max_ns;
+	uint64_t first_idx;    /* an element of the group, for launch-site lookup */
+} name_row;
+
+static int cmp_kernel_name(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const gtt_cuda_kernel *x = &m->kernels.v[*(const size_t *)a], *y = &m->kernels.v[*(const size_t *)b];
+	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
+	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
+}
+
+static int cmp_row_total(const void *a, const void *b)
+{
+	const name_row *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	const char *nx = x->shown ? x->shown : x->name, *ny = y->shown ? y->shown : y->name;
+	return strcmp(nx, ny);
+}
+
+static void print_name(FILE *out, const name_row *r)
+{
+	const char *n = r->shown ? r->shown : r->name;
+	size_t len = strlen(n);
+	if (len > 110)
+		fprintf(out, "%.107s...\n", n);
+	else
+		fprintf(out, "%s\n", n);
+}
+
+/* Kernels grouped by (mangled) name; sorted by total time. */
+static name_row *kernel_rows(const ana_model *m, size_t *n_rows, size_t **order_out)
+{
+	size_t n = m->kernels.n, nr = 0;
+	size_t *order = malloc((n ? n : 1) * sizeof(*order));
+	name_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	if (!order || !rows) {
+		free(order);
+		free(rows);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_kernel_name, (void *)m);
+	for (size_t i = 0; i < n; i++) {
+		const gtt_cuda_kernel *k = &m->kernels.v[order[i]];
+		const char *name = ana_string_get(m, k->pid, k->name_id);
+		if (!nr || strcmp(rows[nr - 1].name, name) != 0) {
+			rows[nr].name = name;
+			rows[nr].first_idx = order[i];
+			nr++;
+		}
+		name_row *r = &rows[nr - 1];
+		uint64_t d = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
+		r->count++;
+		r->total_ns += d;
+		if (d > r->max_ns)
+			r->max_ns = d;
+	}
+	for (size_t i = 0; i < nr; i++)
+		rows[i].shown = ana_demangle(rows[i].name);
+	qsort(rows, nr, sizeof(*rows), cmp_row_total);
+	*n_rows = nr;
+	*order_out = order;
+	return rows;
+}
+
+static void free_rows(name_row *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++)
+		free(rows[i].shown);
+	free(rows);
+}
+
+static void report_kernels(const ana_model *m, FILE *out, int top_n, const name_row *rows, size_t nr,
+                           uint64_t kernel_total_ns)
+{
+	fprintf(out, "\nKernels (%zu launches of %zu kernels, %.3f ms GPU time; top %d by total time):\n",
+	        m->kernels.n, nr, (double)kernel_total_ns / 1e6, top_n);
+	fprintf(out, "  %9s %12s %11s %11s %6s  %s\n", "count", "total ms", "mean us", "max us", "%time", "kernel");
+	for (size_t i = 0; i < nr && (int)i < top_n; i++) {
+		const name_row *r = &rows[i];
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %6.1f  ", r->count, (double)r->total_ns / 1e6,
+		        (double)r->total_ns / (double)r->count / 1e3, (double)r->max_ns / 1e3,
+		        kernel_total_ns ? 100.0 * (double)r->total_ns / (double)kernel_total_ns : 0.0);
+		print_name(out, r);
+	}
+}
+
+/* ---- API calls ---- */
+
+typedef struct api_row {
+	const char *name;
+	uint32_t domain;
+	uint64_t count, total_ns, max_ns, n_err;
+} api_row;
+
+static int cmp_api_name(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const gtt_cuda_api *x = &m->apis.v[*(const size_t *)a], *y = &m->apis.v[*(const size_t *)b];
+	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
+	if (!c)
+		c = (int)x->domain - (int)y->domain;
+	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
+}
+
+static int cmp_api_total(const void *a, const void *b)
+{
+	const api_row *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (int)x->domain - (int)y->domain;
+}
+
+static void report_apis(const ana_model *m, FILE *out, int top_n)
+{
+	size_t n = m->apis.n, nr = 0;
+	if (!n)
+		return;
+	size_t *order = malloc(n * sizeof(*order));
+	api_row *rows = calloc(n, sizeof(*rows));
+	if (!order || !rows)
+		goto out;
+	uint64_t n_rt = 0, n_drv = 0;
+	for (size_t i = 0; i < n; i++) {
+		order[i] = i;
+		if (m->apis.v[i].domain == GTT_API_RUNTIME)
+			n_rt++;
+		else
+			n_drv++;
+	}
+	qsort_r(order, n, sizeof(*order), cmp_api_name, (void *)m);
+	for (size_t i = 0; i < n; i++) {
+		const gtt_cuda_api *a = &m->apis.v[order[i]];
+		const char *name = ana_string_get(m, a->pid, a->name_id);
+		if (!nr || strcmp(rows[nr - 1].name, name) != 0 || rows[nr - 1].domain != a->domain) {
+			rows[nr].name = name;
+			rows[nr].domain = a->domain;
+			nr++;
+		}
+		api_row *r = &rows[nr - 1];
+		uint64_t d = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+		r->count++;
+		r->total_ns += d;
+		if (d > r->max_ns)
+			r->max_ns = d;
+		if (a->status != 0)
+			r->n_err++;
+	}
+	qsort(rows, nr, sizeof(*rows), cmp_api_total);
+	fprintf(out, "\nCUDA API calls (%" PRIu64 " runtime, %" PRIu64 " driver; top %d by total time):\n", n_rt, n_drv,
+	        top_n);
+	fprintf(out, "  %9s %12s %11s %11s %7s  %s\n", "count", "total ms", "mean us", "max us", "errors", "call");
+	for (size_t i = 0; i < nr && (int)i < top_n; i++) {
+		const api_row *r = &rows[i];
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %7" PRIu64 "  %s%s\n", r->count, (double)r->total_ns / 1e6,
+		        (double)r->total_ns / (double)r->count / 1e3, (double)r->max_ns / 1e3, r->n_err, r->name,
+		        r->domain == GTT_API_DRIVER ? " (driver)" : "");
+	}
+out:
+	free(order);
+	free(rows);
+}
+
+/* ---- copies, memsets, syncs ---- */
+
+static void report_copies(const ana_model *m, FILE *out)
+{
+	static const char *const dir_names[] = { "unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+	uint64_t count[6] = { 0 }, bytes[6] = { 0 }, ns[6] = { 0 }, async[6] = { 0 };
+	if (!m->memcpys.n && !m->memsets.n)
+		return;
+	for (size_t i = 0; i < m->memcpys.n; i++) {
+		const gtt_cuda_memcpy *c = &m->memcpys.v[i];
+		uint32_t k = c->kind < 6 ? c->kind : 0;
+		count[k]++;
+		bytes[k] += c->bytes;
+		ns[k] += c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+		async[k] += c->flags & 1;
+	}
+	fprintf(out, "\nMemory copies by direction:\n");
+	fprintf(out, "  %-9s %9s %9s %14s %12s %10s\n", "direction", "count", "async", "bytes", "total ms", "GB/s");
+	for (int k = 1; k <= 6; k++) {
+		int d = k % 6;    /* unknown last */
+		if (!count[d])
+			continue;
+		fprintf(out, "  %-9s %9" PRIu64 " %9" PRIu64 " %14" PRIu64 " %12.3f %10.2f\n", dir_names[d], count[d], async[d],
+		        bytes[d], (double)ns[d] / 1e6, ns[d] ? (double)bytes[d] / (double)ns[d] : 0.0);
+	}
+	if (m->memsets.n) {
+		uint64_t b = 0, t = 0;
+		for (size_t i = 0; i < m->memsets.n; i++) {
+			b += m->memsets.v[i].bytes;
+			t += m->memsets.v[i].end_ns > m->memsets.v[i].start_ns ?
+			     m->memsets.v[i].end_ns - m->memsets.v[i].start_ns : 0;
+		}
+		fprintf(out, "  memsets: %zu, %" PRIu64 " bytes, %.3f ms\n", m->memsets.n, b, (double)t / 1e6);
+	}
+}
+
+static void report_syncs(const ana_model *m, FILE *out)
+{
+	static const char *const names[] = { "unknown", "event synchronize", "stream wait event",
+	                                     "stream synchronize", "context synchronize" };
+	uint64_t count[5] = { 0 }, ns[5] = { 0 }, max[5] = { 0 };
+	if (!m->syncs.n)
+		return;
+	for (size_t i = 0; i < m->syncs.n; i++) {
+		const gtt_cuda_sync *s = &m->syncs.v[i];
+		uint32_t k = s->kind < 5 ? s->kind : 0;
+		uint64_t d = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+		count[k]++;
+		ns[k] += d;
+		if (d > max[k])
+			max[k] = d;
+	}
+	fprintf(out, "\nSynchronization (host waiting for the GPU):\n");
+	fprintf(out, "  %9s %12s %11s  %s\n", "count", "total ms", "max us", "kind");
+	for (int k = 1; k <= 5; k++) {
+		int d = k % 5;
+		if (count[d])
+			fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s\n", count[d], (double)ns[d] / 1e6, (double)max[d] / 1e3,
+			        names[d]);
+	}
+}
+
+/* ---- allocations ---- */
+
+typedef struct live_ent { uint64_t key; uint64_t bytes; } live_ent;
+
+static int cmp_alloc_time(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const gtt_cuda_alloc *x = &m->allocs.v[*(const size_t *)a], *y = &m->allocs.v[*(const size_t *)b];
+	int c = cmp_u64(x->time_ns, y->time_ns);
+	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
+}
+
+static void report_allocs(const ana_model *m, FILE *out, uint64_t span_ns)
+{
+	size_t n = m->allocs.n;
+	if (!n)
+		return;
+	size_t *order = malloc(n * sizeof(*order));
+	size_t cap = 16;
+	while (cap < n * 2)
+		cap *= 2;
+	live_ent *live = calloc(cap, sizeof(*live));
+	if (!order || !live)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_alloc_time, (void *)m);
+	uint64_t n_alloc = 0, n_free = 0, b_alloc = 0, b_free = 0, cur = 0, peak = 0, peak_t = 0, unknown_free = 0;
+	for (size_t i = 0; i < n; i++) {
+		const gtt_cuda_alloc *a = &m->allocs.v[order[i]];
+		/* live set keyed by (pid, device, address) so a free matches its allocation */
+		uint64_t key = (a->address ^ ((uint64_t)a->pid << 40) ^ ((uint64_t)a->device << 56)) | 1;
+		size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+		while (live[j].key && live[j].key != key)
+			j = (j + 1) & (cap - 1);
+		if (a->op == GTT_ALLOC_ALLOC) {
+			n_alloc++;
+			b_alloc += a->bytes;
+			if (live[j].key == key)
+				cur -= live[j].bytes;    /* re-used address without a free seen */
+			live[j].key = key;
+			live[j].bytes = a->bytes;
+			cur += a->bytes;
+			if (cur > peak) {
+				peak = cur;
+				peak_t = a->time_ns;
+			}
+		} else {
+			n_free++;
+			b_free += a->bytes;
+			if (live[j].key == key && live[j].bytes) {
+				cur -= live[j].bytes;
+				live[j].bytes = 0;    /* keep the key: probing chains stay intact */
+			} else {
+				unknown_free++;
+			}
+		}
+	}
+	double secs = span_ns ? (double)span_ns / 1e9 : 0;
+	fprintf(out, "\nGPU memory allocations (CUDA allocator; a caching allocator above it reuses memory "
+	        "without calls):\n");
+	fprintf(out, "  allocations %" PRIu64 " (%.1f MiB), frees %" PRIu64 " (%.1f MiB), churn %.1f ops/s\n", n_alloc,
+	        (double)b_alloc / 1048576.0, n_free, (double)b_free / 1048576.0,
+	        secs > 0 ? (double)(n_alloc + n_free) / secs : 0.0);
+	fprintf(out, "  peak live %.1f MiB at %.3f s (allocations made while recording)", (double)peak / 1048576.0,
+	        peak_t >= m->start_ns ? (double)(peak_t - m->start_ns) / 1e9 : 0.0);
+	if (unknown_free)
+		fprintf(out, "; %" PRIu64 " frees of memory allocated before recording", unknown_free);
+	fputc('\n', out);
+out:
+	free(order);
+	free(live);
+}
+
+/* ---- NVTX ---- */
+
+static void report_nvtx(const ana_model *m, FILE *out, int top_n)
+{
+	size_t n = m->nvtx.n, nr = 0;
+	if (!n)
+		return;
+	size_t *order = malloc(n * sizeof(*order));
+	api_row *rows = calloc(n, sizeof(*rows));
+	if (!order || !rows)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	/* group by name text; reuse the API row shape */
+	for (size_t i = 0; i < n; i++) {
+		const gtt_nvtx *v = &m->nvtx.v[i];
+		const char *name = ana_string_get(m, v->pid, v->name_id);
+		size_t j;
+		for (j = 0; j < nr && (strcmp(rows[j].name, name) != 0 || rows[j].domain != v->kind); j++)
+			;
+		if (j == nr) {
+			if (nr >= 4096)
+				continue;    /* bounded: NVTX names are few in practice */
+			rows[nr].name = name;
+			rows[nr].domain = v->kind;
+			nr++;
+		}
+		uint64_t d = v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
+		rows[j].count++;
+		rows[j].total_ns += d;
+		if (d > rows[j].max_ns)
+			rows[j].max_ns = d;
+	}
+	qsort(rows, nr, sizeof(*rows), cmp_api_total);
+	fprintf(out, "\nNVTX ranges and markers (top %d by total time):\n", top_n);
+	fprintf(out, "  %9s %12s %11s  %s\n", "count", "total ms", "max us", "name");
+	for (size_t i = 0; i < nr && (int)i < top_n; i++)
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s%s\n", rows[i].count, (double)rows[i].total_ns / 1e6,
+		        (double)rows[i].max_ns / 1e3, rows[i].name, rows[i].domain == GTT_NVTX_MARKER ? " (marker)" : "");
+out:
+	free(order);
+	free(rows);
+}
+
+/* ---- header: devices, counts, health ---- */
+
+static void report_header(const ana_gpu_ctx *g, FILE *out)
+{
+	const ana_model *m = g->m;
+	fprintf(out, "\n== GPU ==\n");
+	for (int p = 0; p < g->n_phys; p++) {
+		const ana_gpu_dev *d = NULL;
+		for (size_t i = 0; i < g->n_devs && !d; i++)
+			if (g->devs[i].index == p)
+				d = &g->devs[i];
+		const gtt_cuda_device *info = NULL;
+		for (size_t i = 0; i < m->cuda_devices.n; i++)
+			if (m->cuda_devices.v[i].pid == d->pid && m->cuda_devices.v[i].device == d->device)
+				info = &m->cuda_devices.v[i];
+		fprintf(out, "GPU %d: pid %u device %u", p, d->pid, d->device);
+		if (info)
+			fprintf(out, ", %s (cc %u.%u, %u SMs, %.1f GiB)", info->name, info->cc_major, info->cc_minor,
+			        info->sm_count, (double)info->global_mem_bytes / 1073741824.0);
+		fputc('\n', out);
+	}
+	fprintf(out, "CUDA records: %zu kernels, %zu copies, %zu memsets, %zu syncs, %zu API calls, %zu allocations, "
+	        "%zu NVTX\n", m->kernels.n, m->memcpys.n, m->memsets.n, m->syncs.n, m->apis.n, m->allocs.n, m->nvtx.n);
+	uint64_t dropped = 0;
+	for (size_t i = 0; i < m->health.n; i++) {
+		const gtt_health *h = &m->health.v[i];
+		if (h->source != GTT_SRC_CUPTI)
+			continue;
+		if (h->kind == GTT_HEALTH_DROPPED)
+			dropped += h->count;
+		else if (h->kind == GTT_HEALTH_NOTE && strncmp(h->text, "cupti agent", 11) != 0)
+			fprintf(out, "note (pid %u): %s\n", h->pid, h->text);
+	}
+	if (dropped)
+		fprintf(out, "WARNING: CUPTI dropped %" PRIu64 " activity records (buffers full): GPU numbers are low\n",
+		        dropped);
+	if (m->kernels.n && !m->apis.n)
+		fprintf(out, "note: no CUDA API records (GT_CUPTI_API=none?): kernels cannot be linked to threads\n");
+}
+
+static int has_cuda(const ana_model *m)
+{
+	if (m->kernels.n || m->memcpys.n || m->memsets.n || m->syncs.n || m->apis.n || m->allocs.n || m->nvtx.n ||
+	    m->cuda_devices.n)
+		return 1;
+	for (size_t i = 0; i < m->health.n; i++)
+		if (m->health.v[i].source == GTT_SRC_CUPTI)
+			return 1;
+	return 0;
+}
+
+void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
+{
+	ana_gpu_ctx g;
+	name_row *rows = NULL;
+	size_t nr = 0, *order = NULL;
+	if (!m || !out || !has_cuda(m))
+		return;
+	if (top_n <= 0)
+		top_n = 20;
+	if (build_ctx(&g, m) < 0) {
+		fprintf(out, "\n== GPU ==\n(out of memory)\n");
+		goto out;
+	}
+	report_header(&g, out);
+	ana_gpu_report_busy(&g, out);
+	uint64_t kernel_total = 0;
+	for (size_t i = 0; i < m->kernels.n; i++)
+		kernel_total += m->kernels.v[i].end_ns > m->kernels.v[i].start_ns ?
+		                m->kernels.v[i].end_ns - m->kernels.v[i].start_ns : 0;
+	if (m->kernels.n) {
+		rows = kernel_rows(m, &nr, &order);
+		if (rows)
+			report_kernels(m, out, top_n, rows, nr, kernel_total);
+	}
+	report_apis(m, out, top_n);
+	report_copies(m, out);
+	report_syncs(m, out);
+	report_allocs(m, out, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	report_nvtx(m, out, top_n);
+	ana_gpu_report_idle(&g, out, top_n < 10 ? top_n : 10);
+	if (rows) {
+		const char **names = calloc(nr ? nr : 1, sizeof(*names));
+		const char **shown = calloc(nr ? nr : 1, sizeof(*shown));
+		if (names && shown) {
+			for (size_t i = 0; i < nr; i++) {
+				names[i] = rows[i].name;
+				shown[i] = rows[i].shown ? rows[i].shown : rows[i].name;
+			}
+			ana_gpu_report_launches(&g, out, names, shown, nr < 5 ? nr : 5);
+		}
+		free(names);
+		free(shown);
+	}
+out:
+	free_rows(rows, nr);
+	free(order);
+	free_ctx(&g);
+}
