@@ -1,0 +1,535 @@
+/* archive.c — mapping table, sample hits, and the embedded symbol archive (trimmed ELF copies). */
+#include "archive.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf.h"
+
+#if defined(__x86_64__)
+#define REG_IP_BIT 8  /* PERF_REG_X86_IP */
+#elif defined(__aarch64__)
+#define REG_IP_BIT 32 /* PERF_REG_ARM64_PC */
+#else
+#define REG_IP_BIT 64
+#endif
+
+typedef struct amap {
+	uint32_t pid;
+	uint32_t prot;
+	uint64_t start, end, pgoff;
+	uint32_t bid_len;
+	uint8_t bid[GTT_BUILD_ID_MAX];
+	char *path;
+	int hit;
+} amap;
+
+typedef struct aproc {
+	uint32_t pid;
+	amap **v;               /* live mappings, sorted by start, not overlapping */
+	size_t n, cap;
+	uint64_t lo, hi;        /* bounds of all live mappings (fast reject of stack words) */
+} aproc;
+
+struct rec_archive {
+	amap **all;             /* every mapping ever noted (owned) */
+	size_t n_all, cap_all;
+	aproc *procs;
+	size_t n_procs, cap_procs;
+	size_t last_proc;
+};
+
+rec_archive *rec_archive_create(void)
+{
+	return calloc(1, sizeof(rec_archive));
+}
+
+void rec_archive_destroy(rec_archive *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->n_all; i++) {
+		free(a->all[i]->path);
+		free(a->all[i]);
+	}
+	for (i = 0; i < a->n_procs; i++)
+		free(a->procs[i].v);
+	free(a->all);
+	free(a->procs);
+	free(a);
+}
+
+static aproc *proc_get(rec_archive *a, uint32_t pid, int create)
+{
+	size_t i;
+
+	if (a->last_proc < a->n_procs && a->procs[a->last_proc].pid == pid)
+		return &a->procs[a->last_proc];
+	for (i = 0; i < a->n_procs; i++) {
+		if (a->procs[i].pid == pid) {
+			a->last_proc = i;
+			return &a->procs[i];
+		}
+	}
+	if (!create)
+		return NULL;
+	if (a->n_procs == a->cap_procs) {
+		size_t c = a->cap_procs ? a->cap_procs * 2 : 8;
+		aproc *v = realloc(a->procs, c * sizeof(*v));
+		if (!v)
+			return NULL;
+		a->procs = v;
+		a->cap_procs = c;
+	}
+	memset(&a->procs[a->n_procs], 0, sizeof(aproc));
+	a->procs[a->n_procs].pid = pid;
+	a->last_proc = a->n_procs;
+	return &a->procs[a->n_procs++];
+}
+
+static void bounds(aproc *p)
+{
+	p->lo = p->n ? p->v[0]->start : 0;
+	p->hi = p->n ? p->v[p->n - 1]->end : 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i]->end > p->hi)
+			p->hi = p->v[i]->end;
+}
+
+/* Put an owned mapping into its process's live list, dropping what it overlaps. */
+static void insert_live(rec_archive *a, amap *m)
+{
+	aproc *p = proc_get(a, m->pid, 1);
+	size_t i, k;
+
+	if (!p)
+		return;
+	for (i = 0, k = 0; i < p->n; i++)
+		if (p->v[i]->end <= m->start || p->v[i]->start >= m->end)
+			p->v[k++] = p->v[i];
+	p->n = k;
+	if (p->n == p->cap) {
+		size_t c = p->cap ? p->cap * 2 : 32;
+		amap **v = realloc(p->v, c * sizeof(*v));
+		if (!v)
+			return;
+		p->v = v;
+		p->cap = c;
+	}
+	for (i = p->n; i > 0 && p->v[i - 1]->start > m->start; i--)
+		p->v[i] = p->v[i - 1];
+	p->v[i] = m;
+	p->n++;
+	bounds(p);
+}
+
+static amap *new_map(rec_archive *a, const gtt_mapping *m)
+{
+	amap *x;
+
+	if (a->n_all == a->cap_all) {
+		size_t c = a->cap_all ? a->cap_all * 2 : 64;
+		amap **v = realloc(a->all, c * sizeof(*v));
+		if (!v)
+			return NULL;
+		a->all = v;
+		a->cap_all = c;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->pid = m->pid;
+	x->prot = m->prot;
+	x->start = m->start;
+	x->end = m->end;
+	x->pgoff = m->pgoff;
+	x->bid_len = m->build_id_len > GTT_BUILD_ID_MAX ? GTT_BUILD_ID_MAX : m->build_id_len;
+	memcpy(x->bid, m->build_id, x->bid_len);
+	x->path = strdup(m->path ? m->path : "");
+	if (!x->path) {
+		free(x);
+		return NULL;
+	}
+	a->all[a->n_all++] = x;
+	return x;
+}
+
+void rec_archive_add(rec_archive *a, const gtt_mapping *m)
+{
+	amap *x;
+
+	if (!a || m->end <= m->start)
+		return;
+	x = new_map(a, m);
+	if (x)
+		insert_live(a, x);
+}
+
+void rec_archive_fork(rec_archive *a, uint32_t parent, uint32_t child, uint64_t time_ns, gtt_writer *w)
+{
+	aproc *p;
+	amap **copy;
+	size_t i, n;
+
+	if (!a || parent == child || !(p = proc_get(a, parent, 0)) || p->n == 0)
+		return;
+	n = p->n;
+	copy = malloc(n * sizeof(*copy));
+	if (!copy)
+		return;
+	memcpy(copy, p->v, n * sizeof(*copy)); /* p may move when the child's entry is added */
+	for (i = 0; i < n; i++) {
+		gtt_record r;
+		gtt_mapping *m = &r.u.mapping;
+
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_MAPPING;
+		m->time_ns = time_ns;
+		m->pid = child;
+		m->prot = copy[i]->prot;
+		m->start = copy[i]->start;
+		m->end = copy[i]->end;
+		m->pgoff = copy[i]->pgoff;
+		m->build_id_len = copy[i]->bid_len;
+		memcpy(m->build_id, copy[i]->bid, copy[i]->bid_len);
+		m->path = copy[i]->path;
+		rec_archive_add(a, m);
+		if (w)
+			gtt_write(w, &r);
+	}
+	free(copy);
+}
+
+void rec_archive_exec(rec_archive *a, uint32_t pid)
+{
+	aproc *p;
+
+	if (a && (p = proc_get(a, pid, 0)) != NULL) {
+		p->n = 0;
+		bounds(p);
+	}
+}
+
+static void hit(aproc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	if (addr < p->lo || addr >= p->hi)
+		return;
+	while (lo < hi) { /* first mapping with start > addr */
+		size_t mid = (lo + hi) / 2;
+		if (p->v[mid]->start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < p->v[lo - 1]->end)
+		p->v[lo - 1]->hit = 1;
+}
+
+void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s)
+{
+	aproc *p;
+	uint32_t i;
+
+	if (!a || !(p = proc_get(a, s->pid, 0)) || p->n == 0)
+		return;
+	for (i = 0; i < s->n_user; i++)
+		hit(p, s->ips[s->n_kernel + i]);
+	if ((s->flags & GTT_SAMPLE_REGS) && REG_IP_BIT < 64 && (s->regs_mask >> REG_IP_BIT & 1)) {
+		uint32_t idx = (uint32_t)__builtin_popcountll(s->regs_mask & ((1ull << REG_IP_BIT) - 1));
+		if (idx < s->n_regs)
+			hit(p, s->regs[idx]);
+	}
+	if (s->flags & GTT_SAMPLE_STACK) {
+		for (i = 0; i + 8 <= s->stack_len; i += 8) {
+			uint64_t word;
+			memcpy(&word, s->stack + i, 8);
+			if (word >= p->lo && word < p->hi)
+				hit(p, word);
+		}
+	}
+}
+
+void rec_archive_get_stats(const rec_archive *a, rec_archive_stats *st)
+{
+	size_t i, j;
+
+	memset(st, 0, sizeof(*st));
+	if (!a)
+		return;
+	st->n_mappings = (uint32_t)a->n_all;
+	for (i = 0; i < a->n_all; i++) {
+		const amap *m = a->all[i];
+		if (!m->hit)
+			continue;
+		for (j = 0; j < i; j++) /* count distinct hit binaries */
+			if (a->all[j]->hit && a->all[j]->bid_len == m->bid_len &&
+			    memcmp(a->all[j]->bid, m->bid, m->bid_len) == 0 &&
+			    (m->bid_len || strcmp(a->all[j]->path, m->path) == 0))
+				break;
+		if (j == i)
+			st->n_hit++;
+	}
+}
+
+/* ---- ELF trimming ---- */
+
+static int keep_name(const char *n)
+{
+	static const char *const names[] = {
+		".symtab", ".strtab", ".dynsym", ".dynstr", ".eh_frame", ".eh_frame_hdr",
+		".gnu_debuglink", ".gnu_debugaltlink", ".gnu_debugdata", ".dynamic", ".gnu.hash", ".hash",
+		".gnu.version", ".gnu.version_d", ".gnu.version_r",
+	};
+
+	/* variable locations, macros and name indexes are not needed for names, lines or CFI */
+	static const char *const skip[] = { "loc", "loclists", "macro", "macinfo", "pubnames", "pubtypes",
+		"gnu_pubnames", "gnu_pubtypes", "names" };
+	size_t i;
+
+	if (strncmp(n, ".debug_", 7) == 0 || strncmp(n, ".zdebug_", 8) == 0) {
+		const char *rest = n + (n[1] == 'z' ? 8 : 7);
+		for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+			if (strcmp(rest, skip[i]) == 0)
+				return 0;
+		return 1;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(n, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+uint8_t *rec_archive_trim_elf(const uint8_t *data, size_t len, size_t *out_len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	uint8_t *keep = NULL, *out = NULL;
+	size_t n_sh, i, ph_bytes = 0, off, total;
+	const char *shstr;
+	uint64_t shstr_size;
+
+	if (len < sizeof(eh))
+		return NULL;
+	memcpy(&eh, data, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum || eh.e_shoff > len ||
+	    (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > len - eh.e_shoff)
+		return NULL;
+	n_sh = eh.e_shnum;
+	if (eh.e_phnum > 0) {
+		if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > len ||
+		    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > len - eh.e_phoff)
+			return NULL;
+		ph_bytes = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+	}
+	sh = malloc(n_sh * sizeof(*sh));
+	keep = calloc(n_sh, 1);
+	if (!sh || !keep)
+		goto fail;
+	memcpy(sh, data + eh.e_shoff, n_sh * sizeof(*sh));
+	if (sh[eh.e_shstrndx].sh_offset > len || sh[eh.e_shstrndx].sh_size > len - sh[eh.e_shstrndx].sh_offset)
+		goto fail;
+	shstr = (const char *)data + sh[eh.e_shstrndx].sh_offset;
+	shstr_size = sh[eh.e_shstrndx].sh_size;
+
+	for (i = 1; i < n_sh; i++) {
+		const char *name = sh[i].sh_name < shstr_size ? shstr + sh[i].sh_name : "";
+		if (sh[i].sh_name < shstr_size && strnlen(name, shstr_size - sh[i].sh_name) == shstr_size - sh[i].sh_name)
+			name = "";
+		if (sh[i].sh_type == SHT_NOBITS || sh[i].sh_type == SHT_NULL)
+			continue;
+		if (i == eh.e_shstrndx || sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM ||
+		    sh[i].sh_type == SHT_NOTE || sh[i].sh_type == SHT_SYMTAB_SHNDX || keep_name(name))
+			keep[i] = 1;
+	}
+	/* string tables and symbol tables that kept sections refer to */
+	for (i = 1; i < n_sh; i++)
+		if (keep[i] && sh[i].sh_link > 0 && sh[i].sh_link < n_sh && sh[sh[i].sh_link].sh_type != SHT_NOBITS &&
+		    (sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB_SHNDX ||
+		     sh[i].sh_type == SHT_DYNAMIC || sh[i].sh_type == SHT_GNU_HASH || sh[i].sh_type == SHT_HASH))
+			keep[sh[i].sh_link] = 1;
+	for (i = 1; i < n_sh; i++)
+		if (keep[i] && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset))
+			keep[i] = 0;
+
+	/* layout: header, program headers (unchanged: addresses still describe the original),
+	 * kept section contents in their original order, then the section headers */
+	off = sizeof(eh) + ph_bytes;
+	for (i = 1; i < n_sh; i++) {
+		if (keep[i]) {
+			uint64_t al = sh[i].sh_addralign > 1 && sh[i].sh_addralign <= 4096 ? sh[i].sh_addralign : 1;
+			off = (off + al - 1) & ~(al - 1);
+			off += sh[i].sh_size;
+		}
+	}
+	off = (off + 7) & ~(size_t)7;
+	total = off + n_sh * sizeof(Elf64_Shdr);
+	out = calloc(1, total);
+	if (!out)
+		goto fail;
+	off = sizeof(eh) + ph_bytes;
+	if (ph_bytes)
+		memcpy(out + sizeof(eh), data + eh.e_phoff, ph_bytes);
+	for (i = 1; i < n_sh; i++) {
+		if (keep[i]) {
+			uint64_t al = sh[i].sh_addralign > 1 && sh[i].sh_addralign <= 4096 ? sh[i].sh_addralign : 1;
+			off = (off + al - 1) & ~(al - 1);
+			memcpy(out + off, data + sh[i].sh_offset, sh[i].sh_size);
+			sh[i].sh_offset = off;
+			off += sh[i].sh_size;
+		} else if (sh[i].sh_type != SHT_NULL) {
+			/* like a separate debug file: the section keeps its address and size, not its bytes */
+			sh[i].sh_type = SHT_NOBITS;
+			sh[i].sh_offset = off;
+		}
+	}
+	off = (off + 7) & ~(size_t)7;
+	memcpy(out + off, sh, n_sh * sizeof(Elf64_Shdr));
+	eh.e_phoff = ph_bytes ? sizeof(eh) : 0;
+	eh.e_shoff = off;
+	memcpy(out, &eh, sizeof(eh));
+	*out_len = total;
+	free(sh);
+	free(keep);
+	return out;
+fail:
+	free(sh);
+	free(keep);
+	free(out);
+	return NULL;
+}
+
+/* ---- writing the archive ---- */
+
+static void note(gtt_writer *w, const char *text)
+{
+	gtt_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_HEALTH;
+	r.u.health.time_ns = gtt_now_ns();
+	r.u.health.end_ns = r.u.health.time_ns;
+	r.u.health.source = GTT_SRC_PERF;
+	r.u.health.kind = GTT_HEALTH_NOTE;
+	r.u.health.text = text;
+	gtt_write(w, &r);
+}
+
+/* Open the file behind m whose build-id matches. NULL when none does. */
+static rec_elf *open_matching(const amap *m)
+{
+	char paths[3][4200];
+	int i;
+
+	snprintf(paths[0], sizeof(paths[0]), "/proc/%u/map_files/%llx-%llx", m->pid,
+	         (unsigned long long)m->start, (unsigned long long)m->end);
+	snprintf(paths[1], sizeof(paths[1]), "/proc/%u/root%s", m->pid, m->path);
+	snprintf(paths[2], sizeof(paths[2]), "%s", m->path);
+	for (i = 0; i < 3; i++) {
+		uint8_t id[GTT_BUILD_ID_MAX];
+		rec_elf *e = rec_elf_open(paths[i]);
+		if (!e)
+			continue;
+		if (rec_elf_build_id(e, id, sizeof(id)) == m->bid_len && memcmp(id, m->bid, m->bid_len) == 0)
+			return e;
+		rec_elf_close(e);
+	}
+	return NULL;
+}
+
+static int write_object(gtt_writer *w, const amap *m, const uint8_t *obj, size_t len)
+{
+	size_t off = 0;
+	int rc = 0;
+
+	do {
+		gtt_record r;
+		size_t piece = len - off > REC_ARCHIVE_PIECE_BYTES ? REC_ARCHIVE_PIECE_BYTES : len - off;
+
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_ARCHIVE;
+		r.u.archive.build_id_len = m->bid_len;
+		memcpy(r.u.archive.build_id, m->bid, m->bid_len);
+		r.u.archive.path = m->path;
+		r.u.archive.kind = GTT_ARCHIVE_ELF;
+		r.u.archive.total_bytes = len;
+		r.u.archive.offset = off;
+		r.u.archive.len = (uint32_t)piece;
+		r.u.archive.data = obj + off;
+		if ((rc = gtt_write(w, &r)) < 0)
+			return rc;
+		/* big archives: push pieces out as they are made, not all at the end */
+		if ((rc = gtt_writer_flush(w)) < 0)
+			return rc;
+		off += piece;
+	} while (off < len);
+	return 0;
+}
+
+int rec_archive_write(rec_archive *a, gtt_writer *w, rec_archive_stats *st)
+{
+	size_t i, j;
+	int rc = 0;
+	char text[4400];
+
+	rec_archive_get_stats(a, st);
+	if (!a)
+		return 0;
+	for (i = 0; i < a->n_all; i++) {
+		const amap *m = a->all[i];
+		rec_elf *e;
+		const uint8_t *data;
+		uint8_t *trimmed;
+		size_t len, tlen = 0;
+
+		if (!m->hit)
+			continue;
+		for (j = 0; j < i; j++)
+			if (a->all[j]->hit && a->all[j]->bid_len == m->bid_len &&
+			    memcmp(a->all[j]->bid, m->bid, m->bid_len) == 0 &&
+			    (m->bid_len || strcmp(a->all[j]->path, m->path) == 0))
+				break;
+		if (j < i)
+			continue; /* already handled */
+		if (m->path[0] != '/') {
+			if (strcmp(m->path, "[vdso]") != 0 && strcmp(m->path, "[vsyscall]") != 0 && m->path[0]) {
+				snprintf(text, sizeof(text), "archive: %s not embedded (not a file)", m->path);
+				note(w, text);
+			}
+			st->n_skipped++;
+			continue;
+		}
+		if (m->bid_len == 0) {
+			snprintf(text, sizeof(text), "archive: %s not embedded (no build-id)", m->path);
+			note(w, text);
+			st->n_skipped++;
+			continue;
+		}
+		e = open_matching(m);
+		if (!e) {
+			snprintf(text, sizeof(text), "archive: %s not embedded (gone, or its build-id changed)", m->path);
+			note(w, text);
+			st->n_skipped++;
+			continue;
+		}
+		data = rec_elf_data(e, &len);
+		trimmed = rec_archive_trim_elf(data, len, &tlen);
+		rc = write_object(w, m, trimmed ? trimmed : data, trimmed ? tlen : len);
+		st->n_embedded++;
+		st->bytes += trimmed ? tlen : len;
+		st->original_bytes += len;
+		free(trimmed);
+		rec_elf_close(e);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

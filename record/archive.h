@@ -1,0 +1,54 @@
+/* archive.h — the recorder's table of executable mappings per process, which of them samples
+ * hit, and the symbol archive written at the end: each hit binary, deduplicated by build-id,
+ * trimmed to its symbol/unwind/line sections and embedded as GTT_REC_ARCHIVE pieces. */
+#ifndef REC_ARCHIVE_H
+#define REC_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "gtt.h"
+
+typedef struct rec_archive rec_archive;
+
+#define REC_ARCHIVE_PIECE_BYTES (16u << 20) /* largest ARCHIVE record payload we write */
+
+/* An empty table. NULL on ENOMEM. */
+rec_archive *rec_archive_create(void);
+void rec_archive_destroy(rec_archive *a);
+/* Note a mapping (from MMAP2 or /proc); it replaces any overlapped mapping of the same pid. */
+void rec_archive_add(rec_archive *a, const gtt_mapping *m);
+/* A process forked: it starts with a copy of parent's mappings. Writes a MAPPING record per
+ * copied mapping to w (so the trace lists the child's own mappings) when w is not NULL. */
+void rec_archive_fork(rec_archive *a, uint32_t parent, uint32_t child, uint64_t time_ns, gtt_writer *w);
+/* A process exec'd: forget its mappings (MMAP2 records for the new image follow). */
+void rec_archive_exec(rec_archive *a, uint32_t pid);
+/* Mark the mappings a sample touches: its user callchain, and for DWARF samples the IP and
+ * every stack word that points into an executable mapping (a superset of the return
+ * addresses the unwinder will need). */
+void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s);
+
+typedef struct rec_archive_stats {
+	uint32_t n_mappings;     /* distinct mappings noted */
+	uint32_t n_hit;          /* binaries hit (distinct build-ids) */
+	uint32_t n_embedded;     /* binaries embedded */
+	uint32_t n_skipped;      /* hit but not embedded (no build-id, unreadable, build-id changed) */
+	uint64_t bytes;          /* archive bytes written (sum of the embedded objects) */
+	uint64_t original_bytes; /* size of those files before trimming */
+} rec_archive_stats;
+
+/* Write the archive: for every hit binary with a build-id, the trimmed ELF (symbol tables,
+ * .eh_frame, .debug_*, notes, section and program headers; code and data sections become
+ * NOBITS) in pieces of at most REC_ARCHIVE_PIECE_BYTES. The file is looked up through
+ * /proc/PID/map_files, /proc/PID/root and the path, and used only when its build-id matches.
+ * Skipped binaries get a GTT_HEALTH_NOTE record saying why. Returns 0 or a GTT_E* write error. */
+int rec_archive_write(rec_archive *a, gtt_writer *w, rec_archive_stats *st);
+/* Statistics so far (n_mappings, n_hit). */
+void rec_archive_get_stats(const rec_archive *a, rec_archive_stats *st);
+
+/* Trim an ELF image to what symbolization and unwinding need (see rec_archive_write). Returns
+ * a malloc'ed image and its length in *out_len, or NULL when the input is not a well-formed
+ * ELF64 with section headers (the caller then embeds the whole file). */
+uint8_t *rec_archive_trim_elf(const uint8_t *data, size_t len, size_t *out_len);
+
+#endif

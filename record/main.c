@@ -1,0 +1,181 @@
+/* main.c — gt-record's command line: parses options into rec_opts; session.c does the work. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+#ifndef GT_VERSION
+#define GT_VERSION "0"
+#endif
+
+#define EXIT_USAGE 64
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: gt-record [options] -- COMMAND [ARGS...]   record a command (and its threads and children)\n"
+	        "       gt-record [options] -p PID                 attach to a running process\n"
+	        "       gt-record --prepare -- COMMAND [ARGS...]   run COMMAND with the CUDA agent dormant, for a later -p\n"
+	        "\n"
+	        "options:\n"
+	        "  -o, --output FILE        trace file (default gt.gtt)\n"
+	        "  -F, --freq HZ            samples per second of on-CPU time, per thread (default 99)\n"
+	        "  -d, --duration SECONDS   stop after this long (launch mode: the command gets SIGTERM)\n"
+	        "  -p, --pid PID            attach to a running process; Ctrl-C or -d ends the recording\n"
+	        "  --call-graph fp|dwarf[,BYTES]\n"
+	        "                           fp: frame-pointer callchains; dwarf: registers + a copy of BYTES\n"
+	        "                           of user stack (default 8192) unwound offline (default: fp)\n"
+	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
+	        "  --python[=auto|on|off]   read CPython stacks and GIL state (default auto; on: fail if none)\n"
+	        "  --no-cuda                do not inject the CUDA agent\n"
+	        "  -q, --quiet              no status line, no summary\n"
+	        "  -h, --help               this text\n"
+	        "  -V, --version            print the version\n"
+	        "\n"
+	        "Exit status: the command's (128+N when killed by signal N); 127 command not found;\n"
+	        "2 fatal (perf_event_open not permitted, no such PID, write error); 64 usage;\n"
+	        "attach mode: 0, or 1 when the process exited during the recording.\n"
+	        "See docs/RECORD.md.\n");
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "gt-record: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see gt-record --help)\n");
+	return EXIT_USAGE;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_call_graph(const char *s, rec_opts *o)
+{
+	if (strcmp(s, "fp") == 0) {
+		o->dwarf = 0;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == 0 || s[5] == ',')) {
+		o->dwarf = 1;
+		if (s[5] == ',') {
+			double b;
+			if (parse_double(s + 6, 8, 65528, &b) < 0 || b != (double)(uint32_t)b)
+				return -1;
+			o->stack_bytes = ((uint32_t)b + 7) & ~7u;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
+		{ "python", optional_argument, NULL, OPT_PYTHON },
+		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
+		{ "prepare", no_argument, NULL, OPT_PREPARE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	rec_opts o;
+	int c;
+
+	rec_opts_init(&o);
+	o.argv0 = argv[0];
+	opterr = 0;
+	/* '+': stop at the first non-option, so the command's own options stay its own */
+	while ((c = getopt_long(argc, argv, "+:o:F:d:p:qhV", longopts, NULL)) != -1) {
+		double v;
+		switch (c) {
+		case 'o':
+			if (!optarg[0])
+				return bad("%s-o needs a file name", "");
+			o.output = optarg;
+			break;
+		case 'F':
+			if (parse_double(optarg, 0.001, 100000, &v) < 0)
+				return bad("-F %s: not a rate in Hz between 0.001 and 100000", optarg);
+			o.freq_hz = v;
+			break;
+		case 'd':
+			if (parse_double(optarg, 0.001, 1e9, &v) < 0)
+				return bad("-d %s: not a positive number of seconds", optarg);
+			o.duration_s = v;
+			break;
+		case 'p':
+			if (parse_double(optarg, 1, INT_MAX, &v) < 0 || v != (double)(int)v)
+				return bad("-p %s: not a process id", optarg);
+			o.pid = (pid_t)v;
+			break;
+		case OPT_CALL_GRAPH:
+			if (parse_call_graph(optarg, &o) < 0)
+				return bad("--call-graph %s: expected fp, dwarf or dwarf,BYTES (8..65528)", optarg);
+			break;
+		case OPT_NO_ARCHIVE:
+			o.no_archive = 1;
+			break;
+		case OPT_PYTHON:
+			if (!optarg || strcmp(optarg, "on") == 0)
+				o.python = REC_PY_ON;
+			else if (strcmp(optarg, "auto") == 0)
+				o.python = REC_PY_AUTO;
+			else if (strcmp(optarg, "off") == 0)
+				o.python = REC_PY_OFF;
+			else
+				return bad("--python=%s: expected auto, on or off", optarg);
+			break;
+		case OPT_NO_CUDA:
+			o.no_cuda = 1;
+			break;
+		case OPT_PREPARE:
+			o.prepare = 1;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("gt-record %s\n", GT_VERSION);
+			return 0;
+		case ':':
+			return bad("%s needs an argument", argv[optind - 1]);
+		default:
+			return bad("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
+		return bad("unknown option %s", argv[optind]);
+	o.argv = argv + optind;
+	if (o.pid > 0 && optind < argc)
+		return bad("%s-p PID and a COMMAND exclude each other", "");
+	if (o.pid > 0 && o.prepare)
+		return bad("%s--prepare launches a COMMAND; it does not take -p", "");
+	if (o.pid <= 0 && optind >= argc)
+		return bad("%sno command to record: gt-record [options] -- COMMAND [ARGS...], or -p PID", "");
+	return rec_session_run(&o);
+}

@@ -1,0 +1,576 @@
+/* perf_decode.c — perf ring-buffer records (sample, mmap2, comm, fork/exit, switch, lost,
+ * throttle) into trace records, with the name and build-id tables that needs. */
+#include "perf_decode.h"
+
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf.h"
+
+#define MAX_IPS 1024
+#define NAME_SLOTS 4096   /* tid -> comm table (open addressing, power of two) */
+#define BUILD_ID_SLOTS 256
+
+typedef struct name_slot { int32_t tid; char name[16]; } name_slot;
+typedef struct bid_slot { uint32_t maj, min; uint64_t ino; uint8_t len; uint8_t id[20]; int used; } bid_slot;
+
+struct rec_perf_decoder {
+	gtt_writer *w;
+	rec_perf_observer obs;
+	void *ctx;
+	struct { uint64_t sample_type, sample_regs_user; } attr;
+	int32_t *forked;        /* tids seen in FORK records */
+	size_t n_forked, cap_forked;
+	name_slot *names;
+	bid_slot bids[BUILD_ID_SLOTS];
+	uint64_t ips[MAX_IPS];
+	rec_perf_stats st;      /* only the counters are used */
+	int write_rc;
+};
+
+rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
+                                          uint64_t sample_type, uint64_t regs_mask)
+{
+	rec_perf_decoder *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->names = calloc(NAME_SLOTS, sizeof(*d->names));
+	if (!d->names) {
+		free(d);
+		return NULL;
+	}
+	d->w = w;
+	d->obs = obs;
+	d->ctx = ctx;
+	d->attr.sample_type = sample_type;
+	d->attr.sample_regs_user = regs_mask;
+	return d;
+}
+
+void rec_perf_decoder_destroy(rec_perf_decoder *d)
+{
+	if (!d)
+		return;
+	free(d->names);
+	free(d->forked);
+	free(d);
+}
+
+
+static int push_i32(int32_t **v, size_t *n, size_t *cap, int32_t x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		int32_t *p = realloc(*v, c * sizeof(*p));
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int has_i32(const int32_t *v, size_t n, int32_t x)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+static name_slot *name_find(rec_perf_decoder *p, int32_t tid, int create)
+{
+	uint32_t h = ((uint32_t)tid * 2654435761u) & (NAME_SLOTS - 1), i;
+
+	for (i = 0; i < NAME_SLOTS; i++) {
+		name_slot *s = &p->names[(h + i) & (NAME_SLOTS - 1)];
+		if (s->tid == tid)
+			return s;
+		if (s->tid == 0) {
+			if (!create)
+				return NULL;
+			s->tid = tid;
+			return s;
+		}
+	}
+	/* full: recycle the home slot (names are a convenience, not data) */
+	if (create) {
+		p->names[h].tid = tid;
+		p->names[h].name[0] = 0;
+		return &p->names[h];
+	}
+	return NULL;
+}
+
+static void name_set(rec_perf_decoder *p, int32_t tid, const char *name)
+{
+	name_slot *s = name_find(p, tid, 1);
+	if (s)
+		snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+/* Build-id of a mapped file, cached by (device, inode). */
+static size_t file_build_id(rec_perf_decoder *p, uint32_t pid, uint32_t maj, uint32_t min, uint64_t ino,
+                            const char *path, uint8_t *out)
+{
+	uint32_t h = (uint32_t)((ino * 0x9E3779B97F4A7C15ull) >> 56) % BUILD_ID_SLOTS;
+	bid_slot *s = &p->bids[h];
+	char root_path[4200];
+	size_t n;
+
+	if (s->used && s->maj == maj && s->min == min && s->ino == ino) {
+		memcpy(out, s->id, s->len);
+		return s->len;
+	}
+	if (path[0] != '/')
+		return 0;
+	snprintf(root_path, sizeof(root_path), "/proc/%u/root%s", pid, path);
+	n = rec_elf_build_id_of(root_path, out, 20);
+	if (n == 0)
+		n = rec_elf_build_id_of(path, out, 20);
+	if (ino != 0) {
+		s->used = 1;
+		s->maj = maj;
+		s->min = min;
+		s->ino = ino;
+		s->len = (uint8_t)n;
+		memcpy(s->id, out, n);
+	}
+	return n;
+}
+
+/* ---- decoding ---- */
+
+typedef struct cursor { const uint8_t *p, *end; int bad; } cursor;
+
+static uint64_t get_u64(cursor *c)
+{
+	uint64_t v = 0;
+	if (c->end - c->p < 8) {
+		c->bad = 1;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+static void get_pair(cursor *c, uint32_t *a, uint32_t *b)
+{
+	uint64_t v = get_u64(c);
+	*a = (uint32_t)v;
+	*b = (uint32_t)(v >> 32);
+}
+
+/* The sample_id trailer of a non-sample record: pid, tid, time, cpu (our sample_type). */
+typedef struct sample_id { uint32_t pid, tid, cpu; uint64_t time_ns; } sample_id;
+static sample_id trailer(const uint8_t *rec, uint32_t size)
+{
+	sample_id s = { 0, 0, 0, 0 };
+	cursor c;
+	uint32_t res;
+
+	if (size < sizeof(struct perf_event_header) + 24)
+		return s;
+	c.p = rec + size - 24;
+	c.end = rec + size;
+	c.bad = 0;
+	get_pair(&c, &s.pid, &s.tid);
+	s.time_ns = get_u64(&c);
+	get_pair(&c, &s.cpu, &res);
+	return s;
+}
+
+static void emit(rec_perf_decoder *p, gtt_record *r)
+{
+	int rc = gtt_write(p->w, r);
+	if (rc < 0 && p->write_rc == 0)
+		p->write_rc = rc;
+	if (p->obs)
+		p->obs(p->ctx, r);
+}
+
+static void do_sample(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)
+{
+	cursor c = { rec + sizeof(struct perf_event_header), rec + size, 0 };
+	gtt_record r;
+	gtt_sample *s = &r.u.sample;
+	uint64_t nr, i, res_cpu;
+	uint32_t n_k = 0, n_u = 0, ctx = 0;
+	uint64_t regs_buf[64];
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_SAMPLE;
+	get_pair(&c, &s->pid, &s->tid);
+	s->time_ns = get_u64(&c);
+	res_cpu = get_u64(&c);
+	s->cpu = (uint32_t)res_cpu;
+	s->period_ns = get_u64(&c);
+	nr = get_u64(&c);
+	if (c.bad || nr > (uint64_t)(c.end - c.p) / 8)
+		return;
+	/* split the chain at the context markers: kernel frames first, then user frames */
+	for (i = 0; i < nr; i++) {
+		uint64_t ip;
+		memcpy(&ip, c.p + 8 * i, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? 1 : ip == (uint64_t)PERF_CONTEXT_USER ? 2 : 3;
+			continue;
+		}
+		if (ctx == 1 && n_k + n_u < MAX_IPS && n_u == 0)
+			p->ips[n_k++] = ip;
+		else if (ctx == 2 && n_k + n_u < MAX_IPS)
+			p->ips[n_k + n_u++] = ip;
+	}
+	c.p += 8 * nr;
+	s->n_kernel = n_k;
+	s->n_user = n_u;
+	s->ips = p->ips;
+	if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+		s->flags |= GTT_SAMPLE_KERNEL;
+	if (p->attr.sample_type & PERF_SAMPLE_REGS_USER) {
+		uint64_t abi = get_u64(&c);
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			uint32_t n = (uint32_t)__builtin_popcountll(p->attr.sample_regs_user);
+			if (n > 64 || (uint64_t)(c.end - c.p) < 8ull * n)
+				return;
+			memcpy(regs_buf, c.p, 8ull * n);
+			c.p += 8ull * n;
+			s->flags |= GTT_SAMPLE_REGS;
+			s->regs_abi = (uint32_t)abi;
+			s->regs_mask = p->attr.sample_regs_user;
+			s->n_regs = n;
+			s->regs = regs_buf;
+		}
+	}
+	if (p->attr.sample_type & PERF_SAMPLE_STACK_USER) {
+		uint64_t sz = get_u64(&c);
+		if (sz > 0) {
+			const uint8_t *data = c.p;
+			uint64_t dyn;
+			if (sz > (uint64_t)(c.end - c.p))
+				return;
+			c.p += sz;
+			dyn = get_u64(&c);
+			if (dyn > sz)
+				dyn = sz;
+			if (dyn > 0 && !c.bad) {
+				s->flags |= GTT_SAMPLE_STACK;
+				s->stack = data;
+				s->stack_len = (uint32_t)dyn;
+				p->st.stack_bytes += dyn;
+			}
+		}
+	}
+	if (c.bad)
+		return;
+	p->st.samples++;
+	p->st.sample_bytes += size;
+	emit(p, &r);
+}
+
+static void do_mmap2(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)
+{
+	cursor c = { rec + sizeof(struct perf_event_header), rec + size, 0 };
+	gtt_record r;
+	gtt_mapping *m = &r.u.mapping;
+	uint32_t maj, min, prot, flags;
+	uint64_t ino;
+	uint8_t raw[24];
+	sample_id sid = trailer(rec, size);
+	const char *path;
+	size_t maxlen;
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_MAPPING;
+	get_pair(&c, &m->pid, &flags); /* pid, tid */
+	m->start = get_u64(&c);
+	m->end = m->start + get_u64(&c);
+	m->pgoff = get_u64(&c);
+	if (c.end - c.p < 24 + 8)
+		return;
+	memcpy(raw, c.p, 24);
+	c.p += 24;
+	get_pair(&c, &prot, &flags);
+	path = (const char *)c.p;
+	maxlen = (size_t)(c.end - c.p);
+	if (strnlen(path, maxlen) == maxlen)
+		return;
+	m->prot = prot;
+	m->path = path;
+	m->time_ns = sid.time_ns;
+	memcpy(&maj, raw, 4);
+	memcpy(&min, raw + 4, 4);
+	memcpy(&ino, raw + 8, 8);
+	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		uint8_t n = raw[0] > 20 ? 20 : raw[0];
+		memcpy(m->build_id, raw + 4, n);
+		m->build_id_len = n;
+	} else if (path[0] == '/') {
+		m->build_id_len = (uint32_t)file_build_id(p, m->pid, maj, min, ino, path, m->build_id);
+	}
+	emit(p, &r);
+}
+
+static void do_comm(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)
+{
+	cursor c = { rec + sizeof(struct perf_event_header), rec + size, 0 };
+	gtt_record r;
+	uint32_t pid, tid;
+	const char *name;
+	size_t maxlen;
+	sample_id sid = trailer(rec, size);
+
+	get_pair(&c, &pid, &tid);
+	if (c.bad)
+		return;
+	name = (const char *)c.p;
+	maxlen = (size_t)(c.end - c.p);
+	if (strnlen(name, maxlen) == maxlen)
+		return;
+	name_set(p, (int32_t)tid, name);
+	if (misc & PERF_RECORD_MISC_COMM_EXEC) {
+		char path[64], cmd[4096];
+		ssize_t n;
+		int fd;
+
+		/* the command line as it is now (right after exec, normally the new one) */
+		snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+		cmd[0] = 0;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			n = read(fd, cmd, sizeof(cmd) - 1);
+			close(fd);
+			if (n > 0) {
+				for (ssize_t k = 0; k < n - 1; k++)
+					if (cmd[k] == 0)
+						cmd[k] = ' ';
+				cmd[n] = 0;
+			}
+		}
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_PROCESS;
+		r.u.process.time_ns = sid.time_ns;
+		r.u.process.pid = pid;
+		r.u.process.event = GTT_PROC_EXEC;
+		r.u.process.comm = cmd[0] ? cmd : name;
+		emit(p, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_THREAD;
+	r.u.thread.time_ns = sid.time_ns;
+	r.u.thread.pid = pid;
+	r.u.thread.tid = tid;
+	r.u.thread.event = GTT_THREAD_NAME;
+	r.u.thread.name = name;
+	emit(p, &r);
+}
+
+static void do_task(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, int is_fork)
+{
+	cursor c = { rec + sizeof(struct perf_event_header), rec + size, 0 };
+	gtt_record r;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time_ns;
+	name_slot *parent;
+	const char *name = "";
+
+	get_pair(&c, &pid, &ppid);
+	get_pair(&c, &tid, &ptid);
+	time_ns = get_u64(&c);
+	if (c.bad)
+		return;
+	if (is_fork) {
+		push_i32(&p->forked, &p->n_forked, &p->cap_forked, (int32_t)tid);
+		parent = name_find(p, (int32_t)ptid, 0);
+		if (parent && tid != ptid) {
+			char copy[16];
+			memcpy(copy, parent->name, sizeof(copy));
+			name_set(p, (int32_t)tid, copy);
+		}
+		if ((parent = name_find(p, (int32_t)tid, 0)) != NULL)
+			name = parent->name;
+	} else {
+		name_slot *s = name_find(p, (int32_t)tid, 0);
+		if (s)
+			name = s->name;
+	}
+	if (pid == tid && (!is_fork || pid != ppid)) {
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_PROCESS;
+		r.u.process.time_ns = time_ns;
+		r.u.process.pid = pid;
+		r.u.process.ppid = ppid;
+		r.u.process.event = is_fork ? GTT_PROC_FORK : GTT_PROC_EXIT;
+		r.u.process.status = -1; /* perf does not know the exit status */
+		r.u.process.comm = name;
+		emit(p, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_THREAD;
+	r.u.thread.time_ns = time_ns;
+	r.u.thread.pid = pid;
+	r.u.thread.tid = tid;
+	r.u.thread.event = is_fork ? GTT_THREAD_START : GTT_THREAD_EXIT;
+	r.u.thread.name = name;
+	emit(p, &r);
+}
+
+static void health(rec_perf_decoder *p, uint64_t t0, uint64_t t1, uint32_t kind, uint64_t count, uint32_t cpu,
+                   uint32_t pid, uint32_t tid)
+{
+	gtt_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_HEALTH;
+	r.u.health.time_ns = t0;
+	r.u.health.end_ns = t1;
+	r.u.health.source = GTT_SRC_PERF;
+	r.u.health.kind = kind;
+	r.u.health.pid = pid;
+	r.u.health.tid = tid;
+	r.u.health.count = count;
+	r.u.health.value[0] = cpu;
+	r.u.health.text = "";
+	emit(p, &r);
+}
+
+static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)
+{
+	gtt_record r;
+	sample_id sid = trailer(rec, size);
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_SWITCH;
+	r.u.sw.time_ns = sid.time_ns;
+	r.u.sw.pid = sid.pid;
+	r.u.sw.tid = sid.tid;
+	r.u.sw.cpu = sid.cpu;
+	if (misc & PERF_RECORD_MISC_SWITCH_OUT)
+		r.u.sw.kind = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? GTT_SWITCH_OUT_PREEMPT : GTT_SWITCH_OUT;
+	else
+		r.u.sw.kind = GTT_SWITCH_IN;
+	p->st.switches++;
+	emit(p, &r);
+}
+
+void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t *rec, uint32_t size)
+{
+	struct perf_event_header h;
+	sample_id sid;
+	cursor c = { rec + sizeof(h), rec + size, 0 };
+
+	memcpy(&h, rec, sizeof(h));
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		do_sample(p, rec, size, h.misc);
+		{
+			uint64_t t;
+			memcpy(&t, rec + sizeof(h) + 8, 8);
+			rg->last_time_ns = t;
+		}
+		return;
+	case PERF_RECORD_MMAP2:
+		do_mmap2(p, rec, size, h.misc);
+		break;
+	case PERF_RECORD_COMM:
+		do_comm(p, rec, size, h.misc);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		do_task(p, rec, size, h.type == PERF_RECORD_FORK);
+		break;
+	case PERF_RECORD_SWITCH:
+		do_switch(p, rec, size, h.misc);
+		break;
+	case PERF_RECORD_LOST: {
+		uint64_t n;
+		get_u64(&c); /* id */
+		n = get_u64(&c);
+		sid = trailer(rec, size);
+		p->st.lost += n;
+		/* the kernel writes LOST when space returns: the gap began after the last record read */
+		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
+		       (uint32_t)rg->cpu, 0, 0);
+		break;
+	}
+	case PERF_RECORD_LOST_SAMPLES: {
+		uint64_t n = get_u64(&c);
+		sid = trailer(rec, size);
+		p->st.lost += n;
+		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
+		       (uint32_t)rg->cpu, sid.pid, sid.tid);
+		break;
+	}
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE: {
+		uint64_t t = get_u64(&c);
+		sid = trailer(rec, size);
+		if (h.type == PERF_RECORD_THROTTLE) {
+			p->st.throttled++;
+			rg->throttle_start_ns = t;
+		} else {
+			health(p, rg->throttle_start_ns ? rg->throttle_start_ns : t, t, GTT_HEALTH_THROTTLE, 1,
+			       (uint32_t)rg->cpu, sid.pid, sid.tid);
+			rg->throttle_start_ns = 0;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	sid = trailer(rec, size);
+	if (sid.time_ns)
+		rg->last_time_ns = sid.time_ns;
+}
+
+uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size)
+{
+	struct perf_event_header h;
+	uint64_t t = 0;
+
+	if (size < sizeof(h))
+		return 0;
+	memcpy(&h, rec, sizeof(h));
+	if (h.type == PERF_RECORD_SAMPLE) {
+		if (size >= sizeof(h) + 16)
+			memcpy(&t, rec + sizeof(h) + 8, 8);
+		return t;
+	}
+	return trailer(rec, size).time_ns;
+}
+
+void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name)
+{
+	if (d && name)
+		name_set(d, (int32_t)tid, name);
+}
+
+int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid)
+{
+	return d ? has_i32(d->forked, d->n_forked, tid) : 0;
+}
+
+void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)
+{
+	if (!d)
+		return;
+	s->samples += d->st.samples;
+	s->lost += d->st.lost;
+	s->throttled += d->st.throttled;
+	s->switches += d->st.switches;
+	s->sample_bytes += d->st.sample_bytes;
+	s->stack_bytes += d->st.stack_bytes;
+}
+
+int rec_perf_decoder_write_rc(const rec_perf_decoder *d)
+{
+	return d ? d->write_rc : 0;
+}

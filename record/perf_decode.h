@@ -1,0 +1,38 @@
+/* perf_decode.h — turning perf ring-buffer records (our sample_type) into trace records; used
+ * by perf_sampler.c only. Keeps the small tables decoding needs: thread names for new threads,
+ * build-ids of mapped files, the tids seen being born. */
+#ifndef REC_PERF_DECODE_H
+#define REC_PERF_DECODE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "gtt.h"
+#include "perf_sampler.h"
+
+typedef struct rec_perf_decoder rec_perf_decoder;
+
+/* Per ring buffer state that decoding carries from record to record. */
+typedef struct rec_perf_ring_state {
+	int cpu;
+	uint64_t last_time_ns;      /* time of the last record decoded (start of a loss gap) */
+	uint64_t throttle_start_ns; /* open THROTTLE, 0 when none */
+} rec_perf_ring_state;
+
+/* A decoder writing to w and calling obs after each record. sample_type and regs_mask are
+ * the events' attr values. NULL on ENOMEM. */
+rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
+                                          uint64_t sample_type, uint64_t regs_mask);
+void rec_perf_decoder_destroy(rec_perf_decoder *d);
+/* Decode one whole, contiguous perf record of size bytes from the ring rs. */
+void rec_perf_decode(rec_perf_decoder *d, rec_perf_ring_state *rs, const uint8_t *rec, uint32_t size);
+/* Time of a record (its sample time or its sample_id trailer), 0 when it has none. */
+uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size);
+/* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
+void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
+int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);
+/* Add the decoder's counters (samples, lost, throttled, switches, bytes) to s. */
+void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s);
+/* First write error (a GTT_E*), 0 when none. */
+int rec_perf_decoder_write_rc(const rec_perf_decoder *d);
+
+#endif

@@ -1,0 +1,638 @@
+/* perf_sampler.c — perf_event_open cpu-clock sampling and ring-buffer drain into the trace. */
+#include "perf_sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#endif
+
+#include "perf_decode.h"
+
+#define MAX_RECORD_BYTES 65536
+/* records newer than this before a drain round began may still be in flight in another ring;
+ * they wait for the next round so that records leave in time order across CPUs */
+#define ORDER_MARGIN_NS 5000000ull
+
+/* The user registers the analysis needs to start a DWARF unwind. */
+#if defined(__x86_64__)
+#define USER_REGS_MASK ((1ull << PERF_REG_X86_AX) | (1ull << PERF_REG_X86_BX) | (1ull << PERF_REG_X86_CX) | \
+	(1ull << PERF_REG_X86_DX) | (1ull << PERF_REG_X86_SI) | (1ull << PERF_REG_X86_DI) |                 \
+	(1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP) |                 \
+	(1ull << PERF_REG_X86_R8) | (1ull << PERF_REG_X86_R9) | (1ull << PERF_REG_X86_R10) |                \
+	(1ull << PERF_REG_X86_R11) | (1ull << PERF_REG_X86_R12) | (1ull << PERF_REG_X86_R13) |              \
+	(1ull << PERF_REG_X86_R14) | (1ull << PERF_REG_X86_R15))
+#elif defined(__aarch64__)
+#define USER_REGS_MASK ((1ull << 33) - 1) /* x0..x30, sp, pc */
+#else
+#define USER_REGS_MASK 0ull
+#endif
+
+typedef struct ring {
+	int fd;
+	struct perf_event_mmap_page *meta;
+	uint8_t *data;
+	uint64_t size;          /* data area bytes */
+	rec_perf_ring_state rs;
+} ring;
+
+/* A record read from a ring, waiting in the arena to be decoded in time order. */
+typedef struct pending { uint64_t time_ns, seq; size_t off; uint32_t size; int ring; } pending;
+
+struct rec_perf {
+	rec_perf_opts o;
+	struct perf_event_attr attr;
+	gtt_writer *w;
+	int n_cpus;
+	int *cpus;              /* online CPU numbers */
+	ring *rings;            /* one per CPU */
+	int *fds;               /* every event fd (attach mode: threads x CPUs) */
+	size_t n_fds, cap_fds;
+	int32_t *attached;      /* attached tids (attach mode) */
+	size_t n_attached, cap_attached;
+	rec_perf_decoder *dec;
+	uint8_t *arena;         /* bytes of pending records */
+	size_t n_arena, cap_arena;
+	pending *pend;
+	size_t n_pend, cap_pend;
+	uint64_t seq;
+	rec_perf_stats st;      /* configuration part; counters come from the decoder */
+};
+
+static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int push_i32(int32_t **v, size_t *n, size_t *cap, int32_t x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		int32_t *p = realloc(*v, c * sizeof(*p));
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int has_i32(const int32_t *v, size_t n, int32_t x)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+/* ---- opening ---- */
+
+static int online_cpus(int **out)
+{
+	int max = (int)sysconf(_SC_NPROCESSORS_CONF), n = 0, i;
+	int *v;
+	FILE *f;
+	char buf[4096];
+
+	if (max < 1)
+		max = 1;
+	v = calloc((size_t)max, sizeof(*v));
+	if (!v)
+		return -1;
+	f = fopen("/sys/devices/system/cpu/online", "r");
+	if (f && fgets(buf, sizeof(buf), f)) {
+		char *s = buf;
+		while (*s && *s != '\n') {
+			long a = strtol(s, &s, 10), b = a;
+			if (*s == '-')
+				b = strtol(s + 1, &s, 10);
+			for (i = (int)a; i <= (int)b && n < max; i++)
+				v[n++] = i;
+			if (*s == ',')
+				s++;
+			else
+				break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (n == 0)
+		for (n = 0; n < max; n++)
+			v[n] = n;
+	*out = v;
+	return n;
+}
+
+static void fill_attr(rec_perf *p, int launch)
+{
+	struct perf_event_attr *a = &p->attr;
+	double hz = p->o.freq_hz > 0 ? p->o.freq_hz : 99;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	/* a fixed period in ns: cpu-clock is a timer, so every sample stands for exactly this much
+	 * on-CPU time, and intended samples = on-CPU time x rate holds without freq adjustments */
+	a->sample_period = (uint64_t)(1e9 / hz);
+	if (a->sample_period == 0)
+		a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+	                 PERF_SAMPLE_CALLCHAIN;
+	if (p->o.dwarf) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = USER_REGS_MASK;
+		a->sample_stack_user = p->o.stack_bytes;
+		a->exclude_callchain_user = 1; /* user frames come from unwinding the copy */
+	}
+	a->exclude_kernel = p->o.user_only ? 1 : 0;
+	a->exclude_hv = 1;
+	a->exclude_callchain_kernel = p->o.user_only ? 1 : 0;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->sample_id_all = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->build_id = 1;
+	a->task = 1;
+	a->context_switch = 1;
+	a->inherit = 1;
+	a->disabled = launch ? 1 : 0;
+	a->enable_on_exec = launch ? 1 : 0;
+}
+
+static void open_error(rec_perf *p, int e, const char *what, char *err, size_t errlen, int *why)
+{
+	(void)p;
+	if (e == EACCES || e == EPERM) {
+		int paranoid = -9;
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+		if (f) {
+			if (fscanf(f, "%d", &paranoid) != 1)
+				paranoid = -9;
+			fclose(f);
+		}
+		snprintf(err, errlen, "perf_event_open %s: %s; need kernel.perf_event_paranoid <= 1 "
+		         "(now %d; sysctl -w kernel.perf_event_paranoid=1) or CAP_PERFMON/root",
+		         what, strerror(e), paranoid);
+		*why = REC_PERF_ERR_PERM;
+	} else if (e == ESRCH) {
+		snprintf(err, errlen, "perf_event_open %s: no such process", what);
+		*why = REC_PERF_ERR_NOPROC;
+	} else if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP) {
+		snprintf(err, errlen, "perf_event_open %s: %s (is perf_event supported in this kernel/container?)",
+		         what, strerror(e));
+		*why = REC_PERF_ERR_OTHER;
+	} else {
+		snprintf(err, errlen, "perf_event_open %s: %s", what, strerror(e));
+		*why = REC_PERF_ERR_OTHER;
+	}
+}
+
+/* Open one event, falling back for old kernels (no build_id in MMAP2) and, when the kernel
+ * refuses kernel samples, to user-only sampling. Returns fd or -errno. */
+static int open_event(rec_perf *p, pid_t pid, int cpu)
+{
+	long fd = perf_open(&p->attr, pid, cpu);
+
+	if (fd < 0 && errno == EINVAL && p->attr.build_id) {
+		p->attr.build_id = 0;
+		fd = perf_open(&p->attr, pid, cpu);
+		if (fd < 0)
+			p->attr.build_id = 1;
+	}
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !p->attr.exclude_kernel) {
+		p->attr.exclude_kernel = 1;
+		p->attr.exclude_callchain_kernel = 1;
+		fd = perf_open(&p->attr, pid, cpu);
+		if (fd < 0) {
+			int e = errno;
+			p->attr.exclude_kernel = 0;
+			p->attr.exclude_callchain_kernel = 0;
+			errno = e;
+		} else {
+			p->st.user_only = 1;
+		}
+	}
+	if (fd < 0 && errno == EMFILE) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+				fd = perf_open(&p->attr, pid, cpu);
+		}
+	}
+	if (fd < 0)
+		return -errno;
+	p->st.kernel_build_ids = p->attr.build_id;
+	return (int)fd;
+}
+
+static int keep_fd(rec_perf *p, int fd)
+{
+	if (p->n_fds == p->cap_fds) {
+		size_t c = p->cap_fds ? p->cap_fds * 2 : 64;
+		int *v = realloc(p->fds, c * sizeof(*v));
+		if (!v)
+			return -1;
+		p->fds = v;
+		p->cap_fds = c;
+	}
+	p->fds[p->n_fds++] = fd;
+	p->st.n_fds = (uint32_t)p->n_fds;
+	return 0;
+}
+
+static size_t choose_ring_bytes(const rec_perf *p)
+{
+	/* per CPU at most one thread runs, so the fill rate is ~rate x record size per CPU;
+	 * size for >= 2 s of samples (fp ~0.2 KB, dwarf ~stack bytes each) plus switch records,
+	 * capped so that the total locked memory stays modest on many-core boxes */
+	uint64_t per_sample = p->o.dwarf ? p->o.stack_bytes + 512 : 256;
+	uint64_t want = (uint64_t)(2.0 * (p->o.freq_hz > 0 ? p->o.freq_hz : 99) * (double)per_sample) + (256u << 10);
+	uint64_t cap_total = 256ull << 20, bytes = 64u << 10;
+
+	while (bytes < want && bytes < (64ull << 20))
+		bytes <<= 1;
+	while (bytes > (128u << 10) && bytes * (uint64_t)p->n_cpus > cap_total)
+		bytes >>= 1;
+	return (size_t)bytes;
+}
+
+/* mmap the ring for cpu slot i on fd; shrinks on EPERM/ENOMEM (locked-memory limits). */
+static int map_ring(rec_perf *p, int i, int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = p->o.ring_bytes;
+	void *m = MAP_FAILED;
+
+	while (bytes >= (size_t)page * 2) {
+		m = mmap(NULL, bytes + (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED || (errno != EPERM && errno != ENOMEM))
+			break;
+		bytes >>= 1;
+	}
+	if (m == MAP_FAILED)
+		return -errno;
+	p->rings[i].fd = fd;
+	p->rings[i].meta = m;
+	p->rings[i].data = (uint8_t *)m + page;
+	p->rings[i].size = bytes;
+	if (p->st.ring_bytes == 0 || bytes < p->st.ring_bytes)
+		p->st.ring_bytes = bytes;
+	return 0;
+}
+
+static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs, void *ctx, int launch)
+{
+	rec_perf *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->o = *o;
+	if (p->o.dwarf) {
+		if (p->o.stack_bytes == 0)
+			p->o.stack_bytes = 8192;
+		p->o.stack_bytes = (p->o.stack_bytes + 7) & ~7u;
+		if (p->o.stack_bytes > 65528)
+			p->o.stack_bytes = 65528;
+	}
+	p->w = w;
+	p->n_cpus = online_cpus(&p->cpus);
+	if (p->n_cpus < 0 || !(p->rings = calloc((size_t)p->n_cpus, sizeof(*p->rings)))) {
+		free(p->cpus);
+		free(p);
+		return NULL;
+	}
+	for (int i = 0; i < p->n_cpus; i++) {
+		p->rings[i].fd = -1;
+		p->rings[i].rs.cpu = p->cpus[i];
+	}
+	if (p->o.ring_bytes == 0)
+		p->o.ring_bytes = choose_ring_bytes(p);
+	p->st.n_cpus = (uint32_t)p->n_cpus;
+	p->st.user_only = p->o.user_only;
+	fill_attr(p, launch);
+	p->dec = rec_perf_decoder_create(w, obs, ctx, p->attr.sample_type, p->attr.sample_regs_user);
+	if (!p->dec) {
+		free(p->rings);
+		free(p->cpus);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
+                               rec_perf_observer obs, void *ctx, char *err, size_t errlen, int *why)
+{
+	rec_perf *p = create(o, w, obs, ctx, 1);
+	int i, fd, rc;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		*why = REC_PERF_ERR_OTHER;
+		return NULL;
+	}
+	for (i = 0; i < p->n_cpus; i++) {
+		fd = open_event(p, pid, p->cpus[i]);
+		if (fd < 0) {
+			char what[64];
+			snprintf(what, sizeof(what), "(cpu %d)", p->cpus[i]);
+			open_error(p, -fd, what, err, errlen, why);
+			goto fail;
+		}
+		if (keep_fd(p, fd) < 0) {
+			close(fd);
+			snprintf(err, errlen, "out of memory");
+			*why = REC_PERF_ERR_OTHER;
+			goto fail;
+		}
+		if ((rc = map_ring(p, i, fd)) < 0) {
+			snprintf(err, errlen, "mmap of the perf ring buffer (%zu bytes): %s", p->o.ring_bytes, strerror(-rc));
+			*why = REC_PERF_ERR_OTHER;
+			goto fail;
+		}
+	}
+	return p;
+fail:
+	rec_perf_close(p);
+	return NULL;
+}
+
+rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
+                               void *ctx, char *err, size_t errlen, int *why)
+{
+	rec_perf *p = create(o, w, obs, ctx, 0);
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		*why = REC_PERF_ERR_OTHER;
+	}
+	return p;
+}
+
+int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
+{
+	int i, fd, rc, why = 0;
+	size_t first = p->n_fds, k;
+	int mapped_here[p->n_cpus > 0 ? p->n_cpus : 1];
+
+	memset(mapped_here, 0, sizeof(mapped_here));
+
+	if (has_i32(p->attached, p->n_attached, tid))
+		return 1;
+	for (i = 0; i < p->n_cpus; i++) {
+		fd = open_event(p, tid, p->cpus[i]);
+		if (fd < 0) {
+			char what[64];
+			snprintf(what, sizeof(what), "(thread %d)", (int)tid);
+			open_error(p, -fd, what, err, errlen, &why);
+			rc = fd;
+			goto fail;
+		}
+		if (keep_fd(p, fd) < 0) {
+			close(fd);
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		if (p->rings[i].fd < 0) {
+			if ((rc = map_ring(p, i, fd)) < 0) {
+				snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(-rc));
+				goto fail;
+			}
+			mapped_here[i] = 1;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->rings[i].fd) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	push_i32(&p->attached, &p->n_attached, &p->cap_attached, tid);
+	return 0;
+fail:
+	/* undo this thread's events, and the rings that were mapped on them */
+	for (i = 0; i < p->n_cpus; i++) {
+		if (!mapped_here[i])
+			continue;
+		munmap(p->rings[i].meta, p->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
+		p->rings[i].meta = NULL;
+		p->rings[i].data = NULL;
+		p->rings[i].fd = -1;
+	}
+	for (k = first; k < p->n_fds; k++)
+		close(p->fds[k]);
+	p->n_fds = first;
+	p->st.n_fds = (uint32_t)p->n_fds;
+	return rc < 0 ? rc : -EINVAL;
+}
+
+void rec_perf_note_name(rec_perf *p, pid_t tid, const char *name)
+{
+	if (p && name)
+		rec_perf_decoder_note_name(p->dec, tid, name);
+}
+
+int rec_perf_saw_thread(const rec_perf *p, pid_t tid)
+{
+	return rec_perf_decoder_saw_fork(p->dec, tid);
+}
+
+void rec_perf_disable(rec_perf *p)
+{
+	size_t i;
+	if (!p)
+		return;
+	for (i = 0; i < p->n_fds; i++)
+		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* Copy every record of a ring up to its head into the arena, and free the ring space. */
+static int read_ring(rec_perf *p, int ri)
+{
+	ring *rg = &p->rings[ri];
+	uint64_t head, tail, mask = rg->size - 1;
+	int n = 0;
+
+	if (!rg->meta)
+		return 0;
+	head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
+	tail = rg->meta->data_tail;
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t off = tail & mask;
+		uint8_t *dst;
+
+		if (rg->size - off >= sizeof(h)) {
+			memcpy(&h, rg->data + off, sizeof(h));
+		} else {
+			size_t first = (size_t)(rg->size - off);
+			memcpy(&h, rg->data + off, first);
+			memcpy((uint8_t *)&h + first, rg->data, sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break; /* cannot happen with a sane kernel; do not spin */
+		if (p->n_arena + h.size > p->cap_arena) {
+			size_t c = p->cap_arena ? p->cap_arena * 2 : (1u << 20);
+			uint8_t *a;
+			while (c < p->n_arena + h.size)
+				c *= 2;
+			if (!(a = realloc(p->arena, c)))
+				break; /* leave the rest in the ring; the kernel counts what it cannot write */
+			p->arena = a;
+			p->cap_arena = c;
+		}
+		if (p->n_pend == p->cap_pend) {
+			size_t c = p->cap_pend ? p->cap_pend * 2 : 4096;
+			pending *v = realloc(p->pend, c * sizeof(*v));
+			if (!v)
+				break;
+			p->pend = v;
+			p->cap_pend = c;
+		}
+		dst = p->arena + p->n_arena;
+		if (off + h.size <= rg->size) {
+			memcpy(dst, rg->data + off, h.size);
+		} else {
+			size_t first = (size_t)(rg->size - off);
+			memcpy(dst, rg->data + off, first);
+			memcpy(dst + first, rg->data, h.size - first);
+		}
+		p->pend[p->n_pend].time_ns = rec_perf_record_time(dst, h.size);
+		p->pend[p->n_pend].seq = p->seq++;
+		p->pend[p->n_pend].off = p->n_arena;
+		p->pend[p->n_pend].size = h.size;
+		p->pend[p->n_pend].ring = ri;
+		p->n_pend++;
+		p->n_arena += h.size;
+		tail += h.size;
+		n++;
+	}
+	__atomic_store_n(&rg->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+static int cmp_pending(const void *a, const void *b)
+{
+	const pending *x = a, *y = b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int rec_perf_drain(rec_perf *p, int final)
+{
+	uint64_t round_ns, upto;
+	size_t i, k, keep_bytes = 0;
+	int n = 0;
+
+	if (!p)
+		return 0;
+	round_ns = gtt_now_ns();
+	for (i = 0; i < (size_t)p->n_cpus; i++)
+		n += read_ring(p, (int)i);
+	/* decode in time order everything older than the round start minus the in-flight margin */
+	upto = final ? UINT64_MAX : round_ns - ORDER_MARGIN_NS;
+	qsort(p->pend, p->n_pend, sizeof(*p->pend), cmp_pending);
+	for (i = 0; i < p->n_pend && p->pend[i].time_ns <= upto; i++)
+		rec_perf_decode(p->dec, &p->rings[p->pend[i].ring].rs, p->arena + p->pend[i].off, p->pend[i].size);
+	/* compact what waits for the next round (arena order = read order; keep it) */
+	if (i > 0) {
+		pending *rest = p->pend + i;
+		size_t n_rest = p->n_pend - i;
+		uint8_t *tmp = NULL;
+		for (k = 0; k < n_rest; k++)
+			keep_bytes += rest[k].size;
+		if (keep_bytes && (tmp = malloc(keep_bytes)) != NULL) {
+			size_t off = 0;
+			for (k = 0; k < n_rest; k++) {
+				memcpy(tmp + off, p->arena + rest[k].off, rest[k].size);
+				rest[k].off = off;
+				off += rest[k].size;
+			}
+			memcpy(p->arena, tmp, keep_bytes);
+			free(tmp);
+			p->n_arena = keep_bytes;
+		} else if (!keep_bytes) {
+			p->n_arena = 0;
+		}
+		memmove(p->pend, rest, n_rest * sizeof(*rest));
+		p->n_pend = n_rest;
+	}
+	if (rec_perf_decoder_write_rc(p->dec) < 0)
+		return rec_perf_decoder_write_rc(p->dec);
+	return n;
+}
+
+void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
+{
+	if (!p) {
+		memset(s, 0, sizeof(*s));
+		return;
+	}
+	*s = p->st;
+	s->samples = s->lost = s->throttled = s->switches = s->sample_bytes = s->stack_bytes = 0;
+	rec_perf_decoder_stats(p->dec, s);
+}
+
+int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
+{
+	gtt_record r;
+	char text[160];
+
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_HEALTH;
+	r.u.health.time_ns = time_ns;
+	r.u.health.end_ns = time_ns;
+	r.u.health.source = GTT_SRC_PERF;
+	r.u.health.kind = GTT_HEALTH_CONFIG;
+	r.u.health.count = (uint64_t)p->n_cpus;
+	r.u.health.value[0] = p->st.ring_bytes;
+	r.u.health.value[1] = p->attr.sample_period;
+	r.u.health.value[2] = p->o.dwarf ? p->o.stack_bytes : 0;
+	r.u.health.value[3] = p->n_fds;
+	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s%s%s",
+	         p->st.ring_bytes >> 10, p->n_cpus, (unsigned long long)p->attr.sample_period,
+	         p->o.dwarf ? "dwarf" : "fp", p->attr.exclude_kernel ? ", user only" : "",
+	         p->attr.build_id ? "" : ", build-ids read from files");
+	r.u.health.text = text;
+	return gtt_write(p->w, &r);
+}
+
+void rec_perf_close(rec_perf *p)
+{
+	int i;
+	size_t k;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n_cpus; i++)
+		if (p->rings[i].meta)
+			munmap(p->rings[i].meta, p->rings[i].size + (size_t)page);
+	for (k = 0; k < p->n_fds; k++)
+		close(p->fds[k]);
+	free(p->fds);
+	free(p->rings);
+	free(p->cpus);
+	free(p->attached);
+	free(p->arena);
+	free(p->pend);
+	rec_perf_decoder_destroy(p->dec);
+	free(p);
+}

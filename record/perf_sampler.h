@@ -1,0 +1,70 @@
+/* perf_sampler.h — cpu-clock sampling through perf_event_open: per-CPU ring buffers that follow
+ * a launched process tree (inherit) or every thread of a running process, drained into the trace. */
+#ifndef REC_PERF_SAMPLER_H
+#define REC_PERF_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "gtt.h"
+
+typedef struct rec_perf rec_perf;
+
+typedef struct rec_perf_opts {
+	double freq_hz;          /* samples per second of on-CPU time, per thread */
+	int dwarf;               /* 1: user regs + stack copy (kernel callchain only); 0: fp callchains */
+	uint32_t stack_bytes;    /* dwarf: bytes of user stack to copy (rounded to 8, capped at 65528) */
+	size_t ring_bytes;       /* data area per CPU, a power of two; 0 = choose from mode and CPUs */
+	int user_only;           /* exclude kernel samples/frames (retried automatically on EACCES) */
+} rec_perf_opts;
+
+/* Called for every record the sampler writes (and for nothing else), after it was written;
+ * pointers inside rec are valid only during the call. */
+typedef void (*rec_perf_observer)(void *ctx, const gtt_record *rec);
+
+/* Why an open failed (for the exit status and message). */
+enum { REC_PERF_ERR_OTHER = 1, REC_PERF_ERR_PERM = 2, REC_PERF_ERR_NOPROC = 3 };
+
+/* Open disabled events on every CPU that follow pid and all the threads and processes it
+ * creates (inherit), enabled when pid calls exec (launch mode). NULL on failure with a
+ * one-line reason in err and *why = REC_PERF_ERR_*. */
+rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
+                               rec_perf_observer obs, void *ctx, char *err, size_t errlen, int *why);
+/* Prepare per-CPU ring buffers for attach mode; threads are added with rec_perf_attach_thread. */
+rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
+                               void *ctx, char *err, size_t errlen, int *why);
+/* Attach mode: sample thread tid (and threads it creates later) on every CPU, enabled at once.
+ * 0 on success, 1 when already attached, <0 (-errno) on failure with a reason in err. */
+int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen);
+/* Remember tid's current name (from /proc), so a thread it creates starts with that name. */
+void rec_perf_note_name(rec_perf *p, pid_t tid, const char *name);
+/* 1 when a FORK record for tid has been seen (so inherit already covers it). */
+int rec_perf_saw_thread(const rec_perf *p, pid_t tid);
+/* Read every ring buffer up to its head and write the records in time order across CPUs: a
+ * record waits for the next call until it is older than this call's start minus a few ms (it
+ * could still have older company in flight in another ring); final writes everything.
+ * Returns records read or a GTT_E* (a write error). */
+int rec_perf_drain(rec_perf *p, int final);
+/* Stop sampling (the buffers can still be drained). */
+void rec_perf_disable(rec_perf *p);
+
+typedef struct rec_perf_stats {
+	uint64_t samples;        /* samples written */
+	uint64_t lost;           /* records the kernel could not write (LOST + LOST_SAMPLES) */
+	uint64_t throttled;      /* THROTTLE events */
+	uint64_t switches;       /* context switch records */
+	uint64_t sample_bytes;   /* perf bytes of sample records read */
+	uint64_t stack_bytes;    /* user stack bytes kept (dwarf) */
+	size_t ring_bytes;       /* data area per CPU */
+	uint32_t n_cpus;
+	uint32_t n_fds;
+	int user_only;           /* kernel frames excluded (permission) */
+	int kernel_build_ids;    /* MMAP2 carries build-ids */
+} rec_perf_stats;
+void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s);
+/* Write a GTT_HEALTH_CONFIG record describing the buffers (ring bytes, period, stack bytes). */
+int rec_perf_write_config(rec_perf *p, uint64_t time_ns);
+/* Close every event and unmap the buffers. NULL ok. */
+void rec_perf_close(rec_perf *p);
+
+#endif

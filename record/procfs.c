@@ -1,0 +1,552 @@
+/* procfs.c — /proc readers: thread lists, names, executable mappings, and the per-thread CPU loop. */
+#include "procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "elf.h"
+#include "ticker.h"
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	buf[n] = 0;
+	return (int)n;
+}
+
+int rec_procfs_tids(pid_t pid, pid_t **tids)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long t = strtol(de->d_name, &end, 10);
+		if (*end || t <= 0)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 32;
+			pid_t *p = realloc(v, c * sizeof(*p));
+			if (!p) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = p;
+			cap = c;
+		}
+		v[n++] = (pid_t)t;
+	}
+	closedir(d);
+	*tids = v;
+	return (int)n;
+}
+
+void rec_procfs_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	int n, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_file(path, buf, len);
+	if (n <= 0) {
+		buf[0] = 0;
+		return;
+	}
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
+	for (i = 0; i < n; i++)
+		if (buf[i] == 0)
+			buf[i] = ' ';
+	buf[n] = 0;
+}
+
+int rec_procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[96];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	n = read_file(path, buf, len);
+	if (n < 0) {
+		buf[0] = 0;
+		return n;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+	return 0;
+}
+
+char rec_procfs_state(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[1024];
+	const char *p;
+	int pp = 0;
+	char st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d", &st, &pp) < 1)
+		return 0;
+	if (ppid)
+		*ppid = pp;
+	return st;
+}
+
+/* ---- synthesis ---- */
+
+typedef struct bid_cache { char dev[16]; unsigned long ino; size_t len; uint8_t id[GTT_BUILD_ID_MAX]; } bid_cache;
+
+static void put(gtt_writer *w, gtt_record *r, rec_procfs_observer obs, void *ctx)
+{
+	gtt_write(w, r);
+	if (obs)
+		obs(ctx, r);
+}
+
+int rec_procfs_synth(pid_t pid, uint64_t time_ns, gtt_writer *w, rec_procfs_observer obs, void *ctx)
+{
+	char path[128], cmd[4096], name[64];
+	gtt_record r;
+	pid_t *tids = NULL, ppid = 0;
+	int n, i, n_maps = 0;
+	FILE *f = NULL;
+	char *line = NULL;
+	size_t cap = 0, n_cache = 0;
+	bid_cache cache[64];
+
+	if (!rec_procfs_state(pid, &ppid))
+		return -ESRCH;
+	rec_procfs_cmdline(pid, cmd, sizeof(cmd));
+	if (!cmd[0])
+		rec_procfs_comm(pid, pid, cmd, sizeof(cmd));
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_PROCESS;
+	r.u.process.time_ns = time_ns;
+	r.u.process.pid = (uint32_t)pid;
+	r.u.process.ppid = (uint32_t)ppid;
+	r.u.process.event = GTT_PROC_START;
+	r.u.process.comm = cmd;
+	put(w, &r, obs, ctx);
+
+	n = rec_procfs_tids(pid, &tids);
+	for (i = 0; i < n; i++) {
+		if (rec_procfs_comm(pid, tids[i], name, sizeof(name)) < 0)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_THREAD;
+		r.u.thread.time_ns = time_ns;
+		r.u.thread.pid = (uint32_t)pid;
+		r.u.thread.tid = (uint32_t)tids[i];
+		r.u.thread.event = GTT_THREAD_START;
+		r.u.thread.name = name;
+		put(w, &r, obs, ctx);
+	}
+	free(tids);
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long lo, hi, off;
+		unsigned long ino;
+		char perms[8], dev[16];
+		int pos = 0;
+		char *file;
+		gtt_mapping *m = &r.u.mapping;
+		size_t k;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %lu %n", &lo, &hi, perms, &off, dev, &ino, &pos) < 6)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		file = pos > 0 ? line + pos : line + strlen(line);
+		file[strcspn(file, "\n")] = 0;
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_MAPPING;
+		m->time_ns = time_ns;
+		m->pid = (uint32_t)pid;
+		m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		m->start = lo;
+		m->end = hi;
+		m->pgoff = off;
+		m->path = file;
+		if (file[0] == '/' && ino != 0) {
+			for (k = 0; k < n_cache; k++)
+				if (cache[k].ino == ino && strcmp(cache[k].dev, dev) == 0)
+					break;
+			if (k < n_cache) {
+				m->build_id_len = (uint32_t)cache[k].len;
+				memcpy(m->build_id, cache[k].id, cache[k].len);
+			} else {
+				char mf[128], rp[4200];
+				size_t len;
+				snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+				len = rec_elf_build_id_of(mf, m->build_id, GTT_BUILD_ID_MAX);
+				if (len == 0) {
+					snprintf(rp, sizeof(rp), "/proc/%d/root%s", (int)pid, file);
+					len = rec_elf_build_id_of(rp, m->build_id, GTT_BUILD_ID_MAX);
+				}
+				if (len == 0)
+					len = rec_elf_build_id_of(file, m->build_id, GTT_BUILD_ID_MAX);
+				m->build_id_len = (uint32_t)len;
+				if (n_cache < sizeof(cache) / sizeof(cache[0])) {
+					snprintf(cache[n_cache].dev, sizeof(cache[n_cache].dev), "%s", dev);
+					cache[n_cache].ino = ino;
+					cache[n_cache].len = len;
+					memcpy(cache[n_cache].id, m->build_id, len);
+					n_cache++;
+				}
+			}
+		}
+		put(w, &r, obs, ctx);
+		n_maps++;
+	}
+	free(line);
+	fclose(f);
+	return n_maps;
+}
+
+/* ---- the per-thread CPU loop ---- */
+
+typedef struct tstat {
+	pid_t pid, tid;
+	int fd_stat, fd_status;
+	uint64_t utime_ns, stime_ns, nvcsw, nivcsw;
+	char state;
+	char comm[20];
+	int seen;               /* generation in which the thread was last listed */
+	int written;            /* a record was written for the current numbers */
+} tstat;
+
+struct rec_procstat {
+	gtt_writer *w;
+	rec_ticker *ticker;
+	pthread_t thread;
+	int started;
+	int stop;
+	pthread_mutex_t lock;
+	pid_t *pids;
+	size_t n_pids, cap_pids;
+	tstat *ts;
+	size_t n_ts, cap_ts;
+	uint32_t n_threads;
+	uint64_t ns_per_tick;   /* of utime/stime */
+	uint32_t status_every;  /* ticks between status reads */
+	uint64_t n_ticks;
+	int gen;
+};
+
+static tstat *ts_find(rec_procstat *s, pid_t pid, pid_t tid)
+{
+	size_t i;
+	for (i = 0; i < s->n_ts; i++)
+		if (s->ts[i].tid == tid && s->ts[i].pid == pid)
+			return &s->ts[i];
+	return NULL;
+}
+
+static tstat *ts_add(rec_procstat *s, pid_t pid, pid_t tid)
+{
+	char path[96];
+	tstat *t;
+
+	if (s->n_ts == s->cap_ts) {
+		size_t c = s->cap_ts ? s->cap_ts * 2 : 64;
+		tstat *v = realloc(s->ts, c * sizeof(*v));
+		if (!v)
+			return NULL;
+		s->ts = v;
+		s->cap_ts = c;
+	}
+	t = &s->ts[s->n_ts];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	t->fd_stat = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd_stat < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	t->fd_status = open(path, O_RDONLY | O_CLOEXEC);
+	s->n_ts++;
+	return t;
+}
+
+static uint64_t field_after(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* Read one thread; write a THREAD_CPU record when its numbers changed (or always with force),
+ * and a THREAD name record on a rename. Returns 0, or -1 when the thread is gone. */
+static int read_thread(rec_procstat *s, tstat *t, int with_status, int force)
+{
+	char buf[1024];
+	ssize_t n = pread(t->fd_stat, buf, sizeof(buf) - 1, 0);
+	const char *open_paren, *close_paren;
+	unsigned long long ut = 0, st = 0;
+	char state = 0, comm[20];
+	uint64_t nv = t->nvcsw, niv = t->nivcsw, now;
+	size_t clen;
+	gtt_record r;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -1;
+	if (sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &ut, &st) != 3)
+		return -1;
+	clen = (size_t)(close_paren - open_paren - 1);
+	if (clen >= sizeof(comm))
+		clen = sizeof(comm) - 1;
+	memcpy(comm, open_paren + 1, clen);
+	comm[clen] = 0;
+	if (with_status && t->fd_status >= 0) {
+		char sbuf[4096];
+		ssize_t k = pread(t->fd_status, sbuf, sizeof(sbuf) - 1, 0);
+		if (k > 0) {
+			sbuf[k] = 0;
+			nv = field_after(sbuf, "\nvoluntary_ctxt_switches:");
+			niv = field_after(sbuf, "\nnonvoluntary_ctxt_switches:");
+		}
+	}
+	now = gtt_now_ns();
+	if (t->comm[0] && strcmp(comm, t->comm) != 0) {
+		memset(&r, 0, sizeof(r));
+		r.tag = GTT_REC_THREAD;
+		r.u.thread.time_ns = now;
+		r.u.thread.pid = (uint32_t)t->pid;
+		r.u.thread.tid = (uint32_t)t->tid;
+		r.u.thread.event = GTT_THREAD_NAME;
+		r.u.thread.name = comm;
+		gtt_write(s->w, &r);
+	}
+	memcpy(t->comm, comm, sizeof(comm));
+	if (!force && t->written && ut * s->ns_per_tick == t->utime_ns && st * s->ns_per_tick == t->stime_ns &&
+	    state == t->state && nv == t->nvcsw && niv == t->nivcsw)
+		return 0;
+	t->utime_ns = ut * s->ns_per_tick;
+	t->stime_ns = st * s->ns_per_tick;
+	t->state = state;
+	t->nvcsw = nv;
+	t->nivcsw = niv;
+	t->written = 1;
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_THREAD_CPU;
+	r.u.thread_cpu.time_ns = now;
+	r.u.thread_cpu.pid = (uint32_t)t->pid;
+	r.u.thread_cpu.tid = (uint32_t)t->tid;
+	r.u.thread_cpu.utime_ns = t->utime_ns;
+	r.u.thread_cpu.stime_ns = t->stime_ns;
+	r.u.thread_cpu.nvcsw = nv;
+	r.u.thread_cpu.nivcsw = niv;
+	r.u.thread_cpu.state = (uint32_t)(unsigned char)state;
+	gtt_write(s->w, &r);
+	return 0;
+}
+
+static void close_ts(tstat *t)
+{
+	if (t->fd_stat >= 0)
+		close(t->fd_stat);
+	if (t->fd_status >= 0)
+		close(t->fd_status);
+}
+
+/* One pass over every watched process. */
+static void pass(rec_procstat *s, int final)
+{
+	pid_t *pids = NULL;
+	size_t n_pids, i, k;
+	int with_status = final || s->n_ticks % s->status_every == 0;
+
+	pthread_mutex_lock(&s->lock);
+	n_pids = s->n_pids;
+	if (n_pids)
+		pids = malloc(n_pids * sizeof(*pids));
+	if (pids)
+		memcpy(pids, s->pids, n_pids * sizeof(*pids));
+	pthread_mutex_unlock(&s->lock);
+	if (!pids)
+		n_pids = 0;
+	s->gen++;
+	for (i = 0; i < n_pids; i++) {
+		pid_t *tids = NULL;
+		int n = rec_procfs_tids(pids[i], &tids), j;
+		for (j = 0; j < n; j++) {
+			tstat *t = ts_find(s, pids[i], tids[j]);
+			int fresh = 0;
+			if (!t) {
+				t = ts_add(s, pids[i], tids[j]);
+				fresh = 1;
+			}
+			if (!t)
+				continue;
+			if (read_thread(s, t, with_status || fresh, final) == 0)
+				t->seen = s->gen;
+		}
+		free(tids);
+	}
+	free(pids);
+	/* forget threads that were not listed (exited) */
+	for (i = 0, k = 0; i < s->n_ts; i++) {
+		if (s->ts[i].seen == s->gen)
+			s->ts[k++] = s->ts[i];
+		else
+			close_ts(&s->ts[i]);
+	}
+	s->n_ts = k;
+	__atomic_store_n(&s->n_threads, (uint32_t)k, __ATOMIC_RELAXED);
+}
+
+static void *loop(void *arg)
+{
+	rec_procstat *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		rec_ticker_wait(s->ticker);
+		if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
+			break;
+		pass(s, 0);
+		s->n_ticks++;
+	}
+	return NULL;
+}
+
+rec_procstat *rec_procstat_start(gtt_writer *w, double hz, char *err, size_t errlen)
+{
+	rec_procstat *s = calloc(1, sizeof(*s));
+	long clk = sysconf(_SC_CLK_TCK);
+	int rc;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (hz <= 0)
+		hz = 10;
+	s->w = w;
+	s->ns_per_tick = clk > 0 ? 1000000000ull / (uint64_t)clk : 10000000ull;
+	s->status_every = hz >= 2 ? (uint32_t)(hz + 0.5) : 1;
+	pthread_mutex_init(&s->lock, NULL);
+	s->ticker = rec_ticker_create(GTT_SRC_PROCSTAT, (uint64_t)(1e9 / hz), 0, w);
+	if (!s->ticker) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	rc = pthread_create(&s->thread, NULL, loop, s);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot start the /proc stats thread: %s", strerror(rc));
+		goto fail;
+	}
+	s->started = 1;
+	return s;
+fail:
+	rec_ticker_destroy(s->ticker);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return NULL;
+}
+
+void rec_procstat_add(rec_procstat *s, pid_t pid)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->n_pids; i++)
+		if (s->pids[i] == pid)
+			goto out;
+	if (s->n_pids == s->cap_pids) {
+		size_t c = s->cap_pids ? s->cap_pids * 2 : 16;
+		pid_t *v = realloc(s->pids, c * sizeof(*v));
+		if (!v)
+			goto out;
+		s->pids = v;
+		s->cap_pids = c;
+	}
+	s->pids[s->n_pids++] = pid;
+out:
+	pthread_mutex_unlock(&s->lock);
+}
+
+void rec_procstat_remove(rec_procstat *s, pid_t pid)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->n_pids; i++) {
+		if (s->pids[i] == pid) {
+			s->pids[i] = s->pids[--s->n_pids];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+uint32_t rec_procstat_threads(rec_procstat *s)
+{
+	return s ? __atomic_load_n(&s->n_threads, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t rec_procstat_late_max_ns(rec_procstat *s)
+{
+	return s ? rec_ticker_late_max_ns(s->ticker) : 0;
+}
+
+void rec_procstat_stop(rec_procstat *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	if (s->started) {
+		__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(s->thread, NULL);
+	}
+	pass(s, 1);
+	rec_ticker_finish(s->ticker, 0);
+	rec_ticker_destroy(s->ticker);
+	for (i = 0; i < s->n_ts; i++)
+		close_ts(&s->ts[i]);
+	free(s->ts);
+	free(s->pids);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

@@ -1,0 +1,36 @@
+/* session.h — one recording from start to end: launch or attach, the drain loop, the /proc,
+ * Python and CUDA side loops, the symbol archive, and the exit status (gt-record's fileio.c). */
+#ifndef REC_SESSION_H
+#define REC_SESSION_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+enum { REC_PY_AUTO = 0, REC_PY_ON = 1, REC_PY_OFF = 2 };
+
+typedef struct rec_opts {
+	const char *output;      /* trace path ("gt.gtt") */
+	double freq_hz;          /* samples per second of on-CPU time (99) */
+	double duration_s;       /* 0: until the target exits or SIGINT/SIGTERM */
+	pid_t pid;               /* > 0: attach mode */
+	int dwarf;               /* call-graph mode: 1 dwarf, 0 fp */
+	uint32_t stack_bytes;    /* dwarf stack copy size */
+	int no_archive;
+	int python;              /* REC_PY_* */
+	int no_cuda;
+	int prepare;             /* exec COMMAND with the CUDA agent dormant; no recording */
+	int quiet;
+	double procstat_hz;      /* /proc thread-stat loop rate (10) */
+	double drain_hz;         /* ring-buffer drain rate (100) */
+	char **argv;             /* launch mode: COMMAND ARGS..., NULL-terminated */
+	const char *argv0;       /* gt-record's own argv[0] (locates the CUDA agent) */
+} rec_opts;
+
+/* Defaults for every field. */
+void rec_opts_init(rec_opts *o);
+/* Record as o says. Prints one-line errors and the summary on stderr, returns the exit status:
+ * launch mode the command's (128+signal when killed), 127 command not found, 2 fatal
+ * (permission, bad PID, write error), attach mode 0, or 1 when the target exited early. */
+int rec_session_run(const rec_opts *o);
+
+#endif

@@ -1,0 +1,414 @@
+/* test_rec_trace.c — recorder unit tests (tick schedule, ELF trimming) and, with arguments, a
+ * trace inspector for the tests/cli/record_*.sh scripts:
+ *   test_rec_trace                         run the unit tests
+ *   test_rec_trace summary TRACE [BINARY FUNC,FUNC,...]
+ * prints one fact per line ("samples 123", "thread 1 2 name 45", "lag 1 START END MAX", ...);
+ * with BINARY, also "func NAME INCLUSIVE LEAF" per function: samples whose user frames (fp) or
+ * stack words (dwarf) hit FUNC in BINARY, and those whose leaf (or IP) is in it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "elf.h"
+#include "gtt.h"
+#include "testhelp.h"
+#include "ticker.h"
+
+/* ---- summary mode ---- */
+
+typedef struct thr {
+	uint32_t pid, tid;
+	char name[64];
+	uint64_t samples, sample_ns;
+	uint64_t first_ns, in_ns, oncpu_ns; /* on-CPU time from switch records */
+	int in;
+} thr;
+typedef struct fn { char name[64]; uint64_t lo, hi; uint64_t incl, leaf; } fn;
+typedef struct bmap { uint32_t pid; uint64_t start, end, pgoff; } bmap;
+
+static thr *thread_get(thr **v, size_t *n, uint32_t pid, uint32_t tid)
+{
+	size_t i;
+	for (i = 0; i < *n; i++)
+		if ((*v)[i].tid == tid && (*v)[i].pid == pid)
+			return &(*v)[i];
+	*v = realloc(*v, (*n + 1) * sizeof(**v));
+	memset(&(*v)[*n], 0, sizeof(thr));
+	(*v)[*n].pid = pid;
+	(*v)[*n].tid = tid;
+	return &(*v)[(*n)++];
+}
+
+static void hex(const uint8_t *b, uint32_t n, char *out)
+{
+	uint32_t i;
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	out[2 * n] = 0;
+	if (n == 0)
+		strcpy(out, "-");
+}
+
+/* Which function (index) of fns holds runtime address ip of pid, or -1. */
+static int which_fn(uint64_t ip, uint32_t pid, const bmap *maps, size_t n_maps, const fn *fns, size_t n_fns,
+                    uint64_t bias)
+{
+	size_t i, k;
+	for (i = 0; i < n_maps; i++) {
+		if (maps[i].pid != pid || ip < maps[i].start || ip >= maps[i].end)
+			continue;
+		uint64_t vaddr = ip - maps[i].start + maps[i].pgoff + bias;
+		for (k = 0; k < n_fns; k++)
+			if (vaddr >= fns[k].lo && vaddr < fns[k].hi)
+				return (int)k;
+	}
+	return -1;
+}
+
+static int summary(const char *path, const char *binary, const char *funcs)
+{
+	int err = 0, rc;
+	gtt_reader *r = gtt_reader_open(path, &err);
+	gtt_record rec;
+	thr *threads = NULL;
+	size_t n_threads = 0, i, n_fns = 0, n_maps = 0;
+	fn fns[16];
+	bmap *maps = NULL;
+	uint64_t n_samples = 0, n_regs = 0, n_stack = 0, stack_bytes = 0, sample_bytes = 0, n_user = 0,
+	         n_kernel_frames = 0, n_switch = 0, n_cpu = 0, lost = 0, n_map = 0, n_map_bid = 0, n_records = 0,
+	         archive_bytes = 0, n_rename = 0;
+	uint64_t bias = 0, last_ns = 0, oncpu_ns = 0, sampled_ns = 0;
+	char binpath[4096] = "";
+
+	if (!r) {
+		printf("error %s\n", gtt_strerror(err));
+		return 2;
+	}
+	if (binary) {
+		rec_elf *e = rec_elf_open(binary);
+		char *list = strdup(funcs), *save = NULL, *tok;
+		if (!e) {
+			printf("error cannot open %s\n", binary);
+			return 2;
+		}
+		if (!realpath(binary, binpath))
+			snprintf(binpath, sizeof(binpath), "%s", binary);
+		bias = rec_elf_first_load_vaddr(e);
+		for (tok = strtok_r(list, ",", &save); tok && n_fns < 16; tok = strtok_r(NULL, ",", &save)) {
+			uint64_t v, sz;
+			if (rec_elf_symbol(e, tok, &v, &sz) == 0) {
+				snprintf(fns[n_fns].name, sizeof(fns[n_fns].name), "%s", tok);
+				fns[n_fns].lo = v;
+				fns[n_fns].hi = v + sz;
+				fns[n_fns].incl = fns[n_fns].leaf = 0;
+				n_fns++;
+			} else {
+				printf("error no symbol %s in %s\n", tok, binary);
+			}
+		}
+		free(list);
+		rec_elf_close(e);
+	}
+	while ((rc = gtt_reader_next(r, &rec)) != 0) {
+		if (rc < 0) {
+			printf("bad_chunk %s at %" PRIu64 "\n", gtt_strerror(rc), gtt_reader_offset(r));
+			continue;
+		}
+		n_records++;
+		switch (rec.tag) {
+		case GTT_REC_META:
+			printf("meta %s %s\n", rec.u.meta.key, rec.u.meta.value);
+			break;
+		case GTT_REC_PROCESS:
+			printf("process %u %u %u %d %s\n", rec.u.process.pid, rec.u.process.ppid, rec.u.process.event,
+			       rec.u.process.status, rec.u.process.comm);
+			break;
+		case GTT_REC_THREAD: {
+			thr *t = thread_get(&threads, &n_threads, rec.u.thread.pid, rec.u.thread.tid);
+			if (rec.u.thread.event != GTT_THREAD_EXIT && rec.u.thread.name[0])
+				snprintf(t->name, sizeof(t->name), "%s", rec.u.thread.name);
+			if (rec.u.thread.event == GTT_THREAD_NAME)
+				n_rename++;
+			break;
+		}
+		case GTT_REC_MAPPING: {
+			char id[2 * GTT_BUILD_ID_MAX + 1];
+			hex(rec.u.mapping.build_id, rec.u.mapping.build_id_len, id);
+			n_map++;
+			if (rec.u.mapping.build_id_len)
+				n_map_bid++;
+			printf("mapping %u %" PRIx64 " %" PRIx64 " %s %s\n", rec.u.mapping.pid, rec.u.mapping.start,
+			       rec.u.mapping.end, id, rec.u.mapping.path);
+			if (binpath[0] && strcmp(rec.u.mapping.path, binpath) == 0) {
+				maps = realloc(maps, (n_maps + 1) * sizeof(*maps));
+				maps[n_maps].pid = rec.u.mapping.pid;
+				maps[n_maps].start = rec.u.mapping.start;
+				maps[n_maps].end = rec.u.mapping.end;
+				maps[n_maps].pgoff = rec.u.mapping.pgoff;
+				n_maps++;
+			}
+			break;
+		}
+		case GTT_REC_SAMPLE: {
+			const gtt_sample *s = &rec.u.sample;
+			thr *t = thread_get(&threads, &n_threads, s->pid, s->tid);
+			t->samples++;
+			t->sample_ns += s->period_ns;
+			if (!t->first_ns || s->time_ns - s->period_ns < t->first_ns)
+				t->first_ns = s->time_ns - s->period_ns;
+			if (s->time_ns > last_ns)
+				last_ns = s->time_ns;
+			n_samples++;
+			sample_bytes += rec.len + GTT_CHUNK_HEADER_LEN;
+			n_user += s->n_user;
+			n_kernel_frames += s->n_kernel;
+			if (s->flags & GTT_SAMPLE_REGS)
+				n_regs++;
+			if (s->flags & GTT_SAMPLE_STACK) {
+				n_stack++;
+				stack_bytes += s->stack_len;
+			}
+			if (n_fns) {
+				int seen[16] = { 0 }, leaf = -1;
+				uint32_t k;
+				if (s->n_user) {
+					leaf = which_fn(s->ips[s->n_kernel], s->pid, maps, n_maps, fns, n_fns, bias);
+					for (k = 0; k < s->n_user; k++) {
+						int f = which_fn(s->ips[s->n_kernel + k], s->pid, maps, n_maps, fns, n_fns, bias);
+						if (f >= 0)
+							seen[f] = 1;
+					}
+				}
+				if (s->flags & GTT_SAMPLE_REGS && s->n_regs > 8 && (s->regs_mask >> 8 & 1)) {
+					uint32_t ipi = (uint32_t)__builtin_popcountll(s->regs_mask & 0xffull);
+					leaf = which_fn(s->regs[ipi], s->pid, maps, n_maps, fns, n_fns, bias);
+					if (leaf >= 0)
+						seen[leaf] = 1;
+				}
+				if (s->flags & GTT_SAMPLE_STACK) {
+					for (k = 0; k + 8 <= s->stack_len; k += 8) {
+						uint64_t w;
+						memcpy(&w, s->stack + k, 8);
+						int f = which_fn(w, s->pid, maps, n_maps, fns, n_fns, bias);
+						if (f >= 0)
+							seen[f] = 1;
+					}
+				}
+				for (k = 0; k < n_fns; k++)
+					fns[k].incl += seen[k];
+				if (leaf >= 0)
+					fns[leaf].leaf++;
+			}
+			break;
+		}
+		case GTT_REC_SWITCH: {
+			thr *t = thread_get(&threads, &n_threads, rec.u.sw.pid, rec.u.sw.tid);
+			n_switch++;
+			if (rec.u.sw.kind == GTT_SWITCH_IN) {
+				t->in = 1;
+				t->in_ns = rec.u.sw.time_ns;
+			} else {
+				/* an OUT without an IN: it was running when sampling began */
+				uint64_t from = t->in ? t->in_ns : t->first_ns ? t->first_ns : rec.u.sw.time_ns;
+				t->oncpu_ns += rec.u.sw.time_ns - from;
+				t->in = 0;
+			}
+			if (!t->first_ns)
+				t->first_ns = rec.u.sw.time_ns;
+			break;
+		}
+		case GTT_REC_THREAD_CPU:
+			n_cpu++;
+			break;
+		case GTT_REC_HEALTH:
+			if (rec.u.health.kind == GTT_HEALTH_LOST)
+				lost += rec.u.health.count;
+			if (rec.u.health.kind == GTT_HEALTH_LAG_WINDOW)
+				printf("lag %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", rec.u.health.source, rec.u.health.time_ns,
+				       rec.u.health.end_ns, rec.u.health.value[0]);
+			else if (rec.u.health.kind == GTT_HEALTH_CONFIG)
+				printf("config %u ring_bytes %" PRIu64 " period_ns %" PRIu64 " stack_bytes %" PRIu64 "\n",
+				       rec.u.health.source, rec.u.health.value[0], rec.u.health.value[1], rec.u.health.value[2]);
+			else if (rec.u.health.kind == GTT_HEALTH_LOST)
+				printf("lost_window %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", rec.u.health.time_ns,
+				       rec.u.health.end_ns, rec.u.health.count);
+			else
+				printf("health %u %u %s\n", rec.u.health.source, rec.u.health.kind, rec.u.health.text);
+			break;
+		case GTT_REC_TICKS:
+			if (rec.u.ticks.flags & GTT_TICKS_WHOLE)
+				printf("ticks_whole %u period %" PRIu64 " intended %" PRIu64 " done %" PRIu64 " p50 %" PRIu64
+				       " p99 %" PRIu64 " max %" PRIu64 "\n", rec.u.ticks.source, rec.u.ticks.period_ns,
+				       rec.u.ticks.intended, rec.u.ticks.done, rec.u.ticks.late_p50_ns, rec.u.ticks.late_p99_ns,
+				       rec.u.ticks.late_max_ns);
+			break;
+		case GTT_REC_ARCHIVE:
+			archive_bytes += rec.u.archive.len;
+			if (rec.u.archive.offset == 0)
+				printf("archive %s %" PRIu64 "\n", rec.u.archive.path, rec.u.archive.total_bytes);
+			break;
+		case GTT_REC_END:
+			printf("end %u %d %" PRIu64 "\n", rec.u.end.reason, rec.u.end.status, rec.u.end.n_samples);
+			break;
+		default:
+			break;
+		}
+	}
+	for (i = 0; i < n_threads; i++) {
+		thr *t = &threads[i];
+		if (t->in && last_ns > t->in_ns)
+			t->oncpu_ns += last_ns - t->in_ns; /* still running at the end */
+		oncpu_ns += t->oncpu_ns;
+		sampled_ns += t->sample_ns;
+		printf("thread %u %u %s %" PRIu64 " oncpu_ms %.1f\n", t->pid, t->tid, t->name[0] ? t->name : "-",
+		       t->samples, (double)t->oncpu_ns / 1e6);
+	}
+	printf("oncpu_ms %.1f\n", (double)oncpu_ns / 1e6);
+	printf("received_pct %.1f\n", oncpu_ns ? 100.0 * (double)sampled_ns / (double)oncpu_ns : 0.0);
+	for (i = 0; i < n_fns; i++)
+		printf("func %s %" PRIu64 " %" PRIu64 "\n", fns[i].name, fns[i].incl, fns[i].leaf);
+	printf("records %" PRIu64 "\n", n_records);
+	printf("truncated %d\n", gtt_reader_truncated(r));
+	printf("samples %" PRIu64 "\n", n_samples);
+	printf("samples_regs %" PRIu64 "\n", n_regs);
+	printf("samples_stack %" PRIu64 "\n", n_stack);
+	printf("stack_bytes_avg %" PRIu64 "\n", n_stack ? stack_bytes / n_stack : 0);
+	printf("sample_bytes_avg %" PRIu64 "\n", n_samples ? sample_bytes / n_samples : 0);
+	printf("user_frames_avg %.2f\n", n_samples ? (double)n_user / (double)n_samples : 0.0);
+	printf("kernel_frames %" PRIu64 "\n", n_kernel_frames);
+	printf("switches %" PRIu64 "\n", n_switch);
+	printf("thread_cpu %" PRIu64 "\n", n_cpu);
+	printf("renames %" PRIu64 "\n", n_rename);
+	printf("lost %" PRIu64 "\n", lost);
+	printf("mappings %" PRIu64 "\n", n_map);
+	printf("mappings_build_id %" PRIu64 "\n", n_map_bid);
+	printf("archive_bytes %" PRIu64 "\n", archive_bytes);
+	printf("file_bytes %" PRIu64 "\n", gtt_reader_size(r));
+	free(threads);
+	free(maps);
+	gtt_reader_close(r);
+	return 0;
+}
+
+/* ---- unit tests ---- */
+
+/* Drive a ticker with made-up times and read back what it wrote. */
+static void test_ticker(void)
+{
+	char path[] = "/tmp/gt-ticker-XXXXXX";
+	int fd = mkstemp(path), err = 0, rc;
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
+	const uint64_t ms = 1000000, t0 = 1000 * ms;
+	rec_ticker *t;
+	uint64_t k, n_ticks = 0, n_lag = 0, lag_start = 0, lag_end = 0, lag_max = 0, whole_done = 0, whole_int = 0;
+	uint64_t whole_p50 = 0, whole_p99 = 0, whole_max = 0, sum_intended = 0, sum_done = 0;
+	gtt_reader *r;
+	gtt_record rec;
+
+	th_check(w != NULL, "ticker: writer on a temp file");
+	if (!w)
+		return;
+	t = rec_ticker_create(GTT_SRC_PROCSTAT, 10 * ms, t0, w);
+	/* 1 s on time (1 ms late each), then a 500 ms stall, then on time again until 3 s */
+	for (k = 0; k < 100; k++)
+		rec_ticker_tick(t, t0 + k * 10 * ms + 1 * ms);
+	rec_ticker_tick(t, t0 + 1500 * ms);   /* tick 100 was due at 1000 ms: 500 ms late */
+	for (k = 151; k < 300; k++)
+		rec_ticker_tick(t, t0 + k * 10 * ms + 2 * ms);
+	th_check(rec_ticker_done(t) == 250, "ticker: 250 ticks taken (%" PRIu64 ")", rec_ticker_done(t));
+	th_check(rec_ticker_late_max_ns(t) == 500 * ms, "ticker: max lateness is the stall");
+	rec_ticker_finish(t, t0 + 3000 * ms);
+	rec_ticker_destroy(t);
+	gtt_writer_close(w);
+
+	r = gtt_reader_open(path, &err);
+	th_check(r != NULL, "ticker: trace reads back");
+	while (r && (rc = gtt_reader_next(r, &rec)) > 0) {
+		if (rec.tag == GTT_REC_TICKS && (rec.u.ticks.flags & GTT_TICKS_WHOLE)) {
+			whole_done = rec.u.ticks.done;
+			whole_int = rec.u.ticks.intended;
+			whole_p50 = rec.u.ticks.late_p50_ns;
+			whole_p99 = rec.u.ticks.late_p99_ns;
+			whole_max = rec.u.ticks.late_max_ns;
+		} else if (rec.tag == GTT_REC_TICKS) {
+			n_ticks++;
+			sum_intended += rec.u.ticks.intended;
+			sum_done += rec.u.ticks.done;
+		} else if (rec.tag == GTT_REC_HEALTH && rec.u.health.kind == GTT_HEALTH_LAG_WINDOW) {
+			n_lag++;
+			lag_start = rec.u.health.time_ns;
+			lag_end = rec.u.health.end_ns;
+			lag_max = rec.u.health.value[0];
+		}
+	}
+	gtt_reader_close(r);
+	unlink(path);
+	th_check(n_ticks == 3, "ticker: one TICKS record per second (%" PRIu64 ")", n_ticks);
+	th_check(sum_intended == 300 && sum_done == 250, "ticker: intervals add up to 300 due, 250 done (%" PRIu64
+	         ", %" PRIu64 ")", sum_intended, sum_done);
+	th_check(whole_int == 300 && whole_done == 250, "ticker: whole summary 300 due, 250 done");
+	th_check(whole_p50 == 2 * ms, "ticker: exact p50 = 2 ms (%" PRIu64 ")", whole_p50);
+	th_check(whole_p99 == 2 * ms && whole_max == 500 * ms, "ticker: p99 2 ms, max 500 ms (%" PRIu64 ", %" PRIu64 ")",
+	         whole_p99, whole_max);
+	th_check(n_lag == 1 && lag_start == t0 + 1000 * ms && lag_end == t0 + 1500 * ms && lag_max == 500 * ms,
+	         "ticker: one lag window [1.0 s, 1.5 s) with max 500 ms");
+}
+
+static void test_trim(void)
+{
+	rec_elf *e = rec_elf_open("/proc/self/exe"), *t = NULL;
+	size_t len = 0, tlen = 0;
+	const uint8_t *data = rec_elf_data(e, &len);
+	uint8_t *trimmed = data ? rec_archive_trim_elf(data, len, &tlen) : NULL;
+	char path[] = "/tmp/gt-trim-XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t id1[64], id2[64];
+	uint64_t v1 = 0, v2 = 0, s1 = 0, s2 = 0;
+
+	th_check(trimmed != NULL && tlen > 0 && tlen < len, "trim: our executable trims (%zu -> %zu bytes)", len, tlen);
+	if (trimmed && fd >= 0 && write(fd, trimmed, tlen) == (ssize_t)tlen)
+		t = rec_elf_open(path);
+	th_check(t != NULL, "trim: the trimmed copy is an ELF file");
+	th_check(t && rec_elf_build_id(e, id1, sizeof(id1)) == rec_elf_build_id(t, id2, sizeof(id2)) &&
+	         memcmp(id1, id2, 20) == 0, "trim: build-id kept");
+	th_check(t && rec_elf_symbol(e, "main", &v1, &s1) == 0 && rec_elf_symbol(t, "main", &v2, &s2) == 0 &&
+	         v1 == v2 && s1 == s2, "trim: symbols kept");
+	th_check(t && rec_elf_first_load_vaddr(e) == rec_elf_first_load_vaddr(t), "trim: program headers kept");
+	th_check(rec_archive_trim_elf((const uint8_t *)"not an elf file at all, definitely not", 39, &tlen) == NULL,
+	         "trim: a non-ELF gives NULL");
+	/* every prefix of the file must fail or trim, never crash */
+	if (data) {
+		size_t cut, n = 0;
+		for (cut = 0; cut < len; cut += len / 300 + 1) {
+			size_t l2;
+			uint8_t *x = rec_archive_trim_elf(data, cut, &l2);
+			free(x);
+			n++;
+		}
+		th_check(n >= 300, "trim: %zu truncated inputs handled", n);
+	}
+	free(trimmed);
+	rec_elf_close(t);
+	rec_elf_close(e);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "summary") == 0)
+		return summary(argv[2], argc >= 5 ? argv[3] : NULL, argc >= 5 ? argv[4] : NULL);
+	if (argc > 1) {
+		fprintf(stderr, "usage: test_rec_trace [summary TRACE [BINARY FUNC,...]]\n");
+		return 64;
+	}
+	test_ticker();
+	test_trim();
+	return th_report();
+}
