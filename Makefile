@@ -117,7 +117,7 @@ $(LIBDIR)/%.a:
 
 # ---- programs ----
 ifeq ($(HAVE_CUDA),1)
-CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 endif
 
 $(GT_RECORD): $(OBJ)/record/main.o $(LIBREC) $(LIBGTT)
