@@ -4,6 +4,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Conventions shared by both sides:
  * - matrices are row-major; "h" is the hidden size, "t" a number of tokens (rows);
@@ -107,4 +111,7 @@ int kn_cuda_adam(void *stream, float *w, float *m, float *v, const float *g, voi
 /* The text for a code returned by a kn_cuda_* function (CUDA runtime or cuBLAS). */
 const char *kn_cuda_strerror(int rc);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
