@@ -316,6 +316,7 @@ int pl_run_create(const pl_config *cfg, pl_run **out, char *err, size_t errlen)
 	r->main_rec.role = "main";
 	r->main_rec.device = -1;
 	r->main_rec.tid = (int)syscall(SYS_gettid);
+	r->main_rec.cpu_native_ns = pl_thread_cpu_ns() - r->main_cpu0_ns; /* all of create is native */
 	rc = 0;
 out:
 	free(host);
@@ -661,6 +662,7 @@ int pl_run_start(pl_run *r, int spawn_threads)
 
 int pl_run_finish(pl_run *r)
 {
+	int64_t cpu0 = pl_thread_cpu_ns();
 	if (r->finished)
 		return r->error_rc;
 	for (int i = 0; i < r->n_workers; i++)
@@ -682,6 +684,7 @@ int pl_run_finish(pl_run *r)
 			r->tokens_consumed += w->rec.tokens;
 	}
 	r->main_rec.end_ns = r->end_ns;
+	r->main_rec.cpu_native_ns += pl_thread_cpu_ns() - cpu0;
 	r->main_rec.cpu_ns = pl_thread_cpu_ns() - r->main_cpu0_ns;
 	r->finished = 1;
 	return r->error_rc;
