@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,7 +26,7 @@
 #endif
 
 #define TERM_GRACE_NS 3000000000ull   /* a launched command's time to exit after SIGTERM */
-#define SIGINT_WAIT_NS 2000000000ull  /* after Ctrl-C, the command's time to exit by itself */
+#define SIGINT_WAIT_NS 1000000000ull  /* after Ctrl-C, the command's time to exit by itself */
 
 static volatile sig_atomic_t g_signal, g_n_signals;
 
@@ -64,7 +65,7 @@ void rec_opts_init(rec_opts *o)
 	o->stack_bytes = 8192;
 	o->python = REC_PY_AUTO;
 	o->procstat_hz = 10;
-	o->drain_hz = 100;
+	o->drain_hz = 40;
 }
 
 static void say(const char *fmt, ...)
@@ -422,8 +423,7 @@ static int setup_signals(void)
 /* The drain loop: until the target exits, the duration ends, a signal, or a write error. */
 static void run_loop(sess *s)
 {
-	uint64_t flush_ns = s->start_ns, check_ns = 0, deadline = 0, sig_deadline = 0;
-	int handled_signals = 0;
+	uint64_t flush_ns = s->start_ns, check_ns = 0, deadline = 0;
 
 	if (s->o->duration_s > 0)
 		deadline = s->start_ns + (uint64_t)(s->o->duration_s * 1e9);
@@ -436,25 +436,13 @@ static void run_loop(sess *s)
 			s->end_reason = GTT_END_ERROR;
 			return;
 		}
-		if (g_n_signals > handled_signals) {
-			handled_signals = g_n_signals;
-			if (!s->launch || !s->child_alive || handled_signals > 1) {
-				s->end_reason = GTT_END_SIGNAL;
-				return;
-			}
-			/* launch mode: Ctrl-C reached the command too; give it time to exit by itself.
-			 * A SIGTERM aimed at gt-record alone is passed on. */
-			if (g_signal == SIGTERM)
-				kill(s->target, SIGTERM);
-			sig_deadline = now + SIGINT_WAIT_NS;
-		}
-		if (sig_deadline && now >= sig_deadline) {
+		if (g_n_signals > 0) {
 			s->end_reason = GTT_END_SIGNAL;
 			return;
 		}
 		if (s->launch) {
 			if (reap(s, 0)) {
-				s->end_reason = sig_deadline ? GTT_END_SIGNAL : GTT_END_TARGET_EXIT;
+				s->end_reason = GTT_END_TARGET_EXIT;
 				return;
 			}
 		} else if (now >= check_ns) {
@@ -667,9 +655,12 @@ finish:
 	rec_procstat_stop(s.ps);
 	s.ps = NULL;
 	python_stop(&s);
-	if (s.launch && s.child_alive) {
-		if (s.write_rc == 0 && s.end_reason != GTT_END_TARGET_EXIT) {
-			kill(s.target, SIGTERM);
+	if (s.launch && s.child_alive && s.write_rc == 0) {
+		/* Ctrl-C reached the command too: let it exit by itself; a signal aimed at
+		 * gt-record alone, or the end of -d, is passed on (SIGTERM for -d) */
+		int sig = s.end_reason == GTT_END_SIGNAL ? (int)g_signal : SIGTERM;
+		if (s.end_reason != GTT_END_SIGNAL || !reap(&s, SIGINT_WAIT_NS)) {
+			kill(s.target, sig);
 			if (!reap(&s, TERM_GRACE_NS)) {
 				kill(s.target, SIGKILL);
 				reap(&s, TERM_GRACE_NS);
@@ -696,8 +687,10 @@ finish:
 	summary(&s, &as, end_ns);
 	if (s.write_rc < 0) {
 		int e = gtt_writer_errno(s.w);
-		say("writing %s: %s; the trace is valid up to its last whole chunk (%llu bytes)", o->output,
-		    e ? strerror(e) : gtt_strerror(s.write_rc), (unsigned long long)gtt_writer_bytes(s.w));
+		struct stat fst;
+		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
+		    o->output, e ? strerror(e) : gtt_strerror(s.write_rc),
+		    stat(o->output, &fst) == 0 ? (long long)fst.st_size : -1ll);
 		if (s.launch && s.child_alive) {
 			say("the command keeps running, unrecorded");
 			rec_perf_close(s.perf);
