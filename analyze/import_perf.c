@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "gtt.h"
 #include "import_perf.h"
 
@@ -759,6 +760,7 @@ int ana_cmd_import_perf(int argc, char **argv)
 	int c, rc, status = 2;
 	ana_perf_opts_init(&o);
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o.pid = 1; break;
@@ -769,14 +771,12 @@ int ana_cmd_import_perf(int argc, char **argv)
 		case 'A': o.addrs = 1; break;
 		case 'e': o.event_filter = optarg; break;
 		case 'o': out_path = optarg; break;
-		case 'h': import_usage(stdout); return 0;
-		default: import_usage(stderr); return 64;
+		case 'h': import_usage(stdout); return ANA_EXIT_OK;
+		default: return ana_cli_usage_error("import-perf", "unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
-	if (argc - optind > 1) {
-		import_usage(stderr);
-		return 64;
-	}
+	if (argc - optind > 1)
+		return ana_cli_usage_error("import-perf", "one input file only");
 	in_path = optind < argc ? argv[optind] : "-";
 	in = strcmp(in_path, "-") == 0 ? stdin : fopen(in_path, "r");
 	if (!in) {

@@ -11,6 +11,7 @@ struct ana_json {
 	unsigned char *first;   /* per level: 1 until the first element was written */
 	size_t depth, cap;
 	int after_key;          /* a key was written; the next value needs no comma */
+	int newline;            /* a line break is due before the next token (after its comma) */
 	int misuse;
 };
 
@@ -43,11 +44,15 @@ static void sep(ana_json *j)
 {
 	if (j->after_key) {
 		j->after_key = 0;
-		return;
+	} else {
+		if (!j->first[j->depth])
+			putc_unlocked(',', j->out);
+		j->first[j->depth] = 0;
 	}
-	if (!j->first[j->depth])
-		putc_unlocked(',', j->out);
-	j->first[j->depth] = 0;
+	if (j->newline) {
+		putc_unlocked('\n', j->out);
+		j->newline = 0;
+	}
 }
 
 static void begin(ana_json *j, char c)
@@ -73,6 +78,10 @@ static void end(ana_json *j, char c)
 		return;
 	}
 	j->depth--;
+	if (j->newline) {
+		putc_unlocked('\n', j->out);
+		j->newline = 0;
+	}
 	putc_unlocked(c, j->out);
 }
 
@@ -217,6 +226,20 @@ void ana_json_double(ana_json *j, double v)
 	fputs(buf, j->out);
 }
 
+void ana_json_decimal(ana_json *j, int64_t v, int decimals)
+{
+	uint64_t scale = 1;
+	if (decimals <= 0 || decimals > 18) {
+		ana_json_i64(j, v);
+		return;
+	}
+	for (int i = 0; i < decimals; i++)
+		scale *= 10;
+	sep(j);
+	uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	fprintf(j->out, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / scale, decimals, a % scale);
+}
+
 void ana_json_bool(ana_json *j, int v)
 {
 	sep(j);
@@ -231,7 +254,10 @@ void ana_json_null(ana_json *j)
 
 void ana_json_newline(ana_json *j)
 {
-	putc_unlocked('\n', j->out);
+	if (j->depth == 0 && !j->after_key)
+		putc_unlocked('\n', j->out);   /* after the top-level value: end the file's last line */
+	else
+		j->newline = 1;
 }
 
 void ana_json_kv_str(ana_json *j, const char *key, const char *s)

@@ -32,9 +32,13 @@ void ana_json_u64(ana_json *j, uint64_t v);
 void ana_json_i64(ana_json *j, int64_t v);
 /* A number in the shortest form that reads back to the same double; NaN/Inf write null. */
 void ana_json_double(ana_json *j, double v);
+/* v / 10^decimals written exactly in fixed point ("1234.567" for 1234567, 3): timestamps
+ * in microseconds from nanoseconds without rounding through a double. decimals <= 18. */
+void ana_json_decimal(ana_json *j, int64_t v, int decimals);
 void ana_json_bool(ana_json *j, int v);
 void ana_json_null(ana_json *j);
-/* Whitespace between tokens, to keep large arrays one element per line. */
+/* A line break before the next token (after its comma), to keep large arrays one element
+ * per line; at the top level, after the value, it is written at once. */
 void ana_json_newline(ana_json *j);
 
 /* Shorthands for "key": value. */

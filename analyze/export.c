@@ -1,0 +1,289 @@
+/* export.c — `gt-analyze export`: format dispatch, the command, and the key map the
+ * exporters use to give frames, locations and tracks dense ids. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "export.h"
+#include "fold.h"
+#include "gtt.h"
+
+int ana_export_format_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	if (strcmp(name, "folded") == 0 || strcmp(name, "fold") == 0)
+		return ANA_EXPORT_FOLDED;
+	if (strcmp(name, "speedscope") == 0)
+		return ANA_EXPORT_SPEEDSCOPE;
+	if (strcmp(name, "chrome") == 0 || strcmp(name, "perfetto") == 0)
+		return ANA_EXPORT_CHROME;
+	if (strcmp(name, "pprof") == 0)
+		return ANA_EXPORT_PPROF;
+	return -1;
+}
+
+int ana_export(const ana_model *m, int format, FILE *out)
+{
+	switch (format) {
+	case ANA_EXPORT_SPEEDSCOPE:
+		return ana_export_speedscope(m, out);
+	case ANA_EXPORT_CHROME:
+		return ana_export_chrome(m, out);
+	case ANA_EXPORT_PPROF:
+		return ana_export_pprof(m, out);
+	case ANA_EXPORT_FOLDED: {
+		ana_fold_opts fo;
+		ana_folded fd;
+		ana_fold_opts_init(&fo);
+		int rc = ana_fold(m, &fo, &fd);
+		if (rc < 0)
+			return rc;
+		rc = ana_fold_write(&fd, out);
+		ana_folded_free(&fd);
+		return rc;
+	}
+	}
+	return GTT_EINVAL;
+}
+
+const char *ana_export_thread_name(const ana_model *m, const ana_thread *t, char *buf, size_t cap)
+{
+	(void)m;
+	if (t->name && t->name[0])
+		snprintf(buf, cap, "%s", t->name);
+	else
+		snprintf(buf, cap, "tid %u", t->tid);
+	return buf;
+}
+
+/* ---- key map ---- */
+
+struct ana_keymap {
+	uint32_t *slots;        /* id + 1, 0 empty */
+	uint64_t *slot_hash;
+	size_t n_slots;
+	size_t *key_off;        /* per id: offset of its key in words */
+	uint32_t *key_len;
+	size_t n, cap;
+	uint32_t *words;
+	size_t n_words, cap_words;
+};
+
+ana_keymap *ana_keymap_create(void)
+{
+	ana_keymap *km = calloc(1, sizeof(*km));
+	if (!km)
+		return NULL;
+	km->n_slots = 256;
+	km->slots = calloc(km->n_slots, sizeof(*km->slots));
+	km->slot_hash = calloc(km->n_slots, sizeof(*km->slot_hash));
+	if (!km->slots || !km->slot_hash) {
+		ana_keymap_destroy(km);
+		return NULL;
+	}
+	return km;
+}
+
+void ana_keymap_destroy(ana_keymap *km)
+{
+	if (!km)
+		return;
+	free(km->slots);
+	free(km->slot_hash);
+	free(km->key_off);
+	free(km->key_len);
+	free(km->words);
+	free(km);
+}
+
+static uint64_t hash_words(const uint32_t *k, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= k[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
+static int keymap_grow(ana_keymap *km)
+{
+	size_t ns = km->n_slots * 2;
+	uint32_t *s = calloc(ns, sizeof(*s));
+	uint64_t *sh = calloc(ns, sizeof(*sh));
+	if (!s || !sh) {
+		free(s);
+		free(sh);
+		return -1;
+	}
+	for (size_t i = 0; i < km->n_slots; i++) {
+		if (!km->slots[i])
+			continue;
+		size_t k = km->slot_hash[i] & (ns - 1);
+		while (s[k])
+			k = (k + 1) & (ns - 1);
+		s[k] = km->slots[i];
+		sh[k] = km->slot_hash[i];
+	}
+	free(km->slots);
+	free(km->slot_hash);
+	km->slots = s;
+	km->slot_hash = sh;
+	km->n_slots = ns;
+	return 0;
+}
+
+int64_t ana_keymap_get(ana_keymap *km, const uint32_t *key, uint32_t n, int *is_new)
+{
+	uint64_t h = hash_words(key, n);
+	size_t k = h & (km->n_slots - 1);
+	if (is_new)
+		*is_new = 0;
+	for (; km->slots[k]; k = (k + 1) & (km->n_slots - 1)) {
+		uint32_t id = km->slots[k] - 1;
+		if (km->slot_hash[k] == h && km->key_len[id] == n &&
+		    memcmp(km->words + km->key_off[id], key, n * sizeof(*key)) == 0)
+			return id;
+	}
+	if (km->n == km->cap) {
+		size_t cap = km->cap ? km->cap * 2 : 256;
+		size_t *ko = realloc(km->key_off, cap * sizeof(*ko));
+		if (!ko)
+			return -1;
+		km->key_off = ko;
+		uint32_t *kl = realloc(km->key_len, cap * sizeof(*kl));
+		if (!kl)
+			return -1;
+		km->key_len = kl;
+		km->cap = cap;
+	}
+	if (km->n_words + n > km->cap_words) {
+		size_t cap = km->cap_words ? km->cap_words : 1024;
+		while (cap < km->n_words + n)
+			cap *= 2;
+		uint32_t *w = realloc(km->words, cap * sizeof(*w));
+		if (!w)
+			return -1;
+		km->words = w;
+		km->cap_words = cap;
+	}
+	if (km->n >= UINT32_MAX - 1)
+		return -1;
+	uint32_t id = (uint32_t)km->n++;
+	km->key_off[id] = km->n_words;
+	km->key_len[id] = n;
+	if (n)
+		memcpy(km->words + km->n_words, key, n * sizeof(*key));
+	km->n_words += n;
+	km->slots[k] = id + 1;
+	km->slot_hash[k] = h;
+	if (is_new)
+		*is_new = 1;
+	if (km->n * 2 > km->n_slots && keymap_grow(km) < 0)
+		return -1;
+	return id;
+}
+
+int64_t ana_keymap_str(ana_keymap *km, const char *s, int *is_new)
+{
+	/* Strings become word keys: length first, then the bytes packed four to a word. */
+	size_t len = strlen(s);
+	size_t nw = 1 + (len + 3) / 4;
+	uint32_t stackbuf[64];
+	uint32_t *w = nw <= 64 ? stackbuf : malloc(nw * sizeof(*w));
+	if (!w || len > UINT32_MAX)
+		return -1;
+	w[nw - 1] = 0;
+	w[0] = (uint32_t)len;
+	memcpy(w + 1, s, len);
+	int64_t id = ana_keymap_get(km, w, (uint32_t)nw, is_new);
+	if (w != stackbuf)
+		free(w);
+	return id;
+}
+
+size_t ana_keymap_count(const ana_keymap *km)
+{
+	return km->n;
+}
+
+/* ---- the command ---- */
+
+static void export_usage(FILE *f)
+{
+	fputs("usage: gt-analyze export TRACE --format FORMAT [-o FILE] [OPTIONS]\n\n"
+	      "The trace in a format other tools read:\n"
+	      "  folded      FlameGraph text, one \"root;...;leaf COUNT\" line per stack\n"
+	      "  speedscope  speedscope JSON: one sampled profile per thread, weights in ns\n"
+	      "  chrome      Chrome Trace Event JSON for Perfetto / chrome://tracing: stacks as nested\n"
+	      "              slices per thread, GIL class, CUDA API calls, kernels per stream, NVTX, counters\n"
+	      "  pprof       gzipped profile.proto for pprof, Pyroscope, Parca (labels thread, tid, pid, gil)\n\n"
+	      "  -f, --format FORMAT  one of the above (default folded)\n"
+	      "  -o FILE              write to FILE instead of stdout\n" ANA_CLI_OPTS_HELP
+	      "  -h, --help           this help\n", f);
+}
+
+int ana_cmd_export(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'}, ANA_CLI_LONGOPTS, {NULL, 0, NULL, 0},
+	};
+	ana_opts ao;
+	const char *out_path = NULL, *fmt_name = "folded";
+	int c, status, rc;
+	ana_model *m = NULL;
+	FILE *out = NULL;
+	ana_opts_init(&ao);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
+		if (ana_cli_opt(c, optarg, &ao))
+			continue;
+		switch (c) {
+		case 'f': fmt_name = optarg; break;
+		case 'o': out_path = optarg; break;
+		case 'h': export_usage(stdout); return ANA_EXIT_OK;
+		default: return ana_cli_usage_error("export", "unknown option or missing value: %s", argv[optind - 1]);
+		}
+	}
+	int format = ana_export_format_parse(fmt_name);
+	if (format < 0)
+		return ana_cli_usage_error("export", "unknown format '%s' (folded, speedscope, chrome, pprof)", fmt_name);
+	if (optind != argc - 1)
+		return ana_cli_usage_error("export", optind == argc ? "missing TRACE" : "one TRACE only");
+	const char *path = argv[optind];
+	if (!(m = ana_cli_load(path, &ao, &status)))
+		return status;
+	status = ANA_EXIT_BROKEN;
+	if (m->samples.n == 0 && m->kernels.n == 0 && m->apis.n == 0) {
+		fprintf(stderr, "gt-analyze export: %s: the trace has no samples and no GPU activity\n", path);
+		goto out;
+	}
+	if (!out_path || strcmp(out_path, "-") == 0)
+		out = stdout;
+	else if (!(out = fopen(out_path, "w"))) {
+		fprintf(stderr, "gt-analyze export: %s: %s\n", out_path, strerror(errno));
+		goto out;
+	}
+	rc = ana_export(m, format, out);
+	if (rc == 0 && fflush(out) != 0)
+		rc = GTT_EIO;
+	if (rc < 0) {
+		fprintf(stderr, "gt-analyze export: writing %s: %s\n", out_path ? out_path : "stdout",
+		        rc == GTT_EIO ? strerror(errno) : gtt_strerror(rc));
+		goto out;
+	}
+	status = ANA_EXIT_OK;
+out:
+	if (out && out != stdout && fclose(out) != 0 && status == ANA_EXIT_OK) {
+		fprintf(stderr, "gt-analyze export: %s: %s\n", out_path, strerror(errno));
+		status = ANA_EXIT_BROKEN;
+	}
+	ana_model_free(m);
+	return status;
+}

@@ -1,0 +1,54 @@
+/* export.h — `gt-analyze export`: the model in the formats other tools read (folded text,
+ * speedscope JSON, Chrome Trace Event JSON for Perfetto, gzipped pprof profile.proto). */
+#ifndef ANA_EXPORT_H
+#define ANA_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+
+enum ana_export_format {
+	ANA_EXPORT_FOLDED = 0,
+	ANA_EXPORT_SPEEDSCOPE = 1,
+	ANA_EXPORT_CHROME = 2,
+	ANA_EXPORT_PPROF = 3,
+};
+/* "folded", "speedscope", "chrome" (or "perfetto"), "pprof" -> ANA_EXPORT_*, -1 when unknown. */
+int ana_export_format_parse(const char *name);
+
+/* speedscope file: shared frames, one sampled profile per thread (weights in ns,
+ * startValue/endValue on the trace clock). Deterministic. 0, GTT_ENOMEM or GTT_EIO. */
+int ana_export_speedscope(const ana_model *m, FILE *out);
+/* Chrome Trace Event JSON (Perfetto loads it): metadata names, small integer tids, nested X
+ * slices for runs of samples, the GIL class per Python thread, CUDA API calls, kernels and
+ * copies (a track per stream), NVTX ranges; C events for counters. 0, GTT_ENOMEM or GTT_EIO. */
+int ana_export_chrome(const ana_model *m, FILE *out);
+/* pprof profile.proto, gzipped: string table, functions, locations with inline lines,
+ * mappings with build-ids, samples labelled thread/tid/pid/gil. 0, GTT_ENOMEM or GTT_EIO. */
+int ana_export_pprof(const ana_model *m, FILE *out);
+/* The uncompressed profile.proto bytes of the same (tests, tools); *buf is malloc'd. */
+int ana_export_pprof_raw(const ana_model *m, uint8_t **buf, size_t *len);
+/* One of the above by format (folded through fold.h with default options). */
+int ana_export(const ana_model *m, int format, FILE *out);
+
+/* `gt-analyze export TRACE --format F [-o FILE]`: the command (prints, returns exit status). */
+int ana_cmd_export(int argc, char **argv);
+
+/* ---- helpers shared by the exporters ---- */
+
+/* A hash map from a key of n uint32 words to dense ids 0, 1, 2, ... in insertion order. */
+typedef struct ana_keymap ana_keymap;
+ana_keymap *ana_keymap_create(void);
+void ana_keymap_destroy(ana_keymap *km);
+/* The id of key (inserting it with the next id when new, *is_new = 1). -1 on ENOMEM. */
+int64_t ana_keymap_get(ana_keymap *km, const uint32_t *key, uint32_t n, int *is_new);
+/* Same for a string key. */
+int64_t ana_keymap_str(ana_keymap *km, const char *s, int *is_new);
+size_t ana_keymap_count(const ana_keymap *km);
+
+/* A thread's display name: "name" or "tid N" when it has none, written to buf. */
+const char *ana_export_thread_name(const ana_model *m, const ana_thread *t, char *buf, size_t cap);
+
+#endif
