@@ -15,7 +15,9 @@
  * function `int FN(int argc, char **argv)` in its own file (see cli.h for shared helpers). */
 #define ANA_COMMANDS(X)                                                                                \
 	X("report", ana_cmd_report, "summary: threads, top functions, sampler health, Python and GPU")   \
-	X("fold", ana_cmd_fold, "folded stacks (\"root;...;leaf COUNT\"), the input of flame graph tools")
+	X("fold", ana_cmd_fold, "folded stacks (\"root;...;leaf COUNT\"), the input of flame graph tools")   \
+	X("export", ana_cmd_export, "the trace as folded, speedscope, Chrome/Perfetto JSON or pprof")    \
+	X("import-perf", ana_cmd_import_perf, "`perf script` text to folded stacks (stackcollapse-perf.pl)")
 
 #define ANA_CMD_DECL(name, fn, help) int fn(int argc, char **argv);
 ANA_COMMANDS(ANA_CMD_DECL)
