@@ -481,19 +481,22 @@ int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf
 	uint8_t head[256 + STR_INLINE * 4];
 	uint8_t *data = NULL;
 	const uint8_t *chars;
-	size_t head_len = (size_t)o->str_compact_size, n = 0, i, want, data_off;
+	/* PyASCIIObject is the smallest str header: read it with a short string's characters in
+	 * one go; an object near the end of a mapping makes that fail, so retry with the header */
+	size_t head_len = (size_t)o->str_ascii_size, got, n = 0, i, want, data_off, bytes;
 	uint64_t length;
 	uint32_t state;
-	int kind, rc = -1, whole;
+	int kind, rc = -1;
 
-	if (cap == 0 || head_len + 8 > 256)
+	if (cap == 0 || (size_t)o->str_compact_size + 8 > 256)
 		return -1;
 	buf[0] = 0;
-	/* one read for the header and a short string; a string near the end of a mapping may
-	 * make the larger read fail, so retry with the header alone */
-	whole = rec_procmem_read(m, addr, head, head_len + STR_INLINE) == 0;
-	if (!whole && rec_procmem_read(m, addr, head, head_len) < 0)
-		return -1;
+	got = head_len + STR_INLINE;
+	if (rec_procmem_read(m, addr, head, got) < 0) {
+		got = head_len;
+		if (rec_procmem_read(m, addr, head, got) < 0)
+			return -1;
+	}
 	length = rd64(head, o->str_length);
 	state = rd32(head, o->str_state);
 	kind = (state >> 2) & 7;
@@ -506,13 +509,16 @@ int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf
 		data_off = (size_t)o->str_compact_size;
 	}
 	want = length < cap ? (size_t)length : cap - 1;
-	if (data_off + want * (size_t)kind <= head_len + STR_INLINE) {
-		if (!whole && rec_procmem_read(m, addr + data_off, head + data_off, want * (size_t)kind) < 0)
+	bytes = want * (size_t)kind;
+	if (data_off + bytes <= got) {
+		chars = head + data_off;
+	} else if (data_off + bytes <= sizeof(head)) {
+		if (rec_procmem_read(m, addr + data_off, head + data_off, bytes) < 0)
 			return -1;
 		chars = head + data_off;
 	} else {
-		data = malloc(want * (size_t)kind + 1);
-		if (!data || rec_procmem_read(m, addr + data_off, data, want * (size_t)kind) < 0)
+		data = malloc(bytes + 1);
+		if (!data || rec_procmem_read(m, addr + data_off, data, bytes) < 0)
 			goto out;
 		chars = data;
 	}

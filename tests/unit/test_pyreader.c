@@ -225,7 +225,7 @@ static void one_python(const char *python)
 	w = gtt_writer_open(trace, &rc);
 	p = rec_py_start(pid, w, &o, err, sizeof(err));
 	th_check(p != NULL, "%s: reader starts (%s)", python, err);
-	sleep_ms(1500);
+	sleep_ms(1000);
 	rec_py_status(p, status, sizeof(status));
 	rc = rec_py_stop(p, err, sizeof(err));
 	gtt_writer_close(w);
@@ -242,8 +242,8 @@ static void one_python(const char *python)
 		       " leaf %" PRIu64 " line %" PRIu64 " caller %" PRIu64 "\n", role_name[i], t->st[i].n,
 		       t->st[i].held, t->st[i].torn, t->st[i].idle, t->st[i].leaf_ok, t->st[i].line_ok,
 		       t->st[i].caller_ok);
-	/* 1.5 s at 200 Hz is 300 reads; a loaded 2-core box may lose some, never most */
-	th_check(t->st[0].n >= 150 && t->st[1].n >= 150 && t->st[3].n >= 150,
+	/* 1 s at 200 Hz is 200 reads; a loaded 2-core box may lose some, never most */
+	th_check(t->st[0].n >= 100 && t->st[1].n >= 100 && t->st[3].n >= 100,
 	         "%s: every thread read at the stack rate (%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 ")",
 	         python, t->st[0].n, t->st[1].n, t->st[2].n, t->st[3].n);
 	for (i = 0; i < 4; i++) {
