@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# record_errors.sh — gt-record's bad inputs and bad endings: one line and a meaningful status;
+# a recorder killed with SIGKILL or hitting a write error leaves a trace readable to its last chunk.
+. "$(dirname "$0")/lib.sh"
+REC=$GT_BIN/gt-record P=$GT_TESTS/progs
+SUM=$GT_TESTS/test_rec_trace
+[ -x "$REC" ] && [ -x "$SUM" ] || { skip "gt-record or test_rec_trace not built"; exit 0; }
+val() { awk -v k="$1" '$1 == k { print $2; exit }' "$2"; }
+one_line() { test "$(wc -l <"$TMP/err")" -eq 1; }
+
+check_rc "errors: command not found -> 127" 127 "$REC" -q -o "$TMP/n.gtt" -- no_such_command_gt
+check "errors: ... one line naming the command" sh -c "test \$(wc -l <'$TMP/err') -eq 1 && grep -q no_such_command_gt '$TMP/err'"
+check "errors: ... no trace file left" test ! -e "$TMP/n.gtt"
+printf 'not a program\n' >"$TMP/noexec"; chmod 644 "$TMP/noexec"
+check_rc "errors: not executable -> 126" 126 "$REC" -q -o "$TMP/n.gtt" -- "$TMP/noexec"
+check_rc "errors: no command -> usage 64" 64 "$REC" -q
+check "errors: ... one line" one_line
+check_rc "errors: unknown option -> 64" 64 "$REC" --no-such-option -- true
+check_rc "errors: bad -F -> 64" 64 "$REC" -F fast -- true
+check_rc "errors: bad --call-graph -> 64" 64 "$REC" --call-graph lbr -- true
+check_rc "errors: -p and a command -> 64" 64 "$REC" -p 1 -- true
+check_rc "errors: unwritable output -> 2" 2 "$REC" -q -o /nonexistent-dir/x.gtt -- true
+check "errors: ... one line naming the file" sh -c "test \$(wc -l <'$TMP/err') -eq 1 && grep -q nonexistent-dir '$TMP/err'"
+check_rc "errors: --version" 0 "$REC" --version
+check "errors: --version prints gt-record VERSION" grep -q '^gt-record [0-9]' "$TMP/out"
+check_rc "errors: --help" 0 "$REC" --help
+check "errors: --help shows usage" grep -q 'call-graph' "$TMP/out"
+
+# SIGKILL mid-run: the trace reads back up to its last whole chunk (flushed every second)
+"$REC" -q -o "$TMP/k.gtt" -- "$P/calltree" 3 & rpid=$!
+sleep 1.6; kill -KILL "$rpid"; wait "$rpid" 2>/dev/null
+"$SUM" summary "$TMP/k.gtt" >"$TMP/k.sum"
+check "errors: SIGKILLed recorder: trace readable with samples ($(val samples "$TMP/k.sum"))" test "$(val samples "$TMP/k.sum")" -gt 20
+check "errors: ... and no END record" sh -c "! grep -q '^end ' '$TMP/k.sum'"
+sleep 1.5  # the orphaned command ends by itself
+
+# a write error mid-run (file size limit): one line, exit 2, readable trace
+(ulimit -f 64; "$REC" -q -F 1000 -o "$TMP/w.gtt" -- "$P/calltree" 2) 2>"$TMP/err"; rc=$?
+check "errors: write error mid-run -> exit 2 ($rc)" test "$rc" -eq 2
+check "errors: ... says so" grep -q 'File too large' "$TMP/err"
+"$SUM" summary "$TMP/w.gtt" >"$TMP/w.sum"
+check "errors: ... trace readable up to the last whole chunk ($(val samples "$TMP/w.sum") samples)" test "$(val samples "$TMP/w.sum")" -gt 50
+
+# SIGINT: a clean end with an END record
+"$REC" -q -o "$TMP/i.gtt" -- "$P/calltree" 5 & rpid=$!
+sleep 1; kill -INT "$rpid"; wait "$rpid"; rc=$?
+check "errors: SIGINT to gt-record alone ends it; the command gets SIGINT (exit $rc)" test "$rc" -eq 130
+"$SUM" summary "$TMP/i.gtt" >"$TMP/i.sum"
+check "errors: ... END record, reason signal" grep -q '^end 3 ' "$TMP/i.sum"
