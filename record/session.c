@@ -19,6 +19,7 @@
 #include "gtt.h"
 #include "perf_sampler.h"
 #include "procfs.h"
+#include "pyreader.h"
 #include "ticker.h"
 
 #ifndef GT_VERSION
@@ -43,6 +44,7 @@ typedef struct sess {
 	rec_archive *arch;
 	rec_procstat *ps;
 	rec_cuda *cuda;
+	rec_py *py;
 	rec_ticker *drain;
 	pid_t target;
 	int launch;
@@ -402,7 +404,7 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 	fprintf(stderr, "gt-record: %s: %.2f s, %llu samples (%.1f/s), %llu lost, lag max %.1f ms%s, %s\n",
 	        s->o->output, secs, (unsigned long long)st.samples, secs > 0 ? (double)st.samples / secs : 0.0,
 	        (unsigned long long)st.lost, (double)rec_ticker_late_max_ns(s->drain) / 1e6, arch, size);
-	if (s->py_note[0])
+	if (s->py_note[0] && !s->py_failed)
 		fprintf(stderr, "gt-record: %s\n", s->py_note);
 }
 
@@ -470,19 +472,40 @@ static void run_loop(sess *s)
 	}
 }
 
-/* Python: hook for record/pyreader.h (rec_py_start after the target exists, rec_py_stop at
- * the end). Wired in once record/pyreader.c is in the tree; until then Python stacks are off. */
+/* Python: the reader starts once the target exists (it waits for the interpreter itself). */
 static void python_start(sess *s)
 {
-	if (s->o->python == REC_PY_ON) {
-		snprintf(s->py_note, sizeof(s->py_note), "--python=on: this gt-record was built without the Python reader");
+	rec_py_opts po;
+	char err[512] = "";
+
+	if (s->o->python == REC_PY_OFF)
+		return;
+	memset(&po, 0, sizeof(po));
+	po.stack_hz = s->o->freq_hz;
+	po.forced = s->o->python == REC_PY_ON;
+	s->py = rec_py_start(s->target, s->w, &po, err, sizeof(err));
+	if (!s->py && po.forced) {
+		snprintf(s->py_note, sizeof(s->py_note), "--python=on: %s", err);
 		s->py_failed = 1;
+	} else if (!s->py) {
+		note(s, GTT_SRC_PYSTACK, err);
 	}
 }
 
 static void python_stop(sess *s)
 {
-	(void)s;
+	char status[sizeof(s->py_note)], err[512] = "";
+
+	if (!s->py)
+		return;
+	rec_py_status(s->py, status, sizeof(status));
+	if (rec_py_stop(s->py, err, sizeof(err)) != 0) {
+		snprintf(s->py_note, sizeof(s->py_note), "%s", err);
+		s->py_failed = 1;
+	} else if (strncmp(status, "python 3", 8) == 0) {
+		snprintf(s->py_note, sizeof(s->py_note), "%s", status);
+	}
+	s->py = NULL;
 }
 
 int rec_session_run(const rec_opts *o)
@@ -700,6 +723,7 @@ finish:
 		}
 		rc = 2;
 	} else if (s.py_failed) {
+		say("%s", s.py_note);
 		rc = 2;
 	} else if (s.launch) {
 		rc = exit_code(s.wait_status);
@@ -727,6 +751,7 @@ out:
 		reap(&s, TERM_GRACE_NS);
 	}
 	rec_procstat_stop(s.ps);
+	rec_py_stop(s.py, err, sizeof(err));
 	rec_cuda_finish(s.cuda, NULL);
 	rec_perf_close(s.perf);
 	rec_ticker_destroy(s.drain);
