@@ -390,7 +390,7 @@ static int classify(const merger *M, const uint32_t *fr, uint32_t n, int held)
 /* Build the merged stack of one sample into M->merged. Returns its length, -1 on ENOMEM. */
 static int splice(merger *M, const ana_sample *s, const uint32_t *nat, uint32_t n_nat, const ana_pystack *ps)
 {
-	const ana_frame *F = M->m->frames.v;
+	const ana_frame *F;
 	uint32_t seg_start[MAX_MERGED], n_seg = 0, py_root[MAX_MERGED], n_py = 0, out = 0, i, k;
 	uint32_t evals = 0, e_seen = 0;
 
@@ -405,6 +405,7 @@ static int splice(merger *M, const ana_sample *s, const uint32_t *nat, uint32_t 
 		py_root[n_py++] = id;
 	}
 	seg_start[n_seg] = n_py;
+	F = M->m->frames.v; /* only now: interning Python frames may have moved the array */
 	for (i = 0; i < n_nat; i++)
 		if (is_eval_frame(&F[nat[i]]))
 			evals++;
@@ -593,7 +594,7 @@ static void print_top_class(FILE *out, const ana_model *m, int cls)
 		if (s->cls != cls)
 			continue;
 		leaf_frames(m, &m->stacks.v[s->stack_id], &py, &nat);
-		v[n++] = cls == ANA_CLASS_PY_GIL ? (fn_count){ py, ANA_NO_ID, 1 } : (fn_count){ nat, py, 1 };
+		v[n++] = cls == ANA_CLASS_PY_GIL && py != ANA_NO_ID ? (fn_count){ py, ANA_NO_ID, 1 } : (fn_count){ nat, py, 1 };
 		total++;
 	}
 	qsort(v, n, sizeof(*v), cmp_fn);
@@ -687,8 +688,8 @@ void ana_python_report(const ana_model *m, FILE *out)
 			fprintf(out, ", %.1f switches/s by the interpreter's counter", (double)sw * 1e9 / (double)span);
 		fprintf(out, "\n");
 	}
-	fprintf(out, "  %7s %7s  %-16s %8s %11s %11s %11s %9s %9s\n", "PID", "TID", "NAME", "SAMPLES",
-	        "python+GIL", "native+GIL", "native,free", "waiting", "GIL-HELD");
+	fprintf(out, "  %7s %7s  %-16s %8s %11s %11s %11s %11s %9s\n", "PID", "TID", "NAME", "SAMPLES",
+	        "python+GIL", "native+GIL", "no GIL", "waiting", "GIL-HELD");
 	for (i = 0; i < m->threads.n; i++) {
 		const ana_thread *t = &m->threads.v[i];
 		uint64_t n = 0;
@@ -705,7 +706,7 @@ void ana_python_report(const ana_model *m, FILE *out)
 		fprintf(out, " %8.1f%%\n", n ? 100.0 * (double)(t->n_class[ANA_CLASS_PY_GIL] + t->n_class[ANA_CLASS_NATIVE_GIL]) / (double)n : 0.0);
 	}
 	if (n_py) {
-		fprintf(out, "  %7s %7s  %-16s %8" PRIu64, "", "", "all Python threads", n_py);
+		fprintf(out, "  %7s %7s  %-16s %8" PRIu64, "", "", "(all)", n_py);
 		for (c = 1; c < ANA_CLASS_COUNT; c++)
 			fprintf(out, " %10.1f%%", 100.0 * (double)cls_total[c] / (double)n_py);
 		fprintf(out, " %8.1f%%\n", 100.0 * (double)(cls_total[ANA_CLASS_PY_GIL] + cls_total[ANA_CLASS_NATIVE_GIL]) / (double)n_py);
