@@ -34,7 +34,7 @@ enum { SRC_NONE = 0, SRC_ARCHIVE, SRC_SYMFS, SRC_DEBUGDIR, SRC_PATH };
 #define MAX_INLINE 32
 #define PERF_REGS_ABI_64 2
 
-typedef struct load_seg { uint64_t vaddr, offset, filesz; } load_seg;
+typedef struct load_seg { uint64_t vaddr, offset, filesz, memsz; uint32_t flags; } load_seg;
 
 typedef struct sym_archive {
 	uint8_t build_id[GTT_BUILD_ID_MAX];
@@ -171,7 +171,7 @@ static int file_check_elf(ana_sym *s, sym_file *f, int fd, const char *where)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		f->segs[f->n_segs++] = (load_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+		f->segs[f->n_segs++] = (load_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags };
 	}
 	if (f->n_segs == 0) {
 		snprintf(why, sizeof(why), "%s has no loadable segments", where);
@@ -267,6 +267,12 @@ static void file_resolve(ana_sym *s, sym_file *f)
 			return;
 		}
 	}
+	/* The original file (when its build-id matches) before a separate debug file: it has the
+	 * unwind tables, and libdwfl still reads the debug file's symbols and DWARF beside it. */
+	if (f->path[0] == '/' && file_try_path(s, f, f->path) == 0) {
+		f->source = SRC_PATH;
+		return;
+	}
 	if (f->build_id_len > 1) {
 		bid_hex(f->build_id, f->build_id_len, hex);
 		if (s->o.symfs) {
@@ -281,10 +287,6 @@ static void file_resolve(ana_sym *s, sym_file *f)
 			f->source = SRC_DEBUGDIR;
 			return;
 		}
-	}
-	if (f->path[0] == '/' && file_try_path(s, f, f->path) == 0) {
-		f->source = SRC_PATH;
-		return;
 	}
 	if (!f->why) {
 		if (f->path[0] == '/' || s->o.symfs)
@@ -347,10 +349,20 @@ static int file_bias(const sym_file *f, uint64_t start, uint64_t pgoff, uint64_t
 			break;
 		}
 	}
-	if (!use)
-		return -1;
-	*bias = start - pgoff + use->offset - use->vaddr;
-	return 0;
+	if (use) {
+		*bias = start - pgoff + use->offset - use->vaddr;
+		return 0;
+	}
+	/* A separate debug file keeps the program headers but not the file offsets (its segments
+	 * have no file bytes): take the executable segment and assume the mapping starts it. */
+	for (size_t i = 0; i < f->n_segs; i++) {
+		const load_seg *g = &f->segs[i];
+		if ((g->flags & PF_X) && g->filesz == 0) {
+			*bias = start - (g->vaddr & ~(uint64_t)0xfff);
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /* ---- address spaces ---- */
@@ -454,8 +466,11 @@ static int space_build(ana_sym *s, sym_space *sp)
 			file_resolve(s, f);
 		if (f->memfd < 0 && !f->open_path)
 			continue;
-		if (file_bias(f, md->start, md->pgoff, &md->bias) < 0)
+		if (file_bias(f, md->start, md->pgoff, &md->bias) < 0) {
+			if (!f->why)
+				f->why = strdup("the mapping matches none of the file's loadable segments");
 			continue;
+		}
 		/* the same file at the same bias is one module (several mappings of one ELF) */
 		for (size_t j = 0; j < i; j++)
 			if (sp->mods[j].file == f && sp->mods[j].dm && sp->mods[j].bias == md->bias)
@@ -874,6 +889,13 @@ int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t
 	int complete = 0;
 	if ((smp->flags & GTT_SAMPLE_REGS) && (smp->flags & GTT_SAMPLE_STACK))
 		npc = unwind_dwarf(s, sp, smp, s->pcs, MAX_UNWIND, &complete);
+	uint64_t ip_reg;
+	if (npc == 0 && smp->n_user == 0 && (smp->flags & GTT_SAMPLE_REGS) && smp->regs_abi == PERF_REGS_ABI_64 &&
+	    sample_reg(smp, 8, &ip_reg) == 0 && ip_reg) {
+		/* nothing to unwind with: at least the sampled instruction */
+		s->pcs[0] = ip_reg;
+		npc = 1;
+	}
 	if (npc <= 1 && smp->n_user > npc) {
 		/* the recorded callchain: its first entry is exact, the others return addresses */
 		npc = smp->n_user < MAX_UNWIND ? smp->n_user : MAX_UNWIND;

@@ -717,9 +717,12 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
 	}
-	/* ANA_PYTHON_MERGE: analyze/python.c splices Python frames into the native stacks and
-	 * sets each sample's class; call it here once python.c is in the tree:
-	 *     if (!opts->no_python_merge && ana_python_merge(m, opts) < 0) goto fail;  */
+	/* analyze/python.c splices Python frames into the native stacks and sets each sample's
+	 * class (samples of threads never seen in a Python read stay ANA_CLASS_NONPY) */
+	if (!opts->no_python_merge && m->pystacks.n && ana_python_merge(m, opts) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", path);
+		goto fail;
+	}
 	for (size_t i = 0; i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
 		if (s->cls < ANA_CLASS_COUNT)

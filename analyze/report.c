@@ -6,8 +6,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gpu.h"
 #include "health.h"
 #include "model_priv.h"
+#include "python.h"
 #include "report.h"
 
 void ana_report_opts_init(ana_report_opts *o)
@@ -366,10 +368,8 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 	print_top(out, "Top functions by total samples (self + callees)", &F, 0, m->samples.n, o->top_n);
 	print_symbols(out, m);
 	ana_health_report(m, out, o->top_n);
-	/* ANA_PYTHON_REPORT / ANA_GPU_REPORT: analyze/python.c and analyze/gpu.c add their
-	 * sections here once they are in the tree:
-	 *     ana_python_report(m, out);
-	 *     ana_gpu_report(m, out, o->top_n);  */
+	ana_python_report(m, out);
+	ana_gpu_report(m, out, o->top_n);
 	funcs_free(&F);
 	free(per_stack);
 	return ferror(out) ? GTT_EIO : 0;
