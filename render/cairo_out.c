@@ -56,7 +56,9 @@ static void draw(cairo_t *cr, const ren_scene *s)
 		}
 		switch (it->kind) {
 		case REN_RECT:
-			cairo_rectangle(cr, it->x, it->y, it->w, it->h);
+			/* as in the SVG: timeline spans are at least half a pixel wide */
+			cairo_rectangle(cr, it->x, it->y,
+			                (it->flags & REN_F_DATA) && it->w < 0.5 ? 0.5 : it->w, it->h);
 			if (it->fill != REN_NONE) {
 				set_rgb(cr, it->fill, it->alpha / 255.0);
 				if (it->stroke != REN_NONE)
@@ -67,6 +69,12 @@ static void draw(cairo_t *cr, const ren_scene *s)
 			if (it->stroke != REN_NONE) {
 				set_rgb(cr, it->stroke, 1);
 				cairo_set_line_width(cr, it->size_px > 0 ? it->size_px : 1);
+				cairo_stroke(cr);
+			} else if (it->flags & REN_F_FRAME) {
+				/* the thin gap between frames the SVG draws with a stroke */
+				set_rgb(cr, 0xf8f8f4, 1);
+				cairo_set_line_width(cr, 0.5);
+				cairo_rectangle(cr, it->x, it->y, it->w, it->h);
 				cairo_stroke(cr);
 			}
 			cairo_new_path(cr);

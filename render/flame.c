@@ -60,7 +60,7 @@ uint32_t ren_class_color(int cls)
 	case ANA_CLASS_NATIVE_GIL: return 0xf29a38;   /* orange: C code that kept the GIL */
 	case ANA_CLASS_NATIVE_NOGIL: return 0x5cb85c; /* green: C/CUDA that released it */
 	case ANA_CLASS_WAIT_GIL: return 0xe05252;     /* red: waiting for the GIL */
-	default: return 0xa8a8a8;                     /* grey: not a Python thread */
+	default: return 0x8c9bb0;                     /* slate: not a Python thread */
 	}
 }
 
@@ -282,6 +282,11 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 		f->nodes[path[d]].self += l->count;
 	}
 	f->total = f->nodes[0].count;
+	if (f->cls && f->cls[0][ANA_CLASS_NONPY] == f->total) {
+		/* nothing but non-Python samples: class shares would only repeat "not python" */
+		free(f->cls);
+		f->cls = NULL;
+	}
 
 	/* subtree sizes (children follow their parent in pre-order) and start offsets */
 	for (size_t i = f->n; i-- > 1;)

@@ -11,12 +11,6 @@
 
 #include "gtt.h"
 
-/* analyze/load.c and analyze/fold.c are being written in parallel: until they land, a
- * build without them still renders folded input and says so for traces. */
-#pragma weak ana_model_load
-#pragma weak ana_fold
-#pragma weak ana_folded_free
-
 static int read_all(int fd, char **buf, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
@@ -74,78 +68,22 @@ static int push_line(ana_folded *out, size_t *cap, const char *stack, size_t len
 int ren_fold_parse_mem(const char *buf, size_t len, ana_folded *out, size_t *n_bad,
                        size_t *first_bad_line)
 {
-	size_t cap = 0, lineno = 0;
-	const char *p = buf, *end = buf + len;
-	memset(out, 0, sizeof(*out));
-	*n_bad = 0;
-	*first_bad_line = 0;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		lineno++;
-		const char *e = le;
-		while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-		if (e > p) {
-			/* the count is the last blank-separated field */
-			const char *c = e;
-			while (c > p && c[-1] >= '0' && c[-1] <= '9')
-				c--;
-			const char *s_end = c;
-			while (s_end > p && (s_end[-1] == ' ' || s_end[-1] == '\t'))
-				s_end--;
-			uint64_t count = 0;
-			int ok = c < e && s_end < c && s_end > p && e - c <= 15;
-			for (const char *d = c; ok && d < e; d++)
-				count = count * 10 + (uint64_t)(*d - '0');
-			if (ok && count > 0 && push_line(out, &cap, p, (size_t)(s_end - p), count, 0) < 0)
-				return GTT_ENOMEM;
-			if (!ok) {
-				if (!*n_bad)
-					*first_bad_line = lineno;
-				(*n_bad)++;
-			}
-		}
-		p = nl ? nl + 1 : end;
-	}
-	return 0;
-}
-
-void ren_folded_free(ana_folded *fd)
-{
-	if (!fd)
-		return;
-	for (size_t i = 0; i < fd->n; i++)
-		free(fd->lines[i].stack);
-	free(fd->lines);
-	memset(fd, 0, sizeof(*fd));
+	/* one parser for folded text in the toolkit: analyze/fold.c's */
+	FILE *f = fmemopen((void *)buf, len, "r");
+	if (!f)
+		return GTT_ENOMEM;
+	int rc = ana_fold_parse(f, out, n_bad, first_bad_line);
+	fclose(f);
+	return rc;
 }
 
 int ren_input_fold_classes(const ana_model *m, const ana_fold_opts *sel, ana_folded *out)
 {
-	size_t cap = 0;
-	int rc = 0;
-	memset(out, 0, sizeof(*out));
-	for (int c = 0; c < ANA_CLASS_COUNT; c++) {
-		ana_fold_opts o = *sel;
-		int want = sel->gil < 0 ? (1 << ANA_CLASS_COUNT) - 1 : sel->gil;
-		if (!(want & (1 << c)))
-			continue;
-		o.gil = 1 << c;
-		o.annotate_class = 0;
-		ana_folded part = {0};
-		if ((rc = ana_fold(m, &o, &part)) < 0)
-			break;
-		for (size_t i = 0; i < part.n && rc == 0; i++)
-			rc = push_line(out, &cap, part.lines[i].stack, strlen(part.lines[i].stack),
-			               part.lines[i].count, 1u << c);
-		ana_folded_free(&part);
-		if (rc < 0)
-			break;
-	}
-	if (rc < 0)
-		ren_folded_free(out);
-	return rc;
+	/* one line per (stack, class): the leaf carries the class suffix, which
+	 * ren_flame_build() strips, and cls_mask holds that one class */
+	ana_fold_opts o = *sel;
+	o.annotate_class = 1;
+	return ana_fold(m, &o, out);
 }
 
 static int tid_selected(const char *filter, uint32_t tid)
@@ -181,14 +119,26 @@ static int cmp_sample_idx(const void *pa, const void *pb)
 	return 0;
 }
 
+/* one frame name as folded text has it: ';' separates frames, a newline ends the line */
+static size_t put_name(char *dst, const char *name)
+{
+	size_t n = 0;
+	for (const char *p = name ? name : "?"; *p; p++)
+		dst[n++] = *p == ';' ? ':' : (*p == '\n' || *p == '\r') ? ' ' : *p;
+	return n;
+}
+
 /* "thread-name tid;frame;...;frame" of one sample into *buf */
 static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, size_t *cap)
 {
 	const ana_thread *t = &m->threads.v[s->thread_idx];
-	size_t need = strlen(t->name ? t->name : "?") + 24;
+	const char *tname = t->name ? t->name : "?";
 	const ana_stack *st = s->stack_id < m->stacks.n ? &m->stacks.v[s->stack_id] : NULL;
-	for (uint32_t k = 0; st && k < st->n; k++)
-		need += strlen(m->frames.v[st->frames[k]].name ? m->frames.v[st->frames[k]].name : "?") + 1;
+	size_t need = strlen(tname) + 40;
+	for (uint32_t k = 0; st && k < st->n; k++) {
+		const char *nm = m->frames.v[st->frames[k]].name;
+		need += strlen(nm ? nm : "?") + 1;
+	}
 	if (need > *cap) {
 		char *p = realloc(*buf, need * 2);
 		if (!p)
@@ -196,11 +146,15 @@ static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, siz
 		*buf = p;
 		*cap = need * 2;
 	}
-	size_t o = (size_t)sprintf(*buf, "%s %u", t->name ? t->name : "?", s->tid);
+	size_t o = put_name(*buf, tname);
+	o += (size_t)sprintf(*buf + o, " %u", s->tid);
 	for (uint32_t k = 0; st && k < st->n; k++) {
-		const char *nm = m->frames.v[st->frames[k]].name;
-		o += (size_t)sprintf(*buf + o, ";%s", nm ? nm : "?");
+		(*buf)[o++] = ';';
+		o += put_name(*buf + o, m->frames.v[st->frames[k]].name);
 	}
+	if (!st || !st->n)
+		o += (size_t)sprintf(*buf + o, ";[unknown]");
+	(*buf)[o] = 0;
 	return 0;
 }
 
@@ -245,7 +199,7 @@ out:
 	free(threads);
 	free(buf);
 	if (rc < 0)
-		ren_folded_free(out);
+		ana_folded_free(out);
 	return rc;
 }
 
@@ -325,17 +279,11 @@ int ren_input_open(ren_input *in, const char *path, const ana_opts *opts, char *
 			                      "\"frame;frame;... COUNT\")", path, in->first_bad_line);
 		else
 			snprintf(err, errlen, "%s: no stacks in input", path);
-		ren_folded_free(&in->folded);
+		ana_folded_free(&in->folded);
 		return in->n_bad ? GTT_EFORMAT : GTT_EEMPTY;
 	}
 	return 0;
 trace:
-	if (!ana_model_load || !ana_fold) {
-		snprintf(err, errlen, "%s: this build of gt-render cannot read traces yet (no trace "
-		                      "loader in libana); render its folded stacks instead", path);
-		ren_input_close(in);
-		return GTT_EFORMAT;
-	}
 	in->model = ana_model_load(path, opts, err, errlen);
 	if (!in->model) {
 		if (!err[0])
@@ -352,7 +300,7 @@ void ren_input_close(ren_input *in)
 		return;
 	ana_model_free(in->model);
 	in->model = NULL;
-	ren_folded_free(&in->folded);
+	ana_folded_free(&in->folded);
 	if (in->tmp_path) {
 		unlink(in->tmp_path);
 		free(in->tmp_path);

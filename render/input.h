@@ -35,11 +35,10 @@ int ren_input_fold_classes(const ana_model *m, const ana_fold_opts *sel, ana_fol
  * (comma list) and gil (class mask, -1 all) select samples. 0 or <0 (GTT_ENOMEM). */
 int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, ana_folded *out);
 
-/* Parse folded text from memory ("stack count" lines). Bad lines are counted (and the
- * first one's number kept); blank lines are skipped. 0 or GTT_ENOMEM. */
+/* Parse folded text from memory with ana_fold_parse ("stack count" lines, sorted and
+ * merged). Bad lines are counted (and the first one's number kept); blank lines are
+ * skipped. 0 or <0 (GTT_ENOMEM). Free with ana_folded_free. */
 int ren_fold_parse_mem(const char *buf, size_t len, ana_folded *out, size_t *n_bad,
                        size_t *first_bad_line);
-/* Free lines made by ren_fold_parse_mem or ren_input_fold_classes. NULL ok. */
-void ren_folded_free(ana_folded *fd);
 
 #endif

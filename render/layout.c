@@ -162,6 +162,7 @@ ren_item *ren_line(ren_scene *s, double x1, double y1, double x2, double y2, uin
 	return ren_scene_add(s, &it);
 }
 
+ren_item *ren_scene_at(ren_scene *s, size_t i) { return i < s->n ? &s->items[i] : NULL; }
 size_t ren_scene_count(const ren_scene *s) { return s->n; }
 const ren_item *ren_scene_items(const ren_scene *s) { return s->items; }
 double ren_scene_width(const ren_scene *s) { return s->width; }
@@ -330,17 +331,17 @@ double ren_nice_step(double span, int max_ticks)
 	return step * p;
 }
 
-void ren_fmt_time(char *buf, size_t len, double t_ns, double step_ns)
+void ren_fmt_time(char *buf, size_t len, double t_ns, double step_ns, double max_ns)
 {
 	static const struct { double div; const char *unit; } units[] = {
 		{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"},
 	};
 	size_t u = 0;
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && step_ns < units[u].div)
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && fabs(max_ns) < units[u].div)
 		u++;
 	double v = t_ns / units[u].div, st = step_ns / units[u].div;
 	int dec = 0;
-	while (dec < 3 && fabs(st - round(st)) > 1e-9 * (st > 1 ? st : 1)) {
+	while (dec < 6 && fabs(st - round(st)) > 1e-9 * (st > 1 ? st : 1)) {
 		st *= 10;
 		dec++;
 	}

@@ -27,6 +27,7 @@ enum { REN_ANCHOR_START = 0, REN_ANCHOR_MIDDLE = 1, REN_ANCHOR_END = 2 };
 #define REN_F_BOLD 0x04u
 #define REN_F_DATA 0x08u    /* a timeline data item: zoomed by the SVG script */
 #define REN_F_MATCH 0x10u   /* drawn highlighted (a search match in static output) */
+#define REN_F_AXIS 0x20u    /* time axis and grid: redrawn by the SVG script on zoom */
 
 typedef struct ren_item {
 	uint8_t kind;        /* enum ren_item_kind */
@@ -67,6 +68,8 @@ ren_item *ren_text(ren_scene *s, double x, double y, const char *text, double si
 ren_item *ren_line(ren_scene *s, double x1, double y1, double x2, double y2, uint32_t color,
                    double width);
 
+/* Item i, to adjust it after later items were laid out (e.g. a background's height). */
+ren_item *ren_scene_at(ren_scene *s, size_t i);
 /* Accessors for the backends. */
 size_t ren_scene_count(const ren_scene *s);
 const ren_item *ren_scene_items(const ren_scene *s);
@@ -107,7 +110,8 @@ uint32_t ren_mix(uint32_t a, uint32_t b, double t);
 /* A "nice" tick step (1, 2 or 5 times a power of ten) so that span / step is about
  * max_ticks or fewer. span > 0. */
 double ren_nice_step(double span, int max_ticks);
-/* Format a duration in ns with a unit chosen from step_ns ("1.5 s", "250 ms", "20 us"). */
-void ren_fmt_time(char *buf, size_t len, double t_ns, double step_ns);
+/* Format an axis time in ns: the unit from max_ns (the largest value on the axis, so all
+ * labels share it), the decimals from step_ns ("1.5 s", "250 ms", "20 us"). */
+void ren_fmt_time(char *buf, size_t len, double t_ns, double step_ns, double max_ns);
 
 #endif

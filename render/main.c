@@ -220,14 +220,16 @@ static int input_folded(const cli *c, const ren_input *in, ana_folded *out, int 
 		*out = in->folded;
 		return 0;
 	}
-	ana_fold_opts o = {.gil = -1};
+	ana_fold_opts o;
+	ana_fold_opts_init(&o);
 	o.threads = c->threads;
 	o.gil = c->gil ? gil_mask(c->gil) : -1;
 	o.tid_filter = c->tid;
+	/* relative to the trace start, as ana_fold wants them */
 	if (c->have_from)
-		o.from_ns = in->model->start_ns + (uint64_t)(c->from_s * 1e9);
+		o.from_ns = (uint64_t)(c->from_s * 1e9);
 	if (c->have_to)
-		o.to_ns = in->model->start_ns + (uint64_t)(c->to_s * 1e9);
+		o.to_ns = (uint64_t)(c->to_s * 1e9);
 	*owned = 1;
 	return ren_input_fold_classes(in->model, &o, out);
 }
@@ -333,9 +335,9 @@ out:
 	ren_flame_destroy(f);
 	ren_flame_destroy(bf);
 	if (owned)
-		ren_folded_free(&fd);
+		ana_folded_free(&fd);
 	if (bowned)
-		ren_folded_free(&bfd);
+		ana_folded_free(&bfd);
 	ren_input_close(&in);
 	ren_input_close(&base);
 	return status;

@@ -43,25 +43,41 @@ static void w_str(wbuf *w, const char *s)
 	w_raw(w, s, strlen(s));
 }
 
-/* A coordinate with at most two decimals, trailing zeros dropped. */
-static void w_num(wbuf *w, double v)
+/* A number with at most dec decimals (2 or 4), trailing zeros dropped. */
+static void w_numd(wbuf *w, double v, int dec)
 {
-	char b[40];
+	static const long long scale[] = {1, 10, 100, 1000, 10000};
+	char b[48];
 	int neg = v < 0;
 	if (!isfinite(v))
 		v = 0;
-	long long c = llround(fabs(v) * 100);
+	if (dec < 0 || dec > 4)
+		dec = 2;
+	long long c = llround(fabs(v) * (double)scale[dec]);
 	if (c == 0)
 		neg = 0;
-	long long ip = c / 100, fp = c % 100;
-	int n;
-	if (fp == 0)
-		n = snprintf(b, sizeof(b), "%s%lld", neg ? "-" : "", ip);
-	else if (fp % 10 == 0)
-		n = snprintf(b, sizeof(b), "%s%lld.%lld", neg ? "-" : "", ip, fp / 10);
-	else
-		n = snprintf(b, sizeof(b), "%s%lld.%02lld", neg ? "-" : "", ip, fp);
+	long long ip = c / scale[dec], fp = c % scale[dec];
+	while (dec > 0 && fp % 10 == 0) {
+		fp /= 10;
+		dec--;
+	}
+	int n = dec ? snprintf(b, sizeof(b), "%s%lld.%0*lld", neg ? "-" : "", ip, dec, fp)
+	            : snprintf(b, sizeof(b), "%s%lld", neg ? "-" : "", ip);
 	w_raw(w, b, (size_t)n);
+}
+
+static void w_num(wbuf *w, double v)
+{
+	w_numd(w, v, 2);
+}
+
+static void w_attr_numd(wbuf *w, const char *name, double v, int dec)
+{
+	w_raw(w, " ", 1);
+	w_str(w, name);
+	w_raw(w, "=\"", 2);
+	w_numd(w, v, dec);
+	w_raw(w, "\"", 1);
 }
 
 static void w_attr_num(wbuf *w, const char *name, double v)
@@ -186,9 +202,19 @@ static void w_rect(wbuf *w, const ren_item *it)
 		w_esc(w, it->id);
 		w_str(w, "\"");
 	}
-	w_attr_num(w, "x", it->x);
-	w_attr_num(w, "y", it->y);
-	w_attr_num(w, "width", it->w);
+	if (it->flags & REN_F_DATA) {
+		/* timeline spans: precise enough to zoom 1000x; a span under half a pixel is drawn
+		 * half a pixel wide and keeps its true width for the script */
+		w_attr_numd(w, "x", it->x, 4);
+		w_attr_num(w, "y", it->y);
+		w_attr_numd(w, "width", it->w < 0.5 ? 0.5 : it->w, 4);
+		if (it->w < 0.5)
+			w_attr_numd(w, "data-w", it->w, 4);
+	} else {
+		w_attr_num(w, "x", it->x);
+		w_attr_num(w, "y", it->y);
+		w_attr_num(w, "width", it->w);
+	}
 	w_attr_num(w, "height", it->h);
 	if (it->fill == REN_NONE) {
 		w_str(w, " fill=\"none\"");
@@ -278,9 +304,10 @@ static void w_head(wbuf *w, const ren_scene *s, double fs)
 	w_num(w, H);
 	w_str(w, "\">\n<style>text{font-family:" REN_FONT_FAMILY ";font-size:");
 	w_num(w, fs);
-	w_str(w, "px}\n#frames text,#data text{pointer-events:none}\n"
-	         "#frames g:hover rect,#data g:hover rect{stroke:#000;stroke-width:.7}\n"
-	         "#unzoom,#search,.btn{cursor:pointer}\n#frames,#data{cursor:pointer}</style>\n");
+	w_str(w, "px}\n#frames text,.data text{pointer-events:none}\n"
+	         "#frames rect{stroke:#f8f8f4;stroke-width:.5}\n"
+	         "#frames g:hover rect,.data g:hover rect{stroke:#000;stroke-width:.7}\n"
+	         "#unzoom,#search{cursor:pointer}\n#frames{cursor:pointer}</style>\n");
 	const char *title = ren_scene_get(s, "title");
 	if (title) {
 		w_str(w, "<title>");
@@ -332,20 +359,23 @@ int ren_svg_write(const ren_scene *s, FILE *out)
 
 	const ren_item *items = ren_scene_items(s);
 	size_t n = ren_scene_count(s);
-	unsigned open = 0; /* REN_F_FRAME or REN_F_DATA while inside that container */
+	unsigned open = 0; /* REN_F_FRAME, _DATA or _AXIS while inside that container */
 	for (size_t i = 0; i < n; i++) {
 		const ren_item *it = &items[i];
-		unsigned grp = it->flags & (REN_F_FRAME | REN_F_DATA);
+		unsigned grp = it->flags & (REN_F_FRAME | REN_F_DATA | REN_F_AXIS);
 		if (grp != open) {
 			if (open)
 				w_str(&w, "</g>\n");
 			if (grp == REN_F_FRAME)
 				w_str(&w, "<g id=\"frames\">\n");
 			else if (grp == REN_F_DATA)
-				w_str(&w, ren_scene_get(s, "plot") ? "<g id=\"data\" clip-path=\"url(#clip)\">\n"
-				                                     : "<g id=\"data\">\n");
+				w_str(&w, ren_scene_get(s, "plot") ? "<g class=\"data\" clip-path=\"url(#clip)\">\n"
+				                                     : "<g class=\"data\">\n");
+			else if (grp == REN_F_AXIS)
+				w_str(&w, "<g class=\"axis\" pointer-events=\"none\">\n");
 			open = grp;
 		}
+		grp &= REN_F_FRAME | REN_F_DATA;
 		if (grp && it->kind == REN_RECT) {
 			/* one zoomable unit: <g><title/><rect/><text/></g> */
 			w_str(&w, "<g>");
@@ -356,7 +386,7 @@ int ren_svg_write(const ren_scene *s, FILE *out)
 			}
 			w_rect(&w, it);
 			if (i + 1 < n && items[i + 1].kind == REN_TEXT &&
-			    (items[i + 1].flags & (REN_F_FRAME | REN_F_DATA)) == grp) {
+			    (items[i + 1].flags & (REN_F_FRAME | REN_F_DATA | REN_F_AXIS)) == grp) {
 				i++;
 				w_text(&w, &items[i], fs, grp == REN_F_FRAME);
 			}

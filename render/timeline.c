@@ -1,8 +1,575 @@
-/* timeline.c — lays out the per-thread timeline of a trace (see timeline.h). */
+/* timeline.c — lays out the per-thread timeline of a trace (see timeline.h): rows of CPU
+ * threads, NVTX ranges, GPU streams and counters under one time axis, with a legend. */
 #include "timeline.h"
 
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "flame.h"
+#include "gtt.h"
+
+#include "timeline_priv.h"
+
+double ren_tl_x(const ren_tl *t, uint64_t ns)
+{
+	double d = (double)((int64_t)(ns - t->t0));
+	return t->x0 + d * t->px_per_ns;
+}
+
+/* format a duration for tooltips: "12.3 ms" */
+void ren_tl_fmt_dur(char *buf, size_t len, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buf, len, "%.3g s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, len, "%.3g ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, len, "%.3g us", ns / 1e3);
+	else
+		snprintf(buf, len, "%.0f ns", ns);
+}
+
+/* seconds from the trace start, for tooltips */
+double ren_tl_rel_s(const ren_tl *t, uint64_t ns)
+{
+	return (double)((int64_t)(ns - t->m->start_ns)) / 1e9;
+}
+
+/* A data span clipped to the window; a text label inside when it fits. tip is printf'd
+ * into the scene. Spans narrower than min_px are widened to it so they stay visible. */
+ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uint32_t fill,
+                      const char *label, const char *tip)
+{
+	if (b < t->t0 || a > t->t1)
+		return NULL;
+	if (a < t->t0)
+		a = t->t0;
+	if (b > t->t1)
+		b = t->t1;
+	double x = ren_tl_x(t, a), w = ren_tl_x(t, b) - x;
+	if (w < 0.5)
+		w = 0.5;
+	ren_item *it = ren_rect(t->sc, x, y, w, h, fill, tip);
+	if (!it) {
+		t->oom = 1;
+		return NULL;
+	}
+	it->flags |= REN_F_DATA;
+	if (label && h >= FS - 2) {
+		const char *l = ren_fit_label(t->sc, label, strlen(label), w - 4, h >= FS + 2 ? FS : h - 1);
+		if (l) {
+			ren_item *tt = ren_text(t->sc, x + 2, y + h / 2 + (h >= FS + 2 ? FS : h - 1) * 0.36, l,
+			                        h >= FS + 2 ? FS : h - 1, REN_ANCHOR_START, 0x111111);
+			if (!tt)
+				t->oom = 1;
+			else
+				tt->flags |= REN_F_DATA;
+		}
+	}
+	return it;
+}
+
+char *ren_tl_tipf(ren_tl *t, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char *s = ren_scene_strdup(t->sc, buf);
+	if (!s)
+		t->oom = 1;
+	return s;
+}
+
+void ren_tl_row_label(ren_tl *t, double y, double h, const char *text, const char *tip, int bold,
+                      uint32_t color)
+{
+	const char *l = ren_fit_label(t->sc, text, strlen(text), LABEL_W - 14, FS);
+	if (!l)
+		return;
+	ren_item *it = ren_text(t->sc, 8, y + h / 2 + FS * 0.36, l, FS, REN_ANCHOR_START, color);
+	if (!it) {
+		t->oom = 1;
+		return;
+	}
+	if (bold)
+		it->flags |= REN_F_BOLD;
+	if (tip) {
+		/* invisible but hoverable: SVG needs a fill for pointer events */
+		ren_item *r = ren_rect(t->sc, 4, y, LABEL_W - 8, h, 0xffffff, tip);
+		if (!r)
+			t->oom = 1;
+		else
+			r->alpha = 0;
+	}
+}
+
+void ren_tl_stripe(ren_tl *t, double y, double h, int odd)
+{
+	if (!odd)
+		return;
+	/* translucent, so that the grid drawn before the rows shows through */
+	ren_item *it = ren_rect(t->sc, 0, y, ren_scene_width(t->sc), h, 0x505020, NULL);
+	if (!it)
+		t->oom = 1;
+	else
+		it->alpha = 14;
+}
+
+void ren_tl_header(ren_tl *t, const char *text)
+{
+	double y = t->y;
+	ren_line(t->sc, 0, y + 0.5, ren_scene_width(t->sc), y + 0.5, 0x999999, 0.8);
+	ren_tl_row_label(t, y, ROW_HEADER, text, NULL, 1, 0x333333);
+	t->y += ROW_HEADER;
+}
+
+/* ---- CPU threads ---- */
+
+typedef struct thr_row {
+	uint32_t idx;              /* into m->threads */
+	uint64_t busy;             /* sampled ns in the window */
+} thr_row;
+
+static int cmp_busy(const void *pa, const void *pb)
+{
+	const thr_row *a = pa, *b = pb;
+	if (a->busy != b->busy)
+		return a->busy > b->busy ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static const char *leaf_name(const ana_model *m, uint32_t stack_id)
+{
+	if (stack_id >= m->stacks.n || m->stacks.v[stack_id].n == 0)
+		return NULL;
+	const ana_stack *s = &m->stacks.v[stack_id];
+	uint32_t f = s->frames[s->n - 1];
+	return f < m->frames.n ? m->frames.v[f].name : NULL;
+}
+
+/* on-CPU samples of one thread, merged into spans of one class */
+static void draw_samples(ren_tl *t, const ana_sample *const *v, size_t n, double y)
+{
+	const ana_model *m = t->m;
+	double min_gap_ns = 1.0 / t->px_per_ns; /* one pixel */
+	for (size_t i = 0; i < n;) {
+		const ana_sample *s = v[i];
+		uint64_t w = s->weight_ns ? s->weight_ns : 10000000;
+		uint64_t a = s->time_ns > w ? s->time_ns - w : 0, b = s->time_ns;
+		size_t j = i + 1, cnt = 1;
+		uint64_t weight = w;
+		/* the most frequent leaf, kept approximately with a few counters */
+		const char *cand[4] = {leaf_name(m, s->stack_id)};
+		size_t ccount[4] = {1};
+		while (j < n && v[j]->cls == s->cls) {
+			uint64_t wj = v[j]->weight_ns ? v[j]->weight_ns : w;
+			uint64_t aj = v[j]->time_ns > wj ? v[j]->time_ns - wj : 0;
+			double gap = (double)aj - (double)b;
+			if (gap > 0.5 * (double)wj && gap > min_gap_ns)
+				break;
+			b = v[j]->time_ns;
+			weight += wj;
+			cnt++;
+			const char *ln = leaf_name(m, v[j]->stack_id);
+			int k, placed = 0;
+			for (k = 0; k < 4; k++)
+				if (cand[k] == ln) {
+					ccount[k]++;
+					placed = 1;
+					break;
+				}
+			for (k = 0; !placed && k < 4; k++)
+				if (!ccount[k]) {
+					cand[k] = ln;
+					ccount[k] = 1;
+					placed = 1;
+				}
+			for (k = 0; !placed && k < 4; k++)
+				ccount[k]--;
+			j++;
+		}
+		int best = 0;
+		for (int k = 1; k < 4; k++)
+			if (ccount[k] > ccount[best])
+				best = k;
+		char d1[32];
+		ren_tl_fmt_dur(d1, sizeof(d1), (double)weight);
+		char *tip = ren_tl_tipf(t, "%s: %zu sample%s (%s)\n%.3f - %.3f s%s%s", ana_class_name(s->cls), cnt,
+		                 cnt == 1 ? "" : "s", d1, ren_tl_rel_s(t, a), ren_tl_rel_s(t, b),
+		                 cand[best] ? "\ntop: " : "", cand[best] ? cand[best] : "");
+		ren_tl_span(t, a, b, y + 4, 13, ren_class_color(s->cls), NULL, tip);
+		i = j;
+	}
+}
+
+static int cmp_switch_time(const void *pa, const void *pb)
+{
+	const gtt_switch *a = *(const gtt_switch *const *)pa, *b = *(const gtt_switch *const *)pb;
+	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
+}
+
+/* off-CPU gaps from switch records: OUT .. next IN; gaps shorter than a pixel apart merge */
+static void draw_offcpu(ren_tl *t, const gtt_switch *const *v, size_t n, double y)
+{
+	uint64_t out_t = 0, gs = 0, ge = 0, total = 0;
+	int out = 0;
+	size_t merged = 0;
+	double px_ns = 1.0 / t->px_per_ns;
+	for (size_t i = 0; i <= n; i++) {
+		int flush = i == n;
+		if (!flush) {
+			const gtt_switch *s = v[i];
+			if (s->kind != GTT_SWITCH_IN) {
+				out = 1;
+				out_t = s->time_ns;
+				continue;
+			}
+			if (!out)
+				continue;
+			out = 0;
+			if (merged && (double)out_t - (double)ge < px_ns) {
+				ge = s->time_ns;
+				total += s->time_ns - out_t;
+				merged++;
+				continue;
+			}
+			flush = 1;
+		}
+		if (merged && (double)(ge - gs) * t->px_per_ns >= 1) {
+			char d[32], d2[32];
+			ren_tl_fmt_dur(d, sizeof(d), (double)total);
+			ren_tl_fmt_dur(d2, sizeof(d2), (double)(ge - gs));
+			char *tip = merged == 1
+				? ren_tl_tipf(t, "off-CPU %s\n%.3f - %.3f s", d, ren_tl_rel_s(t, gs), ren_tl_rel_s(t, ge))
+				: ren_tl_tipf(t, "off-CPU %s in %zu gaps over %s\n%.3f - %.3f s", d, merged, d2,
+				       ren_tl_rel_s(t, gs), ren_tl_rel_s(t, ge));
+			ren_tl_span(t, gs, ge, y + 9.5, 3, C_OFFCPU, NULL, tip);
+		}
+		merged = 0;
+		if (i < n) {
+			gs = out_t;
+			ge = v[i]->time_ns;
+			total = ge - gs;
+			merged = 1;
+		}
+	}
+}
+
+/* GIL held by tid: a dark bar under the samples */
+static void draw_gil(ren_tl *t, uint32_t pid, uint32_t tid, double y)
+{
+	const ana_model *m = t->m;
+	uint64_t hs = 0;
+	int holding = 0;
+	for (size_t i = 0; i <= m->gil.n; i++) {
+		const gtt_gil *g = i < m->gil.n ? &m->gil.v[i] : NULL;
+		if (g && g->pid != pid)
+			continue;
+		int now = g && g->holder_tid == tid && g->locked;
+		uint64_t ts = g ? g->time_ns : t->t1;
+		if (holding && !now) {
+			char d[32];
+			ren_tl_fmt_dur(d, sizeof(d), (double)(ts - hs));
+			ren_tl_span(t, hs, ts, y + 18, 3, C_GIL, NULL,
+			     ren_tl_tipf(t, "holds the GIL %s\n%.3f - %.3f s", d, ren_tl_rel_s(t, hs), ren_tl_rel_s(t, ts)));
+		}
+		if (now && !holding)
+			hs = ts;
+		holding = now;
+	}
+}
+
+static void draw_apis(ren_tl *t, uint32_t pid, uint32_t tid, double y)
+{
+	const ana_model *m = t->m;
+	for (size_t i = 0; i < m->apis.n; i++) {
+		const gtt_cuda_api *a = &m->apis.v[i];
+		if (a->pid != pid || a->tid != tid || a->end_ns < t->t0 || a->start_ns > t->t1)
+			continue;
+		char d[32];
+		ren_tl_fmt_dur(d, sizeof(d), (double)(a->end_ns - a->start_ns));
+		const char *name = ana_string_get(m, a->pid, a->name_id);
+		ren_tl_span(t, a->start_ns, a->end_ns, y + 22, 4, C_API, NULL,
+		     ren_tl_tipf(t, "%s %s\nCUDA %s API, status %d, at %.6f s", name, d,
+		          a->domain == GTT_API_DRIVER ? "driver" : "runtime", a->status,
+		          ren_tl_rel_s(t, a->start_ns)));
+	}
+}
+
+static uint32_t nvtx_color(const gtt_nvtx *n, const char *name)
+{
+	if (n->color & 0xffffff)
+		return ren_mix(n->color & 0xffffff, 0xffffff, 0.35);
+	uint32_t h = ren_hash(name, strlen(name));
+	static const uint32_t pastel[] = {0xa6cee3, 0xb2df8a, 0xfdbf6f, 0xcab2d6, 0xfb9a99, 0xffff99};
+	return pastel[h % 6];
+}
+
+/* NVTX ranges of one thread: a lane per nesting depth, under the thread's row */
+static void draw_nvtx(ren_tl *t, uint32_t pid, uint32_t tid, const char *tname)
+{
+	const ana_model *m = t->m;
+	uint32_t maxd = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const gtt_nvtx *v = &m->nvtx.v[i];
+		if (v->pid == pid && v->tid == tid && v->end_ns >= t->t0 && v->start_ns <= t->t1) {
+			n++;
+			if (v->depth > maxd)
+				maxd = v->depth;
+		}
+	}
+	if (!n)
+		return;
+	if (maxd > 7)
+		maxd = 7;
+	double h = ROW_NVTX * (maxd + 1) + 2;
+	ren_tl_stripe(t, t->y, h, 0);
+	char lbl[64];
+	snprintf(lbl, sizeof(lbl), "  NVTX %s", tname);
+	ren_tl_row_label(t, t->y, h, lbl, NULL, 0, 0x555555);
+	for (size_t i = 0; i < m->nvtx.n; i++) {
+		const gtt_nvtx *v = &m->nvtx.v[i];
+		if (v->pid != pid || v->tid != tid || v->depth > maxd)
+			continue;
+		const char *name = ana_string_get(m, v->pid, v->name_id);
+		char d[32];
+		ren_tl_fmt_dur(d, sizeof(d), (double)(v->end_ns - v->start_ns));
+		char *tip = v->kind == GTT_NVTX_MARKER
+			? ren_tl_tipf(t, "%s\nNVTX marker at %.6f s", name, ren_tl_rel_s(t, v->start_ns))
+			: ren_tl_tipf(t, "%s\nNVTX range %s, %.6f - %.6f s", name, d, ren_tl_rel_s(t, v->start_ns),
+			       ren_tl_rel_s(t, v->end_ns));
+		ren_tl_span(t, v->start_ns, v->end_ns, t->y + 1 + v->depth * ROW_NVTX, ROW_NVTX - 1,
+		     nvtx_color(v, name), name, tip);
+	}
+	t->y += h;
+}
+
+static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t errlen)
+{
+	const ana_model *m = t->m;
+	size_t nt = m->threads.n;
+	int rc = -1;
+	regex_t re;
+	int have_re = 0;
+	thr_row *rows = calloc(nt ? nt : 1, sizeof(*rows));
+	size_t *first = calloc(nt + 1, sizeof(*first));
+	const ana_sample **sv = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*sv));
+	const gtt_switch **wv = malloc((m->switches.n ? m->switches.n : 1) * sizeof(*wv));
+	size_t *wfirst = calloc(nt + 1, sizeof(*wfirst));
+	if (!rows || !first || !sv || !wv || !wfirst) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (threads_re) {
+		if (regcomp(&re, threads_re, REG_EXTENDED | REG_NOSUB) != 0) {
+			snprintf(err, errlen, "bad --threads regular expression");
+			goto out;
+		}
+		have_re = 1;
+	}
+	/* samples bucketed per thread (counting sort keeps time order) */
+	for (size_t i = 0; i < m->samples.n; i++) {
+		const ana_sample *s = &m->samples.v[i];
+		if (s->thread_idx < nt && s->time_ns >= t->t0 && s->time_ns <= t->t1) {
+			first[s->thread_idx + 1]++;
+			rows[s->thread_idx].busy += s->weight_ns ? s->weight_ns : 1;
+		}
+	}
+	for (size_t i = 0; i < nt; i++)
+		first[i + 1] += first[i];
+	{
+		size_t *fill = calloc(nt ? nt : 1, sizeof(*fill));
+		if (!fill) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < m->samples.n; i++) {
+			const ana_sample *s = &m->samples.v[i];
+			if (s->thread_idx < nt && s->time_ns >= t->t0 && s->time_ns <= t->t1)
+				sv[first[s->thread_idx] + fill[s->thread_idx]++] = s;
+		}
+		/* switches per thread, looked up by (pid, tid) */
+		memset(fill, 0, (nt ? nt : 1) * sizeof(*fill));
+		size_t *widx = malloc((m->switches.n ? m->switches.n : 1) * sizeof(*widx));
+		if (!widx) {
+			free(fill);
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < m->switches.n; i++) {
+			const gtt_switch *s = &m->switches.v[i];
+			ana_thread *th = ana_thread_find(m, s->pid, s->tid);
+			widx[i] = th ? (size_t)(th - m->threads.v) : SIZE_MAX;
+			if (th)
+				wfirst[widx[i] + 1]++;
+		}
+		for (size_t i = 0; i < nt; i++)
+			wfirst[i + 1] += wfirst[i];
+		for (size_t i = 0; i < m->switches.n; i++)
+			if (widx[i] != SIZE_MAX)
+				wv[wfirst[widx[i]] + fill[widx[i]]++] = &m->switches.v[i];
+		free(widx);
+		free(fill);
+	}
+	for (size_t i = 0; i < nt; i++) {
+		rows[i].idx = (uint32_t)i;
+		/* threads with only CUDA API calls or NVTX still count as active */
+		if (!rows[i].busy && wfirst[i + 1] > wfirst[i])
+			rows[i].busy = 0;
+	}
+	qsort(rows, nt, sizeof(*rows), cmp_busy);
+	size_t shown = 0;
+	for (size_t r = 0; r < nt; r++) {
+		const ana_thread *th = &m->threads.v[rows[r].idx];
+		size_t i = rows[r].idx;
+		char name[300];
+		snprintf(name, sizeof(name), "%s %u", th->name ? th->name : "?", th->tid);
+		if (have_re && regexec(&re, name, 0, NULL, 0) != 0)
+			continue;
+		int has_api = 0, has_nvtx = 0;
+		for (size_t k = 0; k < m->apis.n && !has_api; k++)
+			has_api = m->apis.v[k].tid == th->tid && m->apis.v[k].pid == th->pid;
+		for (size_t k = 0; k < m->nvtx.n && !has_nvtx; k++)
+			has_nvtx = m->nvtx.v[k].tid == th->tid && m->nvtx.v[k].pid == th->pid;
+		if (!rows[r].busy && !has_api && !has_nvtx && wfirst[i + 1] == wfirst[i])
+			continue;
+		if (shown == 0)
+			ren_tl_header(t, "CPU threads");
+		shown++;
+		ren_tl_stripe(t, t->y, ROW_THREAD, shown % 2);
+		/* the label's tooltip carries the thread's numbers */
+		double win_ns = (double)(t->t1 - t->t0);
+		uint64_t cls[ANA_CLASS_COUNT] = {0};
+		for (size_t k = first[i]; k < first[i + 1]; k++)
+			cls[sv[k]->cls] += sv[k]->weight_ns;
+		char cbuf[400];
+		size_t o = 0;
+		for (int c = 0; c < ANA_CLASS_COUNT; c++)
+			if (cls[c] && rows[r].busy)
+				o += (size_t)snprintf(cbuf + o, sizeof(cbuf) - o, "\n%s %.1f%%", ana_class_name(c),
+				                      100.0 * (double)cls[c] / (double)rows[r].busy);
+		cbuf[o] = 0;
+		char busy[32];
+		ren_tl_fmt_dur(busy, sizeof(busy), (double)rows[r].busy);
+		ren_tl_row_label(t, t->y, ROW_THREAD, name,
+		          ren_tl_tipf(t, "%s (pid %u)\nsampled on-CPU %s = %.1f%% of the window, %zu samples%s", name,
+		               th->pid, busy, win_ns > 0 ? 100.0 * (double)rows[r].busy / win_ns : 0,
+		               first[i + 1] - first[i], cbuf),
+		          0, 0);
+		qsort(wv + wfirst[i], wfirst[i + 1] - wfirst[i], sizeof(*wv), cmp_switch_time);
+		draw_offcpu(t, wv + wfirst[i], wfirst[i + 1] - wfirst[i], t->y);
+		draw_samples(t, sv + first[i], first[i + 1] - first[i], t->y);
+		draw_gil(t, th->pid, th->tid, t->y);
+		if (has_api)
+			draw_apis(t, th->pid, th->tid, t->y);
+		t->y += ROW_THREAD;
+		if (has_nvtx)
+			draw_nvtx(t, th->pid, th->tid, th->name ? th->name : "?");
+		if (t->oom) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+	}
+	rc = (int)shown;
+out:
+	if (have_re)
+		regfree(&re);
+	free(rows);
+	free(first);
+	free(sv);
+	free(wv);
+	free(wfirst);
+	return rc;
+}
+
+/* ---- sampler-behind windows, axis, legend ---- */
+
+/* drawn before the rows (y1 patched afterwards), so that spans stay on top */
+static void draw_lag(ren_tl *t, double y0, double y1)
+{
+	const ana_model *m = t->m;
+	for (size_t i = 0; i < m->health.n; i++) {
+		const gtt_health *h = &m->health.v[i];
+		if (h->kind != GTT_HEALTH_LAG_WINDOW || h->end_ns < t->t0 || h->time_ns > t->t1)
+			continue;
+		char d[32], late[32];
+		ren_tl_fmt_dur(d, sizeof(d), (double)(h->end_ns - h->time_ns));
+		ren_tl_fmt_dur(late, sizeof(late), (double)h->value[0]);
+		static const char *const src[] = {"?", "perf sampler", "Python stack reader",
+		                                  "GIL poller", "/proc reader", "CUDA agent", "writer"};
+		const char *who = h->source < 7 ? src[h->source] : "sampler";
+		ren_item *it = ren_tl_span(t, h->time_ns, h->end_ns, y0, y1 - y0, C_LAG,
+		                    NULL, ren_tl_tipf(t, "%s behind for %s (up to %s late)\n%.3f - %.3f s%s%s", who,
+		                               d, late, ren_tl_rel_s(t, h->time_ns), ren_tl_rel_s(t, h->end_ns),
+		                               h->text && h->text[0] ? "\n" : "", h->text ? h->text : ""));
+		if (it)
+			it->alpha = 40;
+	}
+}
+
+/* drawn before the rows; the grid lines' length is patched when the rows are done */
+static void draw_axis(ren_tl *t, double y_axis, double y_end)
+{
+	double span_ns = (double)(t->t1 - t->t0);
+	int max_ticks = (int)((t->x1 - t->x0) / 90);
+	double step = ren_nice_step(span_ns > 0 ? span_ns : 1, max_ticks);
+	double rel0 = (double)(int64_t)(t->t0 - t->m->start_ns);
+	double first = ceil(rel0 / step) * step;
+	ren_item *it = ren_line(t->sc, t->x0, y_axis, t->x1, y_axis, 0x555555, 1);
+	if (it)
+		it->flags |= REN_F_AXIS;
+	for (double v = first; v <= rel0 + span_ns + step * 1e-6; v += step) {
+		double x = t->x0 + (v - rel0) * t->px_per_ns;
+		char buf[48];
+		ren_fmt_time(buf, sizeof(buf), v, step, fabs(rel0 + span_ns) > fabs(rel0) ? fabs(rel0 + span_ns) : fabs(rel0));
+		ren_item *g = ren_line(t->sc, x, y_axis, x, y_end, C_GRID, 1);
+		ren_item *k = ren_line(t->sc, x, y_axis - 4, x, y_axis, 0x555555, 1);
+		char *s = ren_scene_strdup(t->sc, buf);
+		/* labels at the edges stay inside the image */
+		double half = ren_text_width(strlen(buf), FS - 1) / 2;
+		int anchor = x + half > ren_scene_width(t->sc) - 2 ? REN_ANCHOR_END : REN_ANCHOR_MIDDLE;
+		ren_item *l = s ? ren_text(t->sc, anchor == REN_ANCHOR_END ? x + 3 : x, y_axis - 7, s, FS - 1,
+		                           anchor, 0x333333) : NULL;
+		if (!g || !k || !l) {
+			t->oom = 1;
+			return;
+		}
+		g->flags |= REN_F_AXIS;
+		k->flags |= REN_F_AXIS;
+		l->flags |= REN_F_AXIS;
+	}
+}
+
+typedef struct legend_entry { const char *label; uint32_t color; double h; } legend_entry;
+
+/* legend lines from y; returns the y under them */
+static double draw_legend(ren_tl *t, double y, const legend_entry *e, size_t n)
+{
+	double x = 10, W = ren_scene_width(t->sc);
+	for (size_t i = 0; i < n; i++) {
+		double w = 14 + 4 + ren_text_width(strlen(e[i].label), FS) + 16;
+		if (x + w > W - 10) {
+			x = 10;
+			y += FS + 8;
+		}
+		ren_item *r = ren_rect(t->sc, x, y - FS / 2 - e[i].h / 2 + 1, 14, e[i].h, e[i].color, NULL);
+		if (!r || !ren_text(t->sc, x + 18, y + 2, e[i].label, FS, REN_ANCHOR_START, 0x222222)) {
+			t->oom = 1;
+			return y;
+		}
+		if (e[i].color == C_LAG)
+			r->alpha = 70;
+		x += w;
+	}
+	return y + FS + 8;
+}
 
 void ren_timeline_opts_init(ren_timeline_opts *o)
 {
@@ -13,8 +580,169 @@ void ren_timeline_opts_init(ren_timeline_opts *o)
 ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, char *err,
                                size_t errlen)
 {
-	(void)m;
-	(void)o;
-	snprintf(err, errlen, "the timeline view is not implemented yet");
+	ren_tl t = {.m = m};
+	err[0] = 0;
+	uint64_t start = m->start_ns, end = m->end_ns > m->start_ns ? m->end_ns : m->start_ns + 1;
+	t.t0 = o->has_from ? start + (uint64_t)o->from_ns : start;
+	t.t1 = o->has_to ? start + (uint64_t)o->to_ns : end;
+	if (t.t1 > end && !o->has_to)
+		t.t1 = end;
+	if (t.t0 >= t.t1 || (o->has_from && t.t0 > end)) {
+		snprintf(err, errlen, "the window %.3f-%.3f s is outside the trace (0-%.3f s)",
+		         (double)(t.t0 - start) / 1e9, (double)(t.t1 - start) / 1e9,
+		         (double)(end - start) / 1e9);
+		return NULL;
+	}
+	double W = o->width_px;
+	t.x0 = LABEL_W;
+	t.x1 = W - PAD_R;
+	t.px_per_ns = (t.x1 - t.x0) / (double)(t.t1 - t.t0);
+	t.sc = ren_scene_create(W, 100, REN_DOC_TIMELINE);
+	if (!t.sc) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* background first: the height is known at the end */
+	ren_item *bg = ren_rect(t.sc, 0, 0, W, 100, 0xfbfbf8, NULL);
+	const char *cmd = ana_meta_get(m, "command");
+	if (!cmd && m->processes.n)
+		cmd = m->processes.v[0].comm;
+	char *title = o->title ? ren_scene_strdup(t.sc, o->title)
+	                       : ren_scene_printf(t.sc, "Timeline%s%s", cmd ? ": " : "", cmd ? cmd : "");
+	char d_all[32], d_win[32];
+	ren_tl_fmt_dur(d_all, sizeof(d_all), (double)(end - start));
+	ren_tl_fmt_dur(d_win, sizeof(d_win), (double)(t.t1 - t.t0));
+	char *sub = ren_scene_printf(t.sc, "%s recorded, showing %.3f - %.3f s (%s); %zu samples, "
+	                                   "%zu threads, %zu kernels%s",
+	                             d_all, ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1), d_win, m->samples.n,
+	                             m->threads.n, m->kernels.n,
+	                             m->truncated ? "; trace cut off (analyzed up to the cut)" : "");
+	if (!bg || !title || !sub)
+		goto oom;
+	ren_item *it = ren_text(t.sc, W / 2, 22, title, FS + 4, REN_ANCHOR_MIDDLE, 0);
+	if (!it || !ren_text(t.sc, W / 2, 40, sub, FS, REN_ANCHOR_MIDDLE, 0x555555))
+		goto oom;
+	it->flags |= REN_F_BOLD;
+	if (!(it = ren_text(t.sc, 10, 22, "Reset Zoom", FS, REN_ANCHOR_START, 0)))
+		goto oom;
+	it->id = "unzoom";
+	it->flags |= REN_F_SVGONLY;
+	if (!(it = ren_text(t.sc, W - 10, 22, "drag to zoom, click a span to zoom to it",
+	                    FS - 1, REN_ANCHOR_END, 0x777777)))
+		goto oom;
+	it->flags |= REN_F_SVGONLY;
+
+	/* the legend names what this trace has */
+	legend_entry le[24];
+	size_t nl = 0;
+	int cls_seen[ANA_CLASS_COUNT] = {0};
+	for (size_t i = 0; i < m->samples.n; i++)
+		if (m->samples.v[i].cls < ANA_CLASS_COUNT)
+			cls_seen[m->samples.v[i].cls] = 1;
+	for (int c = 1; c < ANA_CLASS_COUNT; c++)
+		if (cls_seen[c])
+			le[nl++] = (legend_entry){ana_class_name(c), ren_class_color(c), 12};
+	if (cls_seen[0])
+		le[nl++] = (legend_entry){nl ? "on-CPU, not Python" : "on-CPU (sampled)",
+		                          ren_class_color(0), 12};
+	if (m->switches.n)
+		le[nl++] = (legend_entry){"off-CPU", C_OFFCPU, 3};
+	if (m->gil.n)
+		le[nl++] = (legend_entry){"holds the GIL", C_GIL, 3};
+	if (m->apis.n)
+		le[nl++] = (legend_entry){"CUDA API call", C_API, 4};
+	if (m->kernels.n)
+		le[nl++] = (legend_entry){"kernel", 0x5fbcd3, 12};
+	int ck[6] = {0};
+	for (size_t i = 0; i < m->memcpys.n; i++)
+		ck[m->memcpys.v[i].kind < 6 ? m->memcpys.v[i].kind : 0] = 1;
+	if (ck[GTT_MEMCPY_HTOD])
+		le[nl++] = (legend_entry){"copy HtoD", C_HTOD, 12};
+	if (ck[GTT_MEMCPY_DTOH])
+		le[nl++] = (legend_entry){"copy DtoH", C_DTOH, 12};
+	if (ck[GTT_MEMCPY_DTOD])
+		le[nl++] = (legend_entry){"copy DtoD", C_DTOD, 12};
+	if (ck[0] || ck[GTT_MEMCPY_HTOH] || ck[GTT_MEMCPY_PTOP])
+		le[nl++] = (legend_entry){"other copy", C_COPY, 12};
+	if (m->memsets.n)
+		le[nl++] = (legend_entry){"memset", C_MEMSET, 12};
+	if (m->syncs.n)
+		le[nl++] = (legend_entry){"synchronize", C_SYNC, 3};
+	if (m->nvtx.n)
+		le[nl++] = (legend_entry){"NVTX range", 0xa6cee3, 12};
+	if (m->counters.n)
+		le[nl++] = (legend_entry){"counter value", C_COUNTER, 12};
+	int has_lag = 0;
+	for (size_t i = 0; i < m->health.n; i++)
+		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;
+	if (has_lag)
+		le[nl++] = (legend_entry){"sampler behind", C_LAG, 12};
+	double y = draw_legend(&t, 62, le, nl);
+	if (t.oom)
+		goto oom;
+	double y_axis = y + 16;
+	t.y = y_axis + 4;
+	double rows_top = t.y;
+	size_t g0 = ren_scene_count(t.sc);
+	draw_axis(&t, y_axis, rows_top);
+	size_t g1 = ren_scene_count(t.sc);
+	draw_lag(&t, rows_top, rows_top + 1);
+	size_t l1 = ren_scene_count(t.sc);
+	if (t.oom)
+		goto oom;
+
+	int shown = draw_threads(&t, o->threads_re, err, errlen);
+	if (shown < 0)
+		goto fail;
+	if (o->threads_re && shown == 0 && m->threads.n) {
+		snprintf(err, errlen, "no thread matches --threads '%s'", o->threads_re);
+		goto fail;
+	}
+	if (ren_tl_streams(&t) < 0 || ren_tl_counters(&t) < 0)
+		goto oom;
+	if (t.y == rows_top) {
+		snprintf(err, errlen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
+		goto fail;
+	}
+	double rows_end = t.y;
+	for (size_t i = g0; i < g1; i++) {
+		ren_item *gi = ren_scene_at(t.sc, i);
+		if (gi->kind == REN_LINE && gi->stroke == C_GRID)
+			gi->h = rows_end - gi->y;
+	}
+	for (size_t i = g1; i < l1; i++) {
+		ren_item *li = ren_scene_at(t.sc, i);
+		if (li->kind == REN_RECT)
+			li->h = rows_end - rows_top;
+	}
+	double H = rows_end + 30;
+	/* the details line (SVG only) */
+	if (!(it = ren_text(t.sc, 10, H - 10, " ", FS, REN_ANCHOR_START, 0)))
+		goto oom;
+	it->id = "details";
+	it->flags |= REN_F_SVGONLY;
+	ren_scene_set_height(t.sc, H);
+	ren_scene_at(t.sc, 0)->h = H; /* the background */
+
+	char num[64];
+	snprintf(num, sizeof(num), "%g %g %g %g", t.x0, rows_top, t.x1 - t.x0, rows_end - rows_top);
+	if (ren_scene_set(t.sc, "plot", num) < 0)
+		goto oom;
+	static const char *const keys[] = {"plotx0", "plotx1", "ploty0", "ploty1", "axisy", "t0",
+	                                   "t1", "fontpx"};
+	double vals[] = {t.x0, t.x1, rows_top, rows_end, y_axis,
+	                 (double)(int64_t)(t.t0 - start), (double)(int64_t)(t.t1 - start), FS};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(num, sizeof(num), "%.17g", vals[i]);
+		if (ren_scene_set(t.sc, keys[i], num) < 0)
+			goto oom;
+	}
+	if (ren_scene_set(t.sc, "title", title) < 0)
+		goto oom;
+	return t.sc;
+oom:
+	snprintf(err, errlen, "out of memory");
+fail:
+	ren_scene_destroy(t.sc);
 	return NULL;
 }

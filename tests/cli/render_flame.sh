@@ -73,37 +73,7 @@ else
 fi
 if command -v python3 >/dev/null; then
 	# non-blank: count distinct colours of the PNGs (zlib + the PNG filter, stdlib only)
-	colors() { python3 - "$1" <<'EOF'
-import struct, sys, zlib
-d = open(sys.argv[1], "rb").read()
-pos, idat, w, h, ct = 8, b"", 0, 0, 0
-while pos < len(d):
-    n, t = struct.unpack(">I4s", d[pos:pos + 8])
-    body = d[pos + 8:pos + 8 + n]
-    if t == b"IHDR":
-        w, h, bd, ct = struct.unpack(">IIBB", body[:10])
-    elif t == b"IDAT":
-        idat += body
-    pos += 12 + n
-bpp = {2: 3, 6: 4, 0: 1, 4: 2}[ct]
-raw, stride, prev, seen, i = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set(), 0
-for y in range(h):
-    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride]); i += 1 + stride
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b = prev[x]; c = prev[x - bpp] if x >= bpp else 0
-        if f == 1: line[x] = (line[x] + a) & 255
-        elif f == 2: line[x] = (line[x] + b) & 255
-        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    for x in range(0, stride, bpp * 3):
-        seen.add(bytes(line[x:x + 3]))
-    prev = line
-print(len(seen))
-EOF
-	}
+	colors() { python3 "$GT_ROOT/tests/cli/render_pngcolors.py" "$1"; }
 	n=$(colors "$TMP/f.png")
 	check "PNG is not blank ($n colours)" test "${n:-0}" -ge 8
 	if [ -s "$TMP/pdfpage.png" ]; then

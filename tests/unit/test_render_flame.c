@@ -49,12 +49,12 @@ int main(void)
 	th_check(fd.n == 3 && strcmp(fd.lines[1].stack, " a b;c") == 0 && fd.lines[1].count == 5,
 	         "spaces inside a stack are kept, the last field is the count");
 	th_check(fd.total == 22, "total of the counts (%llu)", (unsigned long long)fd.total);
-	ren_folded_free(&fd);
+	ana_folded_free(&fd);
 
 	/* merging: "a;b!x" must not split the a;b subtree (plain byte order would) */
 	parse("a;b;c 10\na;b!x 4\na;b 6\na;b;d 5\nq 25\na;b;c 5\n", &fd);
 	ren_flame *f = ren_flame_build(&fd, 0, &err);
-	ren_folded_free(&fd);
+	ana_folded_free(&fd);
 	th_check(f != NULL, "tree built");
 	th_check(ren_flame_total(f) == 55, "total 55 (%llu)", (unsigned long long)ren_flame_total(f));
 	th_check(ren_flame_lookup(f, "a") == 30, "a = 30 (%llu)", (unsigned long long)ren_flame_lookup(f, "a"));
@@ -117,7 +117,7 @@ int main(void)
 	ana_folded bfd;
 	parse("a;b;c 5\na;b 5\nq 40\n", &bfd);
 	ren_flame *base = ren_flame_build(&bfd, 0, &err);
-	ren_folded_free(&bfd);
+	ana_folded_free(&bfd);
 	th_check(base && ren_flame_diff(f, base) == 0, "diff computed");
 	ren_flame_opts_init(&o);
 	s = ren_flame_layout(f, &o, &err);
@@ -138,7 +138,7 @@ int main(void)
 	th_check(f && ren_flame_lookup(f, "c") == 5 && ren_flame_lookup(f, "c;b;a") == 3,
 	         "reversed stacks merge at the leaf");
 	ren_flame_destroy(f);
-	ren_folded_free(&fd);
+	ana_folded_free(&fd);
 
 	/* flame chart order: only adjacent stacks merge */
 	parse("t;a 1\nt;b 1\nt;a 1\n", &fd);
@@ -146,7 +146,7 @@ int main(void)
 	th_check(f && ren_flame_nodes(f) == 5, "time order keeps a, b, a apart (%zu frames)",
 	         f ? ren_flame_nodes(f) : 0);
 	ren_flame_destroy(f);
-	ren_folded_free(&fd);
+	ana_folded_free(&fd);
 
 	/* class suffixes on the leaf */
 	parse("a;b_[py] 3\na;b_[nogil] 1\n", &fd);
@@ -159,7 +159,7 @@ int main(void)
 	th_check(rb && strstr(rb->tip, "75%"), "class shares in the tooltip: %s", rb ? rb->tip : "-");
 	ren_scene_destroy(s);
 	ren_flame_destroy(f);
-	ren_folded_free(&fd);
+	ana_folded_free(&fd);
 
 	/* nothing to draw */
 	memset(&fd, 0, sizeof(fd));

@@ -1,0 +1,69 @@
+/* timeline_priv.h — what timeline.c (threads, axis, legend, layout) and timeline_gpu.c (GPU
+ * streams, counters) share: the layout state and the span/label helpers. Not for other files. */
+#ifndef REN_TIMELINE_PRIV_H
+#define REN_TIMELINE_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "model.h"
+
+#define LABEL_W 230.0
+#define PAD_R 20.0
+#define FS 12.0
+#define ROW_THREAD 28.0
+#define ROW_STREAM 22.0
+#define ROW_NVTX 13.0
+#define ROW_COUNTER 46.0
+#define ROW_HEADER 20.0
+
+/* colours of what is not a GIL class */
+#define C_OFFCPU 0xc4c4c4
+#define C_GIL 0x1d3c8c
+#define C_API 0x9467bd
+#define C_HTOD 0x2ca02c
+#define C_DTOH 0xd62728
+#define C_DTOD 0xff7f0e
+#define C_COPY 0x8c564b
+#define C_MEMSET 0x7f7f7f
+#define C_SYNC 0xbcbd22
+#define C_COUNTER 0x1f77b4
+#define C_LAG 0xff3030
+#define C_GRID 0xdddddd
+
+/* the layout in progress */
+typedef struct ren_tl {
+	const ana_model *m;
+	ren_scene *sc;
+	uint64_t t0, t1;      /* window, absolute ns */
+	double x0, x1;        /* plot, px */
+	double px_per_ns;
+	double y;             /* next row's top */
+	int oom;
+} ren_tl;
+
+/* x in px of an absolute time */
+double ren_tl_x(const ren_tl *t, uint64_t ns);
+/* "12.3 ms" */
+void ren_tl_fmt_dur(char *buf, size_t len, double ns);
+/* seconds from the trace start */
+double ren_tl_rel_s(const ren_tl *t, uint64_t ns);
+/* A data span [a, b) clipped to the window, with a label inside when it fits; tip must be
+ * scene-owned. NULL when outside the window (or on ENOMEM, which sets t->oom). */
+ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uint32_t fill,
+                      const char *label, const char *tip);
+/* printf into the scene (a tooltip); sets t->oom on failure */
+char *ren_tl_tipf(ren_tl *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a row's label in the left column, with a hoverable tooltip when tip is not NULL */
+void ren_tl_row_label(ren_tl *t, double y, double h, const char *text, const char *tip, int bold,
+                      uint32_t color);
+/* a light band behind every other row */
+void ren_tl_stripe(ren_tl *t, double y, double h, int odd);
+/* a section header row ("GPU streams") at t->y */
+void ren_tl_header(ren_tl *t, const char *text);
+/* the GPU stream rows and the counter rows at t->y; 0 or -1 on ENOMEM */
+int ren_tl_streams(ren_tl *t);
+int ren_tl_counters(ren_tl *t);
+
+#endif
