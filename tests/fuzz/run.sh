@@ -11,6 +11,7 @@ secs=${1:?usage: tests/fuzz/run.sh SECONDS [NAME...]}; shift
 FUZZ_DIR=${FUZZ_DIR:-build/fuzz/fuzz}
 work=build/fuzz
 mkdir -p "$work/crashes" "$work/logs"
+tests/fuzz/mkseeds.sh
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
 	for f in tests/fuzz/fuzz_*.c; do names+=("$(basename "$f" .c)"); done
