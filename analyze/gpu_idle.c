@@ -690,6 +690,20 @@ static uint32_t stack_near(const ana_model *m, const hthread *t, uint64_t ts)
 	return best && best_d <= window ? best->stack_id : UINT32_MAX;
 }
 
+/* Frames inside the CUDA libraries, the kernel or the vDSO say how a launch is done, not who
+ * asked for it: a launch stack is cut at the first of them, leaving the caller. */
+static int cuda_internal(const ana_frame *f)
+{
+	if (f->kind == ANA_FRAME_KERNEL)
+		return 1;
+	const char *mod = f->module ? f->module : "";
+	if (strncmp(mod, "libcuda.", 8) == 0 || strncmp(mod, "libcudart", 9) == 0 ||
+	    strncmp(mod, "libcublas", 9) == 0 || strncmp(mod, "libcupti", 8) == 0 || strstr(mod, "vdso"))
+		return 1;
+	return f->name && (strncmp(f->name, "[libcuda.", 9) == 0 || strncmp(f->name, "[vdso", 5) == 0 ||
+	                   strcmp(f->name, "[kernel]") == 0 || strcmp(f->name, "ioctl") == 0);
+}
+
 static void print_stack(const ana_model *m, FILE *out, uint32_t stack_id)
 {
 	if (stack_id >= m->stacks.n) {
@@ -697,11 +711,22 @@ static void print_stack(const ana_model *m, FILE *out, uint32_t stack_id)
 		return;
 	}
 	const ana_stack *s = &m->stacks.v[stack_id];
-	uint32_t from = s->n > 6 ? s->n - 6 : 0;
+	/* the caller: frames from the root up to the first one inside CUDA (frame-pointer walks
+	 * through libcuda produce junk beyond it anyway) */
+	uint32_t n = 0;
+	while (n < s->n && !cuda_internal(&m->frames.v[s->frames[n]]))
+		n++;
+	if (!n) {
+		fprintf(out, "(only CUDA-internal frames)");
+		return;
+	}
+	uint32_t from = n > 6 ? n - 6 : 0;
 	if (from)
 		fprintf(out, "...;");
-	for (uint32_t i = from; i < s->n; i++)
-		fprintf(out, "%s%s", m->frames.v[s->frames[i]].name, i + 1 < s->n ? ";" : "");
+	for (uint32_t i = from; i < n; i++)
+		fprintf(out, "%s%s", m->frames.v[s->frames[i]].name, i + 1 < n ? ";" : "");
+	if (n < s->n)
+		fprintf(out, " (+%u frames in CUDA)", s->n - n);
 }
 
 void ana_gpu_report_launches(const ana_gpu_ctx *g, FILE *out, const char *const *names, const char *const *shown,

@@ -61,7 +61,7 @@ static struct agent {
 	.fd = -1,
 };
 
-static const char *const api_mode_names[] = { "outer", "all", "runtime", "none" };
+static const char *const api_mode_names[] = { "default", "all", "runtime", "none" };
 
 static uint64_t CUPTIAPI timestamp_cb(void)
 {
@@ -264,17 +264,23 @@ static void write_devices_locked(void)
 	typedef int (*name_fn)(char *, int, int);
 	typedef int (*mem_fn)(size_t *, int);
 	typedef int (*uuid_fn)(unsigned char *, int);
-	count_fn get_count = (count_fn)dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
-	get_fn get_dev = (get_fn)dlsym(RTLD_DEFAULT, "cuDeviceGet");
-	attr_fn get_attr = (attr_fn)dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
-	name_fn get_name = (name_fn)dlsym(RTLD_DEFAULT, "cuDeviceGetName");
-	mem_fn get_mem = (mem_fn)dlsym(RTLD_DEFAULT, "cuDeviceTotalMem_v2");
-	uuid_fn get_uuid = (uuid_fn)dlsym(RTLD_DEFAULT, "cuDeviceGetUuid_v2");
-	if (!get_uuid)
-		get_uuid = (uuid_fn)dlsym(RTLD_DEFAULT, "cuDeviceGetUuid");
-	int n = 0;
-	if (!A.w || !get_count || !get_dev || !get_attr || get_count(&n) != 0)
+	/* libcudart opens libcuda privately (RTLD_LOCAL): ask for that handle, not the global scope */
+	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!cu)
 		return;
+	count_fn get_count = (count_fn)dlsym(cu, "cuDeviceGetCount");
+	get_fn get_dev = (get_fn)dlsym(cu, "cuDeviceGet");
+	attr_fn get_attr = (attr_fn)dlsym(cu, "cuDeviceGetAttribute");
+	name_fn get_name = (name_fn)dlsym(cu, "cuDeviceGetName");
+	mem_fn get_mem = (mem_fn)dlsym(cu, "cuDeviceTotalMem_v2");
+	uuid_fn get_uuid = (uuid_fn)dlsym(cu, "cuDeviceGetUuid_v2");
+	if (!get_uuid)
+		get_uuid = (uuid_fn)dlsym(cu, "cuDeviceGetUuid");
+	int n = 0;
+	if (!A.w || !get_count || !get_dev || !get_attr || get_count(&n) != 0) {
+		dlclose(cu);
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		int dev = 0, major = 0, minor = 0, sms = 0;
 		char name[256] = "?", uuid[64] = "";
@@ -304,6 +310,7 @@ static void write_devices_locked(void)
 		r.u.cuda_device.uuid = uuid;
 		gtt_write(A.w, &r);
 	}
+	dlclose(cu);    /* drops our reference only: the driver stays loaded */
 	A.devices_written = 1;
 }
 
@@ -323,8 +330,27 @@ static void set_kinds(int enable)
 	}
 	if (A.api_mode != AG_API_NONE)
 		enable ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
-	if (A.api_mode == AG_API_OUTER || A.api_mode == AG_API_ALL)
+	if (A.api_mode == AG_API_DEFAULT || A.api_mode == AG_API_ALL)
 		enable ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+	if (!enable || A.api_mode == AG_API_ALL || A.api_mode == AG_API_NONE)
+		return;
+	/* After the kinds (enabling a kind resets the per-call settings): no trivial queries. */
+	int n_off = 0;
+	for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++) {
+		const char *name = NULL;
+		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name &&
+		    ag_api_trivial(name) && cuptiActivityEnableRuntimeApi(cbid, 0) == CUPTI_SUCCESS)
+			n_off++;
+	}
+	for (uint32_t cbid = 1; A.api_mode == AG_API_DEFAULT && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
+		const char *name = NULL;
+		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name &&
+		    ag_api_trivial(name) && cuptiActivityEnableDriverApi(cbid, 0) == CUPTI_SUCCESS)
+			n_off++;
+	}
+	if (A.verbose)
+		fprintf(stderr, "gt-cupti[%d]: %d trivial API calls not recorded (GT_CUPTI_API=all keeps them)\n",
+		        (int)A.pid, n_off);
 }
 
 /* Caller holds ctl_lock. dir NULL in bare mode. */
@@ -520,7 +546,7 @@ static void read_config(void)
 {
 	const char *s = getenv("GT_CUPTI_MODE");
 	A.mode = s && strcmp(s, "bare") == 0 ? MODE_BARE : MODE_FULL;
-	A.api_mode = AG_API_OUTER;
+	A.api_mode = AG_API_DEFAULT;
 	if ((s = getenv("GT_CUPTI_API")) && *s) {
 		int found = 0;
 		for (int i = 0; i < 4; i++)
@@ -529,7 +555,7 @@ static void read_config(void)
 				found = 1;
 			}
 		if (!found)
-			warn("GT_CUPTI_API=%s: expected outer, all, runtime or none; using outer", s);
+			warn("GT_CUPTI_API=%s: expected default, all, runtime or none; using default", s);
 	}
 	A.verbose = (s = getenv("GT_CUPTI_VERBOSE")) && *s && strcmp(s, "0") != 0;
 	A.flush_ns = env_u64("GT_CUPTI_FLUSH_MS", 1000, 10, 60000) * 1000000ull;

@@ -10,11 +10,17 @@
 
 /* Which CUDA API records are kept (GT_CUPTI_API). */
 enum ag_api_mode {
-	AG_API_OUTER = 0,    /* runtime calls + driver calls not made inside a runtime call (default) */
+	AG_API_DEFAULT = 0,  /* runtime and driver calls except trivial state queries (ag_api_trivial)
+	                      * and driver calls made inside a runtime call */
 	AG_API_ALL = 1,      /* every runtime and driver call */
-	AG_API_RUNTIME = 2,  /* runtime calls only */
+	AG_API_RUNTIME = 2,  /* runtime calls only, except trivial state queries */
 	AG_API_NONE = 3,     /* no API records (kernels then lose their launching thread) */
 };
+
+/* 1 when a CUDA API call (runtime or driver name, with or without a _vN/_ptsz suffix) is a
+ * state query that neither blocks nor touches the GPU (cudaGetDevice, cuKernelGetName, ...): not
+ * recorded by default, since on CUDA 13 + PyTorch they are ~80% of all API records. */
+int ag_api_trivial(const char *name);
 
 /* Counters over the agent's life; read at the end for the summary note. */
 typedef struct ag_stats {

@@ -190,6 +190,42 @@ static uint32_t api_name_id(ag_enc *e, CUpti_CallbackDomain dom, uint32_t cbid)
 	return id;
 }
 
+int ag_api_trivial(const char *name)
+{
+	static const char *const trivial[] = {
+		/* runtime */
+		"cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaStreamIsCapturing",
+		"cudaStreamGetCaptureInfo", "cudaGetDeviceCount", "cudaDeviceGetAttribute", "cudaGetDeviceProperties",
+		"cudaPointerGetAttributes", "cudaFuncGetAttributes", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+		"cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cudaStreamGetPriority",
+		"cudaStreamGetFlags", "cudaStreamGetId", "cudaGetErrorString", "cudaGetErrorName",
+		/* driver */
+		"cuDevicePrimaryCtxGetState", "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxGetLimit", "cuCtxGetFlags",
+		"cuCtxGetStreamPriorityRange", "cuCtxGetApiVersion", "cuKernelGetName", "cuKernelGetAttribute",
+		"cuFuncGetAttribute", "cuFuncGetName", "cuGetProcAddress", "cuStreamGetCaptureInfo",
+		"cuStreamIsCapturing", "cuDeviceGetAttribute", "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName",
+		"cuPointerGetAttribute", "cuPointerGetAttributes", "cuDriverGetVersion", "cuGetErrorString",
+		"cuGetErrorName", "cuStreamGetPriority", "cuStreamGetFlags", "cuStreamGetCtx", "cuStreamGetId",
+	};
+	char base[128];
+	snprintf(base, sizeof(base), "%s", name);
+	/* strip version and per-thread-stream suffixes: _v7000, _v2, _ptsz, _ptds */
+	for (;;) {
+		char *u = strrchr(base, '_');
+		if (!u)
+			break;
+		if ((u[1] == 'v' && u[2] && strspn(u + 2, "0123456789") == strlen(u + 2)) || strcmp(u, "_ptsz") == 0 ||
+		    strcmp(u, "_ptds") == 0)
+			*u = 0;
+		else
+			break;
+	}
+	for (size_t i = 0; i < sizeof(trivial) / sizeof(trivial[0]); i++)
+		if (strcmp(base, trivial[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static uint32_t memcpy_kind(uint32_t k)
 {
 	switch (k) {
@@ -317,14 +353,14 @@ static void flush_pending(ag_enc *e, ag_stats *st)
 	e->n_pend = 0;
 }
 
-/* Driver calls made inside a runtime call on the same thread repeat it: in AG_API_OUTER mode they
- * are dropped. A driver record may come before its runtime record (it ends first) or after. */
+/* Driver calls made inside a runtime call on the same thread repeat it: in AG_API_DEFAULT mode they
+ * are dropped (CUDA 13 reports none: kept for older drivers). A driver record may come before its runtime record (it ends first) or after. */
 static void api_record(ag_enc *e, const CUpti_ActivityAPI *a, ag_stats *st)
 {
 	if (a->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
 		put_api(e, a);
 		st->n_runtime++;
-		if (e->api_mode != AG_API_OUTER)
+		if (e->api_mode != AG_API_DEFAULT)
 			return;
 		api_span s = { a->threadId, a->start, a->end };
 		e->ring[e->ring_n++ % NESTED_RING] = s;

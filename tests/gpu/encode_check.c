@@ -286,11 +286,11 @@ int main(int argc, char **argv)
 	}
 	ag_stats st;
 	seen s;
-	encode(argv[1], AG_API_OUTER, &st);
+	encode(argv[1], AG_API_DEFAULT, &st);
 	read_trace(argv[1], &s);
 	th_check(st.n_records == 19, "all buffer records walked (%llu)", (unsigned long long)st.n_records);
 	th_check(st.n_driver_nested == 2 && s.n_api_drv == 1 && s.n_api_rt == 2,
-	         "outer mode: 2 nested driver calls dropped (before and after their runtime record), the "
+	         "default mode: 2 nested driver calls dropped (before and after their runtime record), the "
 	         "thread's own cuMemCreate kept (nested %llu, driver %d, runtime %d)",
 	         (unsigned long long)st.n_driver_nested, s.n_api_drv, s.n_api_rt);
 	th_check(s.names_ok, "API name without the _v7000 tag, tid and correlation kept");
@@ -312,8 +312,15 @@ int main(int argc, char **argv)
 	encode(argv[1], AG_API_RUNTIME, &st);
 	read_trace(argv[1], &s);
 	th_check(s.n_api_rt == 2, "runtime mode translates what CUPTI delivers (%d runtime)", s.n_api_rt);
-	/* leave the outer-mode trace for the caller */
-	encode(argv[1], AG_API_OUTER, &st);
+	th_check(ag_api_trivial("cudaGetDevice_v3020") && ag_api_trivial("cuDevicePrimaryCtxGetState") &&
+	         ag_api_trivial("cuGetProcAddress_v2") && ag_api_trivial("cudaStreamIsCapturing_ptsz_v10000") &&
+	         ag_api_trivial("cuKernelGetName"), "trivial state queries recognised with their suffixes");
+	th_check(!ag_api_trivial("cudaLaunchKernel_v7000") && !ag_api_trivial("cuLaunchKernelEx") &&
+	         !ag_api_trivial("cudaStreamSynchronize_v3020") && !ag_api_trivial("cuMemMap") &&
+	         !ag_api_trivial("cudaMalloc_v3020") && !ag_api_trivial("cudaGetDeviceFlags"),
+	         "launches, syncs and allocator calls are not trivial");
+	/* leave the default-mode trace for the caller */
+	encode(argv[1], AG_API_DEFAULT, &st);
 
 	ag_stats bare = { 0 };
 	fill();
