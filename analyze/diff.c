@@ -224,7 +224,9 @@ ana_profile *ana_profile_from_folded(const ana_folded *fd, const char *path)
 	uint64_t g = 0;
 	for (size_t i = 0; i < fd->n; i++)
 		g = gcd_u64(g, fd->lines[i].count);
-	if (!g)
+	/* Only a period-sized factor (perf's cpu-clock periods are 10^4..10^8 ns) is taken for one:
+	 * real sample counts all divisible by 1000 do not happen outside toy inputs. */
+	if (g < 1000)
 		g = 1;
 	for (size_t i = 0; i < fd->n; i++) {
 		uint64_t c = fd->lines[i].count / g;

@@ -15,8 +15,8 @@ typedef struct ana_profile ana_profile;
 
 /* Summarize a loaded model: functions by frame name, GIL classes, kernel time by name. */
 ana_profile *ana_profile_from_model(const ana_model *m);
-/* Summarize folded stacks. Counts that share a common factor (perf periods) are divided by
- * it, so the test sees sample counts. */
+/* Summarize folded stacks. Counts that all share a factor of 1000 or more (perf periods, as
+ * import-perf writes them) are divided by it, so the test sees sample counts. */
 ana_profile *ana_profile_from_folded(const ana_folded *fd, const char *path);
 /* Load PATH: a .gtt trace (by its magic) or folded text. NULL with a one-line reason in err
  * (unreadable, newer format version, not a trace nor folded stacks, no samples). */
