@@ -22,34 +22,37 @@ static const char *source_name(uint32_t src)
 	return "unknown source";
 }
 
-/* On-CPU time of a thread and what it comes from: switch records, else /proc. */
-static uint64_t thread_oncpu(const ana_model *m, const ana_thread *t, const char **basis)
+/* On-CPU time of a thread: from switch records, else from /proc. 0 and -1 when unknown. */
+static int thread_oncpu(const ana_thread *t, uint64_t *ns)
 {
-	if (m->switches.n) {
-		*basis = "switches";
-		return t->oncpu_ns;
+	if (t->oncpu_known) {
+		*ns = t->oncpu_ns;
+		return 0;
 	}
-	if (m->thread_cpu.n) {
-		*basis = "/proc";
-		return t->cpu_ns;
+	if (t->cpu_known) {
+		*ns = t->cpu_ns;
+		return 0;
 	}
-	*basis = NULL;
-	return 0;
+	*ns = 0;
+	return -1;
 }
 
 int ana_health_coverage(const ana_model *m, uint64_t *intended, uint64_t *received)
 {
-	uint64_t period = ana_sample_period_ns(m);
-	const char *basis;
+	uint64_t period = ana_sample_period_ns(m), on;
+	int any = 0;
 	*intended = *received = 0;
-	if (!period || (!m->switches.n && !m->thread_cpu.n))
+	if (!period)
 		return -1;
 	for (size_t i = 0; i < m->threads.n; i++) {
 		const ana_thread *t = &m->threads.v[i];
-		*intended += thread_oncpu(m, t, &basis) / period;
+		if (thread_oncpu(t, &on) < 0)
+			continue;
+		any = 1;
+		*intended += on / period;
 		*received += t->n_samples;
 	}
-	return 0;
+	return any ? 0 : -1;
 }
 
 static void fmt_ns(char *buf, size_t cap, uint64_t ns)
@@ -82,21 +85,27 @@ static void print_config(FILE *out, const ana_model *m, uint64_t period)
 
 static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int top_n)
 {
-	const char *basis = NULL;
-	if (!period || (!m->switches.n && !m->thread_cpu.n)) {
+	uint64_t sum_i = 0, sum_r = 0, unknown_samples = 0, on;
+	size_t n_unknown = 0, shown = 0, limit = (size_t)(top_n > 0 ? top_n : 20) * 2;
+	int any = 0;
+	for (size_t i = 0; i < m->threads.n; i++)
+		any |= thread_oncpu(&m->threads.v[i], &on) == 0;
+	if (!period || !any) {
 		fprintf(out, "  intended vs received: unknown (the trace has no %s)\n",
 		        period ? "context-switch or /proc CPU records" : "sampling rate");
 		return;
 	}
-	fprintf(out, "  intended samples = on-CPU time (from %s) x rate; received = samples in the trace\n",
-	        m->switches.n ? "context switches" : "/proc CPU times");
+	fprintf(out, "  intended samples = on-CPU time (from context switches, else /proc) x rate;"
+	        " received = samples in the trace\n");
 	fprintf(out, "  %7s  %-16s %9s %9s %9s %7s\n", "TID", "NAME", "ONCPU_S", "INTENDED", "RECEIVED", "RATIO");
-	uint64_t sum_i = 0, sum_r = 0;
-	size_t shown = 0, limit = (size_t)(top_n > 0 ? top_n : 20) * 2;
-	/* threads in (pid, tid) order, busiest ones only when there are many */
+	/* threads in (pid, tid) order; a long list is cut after the first rows */
 	for (size_t i = 0; i < m->threads.n; i++) {
 		const ana_thread *t = &m->threads.v[i];
-		uint64_t on = thread_oncpu(m, t, &basis);
+		if (thread_oncpu(t, &on) < 0) {
+			n_unknown += t->n_samples > 0;
+			unknown_samples += t->n_samples;
+			continue;
+		}
 		uint64_t want = on / period;
 		sum_i += want;
 		sum_r += t->n_samples;
@@ -117,6 +126,9 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 	if (sum_i)
 		fprintf(out, " (%.1f%%)", 100.0 * (double)sum_r / (double)sum_i);
 	fputc('\n', out);
+	if (n_unknown)
+		fprintf(out, "  (%" PRIu64 " samples of %zu thread%s without on-CPU records not counted)\n", unknown_samples,
+		        n_unknown, n_unknown == 1 ? "" : "s");
 	if (sum_i && sum_r * 10 < sum_i * 9)
 		fprintf(out, "  WARNING: only %.1f%% of the intended samples arrived: the profile under-represents "
 		        "where CPU time went (see lost, throttled and lag below)\n",

@@ -521,10 +521,13 @@ static int thread_cpu_totals(ana_model *m)
 		const gtt_thread_cpu *first = &m->thread_cpu.v[k[i].idx], *last = &m->thread_cpu.v[k[j - 1].idx];
 		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
 		uint64_t base = first->utime_ns + first->stime_ns, end = last->utime_ns + last->stime_ns;
-		if (t && t->start_ns > loop_start)
+		int born_later = t && t->start_ns > loop_start;
+		if (born_later)
 			base = 0;
-		if (t)
+		if (t) {
 			t->cpu_ns = end > base ? end - base : 0;
+			t->cpu_known = j - i >= 2 || born_later;
+		}
 		i = j;
 	}
 	free(k);
@@ -571,8 +574,10 @@ static int oncpu_totals(ana_model *m)
 		}
 		if (on == 1 && to > in_since)
 			total += to - in_since;
-		if (t)
+		if (t) {
 			t->oncpu_ns = total;
+			t->oncpu_known = 1;
+		}
 		i = j;
 	}
 	free(k);
@@ -611,11 +616,34 @@ static void add_warnings(loader *L)
 			         m->path, p->path, p->got, p->total);
 	}
 	if (L->sym) {
-		ana_sym_get_stats(L->sym, &ana_priv_get(m)->sym_stats);
+		ana_priv *p = ana_priv_get(m);
+		ana_sym_get_stats(L->sym, &p->sym_stats);
 		const char *const *lines;
 		size_t n = ana_sym_missing(L->sym, &lines);
-		for (size_t i = 0; i < n; i++)
-			ana_warn(m, "%s", lines[i]);
+		/* one warning line for all of them (a big process can miss many); the report lists each */
+		char names[400] = "";
+		for (size_t i = 0; i < n; i++) {
+			char *copy = strdup(lines[i]);
+			char **e = copy ? ana_vec_push(p->missing) : NULL;
+			if (!e)
+				free(copy);
+			else
+				*e = copy;
+			const char *path = lines[i] + strlen("no symbols for ");
+			const char *end = strstr(path, " (build-id");
+			const char *base = memrchr(path, '/', end ? (size_t)(end - path) : strlen(path));
+			base = base ? base + 1 : path;
+			size_t used = strlen(names);
+			if (i < 4)
+				snprintf(names + used, sizeof(names) - used, "%s%.*s", i ? ", " : "",
+				         (int)(end ? (size_t)(end - base) : strlen(base)), base);
+			else if (i == 4)
+				snprintf(names + used, sizeof(names) - used, ", ...");
+		}
+		if (n)
+			ana_warn(m, "no symbols for %zu binar%s (%s): not in the trace's archive, --symfs or on disk "
+			         "with a matching build-id; their frames show as [binary+0xOFFSET]",
+			         n, n == 1 ? "y" : "ies", names);
 	}
 }
 

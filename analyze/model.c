@@ -404,6 +404,9 @@ void ana_model_free(ana_model *m)
 		for (size_t i = 0; i < p->warnings.n; i++)
 			free(p->warnings.v[i]);
 		free(p->warnings.v);
+		for (size_t i = 0; i < p->missing.n; i++)
+			free(p->missing.v[i]);
+		free(p->missing.v);
 		ana_arena_free(&p->arena);
 		free(p);
 	}

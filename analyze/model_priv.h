@@ -34,6 +34,7 @@ typedef struct ana_priv {
 	ANA_VEC(const char *) strs;
 	ANA_VEC(char *) warnings;
 	ana_sym_stats sym_stats;   /* what symbolization found, for the report */
+	ANA_VEC(char *) missing;   /* "no symbols for PATH (build-id ...): why", one per binary */
 } ana_priv;
 
 /* The model's private state, created on first use. NULL on ENOMEM. */

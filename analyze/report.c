@@ -225,7 +225,6 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 		return;
 	}
 	size_t n = 0, idle = 0;
-	int any_proc = 0, any_switch = 0;
 	for (size_t i = 0; i < m->threads.n; i++) {
 		const ana_thread *t = &m->threads.v[i];
 		if (t->n_samples || t->cpu_ns || t->oncpu_ns)
@@ -233,8 +232,6 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 		else
 			idle++;
 	}
-	any_proc = m->thread_cpu.n > 0;
-	any_switch = m->switches.n > 0;
 	qsort_r(order, n, sizeof(*order), thread_rank_cmp, (void *)m);
 	fprintf(out, "\nThreads (CPU%% = %% of one CPU over the recording; \"-\" = not recorded)\n");
 	fprintf(out, "  %7s %7s  %-16s %8s %7s %8s %8s %8s  %s\n", "PID", "TID", "NAME", "SAMPLES", "%TOTAL",
@@ -246,9 +243,9 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 			break;
 		shown++;
 		char proc[16] = "-", on[16] = "-";
-		if (any_proc)
+		if (t->cpu_known)
 			snprintf(proc, sizeof(proc), "%.1f", 100.0 * (double)t->cpu_ns / (double)dur);
-		if (any_switch)
+		if (t->oncpu_known)
 			snprintf(on, sizeof(on), "%.3f", (double)t->oncpu_ns / 1e9);
 		fprintf(out, "  %7u %7u  %-16s %8" PRIu64 " %6.1f%% %8.1f %8s %8s  %s\n", t->pid, t->tid,
 		        t->name ? t->name : "?", t->n_samples,
@@ -332,6 +329,8 @@ static void print_symbols(FILE *out, const ana_model *m)
 	        st->n_files, st->n_from_archive, st->n_from_symfs, st->n_from_debugdir, st->n_from_path, st->n_missing);
 	if (st->n_mismatch)
 		fprintf(out, "  %" PRIu64 " file(s) on disk had a different build-id and were not used\n", st->n_mismatch);
+	for (size_t i = 0; i < p->missing.n; i++)
+		fprintf(out, "  %s\n", p->missing.v[i]);
 }
 
 int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
