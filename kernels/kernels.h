@@ -100,8 +100,14 @@ int kn_cuda_act_bwd(void *stream, const void *x_bf16, const void *dy_bf16, void 
 int kn_cuda_doc_ids(void *stream, const int *lens, int n_docs, int lmax, int *doc_id, int *src_row);
 int kn_cuda_pack_rows(void *stream, const void *src_bf16, const int *src_row, int64_t t, int h,
                       void *dst_bf16);
-int kn_cuda_chunk_fwd(void *stream, const void *q_bf16, const void *k_bf16, const void *v_bf16,
-                      const int *doc_id, int64_t t, int h, int chunk, void *out_bf16);
+/* chunk_fwd as PyTorch would write it, on the tensor cores: per chunk S = Q K^T (cuBLAS strided
+ * batched GEMM, fp32 scores), kn_chunk_softmax (masked to the causal same-document window,
+ * bf16 weights), then O = P V (cuBLAS). cublas must already be bound to stream. scratch holds
+ * kn_cuda_chunk_fwd_scratch_bytes(t, chunk) bytes of device memory. */
+int kn_cuda_chunk_fwd(void *cublas, void *stream, const void *q_bf16, const void *k_bf16,
+                      const void *v_bf16, const int *doc_id, int64_t t, int h, int chunk,
+                      void *scratch, void *out_bf16);
+int64_t kn_cuda_chunk_fwd_scratch_bytes(int64_t t, int chunk);
 /* loss (a device float) is accumulated into, not reset: zero it first (cudaMemsetAsync). */
 int kn_cuda_loss_grad(void *stream, const void *y_bf16, const void *target_bf16, void *dy_bf16,
                       int64_t n, float scale, float *loss);

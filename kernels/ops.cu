@@ -142,14 +142,26 @@ __global__ void kn_doc_ids_kernel(const int *lens, int n_docs, int lmax, int *do
 	}
 }
 
-/* Rows of h bf16 = h / 8 16-byte vectors; blocks stride over rows. */
+/* One warp per row (rows of h / 8 16-byte vectors), four independent loads in flight per lane
+ * before the stores: the gather is latency-bound otherwise. */
 __global__ void kn_pack_rows_kernel(const bf16x8 *src, const int *src_row, int64_t t, int h8, bf16x8 *dst)
 {
-	for (int64_t r = blockIdx.x; r < t; r += gridDim.x) {
+	const int lane = threadIdx.x & 31;
+	const int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+	for (int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; r < t; r += warps) {
 		const bf16x8 *s = src + (int64_t)src_row[r] * h8;
 		bf16x8 *o = dst + r * h8;
-		for (int c = threadIdx.x; c < h8; c += blockDim.x)
-			o[c] = s[c];
+		for (int c = lane; c < h8; c += 128) {
+			bf16x8 v[4];
+#pragma unroll
+			for (int k = 0; k < 4; k++)
+				if (c + 32 * k < h8)
+					v[k] = s[c + 32 * k];
+#pragma unroll
+			for (int k = 0; k < 4; k++)
+				if (c + 32 * k < h8)
+					o[c + 32 * k] = v[k];
+		}
 	}
 }
 
@@ -159,68 +171,6 @@ __device__ __forceinline__ float warp_sum(float v)
 	for (int off = 16; off > 0; off >>= 1)
 		v += __shfl_xor_sync(0xffffffffu, v, off);
 	return v;
-}
-
-const int kChunkWarps = 8;
-
-/* One warp per query row: scores against the keys of its chunk (same document, causal) go to
- * shared memory, then softmax, then the weighted sum of value rows. Each lane covers 8
- * columns per 256; the block's warps are consecutive queries, so keys and values hit L1. */
-__global__ void kn_chunk_fwd_kernel(const bf16 *q, const bf16 *k, const bf16 *v, const int *doc_id, int64_t t,
-                                    int h, int chunk, float scale, bf16 *out)
-{
-	extern __shared__ float scores[];
-	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-	const int64_t i = blockIdx.x * (int64_t)kChunkWarps + warp;
-	if (i >= t)
-		return;
-	float *s = scores + warp * chunk;
-	const int64_t c0 = i / chunk * chunk;
-	const int di = doc_id[i];
-	const bf16x8 *qi = reinterpret_cast<const bf16x8 *>(q + i * h);
-	const int h8 = h / 8;
-	float mx = -INFINITY;
-
-	for (int64_t j = c0; j <= i; j++) {
-		float sc = -INFINITY;
-		if (doc_id[j] == di) {
-			const bf16x8 *kj = reinterpret_cast<const bf16x8 *>(k + j * h);
-			float acc = 0.f;
-			for (int c = lane; c < h8; c += 32) {
-				float fq[8], fk[8];
-				unpack8(qi[c], fq);
-				unpack8(kj[c], fk);
-#pragma unroll
-				for (int e = 0; e < 8; e++)
-					acc += fq[e] * fk[e];
-			}
-			sc = warp_sum(acc) * scale;
-		}
-		if (lane == 0)
-			s[j - c0] = sc;
-		mx = fmaxf(mx, sc);
-	}
-	__syncwarp();
-	float sum = 0.f;
-	for (int64_t j = c0; j <= i; j++) {
-		float sc = s[j - c0];
-		sum += sc == -INFINITY ? 0.f : __expf(sc - mx);
-	}
-	const float inv = 1.0f / sum;
-	for (int c = lane; c < h8; c += 32) {
-		float acc[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
-		for (int64_t j = c0; j <= i; j++) {
-			float sc = s[j - c0];
-			if (sc == -INFINITY)
-				continue;
-			float p = __expf(sc - mx) * inv, fv[8];
-			unpack8(reinterpret_cast<const bf16x8 *>(v + j * h)[c], fv);
-#pragma unroll
-			for (int e = 0; e < 8; e++)
-				acc[e] += p * fv[e];
-		}
-		reinterpret_cast<bf16x8 *>(out + i * h)[c] = pack8(acc);
-	}
 }
 
 /* dy = scale * (y - target); the block's sum of squares is added to *loss. */
@@ -338,25 +288,9 @@ extern "C" int kn_cuda_pack_rows(void *stream, const void *src_bf16, const int *
 		return -(int)cudaErrorInvalidValue;
 	if (t <= 0)
 		return 0;
-	int threads = h / 8 < 128 ? 32 * ((h / 8 + 31) / 32) : 128;
-	int64_t blocks = t < 65535 * 8 ? t : 65535 * 8;
-	kn_pack_rows_kernel<<<(int)blocks, threads, 0, (cudaStream_t)stream>>>((const bf16x8 *)src_bf16, src_row, t,
-	                                                                       h / 8, (bf16x8 *)dst_bf16);
-	return launch_rc();
-}
-
-extern "C" int kn_cuda_chunk_fwd(void *stream, const void *q_bf16, const void *k_bf16, const void *v_bf16,
-                                 const int *doc_id, int64_t t, int h, int chunk, void *out_bf16)
-{
-	if (h % 8 || chunk < 1 || chunk > 1024)
-		return -(int)cudaErrorInvalidValue;
-	if (t <= 0)
-		return 0;
-	size_t shmem = sizeof(float) * (size_t)chunk * kChunkWarps;
-	int64_t blocks = (t + kChunkWarps - 1) / kChunkWarps;
-	kn_chunk_fwd_kernel<<<(unsigned)blocks, 32 * kChunkWarps, shmem, (cudaStream_t)stream>>>(
-		(const bf16 *)q_bf16, (const bf16 *)k_bf16, (const bf16 *)v_bf16, doc_id, t, h, chunk,
-		1.0f / sqrtf((float)h), (bf16 *)out_bf16);
+	int64_t blocks = (t + 7) / 8; /* 8 warps per block, one row each */
+	kn_pack_rows_kernel<<<(int)(blocks < kMaxBlocks ? blocks : kMaxBlocks), kThreads, 0, (cudaStream_t)stream>>>(
+		(const bf16x8 *)src_bf16, src_row, t, h / 8, (bf16x8 *)dst_bf16);
 	return launch_rc();
 }
 

@@ -19,6 +19,8 @@ struct pl_dev {
 	int device;
 	cudaStream_t stream;
 	cublasHandle_t cublas;
+	void *scratch;          /* chunk_fwd's scores and weights, grown on demand */
+	int64_t scratch_bytes;
 	int64_t counts[KN_COUNT];
 };
 
@@ -56,6 +58,7 @@ static void cu_dev_destroy(pl_dev *d)
 	cudaSetDevice(d->device);
 	if (d->stream)
 		cudaStreamSynchronize(d->stream);
+	cudaFree(d->scratch);
 	if (d->cublas)
 		cublasDestroy(d->cublas);
 	if (d->stream)
@@ -254,8 +257,21 @@ static int cu_pack_rows(pl_dev *d, const void *src, const int *src_row, int64_t 
 static int cu_chunk_fwd(pl_dev *d, const void *q, const void *k, const void *v, const int *doc_id, int64_t t,
                         int h, int chunk, void *out)
 {
+	int64_t need = kn_cuda_chunk_fwd_scratch_bytes(t, chunk);
 	d->counts[KN_CHUNK_FWD]++;
-	return kn_cuda_chunk_fwd(d->stream, q, k, v, doc_id, t, h, chunk, out);
+	if (need > d->scratch_bytes) {
+		/* the old scratch may still be read by queued work: wait before replacing it */
+		int rc = cu_rc(cudaStreamSynchronize(d->stream));
+		if (rc < 0)
+			return rc;
+		cudaFree(d->scratch);
+		d->scratch = NULL;
+		d->scratch_bytes = 0;
+		if ((rc = cu_rc(cudaMalloc(&d->scratch, (size_t)(need + need / 4)))) < 0)
+			return rc;
+		d->scratch_bytes = need + need / 4;
+	}
+	return kn_cuda_chunk_fwd(d->cublas, d->stream, q, k, v, doc_id, t, h, chunk, d->scratch, out);
 }
 
 static int cu_loss_grad(pl_dev *d, const void *y, const void *target, void *dy, int64_t n, float scale, float *loss)

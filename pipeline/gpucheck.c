@@ -332,11 +332,14 @@ static int check_ops(gctx *g, pl_check_result *res, int max)
 	}
 	/* chunk_fwd on the packed layout, q, k, v from the three inputs */
 	if (n < max && (dout = poisoned(g, (size_t)T * H * 2))) {
-		if (!bad(g, "chunk_fwd", kn_cuda_chunk_fwd(g->st, dx, dy, dz, dids, T, H, 64, dout)) &&
+		void *scratch = NULL;
+		if (!bad(g, "cudaMalloc", cu(cudaMalloc(&scratch, (size_t)kn_cuda_chunk_fwd_scratch_bytes(T, 64)))) &&
+		    !bad(g, "chunk_fwd", kn_cuda_chunk_fwd(g->cb, g->st, dx, dy, dz, dids, T, H, 64, scratch, dout)) &&
 		    (got = read_back(g, dout, T * H, 0))) {
 			kn_cpu_chunk_fwd(fx, fy, fz, hids, T, H, 64, want);
 			compare(&res[n++], "chunk_fwd (h 264, chunk 64)", got, want, T * H, 1e-2);
 		}
+		cudaFree(scratch);
 		free(got);
 		got = NULL;
 		cudaFree(dout);
@@ -375,14 +378,14 @@ out:
 	return n;
 }
 
-/* chunk_fwd at the pipeline's hidden size, where each lane covers several 256-column groups. */
+/* chunk_fwd at the pipeline's hidden size, with a partial last chunk. */
 static int check_chunk_large(gctx *g, pl_check_result *r)
 {
 	enum { H = 2048, T = 300 };
 	const int lens[3] = { 150, 20, 130 };
 	int ids[T], rows[T], *dids = NULL;
 	float *fq = NULL, *fk = NULL, *fv = NULL, *got = NULL, *want = NULL;
-	void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL;
+	void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL, *scratch = NULL;
 	int n = 0;
 
 	kn_cpu_doc_ids(lens, 3, 150, ids, rows);
@@ -391,9 +394,10 @@ static int check_chunk_large(gctx *g, pl_check_result *r)
 	    bad(g, "upload", rand_dev(g, (int64_t)T * H, 0, &fv, &dv)) ||
 	    bad(g, "cudaMalloc", cu(cudaMalloc((void **)&dids, sizeof ids))) ||
 	    bad(g, "upload", cu(cudaMemcpy(dids, ids, sizeof ids, cudaMemcpyHostToDevice))) ||
-	    !(dout = poisoned(g, (size_t)T * H * 2)))
+	    !(dout = poisoned(g, (size_t)T * H * 2)) ||
+	    bad(g, "cudaMalloc", cu(cudaMalloc(&scratch, (size_t)kn_cuda_chunk_fwd_scratch_bytes(T, 128)))))
 		goto out;
-	if (!bad(g, "chunk_fwd", kn_cuda_chunk_fwd(g->st, dq, dk, dv, dids, T, H, 128, dout)) &&
+	if (!bad(g, "chunk_fwd", kn_cuda_chunk_fwd(g->cb, g->st, dq, dk, dv, dids, T, H, 128, scratch, dout)) &&
 	    (got = read_back(g, dout, (int64_t)T * H, 0)) && (want = malloc(sizeof(float) * T * H))) {
 		kn_cpu_chunk_fwd(fq, fk, fv, ids, T, H, 128, want);
 		compare(r, "chunk_fwd (h 2048, chunk 128)", got, want, (int64_t)T * H, 1e-2);
@@ -410,6 +414,7 @@ out:
 	cudaFree(dv);
 	cudaFree(dids);
 	cudaFree(dout);
+	cudaFree(scratch);
 	return n;
 }
 
@@ -499,6 +504,7 @@ typedef struct bench_bufs {
 	size_t bytes;        /* each */
 	int *ids, *rows, *lens;
 	float *loss;
+	void *scratch;       /* chunk_fwd's */
 } bench_bufs;
 
 typedef struct bench_op {
@@ -528,8 +534,8 @@ static int run_op(gctx *g, bench_bufs *b, const bench_op *op)
 		return kn_cuda_pack_rows(g->st, b->b0, b->rows, op->elems, op->h, b->b1);
 	case B_CHUNK: {
 		size_t mat = (size_t)op->elems * op->h * 2;
-		return kn_cuda_chunk_fwd(g->st, b->b0, b->b1, (char *)b->b0 + mat, b->ids, op->elems, op->h, op->chunk,
-		                         (char *)b->b1 + mat);
+		return kn_cuda_chunk_fwd(g->cb, g->st, b->b0, b->b1, (char *)b->b0 + mat, b->ids, op->elems, op->h,
+		                         op->chunk, b->scratch, (char *)b->b1 + mat);
 	}
 	case B_LOSS:
 		return kn_cuda_loss_grad(g->st, b->b0, b->b1, b->b2, op->elems, 1e-9f, b->loss);
@@ -613,7 +619,8 @@ int pl_gpu_bench(int device, pl_bench_result *out, int max, int *n_out, char *er
 	    bad(&g, "cudaMalloc", cu(cudaMalloc((void **)&b.ids, 65536 * sizeof(int)))) ||
 	    bad(&g, "cudaMalloc", cu(cudaMalloc((void **)&b.rows, 65536 * sizeof(int)))) ||
 	    bad(&g, "cudaMalloc", cu(cudaMalloc((void **)&b.lens, 8 * sizeof(int)))) ||
-	    bad(&g, "cudaMalloc", cu(cudaMalloc((void **)&b.loss, sizeof(float)))))
+	    bad(&g, "cudaMalloc", cu(cudaMalloc((void **)&b.loss, sizeof(float)))) ||
+	    bad(&g, "cudaMalloc", cu(cudaMalloc(&b.scratch, (size_t)kn_cuda_chunk_fwd_scratch_bytes(65536, 1024)))))
 		goto out;
 	/* random data everywhere (zeros make GEMMs look faster than they are) */
 	if (bad(&g, "fill", kn_cuda_embed(g.st, b.b0, (int64_t)(b.bytes / 2 / H), H, 1)) ||
@@ -680,6 +687,7 @@ out:
 	cudaFree(b.rows);
 	cudaFree(b.lens);
 	cudaFree(b.loss);
+	cudaFree(b.scratch);
 	close_ctx(&g);
 	return rc;
 }

@@ -18,8 +18,8 @@
 
 enum { ROLE_TARGET, ROLE_DRAFTER };
 
-enum { TP_ALLOC, TP_EMBED, TP_FORWARD, TP_FREE, TP_QUEUE_PUT, TP_COUNT };
-static const char *const target_phases[TP_COUNT] = { "alloc", "embed", "forward", "free", "queue_put" };
+enum { TP_ALLOC, TP_EMBED, TP_FORWARD, TP_FREE, TP_SYNC, TP_QUEUE_PUT, TP_COUNT };
+static const char *const target_phases[TP_COUNT] = { "alloc", "embed", "forward", "free", "sync", "queue_put" };
 
 enum { DP_QUEUE_GET, DP_ALLOC, DP_DOC_IDS, DP_PACK, DP_CHUNK_FWD, DP_BACKWARD, DP_OPTIMIZER, DP_SYNC, DP_FREE, DP_COUNT };
 static const char *const drafter_phases[DP_COUNT] = { "queue_get", "alloc",    "doc_ids",   "pack", "chunk_fwd",
@@ -386,12 +386,18 @@ static int target_step(pl_worker *w)
 	y = NULL;
 	phase_end(w, TP_FREE);
 
-	phase_begin(w, TP_QUEUE_PUT);
+	/* hidden states are handed over once computed: the host waits for this stream (on one GPU
+	 * shared by every worker, this is where a target feels the others' GPU work) */
+	phase_begin(w, TP_SYNC);
 	item->ready = be->fence_record(w->dev, &rc);
 	if (rc < 0) {
 		rc = be_fail(w, "fence", rc);
 		goto out;
 	}
+	BE_TRY(w, "wait for the forward", be->fence_sync(item->ready));
+	phase_end(w, TP_SYNC);
+
+	phase_begin(w, TP_QUEUE_PUT);
 	if (pl_queue_put(r->queue, item, NULL) < 0) {
 		rc = 0; /* aborted: not this worker's error */
 		goto out;
