@@ -52,6 +52,7 @@ def load_library(path):
         "pl_run_summary": (None, [vp, cp, ctypes.c_size_t]),
         "pl_run_write_telemetry": (ctypes.c_int, [vp, cp, cp, ctypes.c_size_t]),
         "pl_run_destroy": (None, [vp]),
+        "pl_worker_name": (cp, [vp]),
         "pl_worker_begin": (ctypes.c_int, [vp]),
         "pl_worker_step": (ctypes.c_int, [vp]),
         "pl_worker_add_python": (None, [vp, i64, i64]),
@@ -171,7 +172,8 @@ def main(argv):
     n = lib.pl_run_n_workers(run)
     for i in range(n):
         w = lib.pl_run_worker(run, i)
-        t = threading.Thread(target=worker_loop, args=(lib, run, w, units, failures), name="worker-%d" % i)
+        t = threading.Thread(target=worker_loop, args=(lib, run, w, units, failures),
+                             name=lib.pl_worker_name(w).decode())
         t.start()
         threads.append(t)
     for t in threads:

@@ -551,6 +551,11 @@ out:
 	return rc;
 }
 
+const char *pl_worker_name(pl_worker *w)
+{
+	return w->rec.name;
+}
+
 int pl_worker_begin(pl_worker *w)
 {
 	int rc;

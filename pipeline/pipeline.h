@@ -82,6 +82,9 @@ const char *pl_run_error(pl_run *r);
 int pl_run_n_workers(pl_run *r);
 pl_worker *pl_run_worker(pl_run *r, int i);
 
+/* The worker's name ("target-0", "drafter-2"); owned by the run. */
+const char *pl_worker_name(pl_worker *w);
+
 /* Called on the worker's own thread before its first step: names the thread ("target-0",
  * "drafter-1"), binds its device and starts its CPU clock. 0 or a PL_E code. */
 int pl_worker_begin(pl_worker *w);
