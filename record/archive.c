@@ -256,6 +256,42 @@ void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s)
 	}
 }
 
+static int in_exec(aproc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	if (addr < p->lo || addr >= p->hi)
+		return 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->v[mid]->start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < p->v[lo - 1]->end;
+}
+
+uint32_t rec_archive_stack_extent(rec_archive *a, uint32_t pid, const uint8_t *stack, uint32_t len,
+                                  uint32_t slack_bytes)
+{
+	aproc *p;
+	uint32_t off, keep;
+
+	if (!a || !(p = proc_get(a, pid, 0)) || p->n == 0 || len < 8)
+		return len;
+	for (off = (len & ~7u) - 8;; off -= 8) {
+		uint64_t word;
+		memcpy(&word, stack + off, 8);
+		if (in_exec(p, word))
+			break;
+		if (off == 0)
+			return len < slack_bytes ? len : slack_bytes & ~7u;
+	}
+	keep = off + 8 + (slack_bytes & ~7u);
+	return keep < len ? keep : len;
+}
+
 void rec_archive_get_stats(const rec_archive *a, rec_archive_stats *st)
 {
 	size_t i, j;

@@ -28,6 +28,13 @@ void rec_archive_exec(rec_archive *a, uint32_t pid);
  * addresses the unwinder will need). */
 void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s);
 
+/* How much of a DWARF stack copy of pid is worth keeping: up to the highest word that points
+ * into one of pid's executable mappings (the outermost return address; what lies above it,
+ * such as the environment strings above main's frames, no unwinder reads) plus slack_bytes.
+ * Returns len when pid has no known mappings. */
+uint32_t rec_archive_stack_extent(rec_archive *a, uint32_t pid, const uint8_t *stack, uint32_t len,
+                                  uint32_t slack_bytes);
+
 typedef struct rec_archive_stats {
 	uint32_t n_mappings;     /* distinct mappings noted */
 	uint32_t n_hit;          /* binaries hit (distinct build-ids) */

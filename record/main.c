@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	        "  -p, --pid PID            attach to a running process; Ctrl-C or -d ends the recording\n"
 	        "  --call-graph fp|dwarf[,BYTES]\n"
 	        "                           fp: frame-pointer callchains; dwarf: registers + a copy of BYTES\n"
-	        "                           of user stack (default 8192) unwound offline (default: fp)\n"
+	        "                           of user stack (default 8192) unwound offline (default: dwarf)\n"
 	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
 	        "  --python[=auto|on|off]   read CPython stacks and GIL state (default auto; on: fail if none)\n"
 	        "  --no-cuda                do not inject the CUDA agent\n"

@@ -30,6 +30,8 @@ struct rec_perf_decoder {
 	uint64_t ips[MAX_IPS];
 	rec_perf_stats st;      /* only the counters are used */
 	int write_rc;
+	rec_perf_stack_trim trim;
+	void *trim_ctx;
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -265,7 +267,9 @@ static void do_sample(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, ui
 				s->flags |= GTT_SAMPLE_STACK;
 				s->stack = data;
 				s->stack_len = (uint32_t)dyn;
-				p->st.stack_bytes += dyn;
+				if (p->trim)
+					s->stack_len = p->trim(p->trim_ctx, s->pid, data, s->stack_len);
+				p->st.stack_bytes += s->stack_len;
 			}
 		}
 	}
@@ -568,6 +572,12 @@ void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)
 	s->switches += d->st.switches;
 	s->sample_bytes += d->st.sample_bytes;
 	s->stack_bytes += d->st.stack_bytes;
+}
+
+void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx)
+{
+	d->trim = fn;
+	d->trim_ctx = ctx;
 }
 
 int rec_perf_decoder_write_rc(const rec_perf_decoder *d)

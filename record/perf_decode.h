@@ -32,6 +32,8 @@ void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);
 /* Add the decoder's counters (samples, lost, throttled, switches, bytes) to s. */
 void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s);
+/* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */
+void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx);
 /* First write error (a GTT_E*), 0 when none. */
 int rec_perf_decoder_write_rc(const rec_perf_decoder *d);
 

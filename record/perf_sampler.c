@@ -453,6 +453,12 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid)
 	return rec_perf_decoder_saw_fork(p->dec, tid);
 }
 
+void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx)
+{
+	if (p)
+		rec_perf_decoder_set_trim(p->dec, fn, ctx);
+}
+
 void rec_perf_disable(rec_perf *p)
 {
 	size_t i;

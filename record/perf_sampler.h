@@ -22,6 +22,10 @@ typedef struct rec_perf_opts {
  * pointers inside rec are valid only during the call. */
 typedef void (*rec_perf_observer)(void *ctx, const gtt_record *rec);
 
+/* Returns how many leading bytes of a DWARF sample's stack copy (len bytes from the stack
+ * pointer up) are worth keeping for pid; called before the sample is written. */
+typedef uint32_t (*rec_perf_stack_trim)(void *ctx, uint32_t pid, const uint8_t *stack, uint32_t len);
+
 /* Why an open failed (for the exit status and message). */
 enum { REC_PERF_ERR_OTHER = 1, REC_PERF_ERR_PERM = 2, REC_PERF_ERR_NOPROC = 3 };
 
@@ -45,6 +49,8 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid);
  * could still have older company in flight in another ring); final writes everything.
  * Returns records read or a GTT_E* (a write error). */
 int rec_perf_drain(rec_perf *p, int final);
+/* Install a stack-copy trimmer (NULL: keep what the kernel copied). */
+void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx);
 /* Stop sampling (the buffers can still be drained). */
 void rec_perf_disable(rec_perf *p);
 

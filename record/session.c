@@ -27,6 +27,7 @@
 #endif
 
 #define TERM_GRACE_NS 3000000000ull   /* a launched command's time to exit after SIGTERM */
+#define STACK_SLACK_BYTES 512           /* kept above the outermost return address */
 #define SIGINT_WAIT_NS 1000000000ull  /* after Ctrl-C, the command's time to exit by itself */
 
 static volatile sig_atomic_t g_signal, g_n_signals;
@@ -64,6 +65,7 @@ void rec_opts_init(rec_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->output = "gt.gtt";
 	o->freq_hz = 99;
+	o->dwarf = 1;          /* see docs/RECORD.md: targets without frame pointers are the norm */
 	o->stack_bytes = 8192;
 	o->python = REC_PY_AUTO;
 	o->procstat_hz = 10;
@@ -109,6 +111,13 @@ static void note(sess *s, uint32_t source, const char *text)
 	r.u.health.kind = GTT_HEALTH_NOTE;
 	r.u.health.text = text;
 	gtt_write(s->w, &r);
+}
+
+/* DWARF stack copies end a little above the outermost return address. */
+static uint32_t trim_stack(void *ctx, uint32_t pid, const uint8_t *stack, uint32_t len)
+{
+	sess *s = ctx;
+	return rec_archive_stack_extent(s->arch, pid, stack, len, STACK_SLACK_BYTES);
 }
 
 /* Every record the sampler or the /proc synthesis writes passes here. */
@@ -590,6 +599,7 @@ int rec_session_run(const rec_opts *o)
 			reap(&s, TERM_GRACE_NS);
 			goto fail_unlink;
 		}
+		rec_perf_set_stack_trim(s.perf, trim_stack, &s);
 		rec_perf_write_config(s.perf, s.start_ns);
 		process_record(&s, GTT_PROC_START, s.target, getpid(), 0, command);
 		if (write(go_fd, "g", 1) != 1) {
@@ -635,6 +645,7 @@ int rec_session_run(const rec_opts *o)
 		rec_perf_write_config(s.perf, s.start_ns);
 		/* mappings after the events exist: later mmaps arrive as MMAP2 records */
 		rec_procfs_synth(o->pid, gtt_now_ns(), s.w, observe, &s);
+		rec_perf_set_stack_trim(s.perf, trim_stack, &s);
 		if (rc == 1) {
 			s.end_reason = GTT_END_TARGET_EXIT;
 			goto finish;

@@ -15,8 +15,8 @@ wait "$pid"; check "attach: the target finished normally" test $? -eq 0
 "$SUM" summary "$TMP/a.gtt" >"$TMP/a.sum"
 early=$(awk '$1 == "thread" && $4 == "early" { print $5 }' "$TMP/a.sum")
 late=$(awk '$1 == "thread" && $4 == "late" { print $5 }' "$TMP/a.sum")
-check "attach: existing thread sampled (${early:-none})" test "${early:-0}" -gt 3
-check "attach: thread born after the attach sampled (${late:-none})" test "${late:-0}" -gt 3
+check "attach: existing thread sampled (${early:-none})" test "${early:-0}" -gt 0
+check "attach: thread born after the attach sampled (${late:-none})" test "${late:-0}" -gt 0
 check "attach: PROCESS start synthesized from /proc" grep -q "^process $pid [0-9]* 1 .*threads_late" "$TMP/a.sum"
 check "attach: mappings from /proc/PID/maps with build-ids" test "$(val mappings_build_id "$TMP/a.sum")" -ge 2
 check "attach: END reason duration" grep -q '^end 2 ' "$TMP/a.sum"
