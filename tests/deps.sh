@@ -5,7 +5,8 @@ set -u
 pkgs_needed() {
 	local p
 	for p in build-essential pkg-config libdw-dev libelf-dev zlib1g-dev libcairo2-dev \
-	         poppler-utils libxml2-utils python3 chromium nodejs npm; do
+	         poppler-utils libxml2-utils python3 chromium nodejs npm \
+	         protobuf-compiler python3-jsonschema linux-perf; do
 		# nodejs from NodeSource bundles npm and conflicts with Debian's npm package
 		[ "$p" = npm ] && command -v npm >/dev/null 2>&1 && continue
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
@@ -27,5 +28,10 @@ fi
 if [ -d tests/browser ] && [ ! -d tests/browser/node_modules/playwright-core ]; then
 	(cd tests/browser && npm install --silent --no-audit --no-fund >/dev/null 2>&1) ||
 		{ echo "npm install in tests/browser failed" >&2; exit 2; }
+fi
+# speedscope's package carries its file-format schema, read by tests/cli/export_formats.sh.
+if [ -d tests/consumers ] && [ ! -d tests/consumers/node_modules/speedscope ]; then
+	(cd tests/consumers && npm install --silent --no-audit --no-fund >/dev/null 2>&1) ||
+		{ echo "npm install in tests/consumers failed" >&2; exit 2; }
 fi
 exit 0
