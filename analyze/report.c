@@ -299,6 +299,9 @@ static void print_header(FILE *out, const ana_model *m)
 	        host ? ", host " : "", host ? host : "");
 	uint64_t dur = ana_duration_ns(m);
 	fprintf(out, "duration:  %.3f s (%s)\n", (double)dur / 1e9, end_reason(m, buf, sizeof(buf)));
+	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
+	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / 1000000000u),
+	        (uint64_t)(m->start_ns % 1000000000u));
 	uint64_t period = ana_sample_period_ns(m);
 	fprintf(out, "samples:   %zu (%.1f/s", m->samples.n, (double)m->samples.n * 1e9 / (double)dur);
 	if (period)
