@@ -116,10 +116,17 @@ static void *cu_raw_alloc(pl_dev *d, size_t bytes)
 
 static void cu_raw_free(pl_dev *d, void *p, size_t bytes)
 {
-	(void)d;
+	int prev = d->device;
 	(void)bytes;
-	if (p)
-		cudaFree(p); /* implicitly synchronises the device: part of the churn pathology */
+	if (!p)
+		return;
+	/* a drafter on another GPU may return a target's buffer: free it on its own device */
+	cudaGetDevice(&prev);
+	if (prev != d->device)
+		cudaSetDevice(d->device);
+	cudaFree(p); /* implicitly synchronises the device: part of the churn pathology */
+	if (prev != d->device)
+		cudaSetDevice(prev);
 }
 
 static int cu_h2d(pl_dev *d, void *dst, const void *src, size_t bytes)
