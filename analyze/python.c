@@ -75,6 +75,7 @@ typedef struct merger {
 	pyframe_key *pf;        /* (code index, line) -> frame id */
 	size_t pf_cap, pf_n;
 	uint64_t bound_ns;      /* farthest a Python read may be from a sample */
+	uint64_t gil_window_ns; /* how long before a recorded GIL change it may have happened */
 	const char **interp_mods; /* modules holding _PyEval_EvalFrameDefault */
 	size_t n_interp_mods;
 	uint32_t merged[MAX_MERGED];
@@ -174,12 +175,17 @@ static const ana_pystack *nearest_read(const merger *M, const thread_range *tr, 
 	return best ? best : best_torn;
 }
 
-/* GIL state of pid at t from the GIL records: 1 held by tid, 0 not, -1 unknown (no record). */
-static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t)
+/* GIL state of pid at t from the GIL records: 1 held by tid, 0 not, -1 unknown (no record).
+ * A change is seen at the first poll after it happened, so in the poll period(s) before a
+ * recorded change the state may already be the new one: *maybe is set when t lies there and
+ * the other side of the change is "held by tid". */
+static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, int *maybe)
 {
 	size_t lo = 0, hi = M->n_gil;
-	const gtt_gil *g;
+	const gtt_gil *g, *next;
+	int held;
 
+	*maybe = 0;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		const gtt_gil *x = &M->m->gil.v[M->gil_idx[mid]];
@@ -188,12 +194,19 @@ static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t)
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	next = lo < M->n_gil ? &M->m->gil.v[M->gil_idx[lo]] : NULL;
+	if (next && next->pid != pid)
+		next = NULL;
+	if (lo == 0 || M->m->gil.v[M->gil_idx[lo - 1]].pid != pid) {
+		if (next && next->time_ns - t <= M->gil_window_ns && next->locked && next->holder_tid == tid)
+			*maybe = 1;
 		return -1;
+	}
 	g = &M->m->gil.v[M->gil_idx[lo - 1]];
-	if (g->pid != pid)
-		return -1;
-	return g->locked && g->holder_tid == tid;
+	held = g->locked && g->holder_tid == tid;
+	if (!held && next && next->time_ns - t <= M->gil_window_ns && next->locked && next->holder_tid == tid)
+		*maybe = 1;
+	return held;
 }
 
 typedef struct gil_ref { uint32_t pid; uint64_t time_ns; uint32_t idx; } gil_ref;
@@ -230,16 +243,16 @@ static int build_gil_index(merger *M)
 	return 0;
 }
 
-/* Period of the Python stack reads from the whole-recording TICKS record, else 10 ms. */
-static uint64_t read_period(const ana_model *m)
+/* Period of a loop (GTT_SRC_*) from its whole-recording TICKS record, else dflt. */
+static uint64_t loop_period(const ana_model *m, uint32_t source, uint64_t dflt)
 {
 	size_t i;
 
 	for (i = 0; i < m->ticks.n; i++)
-		if (m->ticks.v[i].source == GTT_SRC_PYSTACK && (m->ticks.v[i].flags & GTT_TICKS_WHOLE) &&
+		if (m->ticks.v[i].source == source && (m->ticks.v[i].flags & GTT_TICKS_WHOLE) &&
 		    m->ticks.v[i].period_ns)
 			return m->ticks.v[i].period_ns;
-	return 10000000u;
+	return dflt;
 }
 
 static int build_tables(merger *M)
@@ -269,7 +282,9 @@ static int build_tables(merger *M)
 		return -1;
 	/* one period either side: reads on schedule are at most half a period away, and one
 	 * late or missed read is tolerated; farther reads describe another moment */
-	M->bound_ns = read_period(m);
+	M->bound_ns = loop_period(m, GTT_SRC_PYSTACK, 10000000u);
+	/* one poll period, plus as much again for a late poll */
+	M->gil_window_ns = 2 * loop_period(m, GTT_SRC_GIL, 1000000u);
 	for (i = 0; i < m->frames.n; i++) {
 		const ana_frame *f = &m->frames.v[i];
 		size_t k;
@@ -358,12 +373,13 @@ static uint32_t python_frame(merger *M, uint32_t pid, const gtt_py_frame *pf)
 	return id;
 }
 
-/* Class of a sample of a Python thread from its native frames (root first) and GIL state. */
-static int classify(const merger *M, const uint32_t *fr, uint32_t n, int held)
+/* Class of a sample of a Python thread from its native frames (root first) and GIL state;
+ * maybe_held: the GIL records cannot tell (a change around this time) whether it was held. */
+static int classify(const merger *M, const uint32_t *fr, uint32_t n, int held, int maybe_held)
 {
 	const ana_frame *F = M->m->frames.v;
 	uint32_t i;
-	int last_eval = -1, native = 0, any_user = 0;
+	int last_eval = -1, native = 0, any_user = 0, other = 0;
 
 	for (i = 0; i < n; i++) {
 		if (is_wait_frame(&F[fr[i]]))
@@ -371,17 +387,24 @@ static int classify(const merger *M, const uint32_t *fr, uint32_t n, int held)
 		if (is_eval_frame(&F[fr[i]]))
 			last_eval = (int)i;
 	}
-	if (!held)
-		return ANA_CLASS_NATIVE_NOGIL;
-	/* holding the GIL: is the leaf side past the innermost eval loop in extension code? */
+	/* past the innermost eval loop: extension code (native), or nothing but the
+	 * interpreter itself (kernel frames aside), which means it is running bytecode */
 	for (i = last_eval < 0 ? 0 : (uint32_t)last_eval + 1; i < n; i++) {
 		const ana_frame *f = &F[fr[i]];
 		if (f->kind != ANA_FRAME_NATIVE)
 			continue;
 		any_user = 1;
-		if (!is_interp_module(M, f->module) && !is_system_module(f->module))
-			native = 1;
+		if (!is_interp_module(M, f->module)) {
+			other = 1;
+			if (!is_system_module(f->module))
+				native = 1;
+		}
 	}
+	/* bytecode runs only with the GIL: trust the stack when the records are ambiguous */
+	if (!held && maybe_held && last_eval >= 0 && !other)
+		held = 1;
+	if (!held)
+		return ANA_CLASS_NATIVE_NOGIL;
 	if (last_eval < 0 && !any_user)
 		return ANA_CLASS_PY_GIL;
 	return native ? ANA_CLASS_NATIVE_GIL : ANA_CLASS_PY_GIL;
@@ -466,7 +489,7 @@ int ana_python_merge(ana_model *m, const ana_opts *o)
 		const ana_pystack *ps;
 		const ana_stack *st;
 		uint32_t n_nat;
-		int held, n_out;
+		int held, maybe, n_out;
 
 		if (!tr)
 			continue; /* never seen in a Python read: stays ANA_CLASS_NONPY */
@@ -475,10 +498,10 @@ int ana_python_merge(ana_model *m, const ana_opts *o)
 		n_nat = st->n < MAX_MERGED ? st->n : MAX_MERGED;
 		memcpy(M->native, st->frames, n_nat * sizeof(uint32_t)); /* interning may move stacks */
 		ps = nearest_read(M, tr, s->time_ns);
-		held = gil_held_by(M, s->pid, s->tid, s->time_ns);
+		held = gil_held_by(M, s->pid, s->tid, s->time_ns, &maybe);
 		if (held < 0)
 			held = ps && (ps->flags & GTT_PYSTACK_HOLDS_GIL);
-		s->cls = (uint8_t)classify(M, M->native, n_nat, held);
+		s->cls = (uint8_t)classify(M, M->native, n_nat, held, maybe);
 		if (!ps) {
 			M->n_no_read++;
 			if (o && o->python_only) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,9 @@ struct rec_py {
 
 	pthread_mutex_t lock;   /* guards reason, version, tids[] */
 	char reason[320];
+	char tentative[320];    /* "stripped?" until the loader has mapped everything */
 	char version[32];       /* "3.12.1" */
+	char pidstr[16];
 	char interp_path[PATH_MAX];
 
 	/* found at discovery, read-only afterwards */
@@ -79,6 +82,7 @@ struct rec_py {
 	/* counters (the stack loop's; read for status) */
 	atomic_uint_fast64_t n_passes, n_stacks, n_frames, n_failed, n_torn, n_codes, read_ns;
 	atomic_uint_fast64_t n_polls, n_gil_changes, n_gil_failed;
+	int gil_rt;             /* the GIL loop runs SCHED_FIFO */
 	uint64_t iv_start_ns, iv_failed, iv_torn, iv_reads;   /* current 1 s health interval */
 	uint64_t giv_start_ns, giv_failed, giv_reads;
 };
@@ -269,7 +273,10 @@ static int discover(rec_py *p)
 	n = read_maps(p->pid, maps, 16, exe, sizeof(exe));
 	if (n < 0) {
 		atomic_store(&p->state, ST_GONE);
-		set_reason(p, "target exited before CPython was found%s%s", NULL, NULL);
+		if (p->tentative[0])
+			set_reason(p, "%s%s", p->tentative, NULL);
+		else
+			set_reason(p, "no CPython interpreter found in pid %s before it exited%s", p->pidstr, NULL);
 		return -1;
 	}
 	/* a libpython mapping wins over the executable (pyenv's --enable-shared builds) */
@@ -304,7 +311,7 @@ static int discover(rec_py *p)
 			if (rec_procmem_read(p->mem, p->runtime, dbg, sizeof(dbg)) < 0) {
 				if (rec_procmem_gone(p->mem)) {
 					atomic_store(&p->state, ST_GONE);
-					set_reason(p, "target exited before CPython was found%s%s", NULL, NULL);
+					set_reason(p, "no CPython interpreter found in pid %s before it exited%s", p->pidstr, NULL);
 					return -1;
 				}
 				return 0;
@@ -347,9 +354,11 @@ static int discover(rec_py *p)
 		}
 	}
 	if (stripped_at >= 0) {
-		set_reason(p, "%s has no _PyRuntime symbol (stripped interpreter?): CPU samples only%s",
-		           maps[stripped_at].path, NULL);
-		return -1;
+		/* not final: in launch mode the executable is mapped before its libpython */
+		pthread_mutex_lock(&p->lock);
+		snprintf(p->tentative, sizeof(p->tentative),
+		         "%s has no _PyRuntime symbol (stripped interpreter?): CPU samples only", maps[stripped_at].path);
+		pthread_mutex_unlock(&p->lock);
 	}
 	return 0;
 }
@@ -724,6 +733,13 @@ static void *gil_main(void *arg)
 
 	if (!mem)
 		return NULL;
+	/* A 1 kHz poll on a busy box is late by whole scheduler slices under CFS, which turns
+	 * into wrong GIL holders; a low real-time priority keeps it on time (it sleeps between
+	 * polls and each poll is one system call). Without the privilege it stays as it is. */
+	{
+		struct sched_param sp = { .sched_priority = 1 };
+		p->gil_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+	}
 	tk = rec_ticker_create(GTT_SRC_GIL, period ? period : 1, 0, p->w);
 	if (!tk)
 		goto out;
@@ -881,6 +897,7 @@ rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *er
 	}
 	p->pid = pid;
 	p->w = w;
+	snprintf(p->pidstr, sizeof(p->pidstr), "%d", (int)pid);
 	if (opts)
 		p->opts = *opts;
 	if (!(p->opts.stack_hz > 0))
@@ -959,7 +976,9 @@ int rec_py_stop(rec_py *p, char *err, size_t errlen)
 		rec_py_status(p, note, sizeof(note));
 		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, note);
 	} else {
-		if (st == ST_LOOKING)
+		if (st == ST_LOOKING && p->tentative[0])
+			snprintf(p->reason, sizeof(p->reason), "%s", p->tentative);
+		else if (st == ST_LOOKING)
 			snprintf(p->reason, sizeof(p->reason),
 			         "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)",
 			         (int)p->pid);

@@ -147,6 +147,9 @@ static ana_model *build(void)
 		add_sample(m, T_NATIVE, 31 * MS, s6, 2, 0);   /* 6: unwinding stopped early: Python on top */
 		add_sample(m, T_OTHER, 33 * MS, s7, 3, 1);    /* 7: not a Python thread */
 		add_sample(m, T_PY, 300 * MS, s3, 6, 1);      /* 8: no read within 10 ms */
+		add_sample(m, T_PY, 69 * MS, s3, 6, 1);       /* 9: bytecode 1 ms before the poll saw T_PY take it */
+		add_sample(m, T_PY, 65 * MS, s3, 6, 1);       /* 10: bytecode while the records say free */
+		add_sample(m, T_PY, 69 * MS, s5, 7, 1);       /* 11: extension code in that window */
 	}
 	t = ana_vec_push(m->threads);
 	*t = (ana_thread){ .pid = PID, .tid = T_NATIVE, .is_python = 1 };
@@ -188,6 +191,12 @@ int main(void)
 	         "thread never read: not python, stack untouched");
 	th_check(!strcmp(stack_str(m, 8), "_start;main;Py_RunMain;_PyEval_EvalFrameDefault;PyObject_Vectorcall;_PyEval_EvalFrameDefault"),
 	         "no read within one period: native stack kept: %s", stack_str(m, 8));
+	th_check(m->samples.v[9].cls == ANA_CLASS_PY_GIL,
+	         "bytecode within two poll periods before a recorded take: held (%s)", ana_class_name(m->samples.v[9].cls));
+	th_check(m->samples.v[10].cls == ANA_CLASS_NATIVE_NOGIL,
+	         "bytecode far from a GIL change: the records rule (%s)", ana_class_name(m->samples.v[10].cls));
+	th_check(m->samples.v[11].cls == ANA_CLASS_NATIVE_NOGIL,
+	         "extension code in the ambiguous window: the records rule (%s)", ana_class_name(m->samples.v[11].cls));
 	f = open_memstream(&out, &out_len);
 	for (size_t i = 0; i < m->threads.n; i++)
 		memset(m->threads.v[i].n_class, 0, sizeof(m->threads.v[i].n_class));
