@@ -108,14 +108,11 @@ static int be_fail(pl_worker *w, const char *what, int rc)
 	return PL_EBACKEND;
 }
 
-#define BE_TRY(w, what, call)                        \
-	do {                                         \
-		int be_rc_ = (call);                 \
-		if (be_rc_ < 0) {                    \
-			rc = be_fail((w), (what), be_rc_); \
-			goto out;                    \
-		}                                    \
-	} while (0)
+/* rc from a backend call: 0 stays 0, a failure is recorded and becomes PL_EBACKEND. */
+static int chk(pl_worker *w, const char *what, int rc)
+{
+	return rc < 0 ? be_fail(w, what, rc) : 0;
+}
 
 /* ---- small helpers ---- */
 
@@ -367,22 +364,28 @@ static int target_step(pl_worker *w)
 	phase_end(w, TP_ALLOC);
 
 	phase_begin(w, TP_EMBED);
-	BE_TRY(w, "embed", be->embed(w->dev, x, rows, c->hidden, c->seed ^ (uint32_t)(w->index << 20) ^ (uint32_t)w->rec.steps));
+	uint32_t input_seed = c->seed ^ (uint32_t)(w->index << 20) ^ (uint32_t)w->rec.steps;
+	if ((rc = chk(w, "embed", be->embed(w->dev, x, rows, c->hidden, input_seed))) < 0)
+		goto out;
 	phase_end(w, TP_EMBED);
 
 	phase_begin(w, TP_FORWARD);
 	for (int l = 0; l < c->layers; l++) {
-		BE_TRY(w, "gemm", be->gemm(w->dev, (int)rows, c->hidden, c->hidden, x, c->hidden, 0, w->w_layers[l],
-		                           c->hidden, 0, y, c->hidden, 0, 0.0f));
-		BE_TRY(w, "act_fwd", be->act_fwd(w->dev, y, l == c->layers - 1 ? item->hs : x, rows * c->hidden));
+		if ((rc = chk(w, "gemm", be->gemm(w->dev, (int)rows, c->hidden, c->hidden, x, c->hidden, 0, w->w_layers[l],
+		                           c->hidden, 0, y, c->hidden, 0, 0.0f))) < 0)
+		goto out;
+		if ((rc = chk(w, "act_fwd", be->act_fwd(w->dev, y, l == c->layers - 1 ? item->hs : x, rows * c->hidden))) < 0)
+		goto out;
 	}
 	phase_end(w, TP_FORWARD);
 
 	/* x and y are only ever used on this worker's stream: no fence needed to reuse them */
 	phase_begin(w, TP_FREE);
-	BE_TRY(w, "free", pl_alloc_put(w->alloc, x, NULL));
+	if ((rc = chk(w, "free", pl_alloc_put(w->alloc, x, NULL))) < 0)
+		goto out;
 	x = NULL;
-	BE_TRY(w, "free", pl_alloc_put(w->alloc, y, NULL));
+	if ((rc = chk(w, "free", pl_alloc_put(w->alloc, y, NULL))) < 0)
+		goto out;
 	y = NULL;
 	phase_end(w, TP_FREE);
 
@@ -394,7 +397,8 @@ static int target_step(pl_worker *w)
 		rc = be_fail(w, "fence", rc);
 		goto out;
 	}
-	BE_TRY(w, "wait for the forward", be->fence_sync(item->ready));
+	if ((rc = chk(w, "wait for the forward", be->fence_sync(item->ready))) < 0)
+		goto out;
 	phase_end(w, TP_SYNC);
 
 	phase_begin(w, TP_QUEUE_PUT);
@@ -446,7 +450,8 @@ static int drafter_step(pl_worker *w)
 		be->range_pop(w->dev);
 		return 0;
 	}
-	BE_TRY(w, "wait for hidden states", be->fence_wait(w->dev, item->ready));
+	if ((rc = chk(w, "wait for hidden states", be->fence_wait(w->dev, item->ready))) < 0)
+		goto out;
 	phase_end(w, DP_QUEUE_GET);
 
 	const int64_t t = item->tokens;
@@ -473,18 +478,22 @@ static int drafter_step(pl_worker *w)
 	phase_end(w, DP_ALLOC);
 
 	phase_begin(w, DP_DOC_IDS);
-	BE_TRY(w, "copy lengths", be->h2d(w->dev, lens_d, item->lens, sizeof(int) * (size_t)item->n_docs));
-	BE_TRY(w, "doc_ids", be->doc_ids(w->dev, lens_d, item->n_docs, item->lmax, ids, rows));
+	if ((rc = chk(w, "copy lengths", be->h2d(w->dev, lens_d, item->lens, sizeof(int) * (size_t)item->n_docs))) < 0)
+		goto out;
+	if ((rc = chk(w, "doc_ids", be->doc_ids(w->dev, lens_d, item->n_docs, item->lmax, ids, rows))) < 0)
+		goto out;
 	phase_end(w, DP_DOC_IDS);
 
 	phase_begin(w, DP_PACK);
 	const void *src = item->hs;
 	if (stage) {
-		BE_TRY(w, "peer copy", be->peer_copy(w->dev, stage, item->hs, item->device,
-		                                     (size_t)item->n_docs * item->lmax * h * be->act_bytes));
+		if ((rc = chk(w, "peer copy", be->peer_copy(w->dev, stage, item->hs, item->device,
+		                                     (size_t)item->n_docs * item->lmax * h * be->act_bytes))) < 0)
+		goto out;
 		src = stage;
 	}
-	BE_TRY(w, "pack_rows", be->pack_rows(w->dev, src, rows, t, h, P));
+	if ((rc = chk(w, "pack_rows", be->pack_rows(w->dev, src, rows, t, h, P))) < 0)
+		goto out;
 	pl_fence *used = be->fence_record(w->dev, &rc);
 	if (rc < 0) {
 		rc = be_fail(w, "fence", rc);
@@ -495,34 +504,47 @@ static int drafter_step(pl_worker *w)
 	phase_end(w, DP_PACK);
 
 	phase_begin(w, DP_CHUNK_FWD);
-	BE_TRY(w, "gemm", be->gemm(w->dev, (int)t, h, h, P, h, 0, w->wq_act, h, 0, Q, h, 0, 0.0f));
-	BE_TRY(w, "chunk_fwd", be->chunk_fwd(w->dev, Q, P, P, ids, t, h, c->chunk, A));
-	BE_TRY(w, "gemm", be->gemm(w->dev, (int)t, h, h, A, h, 0, w->wo_act, h, 0, Z, h, 0, 0.0f));
-	BE_TRY(w, "act_fwd", be->act_fwd(w->dev, Z, Y, t * h));
+	if ((rc = chk(w, "gemm", be->gemm(w->dev, (int)t, h, h, P, h, 0, w->wq_act, h, 0, Q, h, 0, 0.0f))) < 0)
+		goto out;
+	if ((rc = chk(w, "chunk_fwd", be->chunk_fwd(w->dev, Q, P, P, ids, t, h, c->chunk, A))) < 0)
+		goto out;
+	if ((rc = chk(w, "gemm", be->gemm(w->dev, (int)t, h, h, A, h, 0, w->wo_act, h, 0, Z, h, 0, 0.0f))) < 0)
+		goto out;
+	if ((rc = chk(w, "act_fwd", be->act_fwd(w->dev, Z, Y, t * h))) < 0)
+		goto out;
 	phase_end(w, DP_CHUNK_FWD);
 
 	phase_begin(w, DP_BACKWARD);
-	BE_TRY(w, "loss_grad", be->loss_grad(w->dev, Y, P, D1, t * h, 2.0f / (float)(t * h), w->loss));
-	BE_TRY(w, "act_bwd", be->act_bwd(w->dev, Z, D1, D1, t * h));
-	BE_TRY(w, "gemm", be->gemm(w->dev, h, h, (int)t, A, h, 1, D1, h, 0, w->go, h, 1, 0.0f));
-	BE_TRY(w, "gemm", be->gemm(w->dev, (int)t, h, h, D1, h, 0, w->wo_act, h, 1, D2, h, 0, 0.0f));
-	BE_TRY(w, "gemm", be->gemm(w->dev, h, h, (int)t, P, h, 1, D2, h, 0, w->gq, h, 1, 0.0f));
+	if ((rc = chk(w, "loss_grad", be->loss_grad(w->dev, Y, P, D1, t * h, 2.0f / (float)(t * h), w->loss))) < 0)
+		goto out;
+	if ((rc = chk(w, "act_bwd", be->act_bwd(w->dev, Z, D1, D1, t * h))) < 0)
+		goto out;
+	if ((rc = chk(w, "gemm", be->gemm(w->dev, h, h, (int)t, A, h, 1, D1, h, 0, w->go, h, 1, 0.0f))) < 0)
+		goto out;
+	if ((rc = chk(w, "gemm", be->gemm(w->dev, (int)t, h, h, D1, h, 0, w->wo_act, h, 1, D2, h, 0, 0.0f))) < 0)
+		goto out;
+	if ((rc = chk(w, "gemm", be->gemm(w->dev, h, h, (int)t, P, h, 1, D2, h, 0, w->gq, h, 1, 0.0f))) < 0)
+		goto out;
 	phase_end(w, DP_BACKWARD);
 
 	phase_begin(w, DP_OPTIMIZER);
 	w->opt_step++;
-	BE_TRY(w, "adam", be->adam(w->dev, w->wq, w->mq, w->vq, w->gq, w->wq_act, (int64_t)h * h, 1e-4f, 0.9f,
-	                           0.999f, 1e-8f, w->opt_step));
-	BE_TRY(w, "adam", be->adam(w->dev, w->wo, w->mo, w->vo, w->go, w->wo_act, (int64_t)h * h, 1e-4f, 0.9f,
-	                           0.999f, 1e-8f, w->opt_step));
+	if ((rc = chk(w, "adam", be->adam(w->dev, w->wq, w->mq, w->vq, w->gq, w->wq_act, (int64_t)h * h, 1e-4f, 0.9f,
+	                           0.999f, 1e-8f, w->opt_step))) < 0)
+		goto out;
+	if ((rc = chk(w, "adam", be->adam(w->dev, w->wo, w->mo, w->vo, w->go, w->wo_act, (int64_t)h * h, 1e-4f, 0.9f,
+	                           0.999f, 1e-8f, w->opt_step))) < 0)
+		goto out;
 	phase_end(w, DP_OPTIMIZER);
 
 	if (c->sync_every > 0 && (w->rec.steps + 1) % c->sync_every == 0) {
 		/* the .item() pattern: a scalar back to the host, waiting for the whole stream */
 		float loss = 0;
 		phase_begin(w, DP_SYNC);
-		BE_TRY(w, "loss read-back", be->d2h_sync(w->dev, &loss, w->loss, sizeof loss));
-		BE_TRY(w, "zero loss", be->zero(w->dev, w->loss, sizeof(float)));
+		if ((rc = chk(w, "loss read-back", be->d2h_sync(w->dev, &loss, w->loss, sizeof loss))) < 0)
+		goto out;
+		if ((rc = chk(w, "zero loss", be->zero(w->dev, w->loss, sizeof(float)))) < 0)
+		goto out;
 		w->rec.last_loss = loss;
 		w->rec.loss_reads++;
 		phase_end(w, DP_SYNC);
