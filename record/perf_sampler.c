@@ -554,7 +554,8 @@ int rec_perf_drain(rec_perf *p, int final)
 		n += read_ring(p, (int)i);
 	/* decode in time order everything older than the round start minus the in-flight margin */
 	upto = final ? UINT64_MAX : round_ns - ORDER_MARGIN_NS;
-	qsort(p->pend, p->n_pend, sizeof(*p->pend), cmp_pending);
+	if (p->n_pend > 1)
+		qsort(p->pend, p->n_pend, sizeof(*p->pend), cmp_pending);
 	for (i = 0; i < p->n_pend && p->pend[i].time_ns <= upto; i++)
 		rec_perf_decode(p->dec, &p->rings[p->pend[i].ring].rs, p->arena + p->pend[i].off, p->pend[i].size);
 	/* compact what waits for the next round (arena order = read order; keep it) */

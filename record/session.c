@@ -57,7 +57,7 @@ typedef struct sess {
 	int tty;
 	uint64_t status_ns, status_samples;
 	uint64_t py_failed;     /* --python=on and no interpreter found */
-	char py_note[256];
+	char py_note[1024];
 } sess;
 
 void rec_opts_init(rec_opts *o)
