@@ -158,8 +158,10 @@ static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, siz
 	return 0;
 }
 
-int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, ana_folded *out)
+int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, uint64_t from_ns,
+                        uint64_t to_ns, ana_folded *out)
 {
+	uint64_t from = m->start_ns + from_ns, to = to_ns ? m->start_ns + to_ns : UINT64_MAX;
 	size_t cap = 0, n = 0, bcap = 0;
 	int rc = GTT_ENOMEM;
 	const ana_sample **v = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*v));
@@ -175,6 +177,8 @@ int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, ana
 		if (s->thread_idx >= m->threads.n || !tid_selected(tid_filter, s->tid))
 			continue;
 		if (gil >= 0 && !(gil & (1 << s->cls)))
+			continue;
+		if (s->time_ns < from || s->time_ns >= to)
 			continue;
 		v[n++] = s;
 	}

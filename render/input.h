@@ -32,8 +32,10 @@ int ren_input_fold_classes(const ana_model *m, const ana_fold_opts *sel, ana_fol
 
 /* Folded lines for a flame chart: per thread (busiest first, a root frame "name tid"), the
  * samples in time order, adjacent equal stacks merged; lines stay in that order. tid_filter
- * (comma list) and gil (class mask, -1 all) select samples. 0 or <0 (GTT_ENOMEM). */
-int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, ana_folded *out);
+ * (comma list), gil (class mask, -1 all) and [from_ns, to_ns) (relative to the trace start,
+ * 0 = open) select samples. 0 or <0 (GTT_ENOMEM). */
+int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, uint64_t from_ns,
+                        uint64_t to_ns, ana_folded *out);
 
 /* Parse folded text from memory with ana_fold_parse ("stack count" lines, sorted and
  * merged). Bad lines are counted (and the first one's number kept); blank lines are

@@ -280,7 +280,9 @@ static int cmd_flame(cli *c)
 		goto out;
 	}
 	if (c->flamechart) {
-		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? gil_mask(c->gil) : -1, &fd);
+		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? gil_mask(c->gil) : -1,
+		                         c->have_from ? (uint64_t)(c->from_s * 1e9) : 0,
+		                         c->have_to ? (uint64_t)(c->to_s * 1e9) : 0, &fd);
 		owned = 1;
 	} else {
 		rc = input_folded(c, &in, &fd, &owned);
