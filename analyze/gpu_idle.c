@@ -272,7 +272,11 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void blame_thread(const ana_model *m, const hthread *t, uint64_t g0, uint64_t g1, tblame *b, int want_leaf)
+/* clamp: samples stand for at most the gap time that API calls leave (one gap shown on its own);
+ * without it the sampled estimate stays unbiased for summing over many gaps shorter than a
+ * sampling period, and ns[ST_OFF] is left 0 for the caller to compute from the totals. */
+static void blame_thread(const ana_model *m, const hthread *t, uint64_t g0, uint64_t g1, tblame *b, int want_leaf,
+                         int clamp)
 {
 	memset(b, 0, sizeof(*b));
 	b->top_stack = UINT32_MAX;
@@ -306,6 +310,8 @@ static void blame_thread(const ana_model *m, const hthread *t, uint64_t g0, uint
 			leaves[n_leaf++] = leaf_frame(m, s->stack_id);
 	}
 	uint64_t gap = g1 - g0, room = gap - (api_ns < gap ? api_ns : gap);
+	if (!clamp)
+		goto leaf;
 	if (sampled > room) {
 		/* samples stand for more time than is left: scale their estimate down to fit */
 		for (int st = ST_PY_GIL; st <= ST_NONPY; st++)
@@ -313,6 +319,7 @@ static void blame_thread(const ana_model *m, const hthread *t, uint64_t g0, uint
 		sampled = room;
 	}
 	b->ns[ST_OFF] = room - sampled;
+leaf:
 	if (n_leaf) {
 		qsort(leaves, n_leaf, sizeof(*leaves), cmp_u32);
 		for (size_t i = 0, j; i < n_leaf; i = j) {
@@ -541,7 +548,7 @@ static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap 
 	if (!bl || !order)
 		goto out;
 	for (size_t i = 0; i < h->n_th; i++) {
-		blame_thread(m, &h->th[i], gp->start_ns, gp->end_ns, &bl[i], 1);
+		blame_thread(m, &h->th[i], gp->start_ns, gp->end_ns, &bl[i], 1, 1);
 		order[i] = i;
 	}
 	/* most active threads first; ties by (pid, tid) order */
@@ -627,7 +634,7 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 			for (size_t i = 0; i < ng; i++) {
 				if (gaps[i].dev != d)
 					continue;
-				blame_thread(m, &h.th[t], gaps[i].start_ns, gaps[i].end_ns, &one, 0);
+				blame_thread(m, &h.th[t], gaps[i].start_ns, gaps[i].end_ns, &one, 0, 0);
 				for (int st = 0; st < ST_COUNT; st++) {
 					sum.ns[st] += one.ns[st];
 					sum.n_samples[st] += one.n_samples[st];
@@ -637,6 +644,19 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 					}
 				}
 			}
+			/* samples over all gaps: an unbiased estimate, capped by what API time leaves */
+			uint64_t api = 0, sampled = 0;
+			for (int st = 0; st < ST_PY_GIL; st++)
+				api += sum.ns[st];
+			for (int st = ST_PY_GIL; st < ST_OFF; st++)
+				sampled += sum.ns[st];
+			uint64_t room = total > api ? total - api : 0;
+			if (sampled > room) {
+				for (int st = ST_PY_GIL; st < ST_OFF; st++)
+					sum.ns[st] = (uint64_t)((double)sum.ns[st] * (double)room / (double)sampled);
+				sampled = room;
+			}
+			sum.ns[ST_OFF] = room - sampled;
 			if (!active_ns(&sum)) {
 				idle_threads++;
 				continue;

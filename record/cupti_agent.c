@@ -110,6 +110,7 @@ static void release_buffer(uint8_t *b)
 }
 
 static int open_side_locked(int announce);
+static void write_devices_locked(void);
 
 static void write_dropped_locked(size_t dropped)
 {
@@ -236,6 +237,8 @@ static void close_side_locked(int summary)
 	if (!A.w)
 		return;
 	char text[640];
+	if (summary && !A.devices_written && !A.forked)
+		write_devices_locked();    /* switched off before the first flush */
 	summary_text(text, sizeof(text));
 	if (summary)
 		write_note_locked(text, A.st.n_records);

@@ -94,7 +94,7 @@ attach_test() {
 	"$BIN/gt-record" --prepare -- "$PY" "$TORCH" --seconds 6 --warmup 0.2 --matmul-threads 2 --item-threads 1 \
 		>"$OUT/attach_target.log" 2>&1 &
 	local pid=$!
-	sleep 4
+	sleep 7    # python + torch import + CUDA start take ~5 s there
 	"$BIN/gt-record" --no-archive -p "$pid" -d 1.5 -o "$OUT/attach.gtt"
 	local rc=$?
 	wait "$pid"
@@ -104,7 +104,7 @@ attach_test() {
 }
 export -f attach_test
 export BIN PY TORCH OUT
-step attach 40 bash -c attach_test
+step attach 45 bash -c attach_test
 
 pack_traces
 
@@ -170,7 +170,7 @@ bench() {
 : >"$OUT/bench_torch.txt"
 : >"$OUT/bench_pipeline.txt"
 bench torch "none bare ours ours_all gt_record profiler" 'its_per_s=[0-9.]+' 45 -- \
-	"$PY" "$TORCH" --seconds 2.5 --warmup 0.5
+	"$PY" "$TORCH" --iters 400
 bench pipeline "none bare ours gt_record" 'tokens/s: [0-9.]+' 40 -- \
 	"$BIN/gt-pipeline" --backend cuda --seconds 3 --quiet
 

@@ -3,8 +3,13 @@
 
 Threads of variable-shape bf16 matmuls (a two-layer MLP trained with plain SGD, one CUDA stream
 per thread) and threads of small ops that read a scalar back with .item() (a sync each time).
-Prints one line "RESULT its_per_s=... matmul=... item=..." with iterations per second over the
-timed window (after a warm-up), so runs with and without a profiler compare side by side.
+Prints one line "RESULT its_per_s=... matmul=... item=..." with iterations per second, so runs
+with and without a profiler compare side by side. Two ways to measure:
+  --seconds S  a timed window after a warm-up (for recordings)
+  --iters N    fixed work: every matmul thread does N iterations, every item thread 4N, after a
+               warm-up; throughput = all iterations / time until the last thread is done. Use this
+               for benchmarks: with a timed window, slowing one kind of thread hands the GIL to the
+               other and can raise the total.
 
   --profiler   run under torch.profiler (CPU + CUDA activities); exits without processing it
   --nvtx       NVTX range around each matmul iteration of thread 0
@@ -19,6 +24,7 @@ import time
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--iters", type=int, default=0, help="fixed work per thread instead of a time window")
     ap.add_argument("--warmup", type=float, default=0.5)
     ap.add_argument("--matmul-threads", type=int, default=5)
     ap.add_argument("--item-threads", type=int, default=3)
@@ -42,15 +48,34 @@ def main():
     n_mm = [0] * a.matmul_threads
     n_item = [0] * a.item_threads
     errors = []
+    n_threads = a.matmul_threads + a.item_threads
+    barrier = threading.Barrier(n_threads + 1) if a.iters else None
+    warm_iters = 20
+
+    def os_name(name):
+        # the OS thread name, so reports name threads like the script does
+        try:
+            import ctypes
+            ctypes.CDLL(None).prctl(15, name.encode()[:15], 0, 0, 0)
+        except Exception:
+            pass
+
+    def keep_going(count, target):
+        if barrier is not None:
+            if count == warm_iters:
+                barrier.wait()
+            return count < warm_iters + target
+        return not stop.is_set()
 
     def matmul_worker(i):
+        os_name("matmul%d" % i)
         try:
             g = torch.Generator(device="cpu").manual_seed(a.seed + i)
             stream = torch.cuda.Stream()
             w1 = (torch.randn(h, h, generator=g) * 0.02).to(dev, torch.bfloat16).requires_grad_()
             w2 = (torch.randn(h, h, generator=g) * 0.02).to(dev, torch.bfloat16).requires_grad_()
             with torch.cuda.stream(stream):
-                while not stop.is_set():
+                while keep_going(n_mm[i], a.iters):
                     rows = 64 * int(torch.randint(1, 17, (1,), generator=g))
                     if a.nvtx and i == 0:
                         torch.cuda.nvtx.range_push("step rows=%d" % rows)
@@ -75,11 +100,14 @@ def main():
         except Exception as e:  # report, never hang the run
             errors.append("matmul %d: %r" % (i, e))
             stop.set()
+            if barrier is not None:
+                barrier.abort()
 
     def item_worker(i):
+        os_name("item%d" % i)
         try:
             v = torch.zeros(16, device=dev)
-            while not stop.is_set():
+            while keep_going(n_item[i], 4 * a.iters):
                 v = (v * 0.5 + 1.0).tanh()
                 s = v.sum().item()
                 if s != s:
@@ -90,6 +118,8 @@ def main():
         except Exception as e:
             errors.append("item %d: %r" % (i, e))
             stop.set()
+            if barrier is not None:
+                barrier.abort()
 
     def run():
         threads = [threading.Thread(target=matmul_worker, args=(i,), name="matmul%d" % i)
@@ -98,16 +128,32 @@ def main():
                     for i in range(a.item_threads)]
         for t in threads:
             t.start()
-        time.sleep(a.warmup)
-        t0, mm0, it0 = time.monotonic(), sum(n_mm), sum(n_item)
-        time.sleep(a.seconds)
-        t1, mm1, it1 = time.monotonic(), sum(n_mm), sum(n_item)
-        stop.set()
-        for t in threads:
-            t.join()
-        torch.cuda.synchronize()
-        dt = t1 - t0
-        mm, it = (mm1 - mm0) / dt, (it1 - it0) / dt
+        if barrier is not None:
+            try:
+                barrier.wait()
+            except threading.BrokenBarrierError:
+                pass
+            t0 = time.monotonic()
+            for t in threads:
+                t.join()
+            torch.cuda.synchronize()
+            dt = time.monotonic() - t0
+            mm = a.matmul_threads * a.iters / dt
+            it = a.item_threads * 4 * a.iters / dt
+        else:
+            time.sleep(a.warmup)
+            t0, mm0, it0 = time.monotonic(), sum(n_mm), sum(n_item)
+            time.sleep(a.seconds)
+            t1, mm1, it1 = time.monotonic(), sum(n_mm), sum(n_item)
+            stop.set()
+            for t in threads:
+                t.join()
+            torch.cuda.synchronize()
+            dt = t1 - t0
+            mm, it = (mm1 - mm0) / dt, (it1 - it0) / dt
+        if errors:
+            print("torch_train: " + "; ".join(errors), file=sys.stderr)
+            return
         print("RESULT its_per_s=%.1f matmul=%.1f item=%.1f seconds=%.3f" % (mm + it, mm, it, dt), flush=True)
 
     if a.profiler:
@@ -118,8 +164,6 @@ def main():
             sys.stdout.flush()
             os._exit(3 if errors else 0)
     run()
-    for e in errors:
-        print("torch_train: " + e, file=sys.stderr)
     return 3 if errors else 0
 
 
