@@ -69,7 +69,7 @@ typedef struct ana_thread {
 	uint64_t oncpu_ns;     /* on-CPU time from switch records (0 when none recorded) */
 	uint64_t n_class[ANA_CLASS_COUNT];
 	int is_python;         /* seen in a Python stack read */
-	uint8_t cpu_known;     /* cpu_ns was measured (two /proc readings, or one of a thread born later) */
+	uint8_t cpu_known;     /* cpu_ns was measured (the thread has /proc readings) */
 	uint8_t oncpu_known;   /* oncpu_ns was measured (the thread has switch records) */
 } ana_thread;
 
