@@ -526,7 +526,9 @@ static int thread_cpu_totals(ana_model *m)
 			base = 0;
 		if (t) {
 			t->cpu_ns = end > base ? end - base : 0;
-			t->cpu_known = j - i >= 2 || born_later;
+			/* the recorder writes a reading when the numbers change: one reading means no
+			 * growth after it */
+			t->cpu_known = 1;
 		}
 		i = j;
 	}
