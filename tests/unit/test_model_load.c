@@ -522,6 +522,56 @@ static void test_broken(void)
 	ana_model_free(m);
 }
 
+/* Kernel frames are named from /proc/kallsyms only for a trace of this very boot. */
+static void test_kernel_symbols(void)
+{
+	char boot[64] = "", line[512], name[256] = "", path[4200], err[512];
+	unsigned long long kaddr = 0;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = 0;
+		fclose(f);
+	}
+	boot[strcspn(boot, "\n")] = 0;
+	f = fopen("/proc/kallsyms", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char type;
+		if (sscanf(line, "%llx %c %255s", &kaddr, &type, name) == 3 && kaddr && (type == 'T' || type == 't') &&
+		    !strchr(line, '['))
+			break;
+		kaddr = 0;
+	}
+	if (f)
+		fclose(f);
+	if (!boot[0] || !kaddr) {
+		printf("SKIP: no boot id or kernel addresses hidden (kptr_restrict)\n");
+		return;
+	}
+	for (int same = 0; same < 2; same++) {
+		snprintf(path, sizeof(path), "%s/kernel%d.gtt", dir, same);
+		int e;
+		gtt_writer *w = gtt_writer_open(path, &e);
+		if (!w)
+			return;
+		put_meta(w, "boot_id", same ? boot : "00000000-0000-0000-0000-000000000000");
+		uint64_t ips[2] = { kaddr + 1, kaddr + 2 };
+		put_sample(w, T0, 300, 300, ips, 2, 0);
+		gtt_writer_close(w);
+		ana_opts o;
+		ana_opts_init(&o);
+		ana_model *m = ana_model_load(path, &o, err, sizeof(err));
+		const ana_frame *leaf = m && m->samples.n ? leaf_frame(m, &m->samples.v[0]) : NULL;
+		if (same)
+			th_check(leaf && strcmp(leaf->name, name) == 0 && leaf->kind == ANA_FRAME_KERNEL,
+			         "same boot: kernel frame named from kallsyms (%s, want %s)", leaf ? leaf->name : "-", name);
+		else
+			th_check(leaf && strcmp(leaf->name, "[kernel]") == 0 && m->stacks.v[m->samples.v[0].stack_id].n == 1,
+			         "other boot: kernel frames collapse into one [kernel] (%s)", leaf ? leaf->name : "-");
+		ana_model_free(m);
+	}
+}
+
 static void test_demangle(void)
 {
 	char *d = ana_demangle("_ZN2ns5Klass6methodEiPKc");
@@ -546,6 +596,7 @@ int main(void)
 	test_mismatch();
 	test_dwarf();
 	test_broken();
+	test_kernel_symbols();
 	test_demangle();
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
