@@ -7,6 +7,13 @@
 #include <sys/uio.h>
 
 #define MAX_IOV 64 /* well under IOV_MAX; larger batches go in several calls */
+#define BLOCK 4096u /* one page: a block is readable whole or not at all */
+#define N_BLOCKS 8
+
+typedef struct block {
+	uint64_t addr;     /* 0 = empty */
+	uint8_t data[BLOCK];
+} block;
 
 struct rec_procmem {
 	pid_t pid;
@@ -14,6 +21,8 @@ struct rec_procmem {
 	void *ctx;
 	uint64_t n_reads, n_failed;
 	int gone;
+	block blocks[N_BLOCKS];
+	unsigned next_block;  /* round-robin victim */
 };
 
 rec_procmem *rec_procmem_open(pid_t pid)
@@ -144,6 +153,54 @@ int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n)
 		}
 	}
 	return n_ok;
+}
+
+void rec_procmem_cache_clear(rec_procmem *m)
+{
+	int i;
+
+	for (i = 0; i < N_BLOCKS; i++)
+		m->blocks[i].addr = 0;
+}
+
+/* The cached block starting at base, filling it on a miss; NULL when it is unreadable. */
+static const block *get_block(rec_procmem *m, uint64_t base)
+{
+	block *b;
+	int i;
+
+	for (i = 0; i < N_BLOCKS; i++)
+		if (m->blocks[i].addr == base)
+			return &m->blocks[i];
+	b = &m->blocks[m->next_block++ % N_BLOCKS];
+	b->addr = 0;
+	if (m->fn) {
+		/* the test backend has no pages: fill only when the whole block is there */
+		if (m->fn(m->ctx, base, b->data, BLOCK) < 0)
+			return NULL;
+	} else {
+		struct iovec local = { b->data, BLOCK }, remote = { (void *)(uintptr_t)base, BLOCK };
+		if (process_vm_readv(m->pid, &local, 1, &remote, 1, 0) != (ssize_t)BLOCK) {
+			if (errno == ESRCH)
+				m->gone = 1;
+			return NULL;
+		}
+		m->n_reads++;
+	}
+	b->addr = base;
+	return b;
+}
+
+int rec_procmem_read_cached(rec_procmem *m, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t base = addr & ~(uint64_t)(BLOCK - 1), off = addr - base;
+	const block *b;
+
+	/* within one block only; anything else (or an unreadable block) reads directly */
+	if (len == 0 || addr == 0 || off + len > BLOCK || !(b = get_block(m, base)))
+		return rec_procmem_read(m, addr, buf, len);
+	memcpy(buf, b->data + off, len);
+	return 0;
 }
 
 uint64_t rec_procmem_reads(const rec_procmem *m)

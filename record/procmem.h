@@ -32,6 +32,14 @@ typedef struct rec_procmem_req {
 } rec_procmem_req;
 int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n);
 
+/* Read through a small cache of page-aligned blocks, for structures that sit close together
+ * (a thread's frames on its data stack): one system call per block instead of one per
+ * struct. The cache keeps what it read until rec_procmem_cache_clear(), so the caller decides
+ * how fresh data must be. Falls back to a plain read where a block is not readable whole.
+ * 0 or -1 like rec_procmem_read(). */
+int rec_procmem_read_cached(rec_procmem *m, uint64_t addr, void *buf, size_t len);
+void rec_procmem_cache_clear(rec_procmem *m);
+
 /* Counters since open: read calls (each request of a readv counts once) and those failed. */
 uint64_t rec_procmem_reads(const rec_procmem *m);
 uint64_t rec_procmem_failures(const rec_procmem *m);

@@ -374,7 +374,7 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 			*torn = 1;
 			break;
 		}
-		if (rec_procmem_read(m, frame, buf, len) < 0) {
+		if (rec_procmem_read_cached(m, frame, buf, len) < 0) {
 			if (n == 0 && steps == 1)
 				return -1;
 			*torn = 1;

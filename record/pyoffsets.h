@@ -79,7 +79,8 @@ typedef struct rec_pyframe_raw {
 	uint32_t flags;         /* GTT_PYFRAME_ENTRY for the first frame of an eval-loop call */
 } rec_pyframe_raw;
 #define REC_PY_MAX_FRAMES 1024
-/* Walk the chain from frame (leaf) towards the root into out[0..cap): one read per frame;
+/* Walk the chain from frame (leaf) towards the root into out[0..cap), reading through the
+ * procmem block cache (clear it first for fresh frames);
  * C-stack shim frames (3.12+) are skipped and mark their callee as an entry. Returns the
  * number of frames, or -1 when the first read failed; *torn is set when the chain broke
  * off (a failed read, a cycle, cap reached) after at least one frame. */

@@ -39,6 +39,12 @@ typedef struct code_entry {
 	rec_pycode c;
 } code_entry;
 
+#define TCB_SEEN 4096
+typedef struct tcb_seen {
+	uint64_t pthread;
+	uint32_t tid;
+} tcb_seen;
+
 typedef struct tid_entry {
 	uint64_t tstate;
 	uint32_t tid;
@@ -68,6 +74,8 @@ struct rec_py {
 	int32_t tcb_tid_off;    /* 3.10: offset of the tid in glibc's struct pthread, -1 unknown */
 	int32_t tcb_cands[64];  /* candidates from the starting thread */
 	int n_tcb_cands;
+	tcb_seen tcb_seen[TCB_SEEN]; /* (pthread, tid) pairs /proc confirmed */
+	unsigned tcb_seen_rr;
 
 	/* stack loop state */
 	rec_procmem *mem;
@@ -80,9 +88,9 @@ struct rec_py {
 	size_t n_tids;
 
 	/* counters (the stack loop's; read for status) */
-	atomic_uint_fast64_t n_passes, n_stacks, n_frames, n_failed, n_torn, n_codes, read_ns;
+	atomic_uint_fast64_t n_passes, n_stacks, n_frames, n_failed, n_torn, n_codes, read_ns, n_reads;
 	atomic_uint_fast64_t n_polls, n_gil_changes, n_gil_failed;
-	int gil_rt;             /* the GIL loop runs SCHED_FIFO */
+	int gil_rt, stack_rt;   /* the loops run SCHED_FIFO */
 	uint64_t iv_start_ns, iv_failed, iv_torn, iv_reads;   /* current 1 s health interval */
 	uint64_t giv_start_ns, giv_failed, giv_reads;
 };
@@ -497,12 +505,28 @@ static void tids_310(rec_py *p, thread_read *th, size_t n)
 			continue;
 		for (i = 0; i < k; i++) {
 			thread_read *t = &th[at + i];
+			uint32_t tid = (uint32_t)t->tcb_tid_raw;
 			char fn[64];
-			if (!req[2 * i].ok || !req[2 * i + 1].ok || t->tcb_self != t->t.thread_id)
+			size_t j, slot;
+			if (!req[2 * i].ok || !req[2 * i + 1].ok || t->tcb_self != t->t.thread_id || !tid)
 				continue;
-			snprintf(fn, sizeof(fn), "/proc/%d/task/%u", (int)p->pid, (uint32_t)t->tcb_tid_raw);
-			if ((uint32_t)t->tcb_tid_raw && access(fn, F_OK) == 0)
-				t->tid = (uint32_t)t->tcb_tid_raw;
+			/* /proc confirms a (pthread, tid) pair once; a pthread_t reused by a new
+			 * thread comes with a new tid and is checked again */
+			slot = (size_t)((t->t.thread_id >> 4) ^ tid) % TCB_SEEN;
+			for (j = 0; j < 4; j++) {
+				tcb_seen *e = &p->tcb_seen[(slot + j) % TCB_SEEN];
+				if (e->pthread == t->t.thread_id && e->tid == tid) {
+					t->tid = tid;
+					break;
+				}
+			}
+			if (t->tid)
+				continue;
+			snprintf(fn, sizeof(fn), "/proc/%d/task/%u", (int)p->pid, tid);
+			if (access(fn, F_OK) == 0) {
+				t->tid = tid;
+				p->tcb_seen[(slot + p->tcb_seen_rr++ % 4) % TCB_SEEN] = (tcb_seen){ t->t.thread_id, tid };
+			}
 		}
 	}
 }
@@ -653,6 +677,7 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 			if (attempt && rec_py_read_thread(p->mem, &p->off, t->t.addr, &t->t) < 0)
 				break;
 			tr = 0;
+			rec_procmem_cache_clear(p->mem);
 			nf = t->t.frame ? rec_py_read_frames(p->mem, &p->off, t->t.frame, raw, REC_PY_MAX_FRAMES, &tr) : 0;
 			if (nf < 0) {
 				nf = 0;
@@ -702,6 +727,7 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 done:
 	p->iv_failed += rec_procmem_failures(p->mem) - failed0;
 	p->iv_reads += rec_procmem_reads(p->mem) - reads0;
+	atomic_fetch_add(&p->n_reads, rec_procmem_reads(p->mem) - reads0);
 	atomic_fetch_add(&p->n_failed, rec_procmem_failures(p->mem) - failed0);
 	atomic_fetch_add(&p->read_ns, gtt_now_ns() - t0);
 	atomic_fetch_add(&p->n_passes, 1);
@@ -737,7 +763,7 @@ static void *gil_main(void *arg)
 	 * into wrong GIL holders; a low real-time priority keeps it on time (it sleeps between
 	 * polls and each poll is one system call). Without the privilege it stays as it is. */
 	{
-		struct sched_param sp = { .sched_priority = 1 };
+		struct sched_param sp = { .sched_priority = 2 };
 		p->gil_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
 	}
 	tk = rec_ticker_create(GTT_SRC_GIL, period ? period : 1, 0, p->w);
@@ -817,7 +843,7 @@ static void *stack_main(void *arg)
 	rec_pyframe_raw *raw = NULL;
 	gtt_py_frame *frames = NULL;
 	uint64_t t_start = gtt_now_ns(), period = (uint64_t)(1e9 / p->opts.stack_hz);
-	int rc;
+	int rc, n_long = 0;
 	char meta[PATH_MAX + 64];
 
 	tcb_calibrate(p);
@@ -861,6 +887,11 @@ static void *stack_main(void *arg)
 		goto out;
 	}
 	atomic_store(&p->state, ST_READING);
+	/* the same for the stack loop, below the GIL poll so that a long pass never delays it */
+	{
+		struct sched_param sp = { .sched_priority = 1 };
+		p->stack_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+	}
 	if (pthread_create(&p->gil_thr, NULL, gil_main, p) == 0)
 		p->have_gil_thr = 1;
 	p->iv_start_ns = gtt_now_ns();
@@ -872,6 +903,17 @@ static void *stack_main(void *arg)
 		if (stack_pass(p, th, raw, frames) < 0) {
 			atomic_store(&p->state, ST_GONE);
 			break;
+		}
+		/* a real-time loop must not take most of a CPU: passes that need more than half
+		 * the period (thousands of threads) go back to normal scheduling */
+		if (p->stack_rt && gtt_now_ns() - now > period / 2 && ++n_long >= 3) {
+			struct sched_param sp = { .sched_priority = 0 };
+			pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+			p->stack_rt = 0;
+			put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, now, now, 0, 0, 0, 0,
+			           "Python stack passes take over half the read period: reader left real-time scheduling");
+		} else if (gtt_now_ns() - now <= period / 2) {
+			n_long = 0;
 		}
 		stack_health_interval(p, now, 0);
 	}
@@ -931,7 +973,7 @@ fail:
 void rec_py_status(rec_py *p, char *buf, size_t len)
 {
 	int st;
-	uint64_t n_st, n_pass, ns;
+	uint64_t n_st, ns;
 
 	if (!p) {
 		snprintf(buf, len, "python: off");
@@ -939,7 +981,6 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 	}
 	st = atomic_load(&p->state);
 	n_st = atomic_load(&p->n_stacks);
-	n_pass = atomic_load(&p->n_passes);
 	ns = atomic_load(&p->read_ns);
 	pthread_mutex_lock(&p->lock);
 	if (st == ST_LOOKING)
@@ -950,11 +991,12 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 		snprintf(buf, len, "python: %s", p->reason);
 	else
 		snprintf(buf, len, "python %s: %llu stacks (%llu failed reads, %llu torn), %llu GIL polls, "
-		         "%llu GIL changes, %.1f us per pass%s",
+		         "%llu GIL changes, %.1f us and %.1f reads per stack%s",
 		         p->version, (unsigned long long)n_st, (unsigned long long)atomic_load(&p->n_failed),
 		         (unsigned long long)atomic_load(&p->n_torn), (unsigned long long)atomic_load(&p->n_polls),
 		         (unsigned long long)atomic_load(&p->n_gil_changes),
-		         n_pass ? (double)ns / (double)n_pass / 1e3 : 0.0, st == ST_GONE ? " (target exited)" : "");
+		         n_st ? (double)ns / (double)n_st / 1e3 : 0.0,
+		         n_st ? (double)atomic_load(&p->n_reads) / (double)n_st : 0.0, st == ST_GONE ? " (target exited)" : "");
 	pthread_mutex_unlock(&p->lock);
 }
 
