@@ -425,7 +425,10 @@ static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t err
 			rows[i].busy = 0;
 	}
 	qsort(rows, nt, sizeof(*rows), cmp_busy);
-	size_t shown = 0;
+	size_t shown = 0, hidden = 0;
+	uint64_t hidden_busy = 0, all_busy = 0;
+	for (size_t r = 0; r < nt; r++)
+		all_busy += rows[r].busy;
 	for (size_t r = 0; r < nt; r++) {
 		const ana_thread *th = &m->threads.v[rows[r].idx];
 		size_t i = rows[r].idx;
@@ -440,6 +443,15 @@ static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t err
 			has_nvtx = m->nvtx.v[k].tid == th->tid && m->nvtx.v[k].pid == th->pid;
 		if (!rows[r].busy && !has_api && !has_nvtx && wfirst[i + 1] == wfirst[i])
 			continue;
+		/* past the busiest, short-lived helpers (shell wrappers, ...) would bury the picture:
+		 * without --threads, threads beyond REN_TL_MAX_ROWS, and threads never sampled when
+		 * there are many, are summed up in one line */
+		if (!have_re && !has_api && !has_nvtx &&
+		    (shown >= REN_TL_MAX_ROWS || (!rows[r].busy && nt > 8))) {
+			hidden++;
+			hidden_busy += rows[r].busy;
+			continue;
+		}
 		if (shown == 0)
 			ren_tl_header(t, "CPU threads");
 		shown++;
@@ -476,6 +488,14 @@ static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t err
 			snprintf(err, errlen, "out of memory");
 			goto out;
 		}
+	}
+	if (hidden) {
+		char *note = ren_tl_tipf(t, "+ %zu more threads with %.1f%% of the sampled time (--threads "
+		                            "REGEX picks them)", hidden,
+		                         all_busy ? 100.0 * (double)hidden_busy / (double)all_busy : 0);
+		if (note && !ren_text(t->sc, 8, t->y + 14, note, FS - 1, REN_ANCHOR_START, 0x666666))
+			t->oom = 1;
+		t->y += ROW_HEADER;
 	}
 	rc = (int)shown;
 out:

@@ -17,6 +17,7 @@
 #define ROW_NVTX 13.0
 #define ROW_COUNTER 46.0
 #define ROW_HEADER 20.0
+#define REN_TL_MAX_ROWS 24 /* thread rows shown without --threads (CUDA/NVTX threads always) */
 
 /* colours of what is not a GIL class */
 #define C_OFFCPU 0xc4c4c4
