@@ -292,7 +292,8 @@ static int scan_dir(rec_cuda *c)
 		}
 		n++;
 	}
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++)
 		if (!side_find_or_add(c, names[i])) {
 			rc = GTT_ENOMEM;
