@@ -552,6 +552,12 @@ static void switch_off_live(rec_cuda *c)
 	}
 }
 
+void rec_cuda_switch_off(rec_cuda *c)
+{
+	if (c && c->dir[0])
+		switch_off_live(c);
+}
+
 static void remove_ctl_files(rec_cuda *c)
 {
 	char path[PATH_MAX + 64];

@@ -24,6 +24,9 @@ int rec_cuda_merge(rec_cuda *c, gtt_writer *w);
  * and waiting for the program to start CUDA), 0 when the process has no agent (record CPU data
  * and say so; err holds the note), <0 on error (reason in err). Finish switches it off again. */
 int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen);
+/* Before ending a launched command early (-d: SIGTERM skips its exit handlers): ask every agent
+ * still running to flush and close its side file, waiting up to 3 s. NULL ok. */
+void rec_cuda_switch_off(rec_cuda *c);
 /* Final merge, remove side files, free. NULL ok. */
 int rec_cuda_finish(rec_cuda *c, gtt_writer *w);
 
