@@ -69,6 +69,7 @@ typedef struct sym_mod {
 
 typedef struct sym_space {
 	uint32_t pid;
+	uint32_t gen;                 /* image of the pid: number of execs before */
 	struct ana_sym *sym;
 	Dwfl *dwfl;
 	int attach;                   /* 0 not tried, 1 attached, -1 failed */
@@ -98,6 +99,8 @@ struct ana_sym {
 	ana_idtable addr_table;
 	ANA_VEC(uint32_t) pool;
 	uint32_t *map_order;          /* mapping indices sorted by (pid, time) */
+	uint64_t *execs;              /* exec events sorted by (pid, time): [2i] pid, [2i+1] time */
+	size_t n_execs;
 	ana_ksym *ksym;
 	uint32_t kernel_frame, unknown_frame;
 	ANA_VEC(char *) missing;
@@ -369,7 +372,49 @@ static int file_bias(const sym_file *f, uint64_t start, uint64_t pgoff, uint64_t
 
 static int space_eq(uint32_t id, const void *key, void *ctx)
 {
-	return ((ana_sym *)ctx)->spaces.v[id]->pid == *(const uint32_t *)key;
+	const sym_space *sp = ((ana_sym *)ctx)->spaces.v[id];
+	return ((uint64_t)sp->gen << 32 | sp->pid) == *(const uint64_t *)key;
+}
+
+/* Which image of pid ran at time t: the number of its execs at or before t. */
+static uint32_t exec_gen(const ana_sym *s, uint32_t pid, uint64_t t)
+{
+	/* first exec of (pid, time > t) minus first exec of pid, both by binary search */
+	size_t lo = 0, hi = s->n_execs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->execs[2 * mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t first = lo;
+	hi = s->n_execs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->execs[2 * mid] == pid && s->execs[2 * mid + 1] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)(lo - first);
+}
+
+/* Time window [lo, hi) of image gen of pid. */
+static void exec_window(const ana_sym *s, uint32_t pid, uint32_t gen, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t k = 0;
+	*lo = 0;
+	*hi = UINT64_MAX;
+	for (size_t i = 0; i < s->n_execs; i++) {
+		if (s->execs[2 * i] != pid)
+			continue;
+		k++;
+		if (k == gen)
+			*lo = s->execs[2 * i + 1];
+		if (k == gen + 1)
+			*hi = s->execs[2 * i + 1];
+	}
 }
 
 static int mod_cmp(const void *a, const void *b)
@@ -412,38 +457,68 @@ static void pid_mappings(const ana_sym *s, uint32_t pid, size_t *first, size_t *
 	*n = end - lo;
 }
 
+/* Mapping indices (into map_order) of image gen of pid: those recorded between its exec and
+ * the next. An image without mappings of its own (a fork not yet exec'd, a recorder that
+ * wrote them before the exec record) runs the one before it, or its parent's. */
+static size_t image_mappings(const ana_sym *s, uint32_t pid, uint32_t gen, uint32_t *out)
+{
+	const ana_model *m = s->m;
+	for (int depth = 0; depth < 8; depth++) {
+		size_t first, n, k;
+		pid_mappings(s, pid, &first, &n);
+		for (uint32_t g = gen + 1; g-- > 0;) {
+			uint64_t lo, hi;
+			exec_window(s, pid, g, &lo, &hi);
+			k = 0;
+			for (size_t i = 0; i < n; i++) {
+				uint64_t t = m->mappings.v[s->map_order[first + i]].m.time_ns;
+				if (t >= lo && t < hi)
+					out[k++] = s->map_order[first + i];
+			}
+			if (k)
+				return k;
+		}
+		uint32_t ppid = 0;
+		uint64_t born = 0;
+		for (size_t i = 0; i < m->processes.n; i++)
+			if (m->processes.v[i].pid == pid && m->processes.v[i].ppid) {
+				ppid = m->processes.v[i].ppid;
+				born = m->processes.v[i].time_ns;
+			}
+		if (!ppid || ppid == pid)
+			return 0;
+		gen = exec_gen(s, ppid, born);
+		pid = ppid;
+	}
+	return 0;
+}
+
 static int space_build(ana_sym *s, sym_space *sp)
 {
 	const ana_model *m = s->m;
-	size_t first = 0, n = 0;
-	uint32_t pid = sp->pid;
-	/* A forked child without mappings of its own runs its parent's image. */
-	for (int depth = 0; depth < 8; depth++) {
-		pid_mappings(s, pid, &first, &n);
-		if (n)
-			break;
-		uint32_t ppid = 0;
-		for (size_t i = 0; i < m->processes.n; i++)
-			if (m->processes.v[i].pid == pid && m->processes.v[i].ppid)
-				ppid = m->processes.v[i].ppid;
-		if (!ppid || ppid == pid)
-			break;
-		pid = ppid;
-	}
-	sp->mods = calloc(n ? n : 1, sizeof(*sp->mods));
-	if (!sp->mods)
+	uint32_t *idx = malloc((m->mappings.n ? m->mappings.n : 1) * sizeof(*idx));
+	if (!idx)
 		return -1;
+	size_t n = image_mappings(s, sp->pid, sp->gen, idx);
+	sp->mods = calloc(n ? n : 1, sizeof(*sp->mods));
+	if (!sp->mods) {
+		free(idx);
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++) {
-		const gtt_mapping *mp = &m->mappings.v[s->map_order[first + i]].m;
+		const gtt_mapping *mp = &m->mappings.v[idx[i]].m;
 		if (mp->prot && !(mp->prot & PROT_EXEC))
 			continue;
 		if (mp->end <= mp->start)
 			continue;
 		sym_file *f = file_get(s, mp);
-		if (!f)
+		if (!f) {
+			free(idx);
 			return -1;
+		}
 		sp->mods[sp->n_mods++] = (sym_mod){ mp->start, mp->end, mp->pgoff, 0, f, NULL };
 	}
+	free(idx);
 	/* Sorted by start (stable on time order for equal starts); the first of overlapping
 	 * mappings wins: an exact repeat is the same mapping reported twice. */
 	qsort(sp->mods, sp->n_mods, sizeof(*sp->mods), mod_cmp);
@@ -501,9 +576,11 @@ static int space_build(ana_sym *s, sym_space *sp)
 	return 0;
 }
 
-static sym_space *space_get(ana_sym *s, uint32_t pid)
+static sym_space *space_get(ana_sym *s, uint32_t pid, uint64_t t)
 {
-	uint32_t *slot = ana_idtable_slot(&s->space_table, ana_hash_u64(pid), space_eq, &pid, s);
+	uint32_t gen = s->n_execs ? exec_gen(s, pid, t) : 0;
+	uint64_t key = (uint64_t)gen << 32 | pid;
+	uint32_t *slot = ana_idtable_slot(&s->space_table, ana_hash_u64(key), space_eq, &key, s);
 	if (!slot)
 		return NULL;
 	if (*slot)
@@ -516,6 +593,7 @@ static sym_space *space_get(ana_sym *s, uint32_t pid)
 	}
 	*e = sp;
 	sp->pid = pid;
+	sp->gen = gen;
 	sp->sym = s;
 	*slot = (uint32_t)s->spaces.n;
 	s->space_table.n++;
@@ -882,7 +960,7 @@ static int is_root_name(const char *n)
 int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, int *unwind_ok)
 {
 	*unwind_ok = 0;
-	sym_space *sp = space_get(s, smp->pid);
+	sym_space *sp = space_get(s, smp->pid, smp->time_ns);
 	if (!sp)
 		return GTT_ENOMEM;
 	size_t npc = 0;
@@ -953,17 +1031,24 @@ int ana_sym_add_archive(ana_sym *s, const uint8_t *build_id, uint32_t build_id_l
 	return 0;
 }
 
-static ana_model *sort_model; /* qsort has no context argument; ana_sym_create is not reentrant */
-
-static int map_cmp(const void *a, const void *b)
+static int map_cmp(const void *a, const void *b, void *ctx)
 {
+	const ana_model *m = ctx;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const gtt_mapping *x = &sort_model->mappings.v[i].m, *y = &sort_model->mappings.v[j].m;
+	const gtt_mapping *x = &m->mappings.v[i].m, *y = &m->mappings.v[j].m;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->time_ns != y->time_ns)
 		return x->time_ns < y->time_ns ? -1 : 1;
 	return i < j ? -1 : i > j;
+}
+
+static int exec_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
 ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
@@ -993,9 +1078,24 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	for (size_t i = 0; i < m->mappings.n; i++)
 		s->map_order[i] = (uint32_t)i;
-	sort_model = m;
-	qsort(s->map_order, m->mappings.n, sizeof(uint32_t), map_cmp);
-	sort_model = NULL;
+	qsort_r(s->map_order, m->mappings.n, sizeof(uint32_t), map_cmp, m);
+	for (size_t i = 0; i < m->processes.n; i++)
+		s->n_execs += m->processes.v[i].event == GTT_PROC_EXEC;
+	if (s->n_execs) {
+		s->execs = malloc(2 * s->n_execs * sizeof(uint64_t));
+		if (!s->execs) {
+			ana_sym_destroy(s);
+			return NULL;
+		}
+		size_t k = 0;
+		for (size_t i = 0; i < m->processes.n; i++)
+			if (m->processes.v[i].event == GTT_PROC_EXEC) {
+				s->execs[2 * k] = m->processes.v[i].pid;
+				s->execs[2 * k + 1] = m->processes.v[i].time_ns;
+				k++;
+			}
+		qsort(s->execs, s->n_execs, 2 * sizeof(uint64_t), exec_cmp);
+	}
 	if (o->kernel)
 		s->ksym = ana_ksym_load(ana_meta_get(m, "boot_id"));
 	return s;
@@ -1068,6 +1168,7 @@ void ana_sym_destroy(ana_sym *s)
 	free(s->addrs.v);
 	free(s->pool.v);
 	free(s->map_order);
+	free(s->execs);
 	free(s->debuginfo_path);
 	ana_ksym_free(s->ksym);
 	free(s);

@@ -356,6 +356,61 @@ static void test_mismatch(void)
 	ana_model_free(m);
 }
 
+/* exec replaces a process's image: the same addresses mean another binary after it, and a
+ * forked child without mappings of its own runs its parent's image. */
+static void test_exec(void)
+{
+	char path[4200], err[512];
+	snprintf(path, sizeof(path), "%s/exec.gtt", dir);
+	int e;
+	gtt_writer *w = gtt_writer_open(path, &e);
+	if (!w)
+		return;
+	put_mapping(w, 400, exe); /* at T0 */
+	gtt_record r = { .tag = GTT_REC_PROCESS };
+	r.u.process.time_ns = T0 + SEC;
+	r.u.process.pid = 400;
+	r.u.process.event = GTT_PROC_EXEC;
+	r.u.process.comm = "after";
+	put(w, &r);
+	gtt_record mp = { .tag = GTT_REC_MAPPING };
+	mp.u.mapping.time_ns = T0 + SEC + 1000;
+	mp.u.mapping.pid = 400;
+	mp.u.mapping.prot = PROT_READ | PROT_EXEC;
+	mp.u.mapping.start = map_start;
+	mp.u.mapping.end = map_end;
+	mp.u.mapping.pgoff = map_pgoff;
+	mp.u.mapping.path = "/nonexistent/after";
+	put(w, &mp);
+	gtt_record fk = { .tag = GTT_REC_PROCESS };
+	fk.u.process.time_ns = T0 + SEC / 2;
+	fk.u.process.pid = 401;
+	fk.u.process.ppid = 400;
+	fk.u.process.event = GTT_PROC_FORK;
+	fk.u.process.comm = "child";
+	put(w, &fk);
+	uint64_t leaf[1] = { (uint64_t)(uintptr_t)&tm_leaf + 1 };
+	put_sample(w, T0 + SEC / 2, 400, 400, leaf, 0, 1);   /* before the exec */
+	put_sample(w, T0 + 2 * SEC, 400, 400, leaf, 0, 1);   /* after it */
+	put_sample(w, T0 + 3 * SEC, 401, 401, leaf, 0, 1);   /* the child forked before the exec */
+	gtt_writer_close(w);
+	ana_opts o;
+	ana_opts_init(&o);
+	ana_model *m = ana_model_load(path, &o, err, sizeof(err));
+	th_check(m && m->samples.n == 3, "exec trace loads");
+	if (!m || m->samples.n != 3)
+		goto out;
+	const ana_frame *a = leaf_frame(m, &m->samples.v[0]), *b = leaf_frame(m, &m->samples.v[1]);
+	const ana_frame *c = leaf_frame(m, &m->samples.v[2]);
+	th_check(a && strcmp(a->name, "tm_leaf") == 0, "before the exec: the first image (%s)", a ? a->name : "-");
+	th_check(b && strncmp(b->name, "[after+0x", 9) == 0, "after the exec: the new image at the same address (%s)",
+	         b ? b->name : "-");
+	th_check(c && strcmp(c->name, "tm_leaf") == 0, "a child forked before the exec runs the parent's old image (%s)",
+	         c ? c->name : "-");
+out:
+	ana_model_free(m);
+}
+
 /* ---- DWARF: unwind a register + stack copy captured in a three-deep chain here ---- */
 
 static uint64_t cap_regs[24];
@@ -594,6 +649,7 @@ int main(void)
 	test_basic();
 	test_archive();
 	test_mismatch();
+	test_exec();
 	test_dwarf();
 	test_broken();
 	test_kernel_symbols();
