@@ -76,6 +76,7 @@ struct rec_py {
 	int n_tcb_cands;
 	tcb_seen tcb_seen[TCB_SEEN]; /* (pthread, tid) pairs /proc confirmed */
 	unsigned tcb_seen_rr;
+	int noted_no_tids;
 
 	/* stack loop state */
 	rec_procmem *mem;
@@ -662,8 +663,18 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 	n = read_threads(p, th, MAX_THREADS);
 	if (n < 0)
 		goto done;
-	if (p->off.frame_kind == REC_PY_FRAMEOBJ)
+	if (p->off.frame_kind == REC_PY_FRAMEOBJ) {
+		int any = 0;
 		tids_310(p, th, (size_t)n);
+		for (i = 0; i < n; i++)
+			any |= th[i].tid != 0;
+		if (n > 0 && !any && !p->noted_no_tids) {
+			p->noted_no_tids = 1;
+			put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, t0, t0, 0, 0, 0, 0,
+			           "CPython 3.10: no thread state maps to an OS tid (another libc in the target?): "
+			           "its threads are not read");
+		}
+	}
 	publish_tids(p, th, (size_t)n);
 	for (i = 0; i < n; i++) {
 		thread_read *t = &th[i];
