@@ -1,11 +1,15 @@
 # analyze_health.sh — the report's sampler-health section against what really happened: an
 # undisturbed recording gets >= 95% of its intended samples; a recorder stopped (SIGSTOP) for
-# one second shows a lag window of about one second at the right time (±100 ms).
+# one second shows a lag window of about one second at the right time (±100 ms; ±250 ms when
+# the recorder is built with ASan).
 . "$(dirname "$0")/lib.sh"
 REC=$GT_BIN/gt-record A=$GT_BIN/gt-analyze PROG=$GT_TESTS/progs/known_tree
 [ -x "$REC" ] || { skip "gt-record not built"; exit 0; }
 [ -x "$PROG" ] || { skip "tests/progs/known_tree not built"; exit 0; }
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+# ±100 ms is the target; a recorder built with ASan catches up more slowly after SIGCONT
+tol=0.1
+if ldd "$REC" 2>/dev/null | grep -q libasan; then tol=0.25; fi
 
 if "$REC" -q -F 499 -o "$TMP/ok.gtt" -- "$PROG" 1.5 >"$TMP/rec.out" 2>&1; then
 	"$A" report "$TMP/ok.gtt" >"$TMP/ok.report" 2>/dev/null
@@ -38,11 +42,11 @@ win=$(grep -E '^    \+[0-9.]+ s \.\. \+[0-9.]+ s .*perf sampler' "$TMP/stop.repo
 	awk '{ a = substr($1, 2); b = substr($4, 2); if (b - a > best) { best = b - a; w = a " " b } } END { print w }')
 if [ -n "$start" ] && [ -n "$win" ]; then
 	read -r ws we <<<"$win"
-	if awk -v s="$start" -v ws="$ws" -v we="$we" -v ts="$t_stop" -v tc="$t_cont" 'BEGIN {
+	if awk -v s="$start" -v ws="$ws" -v we="$we" -v ts="$t_stop" -v tc="$t_cont" -v tol="$tol" 'BEGIN {
 		es = ts / 1e9 - s; ec = tc / 1e9 - s; d1 = ws - es; d2 = we - ec
 		if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
 		printf "window +%.3f..+%.3f s, recorder stopped +%.3f..+%.3f s\n", ws, we, es, ec
-		exit !(d1 <= 0.1 && d2 <= 0.1) }' >"$TMP/cmp"; then
+		exit !(d1 <= tol && d2 <= tol) }' >"$TMP/cmp"; then
 		pass "SIGSTOP for 1 s: lag window at the right time: $(cat "$TMP/cmp")"
 	else
 		fail "SIGSTOP for 1 s: $(cat "$TMP/cmp")"
