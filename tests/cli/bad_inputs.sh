@@ -1,4 +1,5 @@
-# bad_inputs.sh — every tool on every file of testdata/bad/ (broken and hostile traces), held to
+# bad_inputs.sh — every tool on every file of testdata/bad/ (broken and hostile traces, folded
+# stacks and perf script text; made by tests/unit/test_badgen.c), held to
 # the file's class in testdata/bad/MANIFEST: never a signal or a hang, bounded memory, exit 2 with
 # one clear line for broken input, exit 0 with a warning for a cut-off trace, and for hostile
 # content output that is still valid (folded lines, well-formed XML, strict JSON, PNG).
@@ -17,21 +18,30 @@ else
 	MEMLIMIT=$((1536 * 1024)) # KiB
 fi
 
-# name | output kind | command (IN = the trace, OUT = an output file; stdout goes to OUT when
-# the command has no OUT).
+# input kind | name | output kind | command (IN = the input, OUT = an output file; stdout goes to
+# OUT when the command has no OUT). Input kinds: gtt (traces), folded, perf (perf script text).
 CMDS=(
-	"report|text|gt-analyze report IN"
-	"fold|folded|gt-analyze fold IN"
-	"fold-threads|folded|gt-analyze fold IN --threads"
-	"fold-python|folded|gt-analyze fold IN --python-only"
-	"export-folded|folded|gt-analyze export IN --format folded -o OUT"
-	"export-speedscope|json|gt-analyze export IN --format speedscope -o OUT"
-	"export-chrome|json|gt-analyze export IN --format chrome -o OUT"
-	"export-pprof|pprof|gt-analyze export IN --format pprof -o OUT"
-	"flame|svg|gt-render flame IN -o OUT.svg"
-	"flame-png|png|gt-render flame IN -o OUT.png"
-	"timeline|svg|gt-render timeline IN -o OUT.svg"
+	"gtt|report|text|gt-analyze report IN"
+	"gtt|fold|folded|gt-analyze fold IN"
+	"gtt|fold-threads|folded|gt-analyze fold IN --threads"
+	"gtt|fold-python|folded|gt-analyze fold IN --python-only"
+	"gtt|export-folded|folded|gt-analyze export IN --format folded -o OUT"
+	"gtt|export-speedscope|json|gt-analyze export IN --format speedscope -o OUT"
+	"gtt|export-chrome|json|gt-analyze export IN --format chrome -o OUT"
+	"gtt|export-pprof|pprof|gt-analyze export IN --format pprof -o OUT"
+	"gtt|flame|svg|gt-render flame IN -o OUT.svg"
+	"gtt|flame-png|png|gt-render flame IN -o OUT.png"
+	"gtt|timeline|svg|gt-render timeline IN -o OUT.svg"
+	"folded|flame-folded|svg|gt-render flame IN -o OUT.svg"
+	"folded|flame-folded-png|png|gt-render flame IN -o OUT.png"
+	"perf|import-perf|folded|gt-analyze import-perf IN"
 )
+
+# A well-formed input of each kind: a command that fails on it is not checked (SKIP).
+printf 'main;a;b 3\nmain;c 1\n' >"$TMP/control.folded"
+printf 'prog 1/1 [000] 1.000000: 1000 cpu-clock:uhp: \n\t    401000 main+0x10 (/bin/prog)\n\n' >"$TMP/control.perf-script"
+control() { case $1 in gtt) echo "$BAD/base.gtt" ;; folded) echo "$TMP/control.folded" ;; perf) echo "$TMP/control.perf-script" ;; esac; }
+kind_of() { case $1 in *.gtt) echo gtt ;; *.folded) echo folded ;; *.perf-script) echo perf ;; esac; }
 
 # run_tool IN OUTBASE WORDS...: runs one command under the limits; sets rc, out, err.
 run_tool() {
@@ -51,20 +61,20 @@ run_tool() {
 	rc=$?
 }
 
-first_err() { head -c 300 "$err" | head -1; }
+first_err() { head -1 "$err" | head -c 300 | tr -c '[:print:]' '?'; }
 
 # Which commands exist: the tool is built and the command works on the well-formed base trace.
 ready=()
 for c in "${CMDS[@]}"; do
-	IFS='|' read -r name kind cmd <<<"$c"
+	IFS='|' read -r ikind name kind cmd <<<"$c"
 	bin=${cmd%% *}
 	if [ ! -x "$GT_BIN/$bin" ]; then
 		skip "$name: $bin not built"; continue
 	fi
 	read -r -a words <<<"$cmd"
-	run_tool "$BAD/base.gtt" "$TMP/probe-$name" "${words[@]}"
+	run_tool "$(control "$ikind")" "$TMP/probe-$name" "${words[@]}"
 	if [ "$rc" -ne 0 ]; then
-		skip "$name: fails on the well-formed testdata/bad/base.gtt (exit $rc: $(first_err)); not checked"
+		skip "$name: fails on a well-formed $ikind input (exit $rc: $(first_err)); not checked"
 		continue
 	fi
 	ready+=("$c")
@@ -75,9 +85,10 @@ validate=() # "kind path label" for the one python pass at the end
 while read -r file cls what; do
 	case $file in ''|'#'*) continue ;; esac
 	for c in "${ready[@]}"; do
-		IFS='|' read -r name kind cmd <<<"$c"
+		IFS='|' read -r ikind name kind cmd <<<"$c"
+		[ "$ikind" = "$(kind_of "$file")" ] || continue
 		read -r -a words <<<"$cmd"
-		ob=$TMP/${file%.gtt}-$name
+		ob=$TMP/$file-$name
 		run_tool "$BAD/$file" "$ob" "${words[@]}"
 		label="$name $file ($cls)"
 		nerr=$(grep -c '' "$err")

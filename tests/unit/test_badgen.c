@@ -3,8 +3,10 @@
  * reproducible), and checks what the reader makes of each file.
  *   test_badgen                compare with testdata/bad/ and check the reader (make check)
  *   test_badgen --write DIR    (re)write the corpus and its MANIFEST into DIR
+ * Besides traces (.gtt) there are folded stacks (.folded, for gt-render) and `perf script` text
+ * (.perf-script, for gt-analyze import-perf).
  * testdata/bad/MANIFEST lists "NAME CLASS WHAT" per file; tests/cli/bad_inputs.sh runs every
- * tool on every file and holds it to CLASS:
+ * tool that reads the file's kind on it and holds it to CLASS:
  *   ok        exit 0 and valid output (hostile content must come out escaped, not broken)
  *   truncated exit 0 and a warning on stderr (cut-off trace: analyzed up to the cut)
  *   broken    exit 2 and one clear line on stderr
@@ -262,12 +264,18 @@ static buf mk_bad_magic(void)
 	return out;
 }
 
+/* Neither a trace nor folded text (tools that also read folded stacks must refuse it too):
+ * an ELF header followed by binary noise with no "stack count" line in it. */
 static buf mk_not_a_trace(void)
 {
-	static const char text[] = "main;train_step;matmul 42\nmain;idle 7\n";
 	buf b = { 0 };
-	append(&b, "\x7f" "ELF\x02\x01\x01", 7);
-	append(&b, text, sizeof(text) - 1);
+	append(&b, "\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0", 20);
+	for (int i = 0; i < 200; i++) {
+		uint8_t c = (uint8_t)lcg();
+		if (c == '\n' || c == ' ')
+			c = 0;
+		append(&b, &c, 1);
+	}
 	return b;
 }
 
@@ -566,6 +574,113 @@ static buf mk_time_chaos(void)
 	return tw_end(w);
 }
 
+/* ---- folded stacks and perf script text (for gt-render and gt-analyze import-perf) ---- */
+
+static void append_str(buf *b, const char *s) { append(b, s, strlen(s)); }
+
+static buf mk_folded_hostile(void)
+{
+	buf b = { 0 };
+	for (size_t i = 0; i < N_HOSTILE; i++) {
+		char line[512];
+		if (strchr(hostile[i], '\n') || strchr(hostile[i], '\r'))
+			continue; /* a newline ends a folded line: nothing to escape there */
+		snprintf(line, sizeof(line), "main;%s;leaf<&>%zu %zu\n", hostile[i], i, i + 1);
+		append_str(&b, line);
+	}
+	return b;
+}
+
+static buf mk_folded_counts(void)
+{
+	buf b = { 0 };
+	append_str(&b, "main;a 18446744073709551615\nmain;b 18446744073709551615\nmain;c 0\n"
+	               "main;d 99999999999999999999999\nmain;e 1\n");
+	return b;
+}
+
+static buf mk_folded_no_counts(void)
+{
+	buf b = { 0 };
+	append_str(&b, "main;a\nmain;b x\nmain;c -5\nmain;d 1.5\n\n   \n");
+	return b;
+}
+
+static buf mk_folded_deep(void)
+{
+	buf b = { 0 };
+	for (int i = 0; i < 10000; i++) {
+		char f[32];
+		snprintf(f, sizeof(f), "%sf%d", i ? ";" : "", i % 97);
+		append_str(&b, f);
+	}
+	append_str(&b, " 7\nmain;shallow 3\n");
+	return b;
+}
+
+static buf mk_folded_long(void)
+{
+	buf b = { 0 };
+	append_str(&b, "main;");
+	for (int i = 0; i < 65536; i++)
+		append(&b, &"abcdefghijklmnopqrstuvwxyz"[i % 26], 1);
+	append_str(&b, ";leaf 5\nmain;other 5\n");
+	return b;
+}
+
+static buf mk_folded_crlf(void)
+{
+	buf b = { 0 };
+	append_str(&b, "main;a;b 3\r\nmain;a;c 2\r\nmain;d 1\r\n");
+	return b;
+}
+
+static buf mk_folded_nul(void)
+{
+	buf b = { 0 };
+	append(&b, "main;a\0b;c 3\nmain;\0 2\nmain;d 1\n", 32);
+	return b;
+}
+
+static buf mk_folded_empty(void) { buf b = { malloc(1), 0 }; return b; }
+
+static buf mk_perf_hostile(void)
+{
+	buf b = { 0 };
+	for (size_t i = 0; i < N_HOSTILE; i++) {
+		char s[512];
+		if (strchr(hostile[i], '\n') || strchr(hostile[i], '\r'))
+			continue;
+		snprintf(s, sizeof(s),
+		         "prog<&> 4242/4242 [000] 1000.%06zu: 10101010 cpu-clock:uhp: \n"
+		         "\t    55555555%04zx %s+0x10 (/opt/<&\"]]>/lib.so)\n"
+		         "\t    555555550000 main+0x5 (/opt/corpus/prog)\n\n", i, i, hostile[i]);
+		append_str(&b, s);
+	}
+	/* one 10 000-frame sample and one 64 KB symbol */
+	append_str(&b, "prog 4242/4242 [000] 1001.000000: 10101010 cpu-clock:uhp: \n");
+	for (int i = 0; i < 10000; i++) {
+		char s[96];
+		snprintf(s, sizeof(s), "\t    %x f%d+0x1 (/opt/corpus/prog)\n", 0x1000 + i, i % 13);
+		append_str(&b, s);
+	}
+	append_str(&b, "\nprog 4242/4242 [001] 1001.100000: 10101010 cpu-clock:uhp: \n\t    1234 ");
+	for (int i = 0; i < 65536; i++)
+		append(&b, &"ABCDEFGHIJKLMNOPQRSTUVWXYZ"[i % 26], 1);
+	append_str(&b, "+0x1 (/opt/corpus/prog)\n\n");
+	return b;
+}
+
+static buf mk_perf_garbage(void)
+{
+	buf b = { 0 };
+	for (int i = 0; i < 4096; i++) {
+		uint8_t c = (uint8_t)lcg();
+		append(&b, &c, 1);
+	}
+	return b;
+}
+
 /* ---- the table ---- */
 
 typedef struct spec {
@@ -583,7 +698,7 @@ static const spec specs[] = {
 	{ "base.gtt", "ok", "the well-formed trace most others are made from", base_trace, 0, 0, 0, 0 },
 	{ "empty.gtt", "broken", "zero-byte file", mk_empty, GTT_EEMPTY, 0, 0, 0 },
 	{ "bad-magic.gtt", "broken", "trace after a text-mode transfer (CR LF became LF)", mk_bad_magic, GTT_EFORMAT, 0, 0, 0 },
-	{ "not-a-trace.gtt", "broken", "ELF bytes then folded text", mk_not_a_trace, GTT_EFORMAT, 0, 0, 0 },
+	{ "not-a-trace.gtt", "broken", "an ELF header and binary noise", mk_not_a_trace, GTT_EFORMAT, 0, 0, 0 },
 	{ "newer-version.gtt", "broken", "format major version 2", mk_newer_version, GTT_EVERSION, 0, 0, 0 },
 	{ "cut-in-header.gtt", "empty", "cut off after 11 bytes of header", mk_cut_in_header, 0, 1, 0, 0 },
 	{ "header-only.gtt", "empty", "header and no chunks", mk_header_only, 0, 0, 0, 0 },
@@ -600,8 +715,18 @@ static const spec specs[] = {
 	{ "claims-2e32.gtt", "hostile", "end/health/ticks/archive claiming 2^32..2^64 of things", mk_claims_2e32, 0, 0, 0, 0 },
 	{ "hostile-names.gtt", "ok", "names with < & \" ]]> ; newlines, escapes, bad UTF-8", mk_hostile_names, 0, 0, 0, 0 },
 	{ "long-names.gtt", "ok", "64 KB names and paths", mk_long_names, 0, 0, 0, 0 },
-	{ "deep-stack.gtt", "ok", "10 000-frame native and Python stacks", mk_deep_stack, 0, 0, 0, 0 },
+	{ "deep-stack.gtt", "hostile", "10 000-frame native and Python stacks", mk_deep_stack, 0, 0, 0, 0 },
 	{ "unknown-tags.gtt", "ok", "chunks with tags 99, 1000, 2^32-1", mk_unknown_tags, 0, 0, 0, 0 },
+	{ "hostile-names.folded", "ok", "frames with < & \" ]]> escapes, bad UTF-8", mk_folded_hostile, 0, 0, 0, 0 },
+	{ "huge-counts.folded", "hostile", "counts of 2^64-1 twice (the sum overflows), 0, and 10^23", mk_folded_counts, 0, 0, 0, 0 },
+	{ "no-counts.folded", "broken", "no line ends in a count", mk_folded_no_counts, 0, 0, 0, 0 },
+	{ "deep.folded", "hostile", "a 10 000-frame stack", mk_folded_deep, 0, 0, 0, 0 },
+	{ "long-frame.folded", "ok", "a 64 KB frame name", mk_folded_long, 0, 0, 0, 0 },
+	{ "crlf.folded", "ok", "CR LF line ends", mk_folded_crlf, 0, 0, 0, 0 },
+	{ "nul-bytes.folded", "hostile", "NUL bytes inside frame names", mk_folded_nul, 0, 0, 0, 0 },
+	{ "empty.folded", "empty", "zero bytes", mk_folded_empty, 0, 0, 0, 0 },
+	{ "hostile.perf-script", "ok", "perf script with hostile names, 10 000 frames, a 64 KB symbol", mk_perf_hostile, 0, 0, 0, 0 },
+	{ "garbage.perf-script", "broken", "4 KB of binary noise", mk_perf_garbage, 0, 0, 0, 0 },
 	{ "time-chaos.gtt", "hostile", "times and periods 0 / 2^64-1 / backwards, inverted mappings, noise regs", mk_time_chaos, 0, 0, 0, 0 },
 };
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
@@ -659,7 +784,7 @@ static int write_file(const char *path, const void *p, size_t n)
 /* MANIFEST text: "NAME CLASS WHAT" lines after a comment header. */
 static char *manifest(void)
 {
-	size_t cap = 8192, n = 0;
+	size_t cap = 16384, n = 0;
 	char *m = malloc(cap);
 	n += (size_t)snprintf(m + n, cap - n,
 	                      "# testdata/bad: broken and hostile traces, written by tests/unit/test_badgen.c --write.\n"
@@ -694,7 +819,8 @@ int main(int argc, char **argv)
 		buf b, have = { 0 };
 		lcg_state = 12345;
 		b = specs[i].make();
-		check_reader(&specs[i], &b);
+		if (strstr(specs[i].name, ".gtt"))
+			check_reader(&specs[i], &b);
 		snprintf(path, sizeof(path), "%s/testdata/bad/%s", root, specs[i].name);
 		int same = read_file(path, &have) == 0 && have.n == b.n && memcmp(have.p, b.p, b.n) == 0;
 		th_check(same, "testdata/bad/%s is what the generator makes (else: %s --write testdata/bad)",
