@@ -38,27 +38,6 @@ typedef struct pprof_ctx {
 	int oom;
 } pprof_ctx;
 
-static int64_t str_idx(pprof_ctx *c, const char *s)
-{
-	int is_new = 0;
-	if (!s)
-		s = "";
-	int64_t id = ana_keymap_str(c->strings, s, &is_new);
-	if (id < 0) {
-		c->oom = 1;
-		return 0;
-	}
-	if (is_new) {
-		const char **p = ana_vec_push(c->strtab);
-		if (!p) {
-			c->oom = 1;
-			return 0;
-		}
-		*p = s;   /* model strings live as long as the model */
-	}
-	return id;
-}
-
 /* A copy of s that lives until the profile is built; NULL on ENOMEM. */
 static const char *own(pprof_ctx *c, const char *s)
 {
@@ -71,6 +50,29 @@ static const char *own(pprof_ctx *c, const char *s)
 	}
 	*slot = d;
 	return d;
+}
+
+static int64_t str_idx(pprof_ctx *c, const char *s)
+{
+	int is_new = 0;
+	if (!s)
+		s = "";
+	int64_t id = ana_keymap_str(c->strings, s, &is_new);
+	if (id < 0) {
+		c->oom = 1;
+		return 0;
+	}
+	if (is_new) {
+		/* a copy: callers pass stack buffers too */
+		const char *kept = own(c, s);
+		const char **p = kept ? ana_vec_push(c->strtab) : NULL;
+		if (!p) {
+			c->oom = 1;
+			return 0;
+		}
+		*p = kept;
+	}
+	return id;
 }
 
 static void append(ana_pb *out, const ana_pb *part)
