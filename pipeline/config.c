@@ -208,7 +208,7 @@ int pl_config_resolve(pl_config *c, char *err, size_t errlen)
 	if (!c->hidden)
 		c->hidden = cuda ? 2048 : 128;
 	if (!c->layers)
-		c->layers = cuda ? 4 : 8;
+		c->layers = cuda ? 20 : 8;
 	if (!c->seq_min)
 		c->seq_min = cuda ? 128 : 16;
 	if (!c->seq_max)

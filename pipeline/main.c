@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	        "  --steps N              steps per target (default: run for --seconds)\n"
 	        "  --seconds S            targets stop producing after S seconds (default 2 cpu, 10 cuda)\n"
 	        "  --hidden N --layers N --seq-min N --seq-max N --batch N --chunk N   sizes\n"
-	        "                         (defaults: cpu 128/8/16/96/4/32, cuda 2048/4/128/2048/8/64)\n"
+	        "                         (defaults: cpu 128/8/16/96/4/32, cuda 2048/20/128/2048/8/64)\n"
 	        "  --gpus 0,1,...         devices; workers (targets first) go round robin (default 0)\n"
 	        "  --seed N               seed for weights, inputs and lengths (default 1)\n"
 	        "  --sample-ms N          queue depth sampling interval (default 10)\n"
