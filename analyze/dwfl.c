@@ -58,6 +58,9 @@ typedef struct sym_file {
 	size_t n_segs;
 	int hit, hit_missing;
 	char *why;             /* why no binary was found */
+	int fde_loaded;
+	uint64_t *fde_starts;  /* function starts from .eh_frame_hdr, for symbol-less addresses */
+	size_t n_fde;
 } sym_file;
 
 typedef struct sym_mod {
@@ -640,29 +643,40 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* Read 8 bytes at a link-time address from a file's loadable segments. */
+/* Bytes at link-time address vaddr of an ELF, from the section that holds them. Sections, not
+ * segments: an embedded archive keeps the original program headers but moves the section
+ * contents, and a separate debug file has none. NULL when the bytes are not in the file. */
+static const uint8_t *elf_bytes_at(Elf *elf, uint64_t vaddr, size_t need)
+{
+	size_t size = 0;
+	const uint8_t *raw = elf ? (const uint8_t *)elf_rawfile(elf, &size) : NULL;
+	Elf_Scn *scn = NULL;
+	if (!raw)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (vaddr < sh.sh_addr || vaddr - sh.sh_addr > sh.sh_size || sh.sh_size - (vaddr - sh.sh_addr) < need)
+			continue;
+		uint64_t off = sh.sh_offset + (vaddr - sh.sh_addr);
+		if (off > size || size - off < need)
+			return NULL;
+		return raw + off;
+	}
+	return NULL;
+}
+
+/* Read 8 bytes at a runtime address from the mapped file (read-only data, code). */
 static bool read_file_word(const sym_mod *md, uint64_t addr, Dwarf_Word *out)
 {
 	GElf_Addr bias;
 	Elf *elf = md->dm ? dwfl_module_getelf(md->dm, &bias) : NULL;
-	if (!elf)
+	const uint8_t *p = elf_bytes_at(elf, addr - md->bias, 8);
+	if (!p)
 		return false;
-	size_t size = 0;
-	const char *raw = elf_rawfile(elf, &size);
-	uint64_t vaddr = addr - md->bias;
-	if (!raw)
-		return false;
-	for (size_t i = 0; i < md->file->n_segs; i++) {
-		const load_seg *g = &md->file->segs[i];
-		if (vaddr >= g->vaddr && vaddr + 8 <= g->vaddr + g->filesz) {
-			uint64_t off = g->offset + (vaddr - g->vaddr);
-			if (off + 8 > size)
-				return false;
-			memcpy(out, raw + off, 8);
-			return true;
-		}
-	}
-	return false;
+	memcpy(out, p, 8);
+	return true;
 }
 
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
@@ -802,6 +816,64 @@ static const char *die_name(Dwarf_Die *die, char **dem)
 	return n;
 }
 
+/* Start addresses of the FDEs in a file's .eh_frame_hdr search table (link-time addresses,
+ * sorted), read once per file through the module's ELF. */
+static void fde_load(const sym_mod *md)
+{
+	sym_file *f = md->file;
+	GElf_Addr bias;
+	size_t phnum = 0;
+	f->fde_loaded = 1;
+	Elf *elf = dwfl_module_getelf(md->dm, &bias);
+	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
+		return;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME || ph.p_memsz < 12)
+			continue;
+		const uint8_t *h = elf_bytes_at(elf, ph.p_vaddr, 12);
+		/* version 1; eh_frame_ptr any 4-byte encoding; count udata4; table datarel sdata4 */
+		if (!h || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b || (h[1] & 0x0f) != 0x0b)
+			return;
+		uint32_t count;
+		memcpy(&count, h + 8, 4);
+		if (count == 0 || count > (1u << 26))
+			return;
+		h = elf_bytes_at(elf, ph.p_vaddr, 12 + (size_t)count * 8);
+		if (!h)
+			return;
+		f->fde_starts = malloc(count * sizeof(uint64_t));
+		if (!f->fde_starts)
+			return;
+		for (uint32_t k = 0; k < count; k++) {
+			int32_t loc;
+			memcpy(&loc, h + 12 + (size_t)k * 8, 4);
+			f->fde_starts[k] = ph.p_vaddr + (uint64_t)(int64_t)loc;
+		}
+		f->n_fde = count;
+		return;
+	}
+}
+
+/* The start of the unwind-table entry (function) containing link-time address rel, or rel. */
+static uint64_t fde_start(const sym_mod *md, uint64_t rel)
+{
+	if (!md->file->fde_loaded)
+		fde_load(md);
+	const sym_file *f = md->file;
+	if (!f->n_fde || rel < f->fde_starts[0])
+		return rel;
+	size_t lo = 0, hi = f->n_fde;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (f->fde_starts[mid] <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return f->fde_starts[lo];
+}
+
 /* Frames for one user address (inlined calls first, then the function), leaf first. */
 static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, uint32_t *out, int cap)
 {
@@ -861,7 +933,9 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 			fr.line = line;
 	}
 	if (!fr.name) {
-		unknown_name(unknown, sizeof(unknown), md->file->module, rel);
+		/* no symbol: name the function by its start from the unwind tables, so that samples
+		 * anywhere in one function of a stripped library (libcuda) add up */
+		unknown_name(unknown, sizeof(unknown), md->file->module, fde_start(md, rel));
 		fr.name = unknown;
 	}
 	out[n] = ana_frame_intern(s->m, &fr);
@@ -1151,6 +1225,7 @@ void ana_sym_destroy(ana_sym *s)
 			close(f->memfd);
 		free(f->open_path);
 		free(f->why);
+		free(f->fde_starts);
 		free(f);
 	}
 	free(s->files.v);

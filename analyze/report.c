@@ -227,7 +227,10 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 	size_t n = 0, idle = 0;
 	for (size_t i = 0; i < m->threads.n; i++) {
 		const ana_thread *t = &m->threads.v[i];
-		if (t->n_samples || t->cpu_ns || t->oncpu_ns)
+		/* threads that were sampled or used at least 0.5% of a CPU (short-lived helpers of a
+		 * launcher script would bury the ones that matter) */
+		uint64_t cpu = t->cpu_ns > t->oncpu_ns ? t->cpu_ns : t->oncpu_ns;
+		if (t->n_samples || cpu * 200 >= dur)
 			order[n++] = (uint32_t)i;
 		else
 			idle++;
@@ -256,7 +259,7 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 	if (n > shown)
 		fprintf(out, "  (%zu more threads with less activity)\n", n - shown);
 	if (idle)
-		fprintf(out, "  (%zu threads without samples or CPU time)\n", idle);
+		fprintf(out, "  (%zu more threads without samples and below 0.5%% CPU)\n", idle);
 	free(order);
 	free(hot);
 }

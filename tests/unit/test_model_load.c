@@ -356,6 +356,44 @@ static void test_mismatch(void)
 	ana_model_free(m);
 }
 
+/* A stripped binary: addresses without a symbol are named by the start of their function from
+ * the unwind tables, so samples anywhere in one function add up. */
+static void test_stripped(void)
+{
+	char path[4200], err[512], stripped[4200], cmd[9000];
+	snprintf(stripped, sizeof(stripped), "%s/stripped", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-all '%s' '%s' 2>/dev/null", exe, stripped);
+	if (system(cmd) != 0) {
+		printf("SKIP: objcopy not available for the stripped-binary test\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/stripped.gtt", dir);
+	int e;
+	gtt_writer *w = gtt_writer_open(path, &e);
+	if (!w)
+		return;
+	put_mapping(w, 500, stripped);
+	uint64_t a[1] = { (uint64_t)(uintptr_t)&tm_leaf + 1 }, b[1] = { (uint64_t)(uintptr_t)&tm_leaf + 4 };
+	put_sample(w, T0 + 1, 500, 500, a, 0, 1);
+	put_sample(w, T0 + 2, 500, 500, b, 0, 1);
+	gtt_writer_close(w);
+	ana_opts o;
+	ana_opts_init(&o);
+	ana_model *m = ana_model_load(path, &o, err, sizeof(err));
+	th_check(m && m->samples.n == 2, "stripped trace loads");
+	if (m && m->samples.n == 2) {
+		const ana_frame *fa = leaf_frame(m, &m->samples.v[0]), *fb = leaf_frame(m, &m->samples.v[1]);
+		char want[64];
+		/* this test is a PIE whose text segment has vaddr == file offset */
+		snprintf(want, sizeof(want), "[stripped+0x%" PRIx64 "]",
+		         (uint64_t)(uintptr_t)&tm_leaf - map_start + map_pgoff);
+		th_check(fa && fa == fb && strcmp(fa->name, want) == 0,
+		         "two addresses in one stripped function: one frame at its start (%s, %s; want %s)",
+		         fa ? fa->name : "-", fb ? fb->name : "-", want);
+	}
+	ana_model_free(m);
+}
+
 /* exec replaces a process's image: the same addresses mean another binary after it, and a
  * forked child without mappings of its own runs its parent's image. */
 static void test_exec(void)
@@ -650,6 +688,7 @@ int main(void)
 	test_archive();
 	test_mismatch();
 	test_exec();
+	test_stripped();
 	test_dwarf();
 	test_broken();
 	test_kernel_symbols();
