@@ -394,6 +394,81 @@ static void test_stripped(void)
 	ana_model_free(m);
 }
 
+/* Leaf name of the first sample of a trace loaded with o. */
+static char *first_leaf(const char *path, const ana_opts *o)
+{
+	char err[512];
+	ana_model *m = ana_model_load(path, o, err, sizeof(err));
+	char *name = NULL;
+	if (m && m->samples.n) {
+		const ana_frame *f = leaf_frame(m, &m->samples.v[0]);
+		name = strdup(f ? f->name : "-");
+	}
+	ana_model_free(m);
+	return name ? name : strdup(m ? "(no samples)" : err);
+}
+
+/* Where symbols come from when the binary is not at its recorded path: --symfs DIR/<path>, a
+ * separate debug file found through .gnu_debuglink, a debug file under DIR/usr/lib/debug/.build-id. */
+static void test_symbol_sources(void)
+{
+	char cmd[32768], path[4200], symfs[4200], hex[130];
+	const char *rec_path = "/opt/gone/app";
+	for (size_t i = 0; i < bid_len; i++)
+		sprintf(hex + 2 * i, "%02x", bid[i]);
+	snprintf(symfs, sizeof(symfs), "%s/symfs", dir);
+	snprintf(cmd, sizeof(cmd),
+	         "set -e; mkdir -p '%s/opt/gone' '%s/dl' '%s/bid/usr/lib/debug/.build-id/%.2s';"
+	         "cp '%s' '%s/opt/gone/app';"
+	         "objcopy --only-keep-debug '%s' '%s/dl/app.debug';"
+	         "objcopy --strip-all --add-gnu-debuglink='%s/dl/app.debug' '%s' '%s/dl/app';"
+	         "cp '%s/dl/app.debug' '%s/bid/usr/lib/debug/.build-id/%.2s/%s.debug' 2>/dev/null",
+	         symfs, dir, dir, hex, exe, symfs, exe, dir, dir, exe, dir, dir, dir, hex, hex + 2);
+	if (system(cmd) != 0) {
+		printf("SKIP: objcopy not available for the symbol-source tests\n");
+		return;
+	}
+	uint64_t leaf[1] = { (uint64_t)(uintptr_t)&tm_leaf + 1 };
+	ana_opts o;
+	ana_opts_init(&o);
+	char *name;
+
+	snprintf(path, sizeof(path), "%s/symfs.gtt", dir);
+	int e;
+	gtt_writer *w = gtt_writer_open(path, &e);
+	put_mapping(w, 600, rec_path);
+	put_sample(w, T0, 600, 600, leaf, 0, 1);
+	gtt_writer_close(w);
+	name = first_leaf(path, &o);
+	th_check(strncmp(name, "[app+0x", 7) == 0, "binary gone, no --symfs: [app+0xOFF] (%s)", name);
+	free(name);
+	o.symfs = symfs;
+	name = first_leaf(path, &o);
+	th_check(strcmp(name, "tm_leaf") == 0, "--symfs DIR finds DIR/<recorded path> (%s)", name);
+	free(name);
+
+	/* stripped binary at its recorded path; its symbols in the debug file it links to */
+	char stripped[4200];
+	snprintf(stripped, sizeof(stripped), "%s/dl/app", dir);
+	snprintf(path, sizeof(path), "%s/debuglink.gtt", dir);
+	w = gtt_writer_open(path, &e);
+	put_mapping(w, 601, stripped);
+	put_sample(w, T0, 601, 601, leaf, 0, 1);
+	gtt_writer_close(w);
+	ana_opts_init(&o);
+	name = first_leaf(path, &o);
+	th_check(strcmp(name, "tm_leaf") == 0, "stripped binary: symbols from its .gnu_debuglink file (%s)", name);
+	free(name);
+
+	/* only a debug file, under DIR/usr/lib/debug/.build-id/xx/yyyy.debug */
+	snprintf(symfs, sizeof(symfs), "%s/bid", dir);
+	snprintf(path, sizeof(path), "%s/symfs.gtt", dir);
+	o.symfs = symfs;
+	name = first_leaf(path, &o);
+	th_check(strcmp(name, "tm_leaf") == 0, "symbols from a .build-id debug file alone (%s)", name);
+	free(name);
+}
+
 /* exec replaces a process's image: the same addresses mean another binary after it, and a
  * forked child without mappings of its own runs its parent's image. */
 static void test_exec(void)
@@ -689,6 +764,7 @@ int main(void)
 	test_mismatch();
 	test_exec();
 	test_stripped();
+	test_symbol_sources();
 	test_dwarf();
 	test_broken();
 	test_kernel_symbols();
