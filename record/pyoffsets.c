@@ -393,6 +393,7 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 			break;
 		}
 		f = &out[n++];
+		f->addr = prev_addr;
 		f->code = code;
 		f->flags = 0;
 		if (o->frame_kind == REC_PY_FRAMEOBJ) {

@@ -74,6 +74,7 @@ int rec_py_read_thread(rec_procmem *m, const rec_pyoff *o, uint64_t ts, rec_pyth
 
 /* One frame of a chain, leaf first. */
 typedef struct rec_pyframe_raw {
+	uint64_t addr;          /* the frame itself */
 	uint64_t code;          /* the PyCodeObject */
 	int64_t index;          /* code unit index of the current instruction, -1 not started */
 	uint32_t flags;         /* GTT_PYFRAME_ENTRY for the first frame of an eval-loop call */

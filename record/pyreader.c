@@ -605,19 +605,22 @@ static uint32_t tid_of(rec_py *p, uint64_t tstate)
 	return tid;
 }
 
-/* After walking a thread's chain: re-read its leaf frame pointer (through the cframe on
- * 3.11/3.12) and the leaf's code in one batch together with the GIL state. A change of the
- * leaf means the chain moved under us while it was walked. Returns 1 torn, 0 consistent,
- * and fills *gil (gil->locked = -2 when unreadable). */
-static int recheck(rec_py *p, const thread_read *t, uint64_t leaf_code, uint64_t gil_addr, rec_pygil *gil)
+/* After walking a thread's chain (raw[0..nf)): re-read its leaf frame pointer (through the
+ * cframe on 3.11/3.12) and the leaf's code in one batch together with the GIL state. The same
+ * leaf: consistent. A leaf that is one of the frames walked (the thread only returned while
+ * we read): consistent from there, *keep_from = its index. Anything else: torn (1).
+ * gil->locked = -2 when the GIL was unreadable. */
+static int recheck(rec_py *p, const thread_read *t, const rec_pyframe_raw *raw, int nf,
+                   uint64_t gil_addr, rec_pygil *gil, int *keep_from)
 {
 	rec_procmem_req req[4];
 	uint64_t cframe = 0, leaf = 0, code = 0;
 	uint8_t g[320];
-	size_t glen = 0, k = 0;
+	size_t glen = 0, k = 0, n_frame_reqs;
 	int32_t m = p->off.gil_holder;
-	int torn = 0;
+	int i;
 
+	*keep_from = 0;
 	if (p->off.gil_locked > m)
 		m = p->off.gil_locked;
 	if (p->off.gil_switches > m)
@@ -633,24 +636,31 @@ static int recheck(rec_py *p, const thread_read *t, uint64_t leaf_code, uint64_t
 		}
 		req[k++] = (rec_procmem_req){ t->t.frame + (uint64_t)p->off.fr_code, &code, 8, 0 };
 	}
+	n_frame_reqs = k;
 	if (gil_addr && glen <= sizeof(g))
 		req[k++] = (rec_procmem_req){ gil_addr, g, glen, 0 };
 	if (k == 0 || rec_procmem_readv(p->mem, req, k) < 0)
 		return t->t.frame != 0;
-	if (gil_addr && req[k - 1].ok) {
+	if (k > n_frame_reqs && req[k - 1].ok) {
 		memcpy(&gil->holder, g + p->off.gil_holder, 8);
 		memcpy(&gil->locked, g + p->off.gil_locked, 4);
 	}
-	if (t->t.frame) {
-		size_t i;
-		for (i = 0; i < k - (gil_addr ? 1 : 0); i++)
-			if (!req[i].ok)
-				torn = 1;
-		if ((p->off.ts_cframe >= 0 && cframe != t->t.cframe) || leaf != t->t.frame ||
-		    (leaf_code && code != leaf_code))
-			torn = 1;
+	if (!t->t.frame)
+		return 0;
+	for (i = 0; i < (int)n_frame_reqs; i++)
+		if (!req[i].ok)
+			return 1;
+	if (p->off.ts_cframe >= 0 && cframe != t->t.cframe)
+		return 1;
+	if (leaf == t->t.frame)
+		return nf > 0 && code != raw[0].code;
+	for (i = 1; i < nf; i++) {
+		if (raw[i].addr == leaf) {
+			*keep_from = i;
+			return 0;
+		}
 	}
-	return torn;
+	return 1;
 }
 
 /* One read of every thread's stack; writes PY_STACK records. -1 when the target is gone. */
@@ -678,13 +688,13 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 	publish_tids(p, th, (size_t)n);
 	for (i = 0; i < n; i++) {
 		thread_read *t = &th[i];
-		int nf = 0, tr = 0, k, out_n = 0, attempt;
-		rec_pygil gil;
+		int nf = 0, tr = 0, k, out_n = 0, attempt, keep_from = 0;
+		rec_pygil gil = { 0, -2, 0 };
 		gtt_record r;
 
 		if (!t->tid)
 			continue; /* no OS thread behind it (or an unknown tid on 3.10) */
-		for (attempt = 0; attempt < 2; attempt++) {
+		for (attempt = 0; attempt < 3; attempt++) {
 			if (attempt && rec_py_read_thread(p->mem, &p->off, t->t.addr, &t->t) < 0)
 				break;
 			tr = 0;
@@ -708,10 +718,15 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 				frames[out_n].flags = raw[k].flags;
 				out_n++;
 			}
-			if (recheck(p, t, nf > 0 ? raw[0].code : 0, gil_addr, &gil))
+			if (recheck(p, t, raw, out_n, gil_addr, &gil, &keep_from))
 				tr = 1;
 			if (!tr)
-				break; /* consistent; else read the thread once more */
+				break; /* consistent; else read the thread again */
+		}
+		if (!tr && keep_from > 0) {
+			/* the thread returned from the leaf frames while we read: drop them */
+			memmove(frames, frames + keep_from, (size_t)(out_n - keep_from) * sizeof(*frames));
+			out_n -= keep_from;
 		}
 		memset(&r, 0, sizeof(r));
 		r.tag = GTT_REC_PY_STACK;
