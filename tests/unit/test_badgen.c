@@ -3,6 +3,8 @@
  * reproducible), and checks what the reader makes of each file.
  *   test_badgen                compare with testdata/bad/ and check the reader (make check)
  *   test_badgen --write DIR    (re)write the corpus and its MANIFEST into DIR
+ *   test_badgen --facts TRACE  print what a trace holds, one "key value..." per line (for the
+ *                              fault tests in tests/cli/faults.sh; exit 2 when it does not open)
  * Besides traces (.gtt) there are folded stacks (.folded, for gt-render) and `perf script` text
  * (.perf-script, for gt-analyze import-perf).
  * testdata/bad/MANIFEST lists "NAME CLASS WHAT" per file; tests/cli/bad_inputs.sh runs every
@@ -794,9 +796,60 @@ static char *manifest(void)
 	return m;
 }
 
+/* --facts: the reader's view of a trace as "key value" lines. */
+static int facts(const char *path)
+{
+	int err = 0, rc;
+	gtt_record rec;
+	uint64_t n = 0, samples = 0, corrupt = 0, inval = 0, ends = 0, read_err = 0, lost = 0;
+	gtt_reader *r = gtt_reader_open(path, &err);
+	if (!r) {
+		printf("open-error %s\n", gtt_strerror(err));
+		return 2;
+	}
+	while ((rc = gtt_reader_next(r, &rec)) != 0) {
+		if (rc == GTT_ECORRUPT) {
+			corrupt++;
+			continue;
+		}
+		if (rc < 0) {
+			inval++;
+			continue;
+		}
+		n++;
+		switch (rec.tag) {
+		case GTT_REC_SAMPLE: samples++; break;
+		case GTT_REC_PROCESS:
+			if (rec.u.process.event == GTT_PROC_EXIT)
+				printf("process-exit %u %d\n", rec.u.process.pid, rec.u.process.status);
+			break;
+		case GTT_REC_HEALTH:
+			if (rec.u.health.kind == GTT_HEALTH_READ_ERRORS)
+				read_err += rec.u.health.count;
+			if (rec.u.health.kind == GTT_HEALTH_LOST)
+				lost += rec.u.health.count;
+			break;
+		case GTT_REC_END:
+			ends++;
+			printf("end %u %d %llu\n", rec.u.end.reason, rec.u.end.status,
+			       (unsigned long long)rec.u.end.n_samples);
+			break;
+		default: break;
+		}
+	}
+	printf("records %llu\nsamples %llu\ncorrupt %llu\nundecodable %llu\ntruncated %d\nends %llu\n"
+	       "read-errors %llu\nlost %llu\n", (unsigned long long)n, (unsigned long long)samples,
+	       (unsigned long long)corrupt, (unsigned long long)inval, gtt_reader_truncated(r),
+	       (unsigned long long)ends, (unsigned long long)read_err, (unsigned long long)lost);
+	gtt_reader_close(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
+	if (argc == 3 && strcmp(argv[1], "--facts") == 0)
+		return facts(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "--write") == 0) {
 		for (size_t i = 0; i < N_SPECS; i++) {
 			lcg_state = 12345;
