@@ -394,6 +394,48 @@ static void test_stripped(void)
 	ana_model_free(m);
 }
 
+/* An inlined call: the address of an instruction inside it, published by the asm itself. */
+extern const uint64_t tm_inl_addr;
+static inline __attribute__((always_inline)) int tm_inlined(int x)
+{
+	__asm__ volatile("nop\n.Ltm_inl_mark:\n\tnop\n\t.pushsection .data.rel.local,\"aw\"\n\t.globl tm_inl_addr\n"
+	                 "\t.p2align 3\ntm_inl_addr:\n\t.quad .Ltm_inl_mark\n\t.popsection" ::: "memory");
+	return x * 7;
+}
+__attribute__((noinline)) int tm_outer(int x);
+__attribute__((noinline)) int tm_outer(int x) { return tm_inlined(x) + 1; }
+
+static void test_inline(void)
+{
+	char path[4200], err[512];
+	snprintf(path, sizeof(path), "%s/inline.gtt", dir);
+	int e;
+	gtt_writer *w = gtt_writer_open(path, &e);
+	if (!w)
+		return;
+	put_mapping(w, 700, exe);
+	uint64_t ip[1] = { tm_inl_addr };
+	put_sample(w, T0, 700, 700, ip, 0, 1);
+	gtt_writer_close(w);
+	ana_opts o;
+	ana_opts_init(&o);
+	ana_model *m = ana_model_load(path, &o, err, sizeof(err));
+	if (m && m->samples.n == 1) {
+		const ana_stack *st = &m->stacks.v[m->samples.v[0].stack_id];
+		const ana_frame *a = st->n == 2 ? &m->frames.v[st->frames[0]] : NULL;
+		const ana_frame *b = st->n == 2 ? &m->frames.v[st->frames[1]] : NULL;
+		th_check(a && b && strcmp(a->name, "tm_outer") == 0 && !a->inlined && strcmp(b->name, "tm_inlined") == 0 &&
+		             b->inlined,
+		         "an inlined call is its own frame, marked inlined, under its caller (%u frames: %s%s%s)", st->n,
+		         st->n ? m->frames.v[st->frames[0]].name : "", st->n > 1 ? ";" : "",
+		         st->n > 1 ? m->frames.v[st->frames[1]].name : "");
+	} else {
+		th_check(0, "inline trace loads (%s)", m ? "no sample" : err);
+	}
+	ana_model_free(m);
+	(void)tm_outer(1);
+}
+
 /* Leaf name of the first sample of a trace loaded with o. */
 static char *first_leaf(const char *path, const ana_opts *o)
 {
@@ -765,6 +807,7 @@ int main(void)
 	test_exec();
 	test_stripped();
 	test_symbol_sources();
+	test_inline();
 	test_dwarf();
 	test_broken();
 	test_kernel_symbols();
