@@ -118,7 +118,8 @@ static int line_cmp(const void *a, const void *b)
 /* Sort lines by stack and merge equal ones (different frames can print the same). */
 static void sort_merge(ana_folded *fd)
 {
-	qsort(fd->lines, fd->n, sizeof(*fd->lines), line_cmp);
+	if (fd->n > 1) /* qsort(NULL, 0, ...) is undefined behaviour (UBSan: nonnull argument) */
+		qsort(fd->lines, fd->n, sizeof(*fd->lines), line_cmp);
 	size_t k = 0;
 	for (size_t i = 0; i < fd->n; i++) {
 		if (k && strcmp(fd->lines[k - 1].stack, fd->lines[i].stack) == 0) {
