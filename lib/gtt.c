@@ -19,6 +19,7 @@ _Static_assert(sizeof(gtt_py_frame) == 16, "gtt_py_frame layout");
 
 static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static int crc_hw; /* the CPU has the SSE4.2 crc32 instruction (same polynomial) */
 
 static void crc_init(void)
 {
@@ -31,9 +32,33 @@ static void crc_init(void)
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
 			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	__builtin_cpu_init();
+	crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
 }
 
-uint32_t gtt_crc32c(uint32_t crc, const void *buf, size_t len)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* Hardware CRC-32C: about 8 bytes a cycle against ~1 byte a cycle for the tables; it
+ * matters on the CUDA agent's path, which frames hundreds of thousands of records/s. */
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = ~crc & 0xffffffffu;
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	uint32_t c32 = (uint32_t)c;
+	while (len--)
+		c32 = __builtin_ia32_crc32qi(c32, *p++);
+	return ~c32;
+}
+#endif
+
+uint32_t gtt_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	pthread_once(&crc_once, crc_init);
@@ -52,11 +77,25 @@ uint32_t gtt_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
+uint32_t gtt_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	pthread_once(&crc_once, crc_init);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	if (crc_hw)
+		return crc_sse42(crc, buf, len);
+#endif
+	return gtt_crc32c_sw(crc, buf, len);
+}
+
 /* ---- little-endian helpers ---- */
 
 static inline void le32(uint8_t *p, uint32_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 4); /* the same bytes as below, in one store */
+#else
 	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+#endif
 }
 static inline uint32_t rd32(const uint8_t *p)
 {
@@ -74,12 +113,11 @@ typedef struct enc {
 	int err;
 } enc;
 
-static int enc_reserve(enc *e, size_t more)
+/* Slow path of enc_reserve: grow the buffer. */
+__attribute__((noinline)) static int enc_grow(enc *e, size_t more)
 {
 	if (e->err)
 		return -1;
-	if (e->n + more <= e->cap)
-		return 0;
 	size_t cap = e->cap ? e->cap : 256;
 	while (cap < e->n + more)
 		cap *= 2;
@@ -92,20 +130,27 @@ static int enc_reserve(enc *e, size_t more)
 	e->cap = cap;
 	return 0;
 }
-static void put_u8(enc *e, uint8_t v)
+
+static inline int enc_reserve(enc *e, size_t more)
+{
+	if (__builtin_expect(e->n + more <= e->cap && !e->err, 1))
+		return 0;
+	return enc_grow(e, more);
+}
+static inline __attribute__((always_inline)) void put_u8(enc *e, uint8_t v)
 {
 	if (enc_reserve(e, 1) == 0)
 		e->p[e->n++] = v;
 }
-static void put_u32(enc *e, uint32_t v)
+static inline __attribute__((always_inline)) void put_u32(enc *e, uint32_t v)
 {
 	if (enc_reserve(e, 4) == 0) {
 		le32(e->p + e->n, v);
 		e->n += 4;
 	}
 }
-static void put_i32(enc *e, int32_t v) { put_u32(e, (uint32_t)v); }
-static void put_u64(enc *e, uint64_t v)
+static inline void put_i32(enc *e, int32_t v) { put_u32(e, (uint32_t)v); }
+static inline __attribute__((always_inline)) void put_u64(enc *e, uint64_t v)
 {
 	put_u32(e, (uint32_t)v);
 	put_u32(e, (uint32_t)(v >> 32));
@@ -751,7 +796,6 @@ struct gtt_writer {
 	int fd;
 	pthread_mutex_t lock;
 	enc out;            /* whole chunks waiting to be written */
-	enc payload;        /* scratch for encoding one record */
 	uint64_t written_bytes;
 	uint64_t n_records;
 	int err;            /* first error, sticky */
@@ -881,15 +925,34 @@ int gtt_write(gtt_writer *w, const gtt_record *rec)
 		return GTT_EINVAL;
 	pthread_mutex_lock(&w->lock);
 	int rc = w->err;
-	if (!rc) {
-		w->payload.n = 0;
-		w->payload.err = 0;
-		rc = encode(&w->payload, rec);
-		if (!rc && w->payload.n > GTT_MAX_PAYLOAD)
-			rc = GTT_EINVAL;
-		if (!rc)
-			rc = append_chunk(w, rec->tag, w->payload.p, (uint32_t)w->payload.n);
+	if (rc)
+		goto out;
+	/* Encode straight behind a reserved chunk header, then fill the header in:
+	 * one pass over the bytes, no copy (this is the CUDA agent's per-record path). */
+	size_t at = w->out.n;
+	if (enc_reserve(&w->out, GTT_CHUNK_HEADER_LEN + 256) != 0) {
+		rc = w->out.err;
+		goto out;
 	}
+	w->out.n += GTT_CHUNK_HEADER_LEN;
+	rc = encode(&w->out, rec);
+	size_t len = w->out.n - at - GTT_CHUNK_HEADER_LEN;
+	if (!rc && len > GTT_MAX_PAYLOAD)
+		rc = GTT_EINVAL;
+	if (rc) {
+		w->out.n = at; /* drop the partial record */
+		if (rc != GTT_ENOMEM)
+			w->out.err = 0;
+		goto out;
+	}
+	uint8_t *h = w->out.p + at;
+	le32(h, rec->tag);
+	le32(h + 4, (uint32_t)len);
+	le32(h + 8, gtt_crc32c(gtt_crc32c(0, h, 8), h + GTT_CHUNK_HEADER_LEN, len));
+	w->n_records++;
+	if (w->out.n >= WRITER_FLUSH_BYTES)
+		rc = flush_locked(w);
+out:
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -933,7 +996,6 @@ int gtt_writer_close(gtt_writer *w)
 	if (!rc)
 		rc = w->err;
 	free(w->out.p);
-	free(w->payload.p);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 	return rc;

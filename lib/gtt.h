@@ -378,6 +378,8 @@ const char *gtt_tag_name(uint32_t tag);
 const char *gtt_strerror(int rc);
 /* CRC-32C (Castagnoli) over buf, continuing from crc (start with 0). */
 uint32_t gtt_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The table-driven CRC-32C, bypassing the SSE4.2 instruction (for tests). */
+uint32_t gtt_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
 /* ---- writer ----
  * Thread-safe: records from several threads may be written concurrently.
