@@ -694,6 +694,8 @@ finish:
 		 * gt-record alone, or the end of -d, is passed on (SIGTERM for -d) */
 		int sig = s.end_reason == GTT_END_SIGNAL ? (int)g_signal : SIGTERM;
 		if (s.end_reason != GTT_END_SIGNAL || !reap(&s, SIGINT_WAIT_NS)) {
+			/* the agent flushes its last GPU records before the command is ended */
+			rec_cuda_switch_off(s.cuda);
 			kill(s.target, sig);
 			if (!reap(&s, TERM_GRACE_NS)) {
 				kill(s.target, SIGKILL);
