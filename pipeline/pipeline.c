@@ -53,7 +53,7 @@ struct pl_worker {
 	pl_thread_rec rec;
 	uint64_t rng;
 	int begun, ended, finished;
-	int64_t cpu0_ns, phase_t0_ns;
+	int64_t cpu0_ns, phase_t0_ns; /* the current phase's start */
 	pthread_t thread;
 	int spawned;
 	dbuf bufs[MAX_DBUF];
@@ -125,15 +125,19 @@ static uint64_t rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/* Phases are contiguous: each starts where the previous one of the step ended (the first at the
+ * step's start), so a preemption between two phases is charged to the next one and the phases
+ * add up to the step. */
 static void phase_begin(pl_worker *w, int p)
 {
 	w->run->be->range_push(w->dev, w->rec.phase_names[p]);
-	w->phase_t0_ns = pl_now_ns();
 }
 
 static void phase_end(pl_worker *w, int p)
 {
-	pl_series_add(&w->rec.phase_ns[p], pl_now_ns() - w->phase_t0_ns);
+	int64_t now = pl_now_ns();
+	pl_series_add(&w->rec.phase_ns[p], now - w->phase_t0_ns);
+	w->phase_t0_ns = now;
 	w->run->be->range_pop(w->dev);
 }
 
@@ -621,8 +625,10 @@ int pl_worker_step(pl_worker *w)
 			w->rec.cpu_native_ns += pl_thread_cpu_ns() - cpu0;
 			return 0;
 		}
+		w->phase_t0_ns = t0;
 		rc = target_step(w);
 	} else {
+		w->phase_t0_ns = t0;
 		rc = drafter_step(w);
 	}
 	if (rc == 1)
