@@ -21,97 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dwfl.h"
-#include "ksym.h"
-#include "model_priv.h"
+#include "dwfl_priv.h"
 
 /* From libstdc++ (linked with -lstdc++); declared here to keep this a C file. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
-enum { SRC_NONE = 0, SRC_ARCHIVE, SRC_SYMFS, SRC_DEBUGDIR, SRC_PATH };
-#define MAX_SEGS 16
-#define MAX_UNWIND 1024
-#define MAX_INLINE 32
-#define PERF_REGS_ABI_64 2
-
-typedef struct load_seg { uint64_t vaddr, offset, filesz, memsz; uint32_t flags; } load_seg;
-
-typedef struct sym_archive {
-	uint8_t build_id[GTT_BUILD_ID_MAX];
-	uint32_t build_id_len;
-	char *path;
-	uint8_t *data;
-	size_t len;
-} sym_archive;
-
-typedef struct sym_file {
-	uint8_t build_id[GTT_BUILD_ID_MAX];
-	uint32_t build_id_len;
-	const char *path;      /* as recorded without " (deleted)"; model-interned */
-	const char *module;    /* basename; model-interned */
-	uint32_t id;
-	int resolved, source;
-	int memfd;             /* archive image, -1 otherwise */
-	char *open_path;       /* file to open for the Dwfl (NULL for archive or none) */
-	int et_exec;
-	load_seg segs[MAX_SEGS];
-	size_t n_segs;
-	int hit, hit_missing;
-	char *why;             /* why no binary was found */
-	int fde_loaded;
-	uint64_t *fde_starts;  /* function starts from .eh_frame_hdr, for symbol-less addresses */
-	size_t n_fde;
-} sym_file;
-
-typedef struct sym_mod {
-	uint64_t start, end, pgoff;   /* one executable mapping */
-	uint64_t bias;
-	sym_file *file;
-	Dwfl_Module *dm;              /* NULL when the file has no usable ELF */
-} sym_mod;
-
-typedef struct sym_space {
-	uint32_t pid;
-	uint32_t gen;                 /* image of the pid: number of execs before */
-	struct ana_sym *sym;
-	Dwfl *dwfl;
-	int attach;                   /* 0 not tried, 1 attached, -1 failed */
-	sym_mod *mods;                /* sorted by start, non-overlapping */
-	size_t n_mods;
-	const gtt_sample *cur;        /* the sample being unwound */
-	uint64_t cur_sp;
-} sym_space;
-
-typedef struct addr_ent {
-	uint64_t rel;
-	uint32_t file_id;
-	uint32_t off, n;              /* frame ids in pool[off..off+n), leaf first */
-} addr_ent;
-
-struct ana_sym {
-	ana_model *m;
-	ana_sym_opts o;
-	char *debuginfo_path;
-	Dwfl_Callbacks cb;
-	ANA_VEC(sym_archive) archives;
-	ANA_VEC(sym_file *) files;
-	ana_idtable file_table;
-	ANA_VEC(sym_space *) spaces;
-	ana_idtable space_table;
-	ANA_VEC(addr_ent) addrs;
-	ana_idtable addr_table;
-	ANA_VEC(uint32_t) pool;
-	uint32_t *map_order;          /* mapping indices sorted by (pid, time) */
-	uint64_t *execs;              /* exec events sorted by (pid, time): [2i] pid, [2i+1] time */
-	size_t n_execs;
-	ana_ksym *ksym;
-	uint32_t kernel_frame, unknown_frame;
-	ANA_VEC(char *) missing;
-	int missing_built;
-	ana_sym_stats st;
-	uint64_t pcs[MAX_UNWIND];
-	uint32_t leaf_first[MAX_UNWIND * 2];
-};
 
 char *ana_demangle(const char *name)
 {
@@ -124,251 +37,6 @@ char *ana_demangle(const char *name)
 		return NULL;
 	}
 	return d;
-}
-
-/* ---- files: finding the binary behind a mapping ---- */
-
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return b && b[1] ? b + 1 : path;
-}
-
-static int file_eq(uint32_t id, const void *key, void *ctx)
-{
-	const sym_file *a = ((ana_sym *)ctx)->files.v[id];
-	const gtt_mapping *b = key;
-	if (a->build_id_len || b->build_id_len)
-		return a->build_id_len == b->build_id_len && memcmp(a->build_id, b->build_id, b->build_id_len) == 0;
-	return strcmp(a->path, b->path) == 0;
-}
-
-static void bid_hex(const uint8_t *bid, uint32_t len, char *out)
-{
-	for (uint32_t i = 0; i < len; i++)
-		sprintf(out + 2 * i, "%02x", bid[i]);
-	out[2 * len] = 0;
-}
-
-/* Read program headers of an ELF and check its build-id against f's. 0, or -1 with f->why. */
-static int file_check_elf(ana_sym *s, sym_file *f, int fd, const char *where)
-{
-	int rc = -1;
-	char why[512];
-	why[0] = 0;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	GElf_Ehdr eh;
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		snprintf(why, sizeof(why), "%s is not an ELF file", where);
-		goto out;
-	}
-	const void *bid = NULL;
-	ssize_t bid_len = dwelf_elf_gnu_build_id(elf, &bid);
-	if (f->build_id_len && (bid_len != (ssize_t)f->build_id_len || memcmp(bid, f->build_id, f->build_id_len))) {
-		snprintf(why, sizeof(why), "%s has a different build-id", where);
-		s->st.n_mismatch++;
-		goto out;
-	}
-	size_t phnum = 0;
-	if (elf_getphdrnum(elf, &phnum) != 0)
-		phnum = 0;
-	f->n_segs = 0;
-	for (size_t i = 0; i < phnum && f->n_segs < MAX_SEGS; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		f->segs[f->n_segs++] = (load_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags };
-	}
-	if (f->n_segs == 0) {
-		snprintf(why, sizeof(why), "%s has no loadable segments", where);
-		goto out;
-	}
-	f->et_exec = eh.e_type == ET_EXEC;
-	rc = 0;
-out:
-	if (elf)
-		elf_end(elf);
-	if (rc < 0 && why[0]) {
-		free(f->why);
-		f->why = strdup(why);
-	}
-	return rc;
-}
-
-static int file_try_path(ana_sym *s, sym_file *f, const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = file_check_elf(s, f, fd, path);
-	close(fd);
-	if (rc == 0) {
-		f->open_path = strdup(path);
-		if (!f->open_path)
-			return -1;
-	}
-	return rc;
-}
-
-static sym_archive *archive_find(ana_sym *s, const sym_file *f)
-{
-	for (size_t i = 0; i < s->archives.n; i++) {
-		sym_archive *a = &s->archives.v[i];
-		if (f->build_id_len) {
-			if (a->build_id_len == f->build_id_len && memcmp(a->build_id, f->build_id, f->build_id_len) == 0)
-				return a;
-		} else if (a->build_id_len == 0 && a->path && strcmp(a->path, f->path) == 0) {
-			return a;
-		}
-	}
-	return NULL;
-}
-
-static int file_try_archive(ana_sym *s, sym_file *f, sym_archive *a)
-{
-	/* A memfd lets every space's Dwfl map the image through its own fd (dwfl_report_elf
-	 * consumes one) while the bytes exist once. */
-	int fd = memfd_create("gt-archive", MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t done = 0;
-	while (done < a->len) {
-		ssize_t w = write(fd, a->data + done, a->len - done);
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)w;
-	}
-	char where[600];
-	snprintf(where, sizeof(where), "embedded copy of %s", f->path);
-	if (file_check_elf(s, f, fd, where) < 0) {
-		close(fd);
-		return -1;
-	}
-	f->memfd = fd;
-	return 0;
-}
-
-static void file_resolve(ana_sym *s, sym_file *f)
-{
-	char p[4096], hex[2 * GTT_BUILD_ID_MAX + 1];
-	f->resolved = 1;
-	if (!s->o.no_archive) {
-		sym_archive *a = archive_find(s, f);
-		if (a && file_try_archive(s, f, a) == 0) {
-			f->source = SRC_ARCHIVE;
-			return;
-		}
-	}
-	if (s->o.symfs && f->path[0] == '/') {
-		snprintf(p, sizeof(p), "%s%s", s->o.symfs, f->path);
-		if (file_try_path(s, f, p) == 0) {
-			f->source = SRC_SYMFS;
-			return;
-		}
-		snprintf(p, sizeof(p), "%s/%s", s->o.symfs, f->module);
-		if (file_try_path(s, f, p) == 0) {
-			f->source = SRC_SYMFS;
-			return;
-		}
-	}
-	/* The original file (when its build-id matches) before a separate debug file: it has the
-	 * unwind tables, and libdwfl still reads the debug file's symbols and DWARF beside it. */
-	if (f->path[0] == '/' && file_try_path(s, f, f->path) == 0) {
-		f->source = SRC_PATH;
-		return;
-	}
-	if (f->build_id_len > 1) {
-		bid_hex(f->build_id, f->build_id_len, hex);
-		if (s->o.symfs) {
-			snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", s->o.symfs, hex, hex + 2);
-			if (file_try_path(s, f, p) == 0) {
-				f->source = SRC_DEBUGDIR;
-				return;
-			}
-		}
-		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		if (file_try_path(s, f, p) == 0) {
-			f->source = SRC_DEBUGDIR;
-			return;
-		}
-	}
-	if (!f->why) {
-		if (f->path[0] == '/' || s->o.symfs)
-			f->why = strdup(s->o.no_archive ? "not found (archive ignored: --no-archive)"
-			                                 : "not found in the trace's archive or on disk");
-		else
-			f->why = strdup("no file behind this mapping");
-	}
-}
-
-/* The file of a mapping, created on first use (not yet resolved). NULL on ENOMEM. */
-static sym_file *file_get(ana_sym *s, const gtt_mapping *mp)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s", mp->path ? mp->path : "");
-	size_t len = strlen(path);
-	static const char deleted[] = " (deleted)";
-	if (len > sizeof(deleted) - 1 && strcmp(path + len - (sizeof(deleted) - 1), deleted) == 0)
-		path[len - (sizeof(deleted) - 1)] = 0;
-	gtt_mapping key = *mp;
-	key.path = path;
-	uint64_t h = mp->build_id_len ? ana_hash_bytes(mp->build_id, mp->build_id_len, 1)
-	                              : ana_hash_bytes(path, strlen(path), 2);
-	uint32_t *slot = ana_idtable_slot(&s->file_table, h, file_eq, &key, s);
-	if (!slot)
-		return NULL;
-	if (*slot)
-		return s->files.v[*slot - 1];
-	sym_file *f = calloc(1, sizeof(*f));
-	sym_file **e = f ? ana_vec_push(s->files) : NULL;
-	if (!e) {
-		free(f);
-		return NULL;
-	}
-	*e = f;
-	f->memfd = -1;
-	f->id = (uint32_t)s->files.n - 1;
-	f->build_id_len = mp->build_id_len;
-	memcpy(f->build_id, mp->build_id, mp->build_id_len);
-	f->path = ana_intern_str(s->m, path);
-	f->module = ana_intern_str(s->m, path[0] ? base_name(path) : "[anon]");
-	if (!f->path || !f->module)
-		return NULL;
-	*slot = f->id + 1;
-	s->file_table.n++;
-	return f;
-}
-
-static int file_bias(const sym_file *f, uint64_t start, uint64_t pgoff, uint64_t *bias)
-{
-	if (f->et_exec) {
-		*bias = 0;
-		return 0;
-	}
-	const load_seg *use = NULL;
-	for (size_t i = 0; i < f->n_segs; i++) {
-		const load_seg *g = &f->segs[i];
-		if (pgoff >= (g->offset & ~(uint64_t)0xfff) && pgoff < g->offset + g->filesz) {
-			use = g;
-			break;
-		}
-	}
-	if (use) {
-		*bias = start - pgoff + use->offset - use->vaddr;
-		return 0;
-	}
-	/* A separate debug file keeps the program headers but not the file offsets (its segments
-	 * have no file bytes): take the executable segment and assume the mapping starts it. */
-	for (size_t i = 0; i < f->n_segs; i++) {
-		const load_seg *g = &f->segs[i];
-		if ((g->flags & PF_X) && g->filesz == 0) {
-			*bias = start - (g->vaddr & ~(uint64_t)0xfff);
-			return 0;
-		}
-	}
-	return -1;
 }
 
 /* ---- address spaces ---- */
@@ -514,7 +182,7 @@ static int space_build(ana_sym *s, sym_space *sp)
 			continue;
 		if (mp->end <= mp->start)
 			continue;
-		sym_file *f = file_get(s, mp);
+		sym_file *f = ana_symf_get(s, mp);
 		if (!f) {
 			free(idx);
 			return -1;
@@ -541,10 +209,10 @@ static int space_build(ana_sym *s, sym_space *sp)
 		sym_mod *md = &sp->mods[i];
 		sym_file *f = md->file;
 		if (!f->resolved)
-			file_resolve(s, f);
+			ana_symf_resolve(s, f);
 		if (f->memfd < 0 && !f->open_path)
 			continue;
-		if (file_bias(f, md->start, md->pgoff, &md->bias) < 0) {
+		if (ana_symf_bias(f, md->start, md->pgoff, &md->bias) < 0) {
 			if (!f->why)
 				f->why = strdup("the mapping matches none of the file's loadable segments");
 			continue;
@@ -643,36 +311,12 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* Bytes at link-time address vaddr of an ELF, from the section that holds them. Sections, not
- * segments: an embedded archive keeps the original program headers but moves the section
- * contents, and a separate debug file has none. NULL when the bytes are not in the file. */
-static const uint8_t *elf_bytes_at(Elf *elf, uint64_t vaddr, size_t need)
-{
-	size_t size = 0;
-	const uint8_t *raw = elf ? (const uint8_t *)elf_rawfile(elf, &size) : NULL;
-	Elf_Scn *scn = NULL;
-	if (!raw)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS)
-			continue;
-		if (vaddr < sh.sh_addr || vaddr - sh.sh_addr > sh.sh_size || sh.sh_size - (vaddr - sh.sh_addr) < need)
-			continue;
-		uint64_t off = sh.sh_offset + (vaddr - sh.sh_addr);
-		if (off > size || size - off < need)
-			return NULL;
-		return raw + off;
-	}
-	return NULL;
-}
-
 /* Read 8 bytes at a runtime address from the mapped file (read-only data, code). */
 static bool read_file_word(const sym_mod *md, uint64_t addr, Dwarf_Word *out)
 {
 	GElf_Addr bias;
 	Elf *elf = md->dm ? dwfl_module_getelf(md->dm, &bias) : NULL;
-	const uint8_t *p = elf_bytes_at(elf, addr - md->bias, 8);
+	const uint8_t *p = ana_symf_bytes_at(elf, addr - md->bias, 8);
 	if (!p)
 		return false;
 	memcpy(out, p, 8);
@@ -816,64 +460,6 @@ static const char *die_name(Dwarf_Die *die, char **dem)
 	return n;
 }
 
-/* Start addresses of the FDEs in a file's .eh_frame_hdr search table (link-time addresses,
- * sorted), read once per file through the module's ELF. */
-static void fde_load(const sym_mod *md)
-{
-	sym_file *f = md->file;
-	GElf_Addr bias;
-	size_t phnum = 0;
-	f->fde_loaded = 1;
-	Elf *elf = dwfl_module_getelf(md->dm, &bias);
-	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
-		return;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME || ph.p_memsz < 12)
-			continue;
-		const uint8_t *h = elf_bytes_at(elf, ph.p_vaddr, 12);
-		/* version 1; eh_frame_ptr any 4-byte encoding; count udata4; table datarel sdata4 */
-		if (!h || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b || (h[1] & 0x0f) != 0x0b)
-			return;
-		uint32_t count;
-		memcpy(&count, h + 8, 4);
-		if (count == 0 || count > (1u << 26))
-			return;
-		h = elf_bytes_at(elf, ph.p_vaddr, 12 + (size_t)count * 8);
-		if (!h)
-			return;
-		f->fde_starts = malloc(count * sizeof(uint64_t));
-		if (!f->fde_starts)
-			return;
-		for (uint32_t k = 0; k < count; k++) {
-			int32_t loc;
-			memcpy(&loc, h + 12 + (size_t)k * 8, 4);
-			f->fde_starts[k] = ph.p_vaddr + (uint64_t)(int64_t)loc;
-		}
-		f->n_fde = count;
-		return;
-	}
-}
-
-/* The start of the unwind-table entry (function) containing link-time address rel, or rel. */
-static uint64_t fde_start(const sym_mod *md, uint64_t rel)
-{
-	if (!md->file->fde_loaded)
-		fde_load(md);
-	const sym_file *f = md->file;
-	if (!f->n_fde || rel < f->fde_starts[0])
-		return rel;
-	size_t lo = 0, hi = f->n_fde;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (f->fde_starts[mid] <= rel)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return f->fde_starts[lo];
-}
-
 /* Frames for one user address (inlined calls first, then the function), leaf first. */
 static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, uint32_t *out, int cap)
 {
@@ -935,7 +521,7 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 	if (!fr.name) {
 		/* no symbol: name the function by its start from the unwind tables, so that samples
 		 * anywhere in one function of a stripped library (libcuda) add up */
-		unknown_name(unknown, sizeof(unknown), md->file->module, fde_start(md, rel));
+		unknown_name(unknown, sizeof(unknown), md->file->module, ana_symf_fde_start(md, rel));
 		fr.name = unknown;
 	}
 	out[n] = ana_frame_intern(s->m, &fr);
@@ -1087,24 +673,6 @@ int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t
 
 /* ---- lifecycle ---- */
 
-int ana_sym_add_archive(ana_sym *s, const uint8_t *build_id, uint32_t build_id_len, const char *path,
-                        uint8_t *data, size_t len)
-{
-	sym_archive *a = ana_vec_push(s->archives);
-	if (!a) {
-		free(data);
-		return GTT_ENOMEM;
-	}
-	if (build_id_len > GTT_BUILD_ID_MAX)
-		build_id_len = GTT_BUILD_ID_MAX;
-	memcpy(a->build_id, build_id, build_id_len);
-	a->build_id_len = build_id_len;
-	a->path = path ? strdup(path) : NULL;
-	a->data = data;
-	a->len = len;
-	return 0;
-}
-
 static int map_cmp(const void *a, const void *b, void *ctx)
 {
 	const ana_model *m = ctx;
@@ -1178,33 +746,6 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 void ana_sym_get_stats(const ana_sym *s, ana_sym_stats *st)
 {
 	*st = s->st;
-}
-
-size_t ana_sym_missing(const ana_sym *s, const char *const **lines)
-{
-	ana_sym *w = (ana_sym *)s;
-	if (!w->missing_built) {
-		w->missing_built = 1;
-		for (size_t i = 0; i < w->files.n; i++) {
-			const sym_file *f = w->files.v[i];
-			/* pseudo-files ([vdso], anonymous JIT code) have no file to look for */
-			if (!f->hit_missing || f->path[0] != '/')
-				continue;
-			char hex[2 * GTT_BUILD_ID_MAX + 1], line[1200];
-			bid_hex(f->build_id, f->build_id_len, hex);
-			snprintf(line, sizeof(line), "no symbols for %s (build-id %s): %s", f->path[0] ? f->path : "[anon]",
-			         f->build_id_len ? hex : "none", f->why ? f->why : "unknown reason");
-			char *copy = strdup(line);
-			char **e = copy ? ana_vec_push(w->missing) : NULL;
-			if (!e) {
-				free(copy);
-				break;
-			}
-			*e = copy;
-		}
-	}
-	*lines = (const char *const *)w->missing.v;
-	return w->missing.n;
 }
 
 void ana_sym_destroy(ana_sym *s)
