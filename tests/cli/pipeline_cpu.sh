@@ -45,4 +45,4 @@ check "idle drafters finish when the producers stop" test $? -eq 0
 timeout 60 "$PL" --seconds 1 --targets 1 --drafters 2 --layers 8 --telemetry "$TMP/e.json" >"$TMP/e.out" 2>&1
 check "slow-target run exits 0" test $? -eq 0
 check "one slow target: queue at or below min_ready most of the time" \
-	python3 -c 'import json,sys; q=json.load(open(sys.argv[1]))["queue"]; sys.exit(not (q["pct_time_at_or_below_min_ready"] > 80 and q["max"] <= 10))' "$TMP/e.json"
+	python3 -c 'import json,sys; q=json.load(open(sys.argv[1]))["queue"]; sys.exit(not (q["pct_time_at_or_below_min_ready"] > 70 and q["max"] <= 12))' "$TMP/e.json"
