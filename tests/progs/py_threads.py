@@ -1,8 +1,9 @@
 """py_threads.py — many Python threads with deep stacks, for reader cost and overhead checks.
 
-usage: python py_threads.py THREADS DEPTH SECONDS [READY_FILE]
+usage: python py_threads.py THREADS DEPTH SECONDS [READY_FILE [idle]]
 THREADS threads each recurse DEPTH frames and then alternate short pure-Python work with
-short sleeps (so every thread has a live, deep stack and the GIL changes hands). The main
+short sleeps (so every thread has a live, deep stack and the GIL changes hands); with "idle"
+they only sleep there (10 ms at a time), so the main thread has the GIL to itself. The main
 thread runs a fixed pure-Python workload for SECONDS and prints "ops_per_s N" (its
 throughput, for overhead comparisons) before stopping the others.
 """
@@ -11,10 +12,15 @@ import threading
 import time
 
 stop = threading.Event()
+idle = len(sys.argv) > 5 and sys.argv[5] == "idle"
 
 
 def worker_leaf():
     x = 0
+    if idle:
+        while not stop.is_set():
+            time.sleep(0.01)
+        return x
     while not stop.is_set():
         for i in range(200):
             x += i
@@ -35,7 +41,7 @@ def main():
     threads = [threading.Thread(target=recurse, args=(depth,)) for _ in range(n_threads)]
     for t in threads:
         t.start()
-    if len(sys.argv) > 4:
+    if len(sys.argv) > 4 and sys.argv[4] != "-":
         with open(sys.argv[4] + ".tmp", "w") as f:
             f.write("main %d\n" % threading.get_native_id())
         import os
