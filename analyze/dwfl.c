@@ -91,7 +91,9 @@ static void exec_window(const ana_sym *s, uint32_t pid, uint32_t gen, uint64_t *
 static int mod_cmp(const void *a, const void *b)
 {
 	const sym_mod *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 static const sym_mod *mod_find(const sym_space *sp, uint64_t addr)
@@ -187,16 +189,24 @@ static int space_build(ana_sym *s, sym_space *sp)
 			free(idx);
 			return -1;
 		}
-		sp->mods[sp->n_mods++] = (sym_mod){ mp->start, mp->end, mp->pgoff, 0, f, NULL };
+		sp->mods[sp->n_mods] = (sym_mod){ mp->start, mp->end, mp->pgoff, 0, f, NULL, (uint32_t)i };
+		sp->n_mods++;
 	}
 	free(idx);
-	/* Sorted by start (stable on time order for equal starts); the first of overlapping
-	 * mappings wins: an exact repeat is the same mapping reported twice. */
+	/* Sorted by start, then time; of overlapping mappings the earliest recorded wins (an exact
+	 * repeat is the same mapping reported twice; another file over it means dlclose + dlopen,
+	 * which the trace cannot date without munmap records: counted for a warning). */
 	qsort(sp->mods, sp->n_mods, sizeof(*sp->mods), mod_cmp);
 	size_t k = 0;
 	for (size_t i = 0; i < sp->n_mods; i++) {
-		if (k && sp->mods[i].start < sp->mods[k - 1].end)
+		sym_mod *last = k ? &sp->mods[k - 1] : NULL;
+		if (last && sp->mods[i].start < last->end) {
+			if (sp->mods[i].file != last->file || sp->mods[i].start != last->start)
+				s->st.n_overlaps++;
+			if (sp->mods[i].order < last->order)
+				*last = sp->mods[i];
 			continue;
+		}
 		sp->mods[k++] = sp->mods[i];
 	}
 	sp->n_mods = k;

@@ -38,6 +38,7 @@ typedef struct ana_sym_stats {
 	uint64_t n_dwarf;          /* samples unwound from a stack copy */
 	uint64_t n_dwarf_errors;   /* of those, unwinds that stopped on an error */
 	uint64_t n_addr_cached;    /* distinct (binary, address) pairs symbolized */
+	uint64_t n_overlaps;       /* mappings over an earlier one of another file (the earlier is used) */
 } ana_sym_stats;
 void ana_sym_get_stats(const ana_sym *s, ana_sym_stats *st);
 /* One line per binary that could not be symbolized ("path (build-id ...): reason"), for

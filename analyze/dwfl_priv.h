@@ -49,6 +49,7 @@ typedef struct sym_mod {
 	uint64_t bias;
 	sym_file *file;
 	Dwfl_Module *dm;              /* NULL when the file has no usable ELF */
+	uint32_t order;               /* recording order among the image's mappings */
 } sym_mod;
 
 typedef struct sym_space {

@@ -642,6 +642,10 @@ static void add_warnings(loader *L)
 			else if (i == 4)
 				snprintf(names + used, sizeof(names) - used, ", ...");
 		}
+		if (p->sym_stats.n_overlaps)
+			ana_warn(m, "%" PRIu64 " mapping(s) lay over earlier ones of another file in the same process "
+			         "(dlclose + dlopen?); addresses there are named after the earlier file",
+			         p->sym_stats.n_overlaps);
 		if (n)
 			ana_warn(m, "no symbols for %zu binar%s (%s): not in the trace's archive, --symfs or on disk "
 			         "with a matching build-id; their frames show as [binary+0xOFFSET]",
