@@ -374,13 +374,8 @@ static int sample_cmp(const void *a, const void *b)
 	int c = cmp_u64(x->time_ns, y->time_ns);
 	if (c)
 		return c;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	/* equal time and thread: keep file order, which the stack id (interned in file order)
-	 * does not give; cpu then stack id make the order at least deterministic */
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+	/* equal times keep the file's order (the sort is stable) */
+	return 0;
 }
 
 static int pystack_cmp(const void *a, const void *b)
@@ -418,15 +413,45 @@ static int keyed_cmp(const void *a, const void *b)
 	return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
 }
 
-/* Sort an array unless it is already in order (the common case). */
-static void sort_if_needed(void *v, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+/* Stable merge sort of n elements of sz bytes through tmp (n * sz bytes). */
+static void merge_sort(char *v, char *tmp, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+	merge_sort(v, tmp, h, sz, cmp);
+	merge_sort(v + h * sz, tmp, n - h, sz, cmp);
+	if (cmp(v + (h - 1) * sz, v + h * sz) <= 0)
+		return;
+	size_t i = 0, j = h, k = 0;
+	while (i < h && j < n) {
+		if (cmp(v + j * sz, v + i * sz) < 0)
+			memcpy(tmp + k++ * sz, v + j++ * sz, sz);
+		else
+			memcpy(tmp + k++ * sz, v + i++ * sz, sz);
+	}
+	while (i < h)
+		memcpy(tmp + k++ * sz, v + i++ * sz, sz);
+	while (j < n)
+		memcpy(tmp + k++ * sz, v + j++ * sz, sz);
+	memcpy(v, tmp, n * sz);
+}
+
+/* Sort an array unless it is already in order (the common case); stable, so that equal keys
+ * keep the file's order and the output is deterministic. 0 or GTT_ENOMEM. */
+static int sort_if_needed(void *v, size_t n, size_t sz, int (*cmp)(const void *, const void *))
 {
 	for (size_t i = 1; i < n; i++) {
 		if (cmp((char *)v + (i - 1) * sz, (char *)v + i * sz) > 0) {
-			qsort(v, n, sz, cmp);
-			return;
+			char *tmp = malloc(n * sz);
+			if (!tmp)
+				return GTT_ENOMEM;
+			merge_sort(v, tmp, n, sz, cmp);
+			free(tmp);
+			return 0;
 		}
 	}
+	return 0;
 }
 
 static int ensure_thread(ana_model *m, uint32_t pid, uint32_t tid)
@@ -742,10 +767,13 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	if (pass2(L, errbuf, errlen) < 0)
 		goto fail;
 
-	sort_if_needed(m->samples.v, m->samples.n, sizeof(ana_sample), sample_cmp);
-	sort_if_needed(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp);
-	sort_if_needed(m->gil.v, m->gil.n, sizeof(gtt_gil), gil_cmp);
-	sort_if_needed(m->strings.v, m->strings.n, sizeof(ana_string), string_cmp);
+	if (sort_if_needed(m->samples.v, m->samples.n, sizeof(ana_sample), sample_cmp) < 0 ||
+	    sort_if_needed(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp) < 0 ||
+	    sort_if_needed(m->gil.v, m->gil.n, sizeof(gtt_gil), gil_cmp) < 0 ||
+	    sort_if_needed(m->strings.v, m->strings.n, sizeof(ana_string), string_cmp) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		goto fail;
+	}
 	fill_weights(m);
 	if (finish_threads(m) < 0 || thread_cpu_totals(m) < 0 || oncpu_totals(m) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", path);
