@@ -73,7 +73,10 @@ for c in "${CMDS[@]}"; do
 	fi
 	read -r -a words <<<"$cmd"
 	run_tool "$(control "$ikind")" "$TMP/probe-$name" "${words[@]}"
-	if [ "$rc" -ne 0 ]; then
+	if [ "$rc" -ge 124 ] || grep -aqE 'Sanitizer|runtime error' "$err"; then
+		fail "$name: crashes on a well-formed $ikind input (exit $rc: $(grep -aE -m1 'Sanitizer|runtime error' "$err" | head -c 200))"
+		continue
+	elif [ "$rc" -ne 0 ]; then
 		skip "$name: fails on a well-formed $ikind input (exit $rc: $(first_err)); not checked"
 		continue
 	fi
@@ -93,6 +96,9 @@ while read -r file cls what; do
 		label="$name $file ($cls)"
 		nerr=$(grep -c '' "$err")
 		longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$err")
+		if grep -aqE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$err"; then
+			fail "$label: $(grep -aE -m1 'ERROR: (Address|Leak)Sanitizer|runtime error' "$err" | head -c 250)"; continue
+		fi
 		if [ "$rc" -ge 124 ]; then
 			case $rc in 124|137) why="hung or ran out of time/memory (killed)" ;; *) why="killed by signal $((rc - 128))" ;; esac
 			fail "$label: $why; stderr: $(first_err)"; continue
