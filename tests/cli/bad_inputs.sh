@@ -100,7 +100,11 @@ while read -r file cls what; do
 			fail "$label: $(grep -aE -m1 'ERROR: (Address|Leak)Sanitizer|runtime error' "$err" | head -c 250)"; continue
 		fi
 		if [ "$rc" -ge 124 ]; then
-			case $rc in 124|137) why="hung or ran out of time/memory (killed)" ;; *) why="killed by signal $((rc - 128))" ;; esac
+			case $rc in
+			124|137) why="hung or ran out of time/memory (killed)" ;;
+			126|127) why="could not be run (exit $rc)" ;;
+			*) why="killed by signal $((rc - 128))" ;;
+			esac
 			fail "$label: $why; stderr: $(first_err)"; continue
 		fi
 		if [ "$rc" -eq 64 ]; then
