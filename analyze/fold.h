@@ -35,8 +35,13 @@ typedef struct ana_folded {
 /* Fold the model's samples. 0 or <0 (GTT_ENOMEM). */
 int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out);
 /* Parse folded text (FlameGraph format; lines "stack count"). Bad lines are counted in
- * *bad and the first one's number stored in *first_bad_line. 0 or <0. */
+ * *bad and the first one's number stored in *first_bad_line. 0 or <0.
+ * Lines stay in file order and are not merged (a flame chart needs the order; use
+ * ana_fold_sort_merge for the sorted form); blank lines and zero counts are skipped; blanks
+ * around the count are dropped, spaces inside the stack kept. */
 int ana_fold_parse(FILE *f, ana_folded *out, size_t *bad, size_t *first_bad_line);
+/* Sort lines by stack (byte order) and merge equal stacks, as ana_fold() returns them. 0. */
+int ana_fold_sort_merge(ana_folded *fd);
 /* Write "stack count\n" lines. */
 int ana_fold_write(const ana_folded *fd, FILE *out);
 void ana_folded_free(ana_folded *fd);
