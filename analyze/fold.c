@@ -271,23 +271,32 @@ int ana_fold_parse(FILE *f, ana_folded *out, size_t *bad, size_t *first_bad_line
 	*first_bad_line = 0;
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		/* "STACK COUNT": the count is the last field; spaces inside the stack are kept, the
+		 * blanks around the count are not (FlameGraph's own reading) */
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' ||
+		                   line[len - 1] == '\t'))
 			line[--len] = 0;
 		if (len == 0)
 			continue;
-		char *sp = strrchr(line, ' ');
-		char *end = NULL;
+		char *sp = line + len;
+		while (sp > line && sp[-1] != ' ' && sp[-1] != '\t')
+			sp--;
+		char *num = sp, *end = NULL;
+		while (sp > line && (sp[-1] == ' ' || sp[-1] == '\t'))
+			sp--;
 		unsigned long long count = 0;
-		if (sp && sp != line && sp[1]) {
+		if (sp > line && *num >= '0' && *num <= '9') {
 			errno = 0;
-			count = strtoull(sp + 1, &end, 10);
+			count = strtoull(num, &end, 10);
 		}
-		if (!sp || sp == line || !end || *end || errno || sp[1] == '-') {
+		if (sp == line || !end || *end || errno) {
 			if (!*bad)
 				*first_bad_line = lineno;
 			(*bad)++;
 			continue;
 		}
+		if (count == 0)
+			continue; /* a stack that was never sampled adds nothing */
 		*sp = 0;
 		if (out->n == lcap) {
 			lcap = lcap ? lcap * 2 : 256;
@@ -310,13 +319,17 @@ int ana_fold_parse(FILE *f, ana_folded *out, size_t *bad, size_t *first_bad_line
 	}
 	if (ferror(f))
 		rc = GTT_EIO;
-	else
-		sort_merge(out);
 out:
 	free(line);
 	if (rc < 0)
 		ana_folded_free(out);
 	return rc;
+}
+
+int ana_fold_sort_merge(ana_folded *fd)
+{
+	sort_merge(fd);
+	return 0;
 }
 
 int ana_fold_write(const ana_folded *fd, FILE *out)

@@ -145,17 +145,21 @@ int main(void)
 	check_text(m, &o, "train_step 2\n", "--python-only keeps Python frames, drops stacks without any");
 	o.python_only = 0;
 
-	/* parse: round trip, merging duplicates, bad lines counted */
-	const char *text = "b;c 2\na 1\n\nb;c 3\nno_count_here\nx y z 4\nneg -1\r\n";
+	/* parse: file order, bad lines counted, zero counts and blanks skipped; then sort + merge */
+	const char *text = "b;c 2\na 1\n\nb;c 3\nno_count_here\n x y z \t4 \r\nneg -1\r\nzero 0\n1.5x 2.5\n";
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	size_t bad, first_bad;
 	int rc = ana_fold_parse(f, &fd, &bad, &first_bad);
 	fclose(f);
 	th_check(rc == 0, "parse ok");
-	th_check(bad == 2 && first_bad == 5, "two bad lines, first at line 5 (bad=%zu first=%zu)", bad, first_bad);
-	th_check(fd.n == 3 && strcmp(fd.lines[0].stack, "a") == 0 && strcmp(fd.lines[1].stack, "b;c") == 0 &&
-	             fd.lines[1].count == 5 && strcmp(fd.lines[2].stack, "x y z") == 0 && fd.total == 10,
-	         "parsed, sorted, duplicates merged, spaces inside names kept");
+	th_check(bad == 3 && first_bad == 5, "three bad lines, first at line 5 (bad=%zu first=%zu)", bad, first_bad);
+	th_check(fd.n == 4 && strcmp(fd.lines[0].stack, "b;c") == 0 && strcmp(fd.lines[1].stack, "a") == 0 &&
+	             strcmp(fd.lines[3].stack, " x y z") == 0 && fd.lines[3].count == 4 && fd.total == 10,
+	         "parsed in file order, spaces inside the stack kept, blanks around the count dropped");
+	ana_fold_sort_merge(&fd);
+	th_check(fd.n == 3 && strcmp(fd.lines[0].stack, " x y z") == 0 && strcmp(fd.lines[1].stack, "a") == 0 &&
+	             strcmp(fd.lines[2].stack, "b;c") == 0 && fd.lines[2].count == 5 && fd.total == 10,
+	         "sort + merge: byte order, duplicates summed");
 	ana_folded_free(&fd);
 
 	char *round = fold_text(m, &o);
