@@ -259,7 +259,7 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 	if (n > shown)
 		fprintf(out, "  (%zu more threads with less activity)\n", n - shown);
 	if (idle)
-		fprintf(out, "  (%zu more threads without samples and below 0.5%% CPU)\n", idle);
+		fprintf(out, "  (%zu thread%s without samples and below 0.5%% CPU not shown)\n", idle, idle == 1 ? "" : "s");
 	free(order);
 	free(hot);
 }
