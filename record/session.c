@@ -511,7 +511,10 @@ static void python_stop(sess *s)
 	if (rec_py_stop(s->py, err, sizeof(err)) != 0) {
 		snprintf(s->py_note, sizeof(s->py_note), "%s", err);
 		s->py_failed = 1;
-	} else if (strncmp(status, "python 3", 8) == 0) {
+	} else if (strncmp(status, "python 3", 8) == 0 ||
+	           (strncmp(status, "python: ", 8) == 0 && !strstr(status, "no CPython interpreter found"))) {
+		/* a reader that ran, or a Python it had to refuse (unsupported, stripped):
+		 * the user hears of it now, not only from the trace's note */
 		snprintf(s->py_note, sizeof(s->py_note), "%s", status);
 	}
 	s->py = NULL;
