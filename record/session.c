@@ -189,6 +189,16 @@ static void write_meta(sess *s, const char *command)
 	meta(s, "nr_cpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
 	meta(s, "mode", "%s", s->launch ? "launch" : "attach");
 	meta(s, "pid", "%d", (int)s->target);
+	/* kernel addresses mean something only on the boot that recorded them */
+	char boot_id[64] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (f) {
+		if (fgets(boot_id, sizeof(boot_id), f))
+			boot_id[strcspn(boot_id, "\n")] = 0;
+		fclose(f);
+	}
+	if (boot_id[0])
+		meta(s, "boot_id", "%s", boot_id);
 }
 
 static void process_record(sess *s, uint32_t event, pid_t pid, pid_t ppid, int status, const char *comm)
@@ -512,7 +522,8 @@ static void python_stop(sess *s)
 		snprintf(s->py_note, sizeof(s->py_note), "%s", err);
 		s->py_failed = 1;
 	} else if (strncmp(status, "python 3", 8) == 0 ||
-	           (strncmp(status, "python: ", 8) == 0 && !strstr(status, "no CPython interpreter found"))) {
+	           (strncmp(status, "python: ", 8) == 0 && !strstr(status, "no CPython interpreter found") &&
+	            !strstr(status, "looking for CPython"))) {
 		/* a reader that ran, or a Python it had to refuse (unsupported, stripped):
 		 * the user hears of it now, not only from the trace's note */
 		snprintf(s->py_note, sizeof(s->py_note), "%s", status);
