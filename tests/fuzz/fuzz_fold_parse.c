@@ -1,6 +1,7 @@
 /* fuzz_fold_parse.c — libFuzzer target: the folded-stacks parser (ana_fold_parse) over arbitrary
- * bytes. The result must be sorted by stack with no duplicates, its total the sum of its counts,
- * and writing it out and parsing that again must give the same lines back with no bad line.
+ * bytes. The parser keeps file order; after ana_fold_sort_merge the result must be sorted by stack
+ * with no duplicates, its total the sum of its counts, and writing it out and parsing that again
+ * must give the same lines back, in the same order, with no bad line.
  * Seeds: .folded in testdata
  */
 #include <stdint.h>
@@ -19,7 +20,7 @@ static void parse(const void *text, size_t n, ana_folded *out, size_t *bad, size
 	FILE *f = n ? fmemopen((void *)text, n, "r") : fopen("/dev/null", "r");
 	if (!f)
 		abort();
-	if (ana_fold_parse(f, out, bad, first_bad) != 0)
+	if (ana_fold_parse(f, out, bad, first_bad) != 0 || ana_fold_sort_merge(out) != 0)
 		abort();
 	fclose(f);
 }
