@@ -794,6 +794,19 @@ int ana_cmd_import_perf(int argc, char **argv)
 	}
 	ana_perf_stats st;
 	ana_perf_import_stats(pi, &st);
+	if (st.samples == 0) {
+		/* nothing usable: one line that says so, naming the first bad line */
+		uint64_t ln = 0;
+		const char *text = "";
+		if (st.bad_lines && ana_perf_import_bad(pi, 0, &ln, &text) == 0)
+			fprintf(stderr, "gt-analyze import-perf: %s: no samples with stacks; %llu unrecognized "
+			        "lines, the first at line %llu: %.80s\n", in_path,
+			        (unsigned long long)st.bad_lines, (unsigned long long)ln, text);
+		else
+			fprintf(stderr, "gt-analyze import-perf: %s: no samples with stacks (is it `perf script` "
+			        "output of a `perf record -g` recording?)\n", in_path);
+		goto out;
+	}
 	for (size_t i = 0; i < st.bad_lines && i < MAX_BAD_KEPT; i++) {
 		uint64_t ln;
 		const char *text;
