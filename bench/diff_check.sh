@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 	return gtt_writer_close(w) < 0 ? 2 : 0;
 }
 C
-cc -O2 -D_GNU_SOURCE -Ilib -o "$TMPD/gen" "$TMPD/gen.c" lib/gtt.c -pthread || exit 2
+cc -O2 -D_GNU_SOURCE -Ilib -o "$TMPD/gen" "$TMPD/gen.c" lib/gtt.c lib/gtt_codec.c -pthread || exit 2
 "$TMPD/gen" "$TMPD/a.gtt" "$N" 1 0 && "$TMPD/gen" "$TMPD/b.gtt" "$N" 2 0 && "$TMPD/gen" "$TMPD/c.gtt" "$N" 3 0.05 || exit 2
 echo "traces: $N samples each, $(du -m "$TMPD/a.gtt" | cut -f1) MB each"
 timeit() { local t0 t1 rc; t0=$(date +%s.%N); "$@" >"$TMPD/out" 2>"$TMPD/err"; rc=$?; t1=$(date +%s.%N)
