@@ -1,7 +1,7 @@
 /* fuzz_elf.c — libFuzzer target: the recorder's ELF reader (record/elf.c) over arbitrary bytes.
  * The input becomes a file (a memfd, opened by path as the recorder opens binaries); build-id,
  * symbol lookups, load bias and the raw view must stay inside the file and never crash.
- * Seeds: ELF in build/fuzz/bin build/fuzz/tests/progs testdata
+ * Seeds: ELF in build/fuzz/obj /usr/lib/x86_64-linux-gnu/libz.so.1 /usr/bin/true
  */
 #include <stdint.h>
 #include <stdio.h>

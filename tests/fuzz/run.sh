@@ -41,7 +41,7 @@ for n in "${names[@]}"; do
 			[ "$sz" -gt "$maxlen" ] && maxlen=$sz
 			cp -f "$f" "$corpus/seed-$(sha1sum "$f" | cut -c1-16)"
 			nseed=$((nseed + 1))
-		done < <(find "$d" -type f 2>/dev/null | sort)
+		done < <(find -L "$d" -type f 2>/dev/null | sort)
 	done
 	log=$work/logs/$n.log
 	start=$(date +%s)

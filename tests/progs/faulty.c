@@ -3,8 +3,11 @@
  *   faulty spin SECONDS [THREADS]   busy threads for SECONDS, then exit 0
  *   faulty segv SECONDS             spin, then write through a null pointer (SIGSEGV)
  *   faulty exit SECONDS CODE        spin, then _exit(CODE) from a non-main thread while others run
+ * With FAULTY_CPU_FILE=PATH set, spin writes the process's CPU seconds (user+system) there
+ * at the end (bench/run.sh: intended samples = CPU time x rate).
  */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,5 +61,15 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < n_threads && i < 64; i++)
 		pthread_join(t[i], NULL);
+	const char *cpu_file = getenv("FAULTY_CPU_FILE");
+	struct rusage ru;
+	if (cpu_file && getrusage(RUSAGE_SELF, &ru) == 0) {
+		FILE *f = fopen(cpu_file, "w");
+		if (f) {
+			fprintf(f, "%.6f\n", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+			                           ru.ru_stime.tv_usec / 1e6);
+			fclose(f);
+		}
+	}
 	return 0;
 }
