@@ -20,7 +20,7 @@ static void parse(const void *text, size_t n, ana_folded *out, size_t *bad, size
 	FILE *f = n ? fmemopen((void *)text, n, "r") : fopen("/dev/null", "r");
 	if (!f)
 		abort();
-	if (ana_fold_parse(f, out, bad, first_bad) != 0 || ana_fold_sort_merge(out) != 0)
+	if (ana_fold_parse(f, out, bad, first_bad) != 0)
 		abort();
 	fclose(f);
 }
@@ -36,12 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < a.n; i++) {
 		if (!a.lines[i].stack || strchr(a.lines[i].stack, '\n'))
 			abort();
-		if (i && strcmp(a.lines[i - 1].stack, a.lines[i].stack) >= 0)
-			abort(); /* sorted, merged */
 		sum += a.lines[i].count;
 	}
 	if (sum != a.total)
 		abort();
+	if (memchr(data, 0, size)) {
+		ana_folded_free(&a);
+		return 0;
+	}
+	for (size_t i = 0; i < a.n; i++)
+		if (!a.lines[i].stack[0])
+			abort(); /* an empty stack cannot be written back */
 
 	char *text = NULL;
 	size_t len = 0;
@@ -56,6 +61,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (strcmp(a.lines[i].stack, b.lines[i].stack) != 0 || a.lines[i].count != b.lines[i].count)
 			abort();
 	free(text);
+	if (ana_fold_sort_merge(&a) != 0 || a.total != sum)
+		abort();
+	for (size_t i = 0; i < a.n; i++) {
+		if (i && strcmp(a.lines[i - 1].stack, a.lines[i].stack) >= 0)
+			abort(); /* sorted, merged */
+		if (a.lines[i].count == 0)
+			abort(); /* merging equal stacks wrapped their count around 2^64 */
+	}
 	ana_folded_free(&a);
 	ana_folded_free(&b);
 	return 0;
