@@ -170,7 +170,7 @@ static size_t read_all(const uint8_t *data, size_t size, int check_roundtrip)
 		}
 		n++;
 		touch(&rec);
-		if (check_roundtrip)
+		if (check_roundtrip && n <= 64) /* a few syscalls per record: the first ones are enough */
 			roundtrip(&rec);
 	}
 	gtt_reader_close(r);

@@ -35,10 +35,12 @@ for n in "${names[@]}"; do
 			else
 				case $f in *"$suffix") ;; *) continue ;; esac
 			fi
-			# Inputs may grow as large as the largest seed, up to 1 MiB (bigger seeds are skipped).
+			# Seeds above 1 MiB are skipped. Inputs are kept under 64 KiB (libFuzzer reads the
+			# start of a larger seed) so each run stays fast, except for ELF files, whose
+			# section headers sit at the end: there inputs may be as large as the largest seed.
 			sz=$(stat -c %s "$f")
 			[ "$sz" -le 1048576 ] || continue
-			[ "$sz" -gt "$maxlen" ] && maxlen=$sz
+			[ "$suffix" = ELF ] && [ "$sz" -gt "$maxlen" ] && maxlen=$sz
 			cp -f "$f" "$corpus/seed-$(sha1sum "$f" | cut -c1-16)"
 			nseed=$((nseed + 1))
 		done < <(find -L "$d" -type f 2>/dev/null | sort)
