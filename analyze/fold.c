@@ -123,8 +123,10 @@ static void sort_merge(ana_folded *fd)
 	size_t k = 0;
 	for (size_t i = 0; i < fd->n; i++) {
 		if (k && strcmp(fd->lines[k - 1].stack, fd->lines[i].stack) == 0) {
-			fd->lines[k - 1].count += fd->lines[i].count;
-			fd->lines[k - 1].weight_ns += fd->lines[i].weight_ns;
+			/* counts parsed from text can be anything: saturate, never wrap to a small number */
+			uint64_t c = fd->lines[k - 1].count, w = fd->lines[k - 1].weight_ns;
+			fd->lines[k - 1].count = c + fd->lines[i].count < c ? UINT64_MAX : c + fd->lines[i].count;
+			fd->lines[k - 1].weight_ns = w + fd->lines[i].weight_ns < w ? UINT64_MAX : w + fd->lines[i].weight_ns;
 			fd->lines[k - 1].cls_mask |= fd->lines[i].cls_mask;
 			free(fd->lines[i].stack);
 			continue;
