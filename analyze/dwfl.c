@@ -276,11 +276,25 @@ static sym_space *space_get(ana_sym *s, uint32_t pid, uint64_t t)
 	sp->pid = pid;
 	sp->gen = gen;
 	sp->sym = s;
+	sp->id = (uint32_t)s->spaces.n;
 	*slot = (uint32_t)s->spaces.n;
 	s->space_table.n++;
 	if (space_build(s, sp) < 0)
 		return NULL;
 	return sp;
+}
+
+uint32_t ana_sym_space_id(ana_sym *s, uint32_t pid, uint64_t time_ns)
+{
+	/* without execs a pid has one image: remember the last one asked for */
+	if (!s->n_execs && s->last_space && pid == s->last_pid)
+		return s->last_space;
+	sym_space *sp = space_get(s, pid, time_ns);
+	if (!sp)
+		return 0;
+	s->last_pid = pid;
+	s->last_space = sp->id;
+	return sp->id;
 }
 
 /* ---- unwinding callbacks ---- */
@@ -608,6 +622,11 @@ static int sym_user(ana_sym *s, sym_space *sp, uint64_t pc, uint32_t *out, size_
 static uint32_t sym_kernel(ana_sym *s, uint64_t pc)
 {
 	const char *name, *module;
+	if (!s->ksym_tried) {
+		/* read /proc/kallsyms (tens of thousands of lines) only for a trace with kernel frames */
+		s->ksym_tried = 1;
+		s->ksym = ana_ksym_load(ana_meta_get(s->m, "boot_id"));
+	}
 	if (s->ksym && ana_ksym_lookup(s->ksym, pc, &name, &module) == 0) {
 		ana_frame fr = { .name = name, .module = module, .kind = ANA_FRAME_KERNEL };
 		return ana_frame_intern(s->m, &fr);
@@ -748,8 +767,6 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 			}
 		qsort(s->execs, s->n_execs, 2 * sizeof(uint64_t), exec_cmp);
 	}
-	if (o->kernel)
-		s->ksym = ana_ksym_load(ana_meta_get(m, "boot_id"));
 	return s;
 }
 

@@ -30,6 +30,10 @@ int ana_sym_add_archive(ana_sym *s, const uint8_t *build_id, uint32_t build_id_l
  * of frames (0 when nothing is known) or <0 on ENOMEM; *unwind_ok = 1 when the user stack
  * reached its root. */
 int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, int *unwind_ok);
+/* The address space (process image) a sample of pid at time_ns is symbolized in, as a number
+ * > 0: equal numbers give equal ana_sym_sample results for equal callchains without registers.
+ * Creates the space on first use; 0 on ENOMEM. */
+uint32_t ana_sym_space_id(ana_sym *s, uint32_t pid, uint64_t time_ns);
 /* Counters for the report and warnings. */
 typedef struct ana_sym_stats {
 	uint64_t n_files;          /* distinct binaries that samples hit */

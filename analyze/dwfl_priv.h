@@ -55,6 +55,7 @@ typedef struct sym_mod {
 typedef struct sym_space {
 	uint32_t pid;
 	uint32_t gen;                 /* image of the pid: number of execs before */
+	uint32_t id;                  /* index in the symbolizer's spaces + 1 */
 	struct ana_sym *sym;
 	Dwfl *dwfl;
 	int attach;                   /* 0 not tried, 1 attached, -1 failed */
@@ -86,7 +87,9 @@ struct ana_sym {
 	uint32_t *map_order;          /* mapping indices sorted by (pid, time) */
 	uint64_t *execs;              /* exec events sorted by (pid, time): [2i] pid, [2i+1] time */
 	size_t n_execs;
+	uint32_t last_pid, last_space;   /* ana_sym_space_id's memo (no execs only) */
 	ana_ksym *ksym;
+	int ksym_tried;               /* kernel symbols are read at the first kernel frame */
 	uint32_t kernel_frame, unknown_frame;
 	ANA_VEC(char *) missing;
 	int missing_built;

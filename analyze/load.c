@@ -26,12 +26,36 @@ typedef struct pending_archive {
 	int bad;
 } pending_archive;
 
+/* A distinct callchain of samples without registers (frame-pointer callchains): pass 1
+ * interns them, pass 2 symbolizes each once per address space. */
+typedef struct chain {
+	uint32_t pid, n_kernel, n_user;
+	uint32_t space;        /* address space of the cached result + 1, 0 none yet */
+	uint32_t stack_id;     /* cached result */
+	uint8_t ok;
+	size_t off;            /* ips in loader.chain_ips */
+} chain;
+
+/* Where pass 2 finds a sample it has to decode again (registers and stack copies): the
+ * payload in the reader's memory, checked in pass 1. */
+typedef struct raw_sample {
+	const uint8_t *payload;
+	uint32_t len;
+} raw_sample;
+
+/* At most this many callchain words are kept for interning (the rest is decoded again). */
+#define MAX_CHAIN_WORDS (16u << 20)
+
 typedef struct loader {
 	ana_model *m;
 	const ana_opts *o;
 	gtt_reader *r;
 	ana_sym *sym;
 	ANA_VEC(pending_archive) archives;
+	ANA_VEC(chain) chains;
+	ANA_VEC(uint64_t) chain_ips;
+	ana_idtable chain_table;
+	ANA_VEC(raw_sample) raws;
 	uint64_t n_samples_seen;
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
@@ -106,6 +130,83 @@ static int add_archive_piece(loader *L, const gtt_archive *a)
 	return 0;
 }
 
+static int chain_eq(uint32_t id, const void *key, void *ctx)
+{
+	const loader *L = ctx;
+	const chain *c = &L->chains.v[id];
+	const gtt_sample *s = key;
+	size_t nw = (size_t)s->n_kernel + s->n_user;
+	return c->pid == s->pid && c->n_kernel == s->n_kernel && c->n_user == s->n_user &&
+	       (!nw || memcmp(L->chain_ips.v + c->off, s->ips, nw * sizeof(uint64_t)) == 0);
+}
+
+static uint64_t chain_hash(const gtt_sample *s, size_t nw)
+{
+	uint64_t h = ((uint64_t)s->pid << 32 | s->n_kernel) ^ ((uint64_t)s->n_user << 48);
+	for (size_t i = 0; i < nw; i++) {
+		h = (h ^ s->ips[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return ana_hash_u64(h);
+}
+
+/* A sample of pass 1: its figures go to the model now; its stack is made in pass 2, from its
+ * interned callchain (stack_id holds the chain's id meanwhile) or from its payload decoded
+ * again (stack_id ANA_NO_ID, the payload in L->raws in file order). 0 or GTT_ENOMEM. */
+static int take_sample(loader *L, const gtt_record *rec)
+{
+	const gtt_sample *s = &rec->u.sample;
+	ana_sample *e = ana_vec_push(L->m->samples);
+	if (!e)
+		return GTT_ENOMEM;
+	e->time_ns = s->time_ns;
+	e->weight_ns = s->period_ns;
+	e->pid = s->pid;
+	e->tid = s->tid;
+	e->cpu = s->cpu;
+	e->stack_id = ANA_NO_ID;
+	e->cls = ANA_CLASS_NONPY;
+	size_t nw = (size_t)s->n_kernel + s->n_user;
+	if (!(s->flags & GTT_SAMPLE_REGS) && L->chain_ips.n + nw <= MAX_CHAIN_WORDS) {
+		/* symbolization reads only pid, time and the callchain of such a sample */
+		uint32_t *slot = ana_idtable_slot(&L->chain_table, chain_hash(s, nw), chain_eq, s, L);
+		if (!slot)
+			return GTT_ENOMEM;
+		if (!*slot) {
+			chain *c = ana_vec_push(L->chains);
+			if (!c)
+				return GTT_ENOMEM;
+			c->pid = s->pid;
+			c->n_kernel = s->n_kernel;
+			c->n_user = s->n_user;
+			c->off = L->chain_ips.n;
+			if (L->chain_ips.n + nw > L->chain_ips.cap) {
+				size_t cap = L->chain_ips.cap ? L->chain_ips.cap : 4096;
+				while (cap < L->chain_ips.n + nw)
+					cap *= 2;
+				uint64_t *v = realloc(L->chain_ips.v, cap * sizeof(*v));
+				if (!v)
+					return GTT_ENOMEM;
+				L->chain_ips.v = v;
+				L->chain_ips.cap = cap;
+			}
+			if (nw)
+				memcpy(L->chain_ips.v + L->chain_ips.n, s->ips, nw * sizeof(uint64_t));
+			L->chain_ips.n += nw;
+			*slot = (uint32_t)L->chains.n;
+			L->chain_table.n++;
+		}
+		e->stack_id = *slot - 1;
+		return 0;
+	}
+	raw_sample *r = ana_vec_push(L->raws);
+	if (!r)
+		return GTT_ENOMEM;
+	r->payload = rec->raw;
+	r->len = rec->len;
+	return 0;
+}
+
 /* Store one record of pass 1. 0 or GTT_ENOMEM. */
 static int take_record(loader *L, const gtt_record *rec)
 {
@@ -172,7 +273,7 @@ static int take_record(loader *L, const gtt_record *rec)
 	case GTT_REC_SAMPLE:
 		see_time(m, rec->u.sample.time_ns);
 		L->n_samples_seen++;
-		return 0;
+		return take_sample(L, rec);
 	case GTT_REC_SWITCH: {
 		gtt_switch *e = ana_vec_push(m->switches);
 		if (!e)
@@ -329,39 +430,59 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* Symbolize and unwind every sample (read in pass 1) and intern its stack. */
 static int pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
 	gtt_record rec;
-	int rc;
-	uint64_t done = 0;
-	gtt_reader_rewind(L->r);
-	while ((rc = gtt_reader_next(L->r, &rec)) != 0) {
-		if (rc < 0)
-			continue; /* already judged in pass 1 */
-		if (rec.tag != GTT_REC_SAMPLE)
-			continue;
-		const gtt_sample *s = &rec.u.sample;
-		int ok = 0;
-		int n = ana_sym_sample(L->sym, s, L->frames, MAX_DEPTH, &ok);
-		uint32_t sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
-		ana_sample *e = sid == ANA_NO_ID ? NULL : ana_vec_push(m->samples);
-		if (!e) {
-			snprintf(errbuf, errlen, "%s: out of memory", m->path);
-			return GTT_ENOMEM;
+	void *scratch = NULL;
+	size_t scratch_cap = 0, next_raw = 0;
+	int rc = 0;
+	for (size_t i = 0; i < m->samples.n; i++) {
+		ana_sample *e = &m->samples.v[i];
+		int ok = 0, n;
+		uint32_t sid;
+		if (e->stack_id != ANA_NO_ID) {
+			chain *c = &L->chains.v[e->stack_id];
+			uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
+			if (!space)
+				goto nomem;
+			if (c->space != space) {
+				gtt_sample smp = { .time_ns = e->time_ns, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
+				                   .n_kernel = c->n_kernel, .n_user = c->n_user,
+				                   .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
+				n = ana_sym_sample(L->sym, &smp, L->frames, MAX_DEPTH, &ok);
+				sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
+				if (sid == ANA_NO_ID)
+					goto nomem;
+				c->space = space;
+				c->stack_id = sid;
+				c->ok = (uint8_t)ok;
+			}
+			sid = c->stack_id;
+			ok = c->ok;
+		} else {
+			const raw_sample *r = &L->raws.v[next_raw++];
+			/* the same bytes decoded in pass 1: no new error is possible but ENOMEM */
+			if (gtt_decode(GTT_REC_SAMPLE, r->payload, r->len, &rec, &scratch, &scratch_cap) < 0)
+				goto nomem;
+			n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, &ok);
+			sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
+			if (sid == ANA_NO_ID)
+				goto nomem;
 		}
-		e->time_ns = s->time_ns;
-		e->weight_ns = s->period_ns;
-		e->pid = s->pid;
-		e->tid = s->tid;
-		e->cpu = s->cpu;
 		e->stack_id = sid;
-		e->cls = ANA_CLASS_NONPY;
 		e->unwind_ok = (uint8_t)ok;
-		if ((++done & 0x3ff) == 0)
-			progress(L, "symbolizing", done, L->n_samples_seen);
+		if (((i + 1) & 0x3ff) == 0)
+			progress(L, "symbolizing", i + 1, L->n_samples_seen);
 	}
-	return 0;
+	goto out;
+nomem:
+	snprintf(errbuf, errlen, "%s: out of memory", m->path);
+	rc = GTT_ENOMEM;
+out:
+	free(scratch);
+	return rc;
 }
 
 /* ---- derived figures ---- */
@@ -477,9 +598,22 @@ static const char *process_comm(const ana_model *m, uint32_t pid)
 
 static int finish_threads(ana_model *m)
 {
-	for (size_t i = 0; i < m->samples.n; i++)
-		if (ensure_thread(m, m->samples.v[i].pid, m->samples.v[i].tid) < 0)
+	/* each sample's thread through a small direct-mapped cache of (pid, tid) -> index: samples
+	 * of a few threads interleave, and a search per sample costs more than the rest */
+	enum { TCACHE = 256 };
+	struct { uint32_t pid, tid, idx, used; } tc[TCACHE];
+	memset(tc, 0, sizeof(tc));
+	for (size_t i = 0; i < m->samples.n; i++) {
+		const ana_sample *s = &m->samples.v[i];
+		size_t h = (s->tid * 31u + s->pid) & (TCACHE - 1);
+		if (tc[h].used && tc[h].pid == s->pid && tc[h].tid == s->tid)
+			continue;
+		if (ensure_thread(m, s->pid, s->tid) < 0)
 			return GTT_ENOMEM;
+		tc[h].used = 1;
+		tc[h].pid = s->pid;
+		tc[h].tid = s->tid;
+	}
 	for (size_t i = 0; i < m->thread_cpu.n; i++)
 		if (ensure_thread(m, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
 			return GTT_ENOMEM;
@@ -511,10 +645,19 @@ static int finish_threads(ana_model *m)
 		if (!t->name)
 			return GTT_ENOMEM;
 	}
+	/* threads do not move any more: the cache holds indices now */
+	memset(tc, 0, sizeof(tc));
 	for (size_t i = 0; i < m->samples.n; i++) {
 		ana_sample *s = &m->samples.v[i];
-		ana_thread *t = ana_thread_find(m, s->pid, s->tid);
-		s->thread_idx = (uint32_t)(t - m->threads.v);
+		size_t h = (s->tid * 31u + s->pid) & (TCACHE - 1);
+		if (!tc[h].used || tc[h].pid != s->pid || tc[h].tid != s->tid) {
+			tc[h].used = 1;
+			tc[h].pid = s->pid;
+			tc[h].tid = s->tid;
+			tc[h].idx = (uint32_t)(ana_thread_find(m, s->pid, s->tid) - m->threads.v);
+		}
+		ana_thread *t = &m->threads.v[tc[h].idx];
+		s->thread_idx = tc[h].idx;
 		t->n_samples++;
 		t->sampled_ns += s->weight_ns;
 	}
@@ -685,6 +828,10 @@ static void loader_cleanup(loader *L)
 		free(L->archives.v[i].data);
 	}
 	free(L->archives.v);
+	free(L->chains.v);
+	free(L->chain_ips.v);
+	ana_idtable_free(&L->chain_table);
+	free(L->raws.v);
 	ana_sym_destroy(L->sym);
 	gtt_reader_close(L->r);
 	if (L->progress_shown)

@@ -94,6 +94,19 @@ uint64_t ana_hash_bytes(const void *p, size_t len, uint64_t h)
 	return ana_hash_u64(h);
 }
 
+uint64_t ana_hash_words(const void *p, size_t n_words, uint64_t h)
+{
+	/* a multiply-xorshift step per 32-bit word (callchains, frame id lists): several times
+	 * faster than byte-wise FNV on these keys, and mixed by ana_hash_u64 at the end */
+	const uint32_t *w = p;
+	h ^= 0x9e3779b97f4a7c15ull * (n_words + 1);
+	for (size_t i = 0; i < n_words; i++) {
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return ana_hash_u64(h);
+}
+
 uint64_t ana_hash_u64(uint64_t x)
 {
 	x ^= x >> 33;
@@ -249,7 +262,7 @@ uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n)
 	if (!p)
 		return ANA_NO_ID;
 	struct stack_key k = { frames, n };
-	uint32_t *slot = ana_idtable_slot(&p->stack_table, ana_hash_bytes(frames, n * sizeof(uint32_t), n),
+	uint32_t *slot = ana_idtable_slot(&p->stack_table, ana_hash_words(frames, n, n),
 	                                  stack_eq, &k, m);
 	if (!slot)
 		return ANA_NO_ID;

@@ -15,6 +15,8 @@ void ana_arena_free(ana_arena *a);
 
 uint64_t ana_hash_u64(uint64_t x);
 uint64_t ana_hash_bytes(const void *p, size_t len, uint64_t seed);
+/* Hash of n_words 32-bit words at p (4-aligned), for callchains and frame id lists. */
+uint64_t ana_hash_words(const void *p, size_t n_words, uint64_t seed);
 
 /* Open-addressing set of ids; slots hold id + 1 (0 = empty). The caller owns the elements. */
 typedef struct ana_idtable {
