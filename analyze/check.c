@@ -291,7 +291,7 @@ int ana_cmd_check(int argc, char **argv)
 		co.only = &re;
 	}
 	const char *np = argv[optind];
-	if (!(g = ana_profile_load(golden, &ao, err, sizeof(err))) || !(n = ana_profile_load(np, &ao, err, sizeof(err)))) {
+	if (ana_profile_load2(golden, np, &ao, &g, &n, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gt-analyze check: %s\n", err);
 		goto out;
 	}

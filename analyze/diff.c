@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,6 +340,54 @@ out:
 	return p;
 }
 
+struct load_job {
+	const char *path;
+	ana_opts o;
+	ana_profile *p;
+	char err[600];
+};
+
+static void *load_job_run(void *arg)
+{
+	struct load_job *j = arg;
+	j->p = ana_profile_load(j->path, &j->o, j->err, sizeof(j->err));
+	return NULL;
+}
+
+int ana_profile_load2(const char *pa, const char *pb, ana_opts *o, ana_profile **a, ana_profile **b, char *err,
+                      size_t errlen)
+{
+	struct load_job *jb = calloc(1, sizeof(*jb));
+	pthread_t th;
+	int threaded = 0;
+	*a = *b = NULL;
+	if (!jb) {
+		snprintf(err, errlen, "out of memory");
+		return GTT_ENOMEM;
+	}
+	jb->path = pb;
+	jb->o = *o;
+	jb->o.progress = 0; /* one progress line on the terminal: BASE's */
+	/* stdin can be read once: a "-" side loads alone */
+	if (strcmp(pa, "-") != 0 && strcmp(pb, "-") != 0)
+		threaded = pthread_create(&th, NULL, load_job_run, jb) == 0;
+	*a = ana_profile_load(pa, o, err, errlen);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (*a)
+		load_job_run(jb);
+	*b = jb->p;
+	if (*a && !*b)
+		snprintf(err, errlen, "%s", jb->err);
+	free(jb);
+	if (*a && *b)
+		return 0;
+	ana_profile_free(*a);
+	ana_profile_free(*b);
+	*a = *b = NULL;
+	return -1;
+}
+
 uint64_t ana_profile_samples(const ana_profile *p) { return p->n; }
 const char *ana_profile_program(const ana_profile *p) { return p->program; }
 int ana_profile_has_gil(const ana_profile *p) { return p->has_gil; }
@@ -667,7 +716,7 @@ int ana_cmd_diff(int argc, char **argv)
 	if (argc - optind != 2)
 		return ana_cli_usage_error("diff", "wants BASE and NEW");
 	const char *pa = argv[optind], *pb = argv[optind + 1];
-	if (!(a = ana_profile_load(pa, &ao, err, sizeof(err))) || !(b = ana_profile_load(pb, &ao, err, sizeof(err)))) {
+	if (ana_profile_load2(pa, pb, &ao, &a, &b, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gt-analyze diff: %s\n", err);
 		goto out;
 	}

@@ -21,6 +21,11 @@ ana_profile *ana_profile_from_folded(const ana_folded *fd, const char *path);
 /* Load PATH: a .gtt trace (by its magic) or folded text. NULL with a one-line reason in err
  * (unreadable, newer format version, not a trace nor folded stacks, no samples). */
 ana_profile *ana_profile_load(const char *path, ana_opts *o, char *err, size_t errlen);
+/* Load BASE and NEW (as ana_profile_load), on two threads: each model has its own reader and
+ * symbolizer. 0, or -1 with both NULL and the reason of the first failing side (BASE's when
+ * both fail) in err. o->progress is shown for BASE only. */
+int ana_profile_load2(const char *pa, const char *pb, ana_opts *o, ana_profile **a, ana_profile **b, char *err,
+                      size_t errlen);
 void ana_profile_free(ana_profile *p);
 
 uint64_t ana_profile_samples(const ana_profile *p);
