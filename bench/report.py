@@ -11,6 +11,13 @@ import subprocess
 import sys
 
 res_path, notes_path, doc_path, reps, steps, rounds, perf, fg, austin = sys.argv[1:10]
+# when and on what the measurements were taken (written by run.sh before it starts)
+meta = {}
+meta_path = os.path.join(os.path.dirname(res_path), "meta.txt")
+if os.path.exists(meta_path):
+    for line in open(meta_path):
+        k, _, v = line.rstrip("\n").partition(" ")
+        meta[k] = v
 data = {}  # (section, config) -> {metric: value}
 for line in open(res_path):
     sec, cfg, metric, value = line.rstrip("\n").split("\t")
@@ -78,9 +85,9 @@ def distro():
 
 L = []
 w = L.append
-now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-commit = sh("git rev-parse --short HEAD") + (" (with uncommitted changes)" if sh("git status --porcelain --untracked-files=no") else "")
-w("# Performance, measured side by side")
+now = meta.get("date") or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+commit = meta.get("commit") or sh("git rev-parse --short HEAD")
+w("## `make bench`: gt against perf, FlameGraph and Austin, side by side")
 w("")
 w("Written by `make bench` (bench/run.sh, bench/report.py): every number below was measured in one")
 w("run on the machine named here, each configuration repeated %s times with the order rotating" % reps)
@@ -109,7 +116,7 @@ w("spread between min and max shows how much there was.")
 w("")
 
 # ---- 1. overhead ----
-w("## Recorder overhead on `gt-pipeline --backend cpu --steps %s`" % steps)
+w("### Recorder overhead on `gt-pipeline --backend cpu --steps %s`" % steps)
 w("")
 w("The reference pipeline (5 targets + 3 drafters: 9 threads on %d CPUs) does a fixed amount of" % (os.cpu_count() or 0))
 w("work. *Slowdown* is the pipeline's own tokens/s without a profiler divided by its tokens/s under")
@@ -146,7 +153,7 @@ w("Baseline: %s tokens/s (min / median / max)." % mmm(base_tps, "%.0f"))
 w("")
 
 # ---- 2. achieved vs intended ----
-w("## Achieved vs intended samples, more busy threads than CPUs")
+w("### Achieved vs intended samples, more busy threads than CPUs")
 w("")
 w("`tests/progs/faulty spin 2 N` keeps 4 x CPUs threads busy for 2 s; intended samples = the process's")
 w("CPU time (getrusage) x 999 Hz, achieved = samples in the recording (fp call graphs).")
@@ -161,7 +168,7 @@ for cfg, name in (("gt", "gt-record"), ("perf", "perf record")):
 w("")
 
 # ---- 3. analysis throughput ----
-w("## Analysis throughput: samples to folded stacks")
+w("### Analysis throughput: samples to folded stacks")
 w("")
 w("The same pipeline run recorded at 999 Hz by each tool; `gt-analyze fold TRACE` against")
 w("`perf script | stackcollapse-perf.pl` (symbolization included on both sides; gt-analyze reads the")
@@ -187,7 +194,7 @@ for cg in ("fp", "dwarf"):
 w("")
 
 # ---- 4. bytes per sample ----
-w("## Trace bytes per sample")
+w("### Trace bytes per sample")
 w("")
 w("Same recordings. gt traces embed the symbols of every binary that a sample hit (so they analyze")
 w("on another machine); the `--no-archive` row is a second recording without them. perf.data holds")
@@ -204,7 +211,7 @@ for cg in ("fp", "dwarf"):
 w("")
 
 # ---- 5. render ----
-w("## Flame graph rendering against flamegraph.pl")
+w("### Flame graph rendering against flamegraph.pl")
 w("")
 lines = data.get(("render", "input"), {}).get("lines", 0)
 w("Input: the folded stacks (with `--threads` roots) of the DWARF recording above, %.0f lines." % lines)
@@ -223,13 +230,13 @@ w("")
 
 # ---- 6. Python ----
 pyvers = sorted({sec.split("-", 1)[1] for sec, _ in data if sec.startswith("python-")})
-w("## Python: sampling cost and agreement against Austin")
+w("### Python: sampling cost and agreement against Austin")
 w("")
 if not pyvers:
     w("Not measured (no Python interpreter found).")
 for v in pyvers:
     sec = "python-" + v
-    w("### CPython %s, `bench/pywork.py %s`" % (v, rounds))
+    w("#### CPython %s, `bench/pywork.py %s`" % (v, rounds))
     w("")
     w("Pure-Python CPU work, one thread: per round alpha 6 units, beta 3, gamma -> delta 1. Cost: the")
     w("workload's own wall time under the profiler over its time alone, minus one (paired).")
@@ -283,4 +290,13 @@ if not austin:
     w("(`gcc -O3 -pthread src/*.c` of its `austin_SOURCES`) and set AUSTIN=/path/to/austin.")
     w("")
 
-open(doc_path, "w").write("\n".join(L) + "\n")
+# The section between the markers is ours; the rest of the document (other benchmarks) is kept.
+BEGIN = "<!-- begin: written by make bench (bench/run.sh, bench/report.py); edit those, not this -->"
+END = "<!-- end: make bench -->"
+body = BEGIN + "\n" + "\n".join(L) + "\n" + END + "\n"
+old = open(doc_path).read() if os.path.exists(doc_path) else "# Performance\n\n"
+if BEGIN in old and END in old:
+    new = old[:old.index(BEGIN)] + body + old[old.index(END) + len(END):].lstrip("\n")
+else:
+    new = old.rstrip("\n") + "\n\n" + body
+open(doc_path, "w").write(new)

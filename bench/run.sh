@@ -2,7 +2,8 @@
 # run.sh — the benchmark suite (`make bench`): every number a ratio against another tool measured
 # side by side in the same run, each configuration repeated (BENCH_REPS, default 5; the order
 # rotates every repetition so drift hits all configurations alike), reported as min/median/max.
-# Writes docs/PERFORMANCE.md (machine, date, commit, tool versions, tables) and keeps the raw
+# Writes its section of docs/PERFORMANCE.md (between the "make bench" markers; the rest of the
+# file is kept) with machine, date, commit, tool versions and tables, and keeps the raw
 # measurements in $BUILD/bench/results.tsv. Benchmarks never fail on a number: the exit status
 # is 0 unless the suite itself could not run.
 #
@@ -53,6 +54,10 @@ perf_samples() { "$PERF" script -F tid -i "$1" 2>/dev/null | wc -l; }
 progress() { printf 'bench: %s\n' "$*" >&2; }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
+{
+	echo "date $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "commit $(git rev-parse --short HEAD 2>/dev/null)$([ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && echo ' (with uncommitted changes)')"
+} >"$W/meta.txt"
 
 # ---- 1. recorder overhead on gt-pipeline --backend cpu ----
 PL=("$B/gt-pipeline" --backend cpu --steps "$STEPS" --quiet)
@@ -176,4 +181,4 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
 
 progress "writing $DOC"
 python3 "$ROOT/bench/report.py" "$RES" "$NOTES" "$DOC" "$REPS" "$STEPS" "$ROUNDS" "${PERF:-}" "${FG:-}" "${AUSTIN:-}" || exit 2
-cat "$DOC"
+sed -n '/^<!-- begin: written by make bench/,/^<!-- end: make bench -->/p' "$DOC"
