@@ -1,9 +1,11 @@
 /* test_diff.c — proportion test numbers, diff of folded profiles (self/total, sorting,
- * significance, perf-period scaling), check's tolerance/significance/--only, JUnit text. */
+ * significance, perf-period scaling), check's tolerance/significance/--only, JUnit text, and
+ * loading both sides on two threads. */
 #include <math.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "diff.h"
@@ -126,9 +128,60 @@ static void test_diff(void)
 	ana_profile_free(mv);
 }
 
+/* ana_profile_load2 (BASE and NEW on two threads) gives what two ana_profile_load calls give,
+ * and reports the failing side's reason (BASE's when both fail). */
+static void test_load2(void)
+{
+	char dir[] = "/tmp/test_diff.XXXXXX", pa[64], pb[64], pm[64], err[600], err1[600];
+	th_check(mkdtemp(dir) != NULL, "temporary directory");
+	snprintf(pa, sizeof(pa), "%s/a.fold", dir);
+	snprintf(pb, sizeof(pb), "%s/b.fold", dir);
+	snprintf(pm, sizeof(pm), "%s/missing.fold", dir);
+	FILE *f = fopen(pa, "w");
+	fputs(base_txt, f);
+	fclose(f);
+	f = fopen(pb, "w");
+	fputs(moved_txt, f);
+	fclose(f);
+	ana_opts o;
+	ana_opts_init(&o);
+	ana_profile *a = NULL, *b = NULL;
+	th_check(ana_profile_load2(pa, pb, &o, &a, &b, err, sizeof(err)) == 0 && a && b, "load2 loads both sides");
+	ana_profile *a1 = ana_profile_load(pa, &o, err1, sizeof(err1)), *b1 = ana_profile_load(pb, &o, err1, sizeof(err1));
+	ana_diff d2, d1;
+	th_check(a && b && a1 && b1 && ana_diff_compute(a, b, 0.001, &d2) == 0 && ana_diff_compute(a1, b1, 0.001, &d1) == 0,
+	         "both ways compare");
+	int same = a && b && a1 && b1 && d1.n == d2.n && d1.base_n == d2.base_n && d1.new_n == d2.new_n;
+	for (size_t i = 0; same && i < d1.n; i++)
+		same = strcmp(d1.rows[i].name, d2.rows[i].name) == 0 && d1.rows[i].base_self == d2.rows[i].base_self &&
+		       d1.rows[i].new_self == d2.rows[i].new_self && d1.rows[i].new_total == d2.rows[i].new_total;
+	th_check(same, "load2 and two sequential loads give the same diff (%zu rows)", d1.n);
+	if (a && b && a1 && b1) {
+		ana_diff_free(&d1);
+		ana_diff_free(&d2);
+	}
+	ana_profile_free(a);
+	ana_profile_free(b);
+	ana_profile_free(a1);
+	ana_profile_free(b1);
+
+	th_check(ana_profile_load2(pa, pm, &o, &a, &b, err, sizeof(err)) < 0 && !a && !b && strstr(err, "missing.fold"),
+	         "NEW unreadable: fails naming NEW (%s)", err);
+	th_check(ana_profile_load2(pm, pb, &o, &a, &b, err, sizeof(err)) < 0 && !a && !b && strstr(err, "missing.fold"),
+	         "BASE unreadable: fails naming BASE (%s)", err);
+	char pm2[80];
+	snprintf(pm2, sizeof(pm2), "%s/other.fold", dir);
+	th_check(ana_profile_load2(pm, pm2, &o, &a, &b, err, sizeof(err)) < 0 && strstr(err, "missing.fold") &&
+	         !strstr(err, "other.fold"), "both unreadable: BASE's reason (%s)", err);
+	unlink(pa);
+	unlink(pb);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_stats();
 	test_diff();
+	test_load2();
 	return th_report();
 }
