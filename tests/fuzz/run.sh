@@ -16,11 +16,11 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
 	for f in tests/fuzz/fuzz_*.c; do names+=("$(basename "$f" .c)"); done
 fi
-failed=0
+failed=0 npass=0 nfail=0
 for n in "${names[@]}"; do
 	bin=$FUZZ_DIR/$n
 	if [ ! -x "$bin" ]; then
-		echo "fuzz $n: not built ($bin missing)"; failed=1; continue
+		echo "fuzz $n: not built ($bin missing)"; failed=1; nfail=$((nfail + 1)); continue
 	fi
 	corpus=$work/corpus/$n
 	mkdir -p "$corpus"
@@ -56,9 +56,15 @@ for n in "${names[@]}"; do
 		"${runs:-?}" "${cov:-cov: ?}" "$(ls "$corpus" | wc -l)" "$nseed" "$rc"
 	if [ "$rc" -ne 0 ]; then
 		failed=1
+		nfail=$((nfail + 1))
+	else
+		npass=$((npass + 1))
+	fi
+	if [ "$rc" -ne 0 ]; then
 		grep -E '^(==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' "$log" | head -5 | sed 's/^/    /'
 		art=$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)
 		[ -n "$art" ] && echo "    reproduce: $bin $art   (log: $log)"
 	fi
 done
+echo "fuzz: $npass passed, $nfail failed"
 exit $failed
