@@ -203,16 +203,23 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 
 /* ---- line tables ---- */
 
+/* A line as the decoders return it: a torn or garbage table can sum its deltas to anything,
+ * so the running line is kept in 64 bits (each byte adds at most 2^29: no table under 2^33
+ * bytes can overflow that) and anything outside [0, INT32_MAX] is "unknown" (-1). */
+static int line_result(int64_t line)
+{
+	return line < 0 || line > INT32_MAX ? -1 : (int)line;
+}
+
 /* 3.10 (PEP 626): byte pairs (start delta in bytes, signed line delta; -128 = no line). */
 static int line_310(const uint8_t *tab, size_t len, int firstlineno, int64_t index)
 {
-	int64_t addr = index * 2, start, end = 0;
-	int line = firstlineno;
+	int64_t addr = index * 2, start, end = 0, line = firstlineno;
 	size_t i;
 
 	for (i = 0; i + 1 < len; i += 2) {
 		int ldelta = (int8_t)tab[i + 1];
-		int cur;
+		int64_t cur;
 
 		start = end;
 		end = start + tab[i];
@@ -223,7 +230,7 @@ static int line_310(const uint8_t *tab, size_t len, int firstlineno, int64_t ind
 			cur = line;
 		}
 		if (addr >= start && addr < end)
-			return cur;
+			return line_result(cur);
 	}
 	return -1;
 }
@@ -245,11 +252,11 @@ static uint32_t varint(const uint8_t *tab, size_t len, size_t *i)
 	return v;
 }
 
-static int svarint(const uint8_t *tab, size_t len, size_t *i)
+static int64_t svarint(const uint8_t *tab, size_t len, size_t *i)
 {
 	uint32_t v = varint(tab, len, i);
 
-	return (v & 1) ? -(int)(v >> 1) : (int)(v >> 1);
+	return (v & 1) ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
 }
 
 /* 3.11+ location table: entries of (1 header byte: 1, 4-bit code, 3-bit length-1 in code
@@ -257,13 +264,12 @@ static int svarint(const uint8_t *tab, size_t len, size_t *i)
  * 13 no columns (svarint delta), 14 long form (svarint delta + 3 varints), 15 no location. */
 static int line_311(const uint8_t *tab, size_t len, int firstlineno, int64_t index)
 {
-	int64_t pos = 0;
-	int line = firstlineno;
+	int64_t pos = 0, line = firstlineno, delta;
 	size_t i = 0;
 
 	while (i < len) {
 		uint8_t b = tab[i++];
-		int code = (b >> 3) & 15, n_units = (b & 7) + 1, delta = 0;
+		int code = (b >> 3) & 15, n_units = (b & 7) + 1;
 
 		if (code == 15) {
 			delta = 0;
@@ -278,11 +284,12 @@ static int line_311(const uint8_t *tab, size_t len, int firstlineno, int64_t ind
 			delta = code - 10;
 			i += 2;
 		} else {
+			delta = 0;
 			i += 1;
 		}
 		line += delta;
 		if (index >= pos && index < pos + n_units)
-			return code == 15 ? -1 : line;
+			return code == 15 ? -1 : line_result(line);
 		pos += n_units;
 	}
 	return -1;
@@ -292,7 +299,7 @@ int rec_py_line(int line_format, const uint8_t *tab, size_t len, int firstlineno
 {
 	if (index < 0)
 		return firstlineno;
-	if (!tab)
+	if (!tab || index > INT64_MAX / 2)
 		return -1;
 	return line_format == REC_PY_LINES_310 ? line_310(tab, len, firstlineno, index)
 	                                       : line_311(tab, len, firstlineno, index);

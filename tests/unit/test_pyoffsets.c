@@ -236,6 +236,38 @@ static void test_310_frames(void)
 	rec_procmem_close(m);
 }
 
+/* Garbage tables: line deltas that sum past INT_MAX (or below 0) give "unknown line", not a
+ * wrapped number (and, under UBSan, no signed overflow). */
+static void test_line_garbage(void)
+{
+	uint8_t lt[64];
+	size_t i;
+
+	/* 3.11: "no columns" entries (code 13) of 1 unit, each svarint +2^29-1 (5 bytes) */
+	for (i = 0; i + 6 <= sizeof(lt); i += 6) {
+		lt[i] = 0x80 | 13 << 3;
+		lt[i + 1] = 0x40 | 0x3e; lt[i + 2] = 0x7f; lt[i + 3] = 0x7f; lt[i + 4] = 0x7f; lt[i + 5] = 0x3f;
+	}
+	th_check(rec_py_line(REC_PY_LINES_311, lt, 60, 1, 0) == (1 << 29) &&
+	         rec_py_line(REC_PY_LINES_311, lt, 60, 1, 3) == INT32_MAX - 2 &&
+	         rec_py_line(REC_PY_LINES_311, lt, 60, 1, 4) == -1 && rec_py_line(REC_PY_LINES_311, lt, 60, 1, 9) == -1,
+	         "location table summing past INT_MAX: unknown line (%d %d)",
+	         rec_py_line(REC_PY_LINES_311, lt, 60, 1, 0), rec_py_line(REC_PY_LINES_311, lt, 60, 1, 9));
+	th_check(rec_py_line(REC_PY_LINES_311, lt, 60, INT32_MAX, 0) == -1 &&
+	         rec_py_line(REC_PY_LINES_311, lt, 60, INT32_MIN, 3) == -1,
+	         "location table from an extreme first line: unknown line");
+	/* 3.10: 2 bytes per step, line -127 each: below 0 is unknown */
+	for (i = 0; i + 2 <= sizeof(lt); i += 2) {
+		lt[i] = 2;
+		lt[i + 1] = (uint8_t)-127;
+	}
+	th_check(rec_py_line(REC_PY_LINES_310, lt, sizeof(lt), 300, 0) == 173 &&
+	         rec_py_line(REC_PY_LINES_310, lt, sizeof(lt), 300, 3) == -1 &&
+	         rec_py_line(REC_PY_LINES_310, lt, sizeof(lt), INT32_MIN, 0) == -1 &&
+	         rec_py_line(REC_PY_LINES_310, lt, sizeof(lt), 1, INT64_MAX) == -1,
+	         "PEP 626 table going below line 0 or a huge index: unknown line");
+}
+
 static void put_do(uint8_t *b, int idx, uint64_t v) { memcpy(b + 8 + 8 * idx, &v, 8); }
 
 static void test_debug_offsets(void)
@@ -361,6 +393,7 @@ int main(void)
 
 	test_312_structures();
 	test_310_frames();
+	test_line_garbage();
 	test_debug_offsets();
 	if (glob("/root/.pyenv/versions/3.1[0-9]*/bin/python3.1[0-9]", 0, NULL, &g) == 0) {
 		for (i = 0; i < g.gl_pathc; i++, n++)
