@@ -7,6 +7,17 @@
 #include <string.h>
 #include "gtt.h"
 
+/* Sizes of the buffers the reader reads each struct's fields into: every offset (plus the
+ * field's width) must fit the buffer it indexes. The tables below do; offsets taken from the
+ * target (3.13 debug offsets) are checked against these when loaded (check_buffers) and again
+ * where a buffer is smaller than the struct it holds part of. */
+#define TS_BUF 512        /* PyThreadState fields */
+#define FR_BUF 256        /* frame fields */
+#define GIL_BUF 320       /* struct _gil_runtime_state fields */
+#define CODE_BUF 512      /* PyCodeObject header fields */
+#define BYTES_HEAD 64     /* PyBytesObject header up to ob_sval */
+#define STR_HEAD 256      /* str header (PyCompactUnicodeObject) */
+
 /* Offsets taken from the CPython headers of each version (Include/cpython/pystate.h,
  * Include/internal/pycore_{runtime,interp,gil,frame}.h, Include/cpython/{code,frameobject,
  * unicodeobject,bytesobject}.h) for a release (non-debug) LP64 build. */
@@ -109,6 +120,56 @@ int rec_pyoff_has_debug(const uint8_t *buf, size_t len, uint32_t *version_hex)
 	return 1;
 }
 
+/* Every field the reader reads must fit the buffer it reads that struct into (offsets of -1
+ * are fields the version lacks). A layout that fails is refused with the first field that
+ * does not fit; 0 or -1. */
+static int check_buffers(const rec_pyoff *o, char *err, size_t errlen)
+{
+	const struct { const char *what; int32_t off, width, limit; } f[] = {
+		{ "PyThreadState.next", o->ts_next, 8, TS_BUF },
+		{ "PyThreadState.interp", o->ts_interp, 8, TS_BUF },
+		{ "PyThreadState.thread_id", o->ts_thread_id, 8, TS_BUF },
+		{ "PyThreadState.native_thread_id", o->ts_native_tid, 8, TS_BUF },
+		{ "PyThreadState.current_frame", o->ts_frame, 8, TS_BUF },
+		{ "PyThreadState.cframe", o->ts_cframe, 8, TS_BUF },
+		{ "frame.previous", o->fr_previous, 8, FR_BUF },
+		{ "frame.f_executable", o->fr_code, 8, FR_BUF },
+		{ "frame.instr_ptr", o->fr_instr, 8, FR_BUF },
+		{ "frame.is_entry", o->fr_is_entry, 8, FR_BUF },
+		{ "frame.owner", o->fr_owner, 8, FR_BUF },
+		{ "frame.f_lasti", o->fr_lasti, 8, FR_BUF },
+		{ "gil.last_holder", o->gil_holder, 8, GIL_BUF },
+		{ "gil.locked", o->gil_locked, 8, GIL_BUF },
+		{ "gil.switch_number", o->gil_switches, 8, GIL_BUF },
+		{ "PyObject.ob_type", o->ob_type, 8, CODE_BUF },
+		{ "PyCodeObject.co_filename", o->co_filename, 8, CODE_BUF },
+		{ "PyCodeObject.co_name", o->co_name, 8, CODE_BUF },
+		{ "PyCodeObject.co_qualname", o->co_qualname, 8, CODE_BUF },
+		{ "PyCodeObject.co_firstlineno", o->co_firstlineno, 8, CODE_BUF },
+		{ "PyCodeObject.co_linetable", o->co_linetable, 8, CODE_BUF },
+		/* the bytes header up to ob_sval is read whole; ob_size must lie inside it */
+		{ "PyBytesObject.ob_sval", o->bytes_sval, 0, BYTES_HEAD },
+		{ "PyBytesObject.ob_size", o->bytes_size, 8, o->bytes_sval },
+		/* the str header is read as PyASCIIObject; length and state must lie inside it */
+		{ "PyCompactUnicodeObject size", o->str_compact_size, 8, STR_HEAD },
+		{ "PyASCIIObject size", o->str_ascii_size, 0, o->str_compact_size },
+		{ "PyUnicodeObject.length", o->str_length, 8, o->str_ascii_size },
+		{ "PyUnicodeObject.state", o->str_state, 4, o->str_ascii_size },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i].off == -1 && f[i].width > 0)
+			continue;
+		if (f[i].off < 0 || (int64_t)f[i].off + f[i].width > f[i].limit) {
+			snprintf(err, errlen, "_Py_DebugOffsets: %s at offset %d does not fit the %d bytes read",
+			         f[i].what, (int)f[i].off, (int)f[i].limit);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *err, size_t errlen)
 {
 	uint64_t f[DO_COUNT_313];
@@ -134,19 +195,22 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 		snprintf(err, errlen, "free-threaded CPython build (no GIL): not supported");
 		return -1;
 	}
-	/* every offset must lie inside its struct, and the structs be of sane size */
-#define INSIDE(field, size) (f[size] > 0 && f[size] < (1u << 22) && f[field] + 8 <= f[size])
+	/* every field (offset + width) must lie inside its struct, and the structs be of sane
+	 * size; offset < size first, so a huge offset cannot wrap round the sum */
+#define FITS(field, width, size) \
+	(f[size] > 0 && f[size] < (1u << 22) && f[field] < f[size] && f[field] + (width) <= f[size])
+#define INSIDE(field, size) FITS(field, 8, size)
 	if (!INSIDE(DO_RT_INTERP_HEAD, DO_RT_SIZE) || !INSIDE(DO_IS_NEXT, DO_IS_SIZE) ||
 	    !INSIDE(DO_IS_THREADS_HEAD, DO_IS_SIZE) || !INSIDE(DO_IS_CEVAL_GIL, DO_IS_SIZE) ||
 	    !INSIDE(DO_TS_NEXT, DO_TS_SIZE) || !INSIDE(DO_TS_INTERP, DO_TS_SIZE) ||
 	    !INSIDE(DO_TS_CURRENT_FRAME, DO_TS_SIZE) || !INSIDE(DO_TS_THREAD_ID, DO_TS_SIZE) ||
 	    !INSIDE(DO_TS_NATIVE_TID, DO_TS_SIZE) || !INSIDE(DO_FR_PREVIOUS, DO_FR_SIZE) ||
 	    !INSIDE(DO_FR_EXECUTABLE, DO_FR_SIZE) || !INSIDE(DO_FR_INSTR_PTR, DO_FR_SIZE) ||
-	    f[DO_FR_OWNER] >= f[DO_FR_SIZE] || !INSIDE(DO_CO_FILENAME, DO_CO_SIZE) ||
+	    !FITS(DO_FR_OWNER, 1, DO_FR_SIZE) || !INSIDE(DO_CO_FILENAME, DO_CO_SIZE) ||
 	    !INSIDE(DO_CO_NAME, DO_CO_SIZE) || !INSIDE(DO_CO_QUALNAME, DO_CO_SIZE) ||
-	    !INSIDE(DO_CO_LINETABLE, DO_CO_SIZE) || !INSIDE(DO_CO_FIRSTLINENO, DO_CO_SIZE) ||
+	    !INSIDE(DO_CO_LINETABLE, DO_CO_SIZE) || !FITS(DO_CO_FIRSTLINENO, 4, DO_CO_SIZE) ||
 	    f[DO_CO_CODE_ADAPTIVE] > f[DO_CO_SIZE] || !INSIDE(DO_BYTES_OB_SIZE, DO_BYTES_SIZE) ||
-	    f[DO_BYTES_SVAL] > f[DO_BYTES_SIZE] || f[DO_STR_STATE] + 4 > f[DO_STR_SIZE] ||
+	    f[DO_BYTES_SVAL] > f[DO_BYTES_SIZE] || !FITS(DO_STR_STATE, 4, DO_STR_SIZE) ||
 	    !INSIDE(DO_STR_LENGTH, DO_STR_SIZE) || f[DO_STR_ASCII_SIZE] > f[DO_STR_SIZE] ||
 	    !INSIDE(DO_IS_GIL_STATE, DO_IS_SIZE) || f[DO_GIL_LOCKED] < f[DO_IS_GIL_STATE] ||
 	    f[DO_GIL_HOLDER] < f[DO_IS_GIL_STATE] || f[DO_GIL_LOCKED] - f[DO_IS_GIL_STATE] > 256 ||
@@ -155,6 +219,7 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 		return -1;
 	}
 #undef INSIDE
+#undef FITS
 	memset(out, 0, sizeof(*out));
 	out->version_hex = ver;
 	out->rt_interp_head = (int32_t)f[DO_RT_INTERP_HEAD];
@@ -198,7 +263,7 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 	out->str_ascii_size = (int32_t)f[DO_STR_ASCII_SIZE];
 	/* PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject (3.12+) */
 	out->str_compact_size = (int32_t)f[DO_STR_ASCII_SIZE] + 16;
-	return 0;
+	return check_buffers(out, err, errlen);
 }
 
 /* ---- line tables ---- */
@@ -323,14 +388,19 @@ static uint32_t rd32(const uint8_t *buf, int32_t off)
 	return v;
 }
 
+/* The largest of offs (-1: a field the version lacks); an offset below -1 gives a length no
+ * buffer holds, so the read is refused rather than indexing before the buffer. */
 static int32_t max_off(const int32_t *offs, size_t n)
 {
 	int32_t m = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (offs[i] < -1)
+			return INT32_MAX - 8;
 		if (offs[i] > m)
 			m = offs[i];
+	}
 	return m;
 }
 
@@ -338,7 +408,7 @@ int rec_py_read_thread(rec_procmem *m, const rec_pyoff *o, uint64_t ts, rec_pyth
 {
 	int32_t offs[] = { o->ts_next, o->ts_interp, o->ts_thread_id, o->ts_native_tid, o->ts_frame,
 	                   o->ts_cframe };
-	uint8_t buf[512];
+	uint8_t buf[TS_BUF];
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8;
 
 	if (len > sizeof(buf) || rec_procmem_read(m, ts, buf, len) < 0)
@@ -366,7 +436,7 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 {
 	int32_t offs[] = { o->fr_previous, o->fr_code, o->fr_instr, o->fr_is_entry, o->fr_owner,
 	                   o->fr_lasti };
-	uint8_t buf[256];
+	uint8_t buf[FR_BUF];
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8, n = 0, steps = 0;
 	uint64_t prev_addr = 0;
 
@@ -437,7 +507,7 @@ uint64_t rec_py_gil_addr(rec_procmem *m, const rec_pyoff *o, uint64_t runtime)
 int rec_py_read_gil(rec_procmem *m, const rec_pyoff *o, uint64_t gil, rec_pygil *out)
 {
 	int32_t offs[] = { o->gil_holder, o->gil_locked, o->gil_switches };
-	uint8_t buf[320];
+	uint8_t buf[GIL_BUF];
 	size_t len = (size_t)max_off(offs, 3) + 8;
 
 	if (len > sizeof(buf) || rec_procmem_read(m, gil, buf, len) < 0)
@@ -486,7 +556,7 @@ static int put_utf8(char *buf, size_t cap, size_t *n, uint32_t c)
 
 int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf, size_t cap)
 {
-	uint8_t head[256 + STR_INLINE * 4];
+	uint8_t head[STR_HEAD + STR_INLINE * 4];
 	uint8_t *data = NULL;
 	const uint8_t *chars;
 	/* PyASCIIObject is the smallest str header: read it with a short string's characters in
@@ -496,7 +566,11 @@ int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf
 	uint32_t state;
 	int kind, rc = -1;
 
-	if (cap == 0 || (size_t)o->str_compact_size + 8 > 256)
+	/* the offsets may come from the target: everything read from head must lie in the
+	 * header read (head_len bytes), and the header in head */
+	if (cap == 0 || o->str_ascii_size < 0 || o->str_compact_size < o->str_ascii_size ||
+	    (size_t)o->str_compact_size + 8 > STR_HEAD || o->str_length < 0 || o->str_state < 0 ||
+	    (size_t)o->str_length + 8 > head_len || (size_t)o->str_state + 4 > head_len)
 		return -1;
 	buf[0] = 0;
 	got = head_len + STR_INLINE;
@@ -578,7 +652,7 @@ static char *read_str_dup(rec_procmem *m, const rec_pyoff *o, uint64_t addr)
 int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t type_addr,
                      rec_pycode *out)
 {
-	uint8_t head[512], bhead[64];
+	uint8_t head[CODE_BUF], bhead[BYTES_HEAD];
 	uint64_t lt, lt_len;
 
 	memset(out, 0, sizeof(*out));
@@ -601,7 +675,9 @@ int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t
 		out->code_start = addr + (uint64_t)o->co_code_adaptive;
 	/* the line table is a bytes object; a missing one only costs the line numbers */
 	lt = rd64(head, o->co_linetable);
-	if (lt && (size_t)o->bytes_sval <= sizeof(bhead) &&
+	/* bhead holds the bytes header up to ob_sval: ob_size must lie inside what is read */
+	if (lt && o->bytes_size >= 0 && (size_t)o->bytes_sval <= sizeof(bhead) &&
+	    (int64_t)o->bytes_size + 8 <= o->bytes_sval &&
 	    rec_procmem_read(m, lt, bhead, (size_t)o->bytes_sval) == 0) {
 		lt_len = rd64(bhead, o->bytes_size);
 		if (lt_len > 0 && lt_len < (1u << 24)) {
@@ -625,7 +701,7 @@ fail:
 
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c)
 {
-	uint8_t head[512];
+	uint8_t head[CODE_BUF];
 
 	if (read_code_head(m, o, addr, head, sizeof(head)) < 0)
 		return -1;

@@ -185,6 +185,24 @@ static void test_312_structures(void)
 	         "kind-4 str decodes to UTF-8");
 	th_check(rec_py_read_str(m, o, 0x40200, buf, 5) == 4 && !strcmp(buf, "/srv"), "long str truncated to the buffer");
 	th_check(rec_py_read_str(m, o, 0x99999, buf, sizeof(buf)) < 0, "unreadable str: -1");
+	{
+		/* offsets that came from a target (3.13 debug offsets) beyond the headers read: refused
+		 * at the read, never used to index the header buffers (ASan run checks the reads) */
+		rec_pyoff bad = *o;
+		bad.str_state = 300;
+		th_check(rec_py_read_str(m, &bad, 0x40000, buf, sizeof(buf)) < 0, "str state beyond the str header: -1");
+		bad = *o;
+		bad.str_length = o->str_ascii_size;
+		th_check(rec_py_read_str(m, &bad, 0x40000, buf, sizeof(buf)) < 0, "str length beyond the str header: -1");
+		bad = *o;
+		bad.bytes_size = 4000;
+		th_check(rec_py_read_code(m, &bad, 0x30000, CODE_TYPE, &c) == 0 && !c.linetable && c.name && c.filename,
+		         "bytes ob_size beyond the bytes header: code read without its line table");
+		rec_pycode_clear(&c);
+		bad = *o;
+		bad.co_name = -8;
+		th_check(rec_py_read_code(m, &bad, 0x30000, CODE_TYPE, &c) < 0, "negative code offset: refused");
+	}
 	th_check(rec_py_read_gil(m, o, 0x50000, &g) == 0 && g.holder == 0x10000 && g.locked == 1 && g.switches == 77,
 	         "GIL: holder, locked, switch counter");
 	/* torn chains: a cycle, then a dangling previous pointer */
@@ -309,6 +327,24 @@ static void test_debug_offsets(void)
 	put_do(b, 1, 0);
 	put_do(b, 24, 400); /* native_thread_id beyond the thread state size */
 	th_check(rec_pyoff_from_debug(b, sizeof(b), &o, err, sizeof(err)) < 0, "impossible offset refused: %s", err);
+	put_do(b, 24, 0xfffffffffffffffcull); /* wraps round offset + 8 */
+	th_check(rec_pyoff_from_debug(b, sizeof(b), &o, err, sizeof(err)) < 0, "offset wrapping round: refused: %s", err);
+	put_do(b, 24, v313[24]);
+	put_do(b, 67, 48); /* str state inside the str struct, beyond PyASCIIObject (40) */
+	th_check(rec_pyoff_from_debug(b, sizeof(b), &o, err, sizeof(err)) < 0 && strstr(err, "state"),
+	         "str state beyond the str header read: refused: %s", err);
+	put_do(b, 67, v313[67]);
+	put_do(b, 64, 32); /* bytes ob_size at ob_sval */
+	th_check(rec_pyoff_from_debug(b, sizeof(b), &o, err, sizeof(err)) < 0 && strstr(err, "ob_size"),
+	         "bytes ob_size beyond the bytes header read: refused: %s", err);
+	put_do(b, 64, v313[64]);
+	put_do(b, 18, 4096); /* a bigger thread state ... */
+	put_do(b, 23, 1000); /* ... with thread_id beyond the 512 bytes read */
+	th_check(rec_pyoff_from_debug(b, sizeof(b), &o, err, sizeof(err)) < 0 && strstr(err, "thread_id"),
+	         "thread-state field beyond the bytes the reader reads: refused: %s", err);
+	put_do(b, 18, v313[18]);
+	put_do(b, 23, v313[23]);
+	th_check(rec_pyoff_from_debug(b, sizeof(b), &o, err, sizeof(err)) == 0, "3.13 values accepted again (%s)", err);
 	b[0] = 'X';
 	th_check(!rec_pyoff_has_debug(b, sizeof(b), NULL) && rec_pyoff_from_debug(b, sizeof(b), &o, err, sizeof(err)) < 0,
 	         "no cookie: refused");
