@@ -440,7 +440,12 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* Symbolize and unwind every sample (read in pass 1) and intern its stack. */
+/* Direct-mapped cache of threads by (pid, tid), for per-sample thread lookups. */
+enum { TCACHE = 256 };
+#define TCACHE_SLOT(pid, tid) (((tid) * 31u + (pid)) & (TCACHE - 1))
+
+/* Symbolize and unwind every sample (read in pass 1) and intern its stack; count it for its
+ * thread (ensure_threads made them all, with their weights filled in). */
 static int pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
@@ -448,10 +453,23 @@ static int pass2(loader *L, char *errbuf, size_t errlen)
 	void *scratch = NULL;
 	size_t scratch_cap = 0, next_raw = 0;
 	int rc = 0;
+	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
+	memset(tc, 0, sizeof(tc));
 	for (size_t i = 0; i < m->samples.n; i++) {
 		ana_sample *e = &m->samples.v[i];
 		int ok = 0, n;
 		uint32_t sid;
+		size_t h = TCACHE_SLOT(e->pid, e->tid);
+		if (!tc[h].used || tc[h].pid != e->pid || tc[h].tid != e->tid) {
+			tc[h].used = 1;
+			tc[h].pid = e->pid;
+			tc[h].tid = e->tid;
+			tc[h].idx = (uint32_t)(ana_thread_find(m, e->pid, e->tid) - m->threads.v);
+		}
+		ana_thread *t = &m->threads.v[tc[h].idx];
+		e->thread_idx = tc[h].idx;
+		t->n_samples++;
+		t->sampled_ns += e->weight_ns;
 		if (e->stack_id != ANA_NO_ID) {
 			chain *c = &L->chains.v[e->stack_id];
 			uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
@@ -606,16 +624,17 @@ static const char *process_comm(const ana_model *m, uint32_t pid)
 	return comm;
 }
 
-static int finish_threads(ana_model *m)
+/* Every thread that samples, /proc readings, switches and Python stacks name exists (before
+ * pass 2, which gives each sample its thread's index: those do not move afterwards). */
+static int ensure_threads(ana_model *m)
 {
-	/* each sample's thread through a small direct-mapped cache of (pid, tid) -> index: samples
-	 * of a few threads interleave, and a search per sample costs more than the rest */
-	enum { TCACHE = 256 };
-	struct { uint32_t pid, tid, idx, used; } tc[TCACHE];
+	/* samples of a few threads interleave: a small direct-mapped cache of the (pid, tid) seen
+	 * saves a search per sample */
+	struct { uint32_t pid, tid, used; } tc[TCACHE];
 	memset(tc, 0, sizeof(tc));
 	for (size_t i = 0; i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
-		size_t h = (s->tid * 31u + s->pid) & (TCACHE - 1);
+		size_t h = TCACHE_SLOT(s->pid, s->tid);
 		if (tc[h].used && tc[h].pid == s->pid && tc[h].tid == s->tid)
 			continue;
 		if (ensure_thread(m, s->pid, s->tid) < 0)
@@ -630,11 +649,16 @@ static int finish_threads(ana_model *m)
 	for (size_t i = 0; i < m->switches.n; i++)
 		if (ensure_thread(m, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
 			return GTT_ENOMEM;
-	for (size_t i = 0; i < m->pystacks.n; i++) {
+	for (size_t i = 0; i < m->pystacks.n; i++)
 		if (ensure_thread(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
 			return GTT_ENOMEM;
+	return 0;
+}
+
+static int finish_threads(ana_model *m)
+{
+	for (size_t i = 0; i < m->pystacks.n; i++)
 		ana_thread_find(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid)->is_python = 1;
-	}
 	for (size_t i = 0; i < m->threads.n; i++) {
 		ana_thread *t = &m->threads.v[i];
 		if (t->name)
@@ -654,22 +678,6 @@ static int finish_threads(ana_model *m)
 		t->name = strdup(buf);
 		if (!t->name)
 			return GTT_ENOMEM;
-	}
-	/* threads do not move any more: the cache holds indices now */
-	memset(tc, 0, sizeof(tc));
-	for (size_t i = 0; i < m->samples.n; i++) {
-		ana_sample *s = &m->samples.v[i];
-		size_t h = (s->tid * 31u + s->pid) & (TCACHE - 1);
-		if (!tc[h].used || tc[h].pid != s->pid || tc[h].tid != s->tid) {
-			tc[h].used = 1;
-			tc[h].pid = s->pid;
-			tc[h].tid = s->tid;
-			tc[h].idx = (uint32_t)(ana_thread_find(m, s->pid, s->tid) - m->threads.v);
-		}
-		ana_thread *t = &m->threads.v[tc[h].idx];
-		s->thread_idx = tc[h].idx;
-		t->n_samples++;
-		t->sampled_ns += s->weight_ns;
 	}
 	return 0;
 }
@@ -921,6 +929,12 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 		}
 		p->data = NULL; /* owned by the symbolizer now */
 	}
+	/* weights and threads before pass 2, which counts each sample for its thread */
+	fill_weights(m);
+	if (ensure_threads(m) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		goto fail;
+	}
 	if (pass2(L, errbuf, errlen) < 0)
 		goto fail;
 
@@ -931,7 +945,6 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
 	}
-	fill_weights(m);
 	if (finish_threads(m) < 0 || thread_cpu_totals(m) < 0 || oncpu_totals(m) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
