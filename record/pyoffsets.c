@@ -701,10 +701,35 @@ fail:
 
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c)
 {
-	uint8_t head[CODE_BUF];
+	int8_t same;
 
-	if (read_code_head(m, o, addr, head, sizeof(head)) < 0)
+	if (rec_py_codes_same(m, o, &addr, &c, &same, 1) < 0)
 		return -1;
-	return rd64(head, o->co_name) == c->name_ptr && rd64(head, o->co_filename) == c->filename_ptr &&
-	       (int32_t)rd32(head, o->co_firstlineno) == c->firstlineno;
+	return same;
+}
+
+int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
+                      const rec_pycode *const *cs, int8_t *same, size_t n)
+{
+	int32_t offs[] = { o->ob_type, o->co_filename, o->co_name, o->co_qualname, o->co_firstlineno,
+	                   o->co_linetable };
+	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8, i;
+	uint8_t buf[REC_PY_CHECK_BATCH][CODE_BUF];
+	rec_procmem_req req[REC_PY_CHECK_BATCH];
+
+	if (n > REC_PY_CHECK_BATCH || len > CODE_BUF)
+		return -1;
+	for (i = 0; i < n; i++)
+		req[i] = (rec_procmem_req){ addrs[i], buf[i], len, 0 };
+	if (n && rec_procmem_readv(m, req, n) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!req[i].ok)
+			same[i] = -1;
+		else
+			same[i] = rd64(buf[i], o->co_name) == cs[i]->name_ptr &&
+			          rd64(buf[i], o->co_filename) == cs[i]->filename_ptr &&
+			          (int32_t)rd32(buf[i], o->co_firstlineno) == cs[i]->firstlineno;
+	}
+	return 0;
 }

@@ -117,6 +117,12 @@ void rec_pycode_clear(rec_pycode *c);
 /* Read the header of the code object at addr only (name/filename pointers and first line)
  * and tell whether it still matches c: 1 same, 0 changed, -1 unreadable. */
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c);
+/* The same for n code objects in one batched read (n <= REC_PY_CHECK_BATCH): same[i] gets 1,
+ * 0 or -1 as above for addrs[i] against cs[i]. 0, or -1 when nothing could be read (the
+ * target is gone, or n is too large). */
+#define REC_PY_CHECK_BATCH 32
+int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
+                      const rec_pycode *const *cs, int8_t *same, size_t n);
 /* Read a str object into buf as NUL-terminated UTF-8 (truncated to cap-1 bytes at a
  * character boundary). Returns the length, or -1 when unreadable or not a compact str. */
 int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf, size_t cap);

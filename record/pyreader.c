@@ -36,6 +36,7 @@ enum {
 typedef struct code_entry {
 	uint64_t addr;          /* 0 = empty slot */
 	uint64_t code_id;       /* addr | generation << 48 */
+	uint64_t checked_pass;  /* the stack pass that last found the object unchanged */
 	rec_pycode c;
 } code_entry;
 
@@ -83,6 +84,7 @@ struct rec_py {
 	code_entry *codes;
 	size_t codes_cap, codes_n, reval_at;
 	uint64_t code_gen;
+	uint64_t pass_no;       /* stack passes started, from 1 */
 
 	/* tid map for the GIL loop: a snapshot written by the stack loop */
 	tid_entry tids[TID_MAP_CAP];
@@ -430,6 +432,7 @@ static code_entry *code_get(rec_py *p, uint64_t addr)
 	if (rec_py_read_code(p->mem, &p->off, addr, p->code_type, &e->c) < 0)
 		return NULL;
 	e->addr = addr;
+	e->checked_pass = p->pass_no;
 	/* user-space addresses fit in 48 bits: the top bits count reuses of this address */
 	e->code_id = addr | (p->code_gen << 48);
 	p->codes_n++;
@@ -446,31 +449,79 @@ static code_entry *code_get(rec_py *p, uint64_t addr)
 	return e;
 }
 
-/* Re-check a few cached code objects per pass: a freed code object whose address was reused
- * by another one is dropped, and the next sight of the address gets a new code_id. */
+/* Drop cache entry e (its code object is gone or another one took its address): the next
+ * sight of the address reads it afresh under a new code_id. Backward-shift deletion keeps
+ * the probe chains intact. */
+static void code_drop(rec_py *p, code_entry *e)
+{
+	size_t mask = p->codes_cap - 1, i, j;
+
+	rec_pycode_clear(&e->c);
+	e->addr = 0;
+	p->codes_n--;
+	p->code_gen = (p->code_gen + 1) & 0xffff;
+	i = (size_t)(e - p->codes);
+	for (j = (i + 1) & mask; p->codes[j].addr; j = (j + 1) & mask) {
+		size_t home = (size_t)((p->codes[j].addr >> 4) * 0x9e3779b97f4a7c15ull) & mask;
+		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+			p->codes[i] = p->codes[j];
+			memset(&p->codes[j], 0, sizeof(p->codes[j]));
+			i = j;
+		}
+	}
+}
+
+/* Re-check a few cached code objects per pass, so entries of freed code objects that no
+ * stack shows any more do not stay forever. */
 static void codes_revalidate(rec_py *p)
 {
 	size_t k;
 
 	for (k = 0; k < REVALIDATE_PER_PASS && p->codes_cap; k++) {
 		code_entry *e = &p->codes[p->reval_at++ & (p->codes_cap - 1)];
-		size_t mask = p->codes_cap - 1, i, j;
 
-		if (!e->addr || rec_py_code_same(p->mem, &p->off, e->addr, &e->c) == 1)
-			continue;
-		/* remove with backward-shift deletion to keep the probe chains intact */
-		rec_pycode_clear(&e->c);
-		e->addr = 0;
-		p->codes_n--;
-		p->code_gen = (p->code_gen + 1) & 0xffff;
-		i = (size_t)(e - p->codes);
-		for (j = (i + 1) & mask; p->codes[j].addr; j = (j + 1) & mask) {
-			size_t home = (size_t)((p->codes[j].addr >> 4) * 0x9e3779b97f4a7c15ull) & mask;
-			if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-				p->codes[i] = p->codes[j];
-				memset(&p->codes[j], 0, sizeof(p->codes[j]));
-				i = j;
+		if (e->addr && rec_py_code_same(p->mem, &p->off, e->addr, &e->c) != 1)
+			code_drop(p, e);
+	}
+}
+
+/* Before the code objects of a stack just read are named from the cache: re-check, in one
+ * batched read, every cached one not yet checked in this pass. A code object that was freed
+ * and whose address another code object now has (common during start-up: the module code
+ * of a .pth line or an imported module is freed, and the script's functions are allocated
+ * where it was) would otherwise keep the old name for as long as the entry lives. */
+static void codes_check_used(rec_py *p, const rec_pyframe_raw *raw, int nf)
+{
+	uint64_t addrs[REC_PY_CHECK_BATCH];
+	const rec_pycode *cs[REC_PY_CHECK_BATCH];
+	code_entry *es[REC_PY_CHECK_BATCH];
+	int8_t same[REC_PY_CHECK_BATCH];
+	size_t n = 0, i;
+	int k;
+
+	if (!p->codes_cap)
+		return;
+	for (k = 0; k <= nf; k++) {
+		code_entry *e = k < nf ? code_slot(p, raw[k].code) : NULL;
+
+		if (e && e->addr && e->checked_pass != p->pass_no) {
+			e->checked_pass = p->pass_no; /* also marks it as queued */
+			es[n] = e;
+			addrs[n] = e->addr;
+			cs[n] = &e->c;
+			n++;
+		}
+		if (n == REC_PY_CHECK_BATCH || (k == nf && n)) {
+			if (rec_py_codes_same(p->mem, &p->off, addrs, cs, same, n) < 0) {
+				for (i = 0; i < n; i++)
+					es[i]->checked_pass = 0; /* unknown: check again at the next use */
+			} else {
+				/* look each up again: a drop may move other entries of its probe chain */
+				for (i = 0; i < n; i++)
+					if (same[i] != 1)
+						code_drop(p, code_slot(p, addrs[i]));
 			}
+			n = 0;
 		}
 	}
 }
@@ -670,6 +721,7 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 	uint64_t failed0 = rec_procmem_failures(p->mem), reads0 = rec_procmem_reads(p->mem);
 	int n, i;
 
+	p->pass_no++;
 	n = read_threads(p, th, MAX_THREADS);
 	if (n < 0)
 		goto done;
@@ -705,6 +757,7 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 				tr = 1;
 			}
 			out_n = 0;
+			codes_check_used(p, raw, nf);
 			for (k = 0; k < nf; k++) {
 				code_entry *e = code_get(p, raw[k].code);
 				if (!e) {

@@ -174,6 +174,22 @@ static void test_312_structures(void)
 	th_check(rec_py_code_same(m, o, 0x30000, &c) == 1, "code header unchanged: same");
 	put64(&fm.r[5], o->co_name, 0x40100); /* region 5 = code A: another name pointer */
 	th_check(rec_py_code_same(m, o, 0x30000, &c) == 0, "code header changed: reuse noticed");
+	{
+		/* the batched form: one changed, one unchanged, one unreadable */
+		rec_pycode c2;
+		uint64_t addrs[3] = { 0x30000, 0x31000, 0x99990 };
+		const rec_pycode *cs[3] = { &c, &c2, &c };
+		int8_t same[3] = { 9, 9, 9 };
+		int rc2 = rec_py_read_code(m, o, 0x31000, CODE_TYPE, &c2);
+
+		th_check(rc2 == 0 && rec_py_codes_same(m, o, addrs, cs, same, 3) == 0 && same[0] == 0 &&
+		         same[1] == 1 && same[2] == -1, "batched code check: changed %d, same %d, unreadable %d",
+		         same[0], same[1], same[2]);
+		th_check(rec_py_codes_same(m, o, addrs, cs, same, REC_PY_CHECK_BATCH + 1) < 0,
+		         "batched code check: more than REC_PY_CHECK_BATCH refused");
+		if (rc2 == 0)
+			rec_pycode_clear(&c2);
+	}
 	rec_pycode_clear(&c);
 	th_check(rec_py_read_code(m, o, 0x30000, CODE_TYPE + 8, &c) < 0, "wrong ob_type: not a code object");
 	th_check(rec_py_read_code(m, o, 0x31000, CODE_TYPE, &c) == 0 && !strcmp(c.name, "na\xc3\xafve") &&

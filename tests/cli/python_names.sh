@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# python_names.sh — the function names of hot Python frames under every CPython 3.10+ on the
+# machine: bench/pywork.py (main -> alpha 6 units, beta 3, gamma -> delta 1, each -> spin)
+# recorded by gt-record, folded --python-only by gt-analyze. Every stack ending in spin must
+# be <module>;main;{alpha|beta|gamma;delta};spin, with alpha the largest share. Regression: a
+# code object freed during start-up (the <module> of a .pth line) whose address the script's
+# alpha then got kept its old name in the reader's cache: alpha came out as <module>.
+. "$(dirname "$0")/lib.sh"
+REC=$GT_BIN/gt-record ANA=$GT_BIN/gt-analyze W=$GT_ROOT/bench/pywork.py
+[ -x "$REC" ] && [ -x "$ANA" ] || { skip "gt-record or gt-analyze not built"; exit 0; }
+pythons=$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.1[0-9]*/bin/python3.1[0-9] /usr/bin/python3.1[0-9] 2>/dev/null)
+[ -n "$pythons" ] || { skip "no CPython 3.10+ on this machine"; exit 0; }
+
+i=0
+for py in $pythons; do
+	i=$((i + 1))
+	ver=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)
+	"$REC" -q -F 499 -o "$TMP/w$i.gtt" -- "$py" "$W" 15 >"$TMP/rec.out" 2>"$TMP/rec.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$py: gt-record exit $rc: $(head -c 300 "$TMP/rec.err")"
+		continue
+	fi
+	if ! "$ANA" fold --python-only "$TMP/w$i.gtt" >"$TMP/fold" 2>"$TMP/fold.err"; then
+		fail "$py: gt-analyze fold --python-only failed: $(head -c 300 "$TMP/fold.err")"
+		continue
+	fi
+	# samples in spin, split by the path above it; anything else under spin is a wrong name
+	res=$(awk '$1 ~ /(^|;)spin$/ {
+			n += $NF
+			if ($1 == "<module>;main;alpha;spin") a += $NF
+			else if ($1 == "<module>;main;beta;spin") b += $NF
+			else if ($1 == "<module>;main;gamma;delta;spin") d += $NF
+			else { bad += $NF; if (!ex) ex = $1 }
+		}
+		END { printf "%d %d %d %d %d %s\n", n, a, b, d, bad, ex }' "$TMP/fold")
+	read -r n a b d bad ex <<<"$res"
+	if awk -v n="$n" -v a="$a" -v b="$b" -v d="$d" -v bad="$bad" \
+		'BEGIN { exit !(n >= 40 && bad <= 0.02 * n && a > b && b > 0 && d > 0 && a >= 0.4 * n) }'; then
+		pass "CPython $ver ($py): $n samples in spin: alpha $a, beta $b, gamma;delta $d, other $bad"
+	else
+		fail "CPython $ver ($py): $n samples in spin: alpha $a, beta $b, gamma;delta $d, other $bad (e.g. ${ex:-none}); want >= 40, alpha >= 40%, other <= 2%"
+	fi
+done
+exit 0
