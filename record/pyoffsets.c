@@ -680,7 +680,9 @@ int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t
 	    (int64_t)o->bytes_size + 8 <= o->bytes_sval &&
 	    rec_procmem_read(m, lt, bhead, (size_t)o->bytes_sval) == 0) {
 		lt_len = rd64(bhead, o->bytes_size);
-		if (lt_len > 0 && lt_len < (1u << 24)) {
+		if (lt_len > REC_PY_LINETABLE_MAX) {
+			out->linetable_refused = 1;
+		} else if (lt_len > 0) {
 			out->linetable = malloc(lt_len);
 			if (out->linetable &&
 			    rec_procmem_read(m, lt + (uint64_t)o->bytes_sval, out->linetable, lt_len) == 0) {

@@ -106,9 +106,14 @@ typedef struct rec_pycode {
 	int32_t firstlineno;
 	uint8_t *linetable;
 	size_t linetable_len;
+	int linetable_refused;  /* 1: its size was over REC_PY_LINETABLE_MAX, so it was not read */
 	uint64_t code_start;    /* address of the first code unit (3.11+), else 0 */
 	uint64_t name_ptr, filename_ptr; /* to notice a freed and reused code object */
 } rec_pycode;
+/* The largest line table read (bytes). Real ones are a few bytes per instruction (CPython's
+ * largest stdlib code objects have a few KiB); a larger size is a torn or garbage ob_size,
+ * and the code object is kept without lines (the caller counts it as a failed read). */
+#define REC_PY_LINETABLE_MAX (1u << 20)
 /* Read the code object at addr; type_addr (PyCode_Type in the target, 0 = do not check)
  * guards against a pointer that is not a code object. 0 or -1; rec_pycode_clear() frees. */
 int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t type_addr,

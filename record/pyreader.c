@@ -431,6 +431,11 @@ static code_entry *code_get(rec_py *p, uint64_t addr)
 		return e;
 	if (rec_py_read_code(p->mem, &p->off, addr, p->code_type, &e->c) < 0)
 		return NULL;
+	if (e->c.linetable_refused) {
+		/* a line table over REC_PY_LINETABLE_MAX: not read, counted as a failed read */
+		p->iv_failed++;
+		atomic_fetch_add(&p->n_failed, 1);
+	}
 	e->addr = addr;
 	e->checked_pass = p->pass_no;
 	/* user-space addresses fit in 48 bits: the top bits count reuses of this address */

@@ -221,6 +221,17 @@ static void test_312_structures(void)
 	}
 	th_check(rec_py_read_gil(m, o, 0x50000, &g) == 0 && g.holder == 0x10000 && g.locked == 1 && g.switches == 77,
 	         "GIL: holder, locked, switch counter");
+	/* a line table whose size is over the bound: not read, the code object kept without it */
+	th_check(fm.r[10].addr == 0x40300, "region 10 is the line table");
+	put64(&fm.r[10], o->bytes_size, REC_PY_LINETABLE_MAX + 1);
+	th_check(rec_py_read_code(m, o, 0x30000, CODE_TYPE, &c) == 0 && !c.linetable && c.linetable_refused &&
+	         rec_py_line(o->line_format, c.linetable, c.linetable_len, c.firstlineno, 0) == -1,
+	         "line table over REC_PY_LINETABLE_MAX: refused, lines unknown");
+	rec_pycode_clear(&c);
+	put64(&fm.r[10], o->bytes_size, sizeof(lt));
+	th_check(rec_py_read_code(m, o, 0x30000, CODE_TYPE, &c) == 0 && c.linetable && !c.linetable_refused,
+	         "line table of normal size: read");
+	rec_pycode_clear(&c);
 	/* torn chains: a cycle, then a dangling previous pointer */
 	put64(&fm.r[4], o->fr_previous, 0x20000); /* region 4 = B now points back at A */
 	n = rec_py_read_frames(m, o, 0x20000, raw, 16, &torn);
