@@ -406,11 +406,12 @@ static int target_step(pl_worker *w)
 	phase_end(w, TP_SYNC);
 
 	phase_begin(w, TP_QUEUE_PUT);
+	/* once queued the item belongs to a drafter, which may free it at once */
+	int64_t tokens = item->tokens;
 	if (pl_queue_put(r->queue, item, NULL) < 0) {
 		rc = 0; /* aborted: not this worker's error */
 		goto out;
 	}
-	int64_t tokens = item->tokens;
 	item = NULL;
 	phase_end(w, TP_QUEUE_PUT);
 	w->rec.tokens += tokens;
