@@ -446,6 +446,8 @@ gtt_reader *gtt_reader_open(const char *path, int *err)
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p != MAP_FAILED) {
+			/* readers go front to back: let the kernel read ahead */
+			madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
 			r->data = p;
 			r->len = (size_t)st.st_size;
 			r->mapped = 1;

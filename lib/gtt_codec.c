@@ -285,7 +285,7 @@ typedef struct dec {
 	int err;
 } dec;
 
-static int need(dec *d, size_t n)
+static inline __attribute__((always_inline)) int need(dec *d, size_t n)
 {
 	if (d->err)
 		return -1;
@@ -295,14 +295,14 @@ static int need(dec *d, size_t n)
 	}
 	return 0;
 }
-static uint8_t get_u8(dec *d)
+static inline __attribute__((always_inline)) uint8_t get_u8(dec *d)
 {
 	if (need(d, 1))
 		return 0;
 	d->left--;
 	return *d->p++;
 }
-static uint32_t get_u32(dec *d)
+static inline __attribute__((always_inline)) uint32_t get_u32(dec *d)
 {
 	if (need(d, 4))
 		return 0;
@@ -312,7 +312,7 @@ static uint32_t get_u32(dec *d)
 	return v;
 }
 static int32_t get_i32(dec *d) { return (int32_t)get_u32(d); }
-static uint64_t get_u64(dec *d)
+static inline __attribute__((always_inline)) uint64_t get_u64(dec *d)
 {
 	if (need(d, 8))
 		return 0;
