@@ -64,7 +64,7 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d)
 }
 
 
-static int push_i32(int32_t **v, size_t *n, size_t *cap, int32_t x)
+int rec_i32_push(int32_t **v, size_t *n, size_t *cap, int32_t x)
 {
 	if (*n == *cap) {
 		size_t c = *cap ? *cap * 2 : 64;
@@ -78,7 +78,7 @@ static int push_i32(int32_t **v, size_t *n, size_t *cap, int32_t x)
 	return 0;
 }
 
-static int has_i32(const int32_t *v, size_t n, int32_t x)
+int rec_i32_has(const int32_t *v, size_t n, int32_t x)
 {
 	size_t i;
 	for (i = 0; i < n; i++)
@@ -392,7 +392,7 @@ static void do_task(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, int 
 	if (c.bad)
 		return;
 	if (is_fork) {
-		push_i32(&p->forked, &p->n_forked, &p->cap_forked, (int32_t)tid);
+		rec_i32_push(&p->forked, &p->n_forked, &p->cap_forked, (int32_t)tid);
 		parent = name_find(p, (int32_t)ptid, 0);
 		if (parent && tid != ptid) {
 			char copy[16];
@@ -559,7 +559,7 @@ void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name
 
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid)
 {
-	return d ? has_i32(d->forked, d->n_forked, tid) : 0;
+	return d ? rec_i32_has(d->forked, d->n_forked, tid) : 0;
 }
 
 void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)

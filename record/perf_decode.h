@@ -37,4 +37,9 @@ void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void
 /* First write error (a GTT_E*), 0 when none. */
 int rec_perf_decoder_write_rc(const rec_perf_decoder *d);
 
+/* Small tid sets (forked threads, attached threads): append x (0, or -1 on ENOMEM), and
+ * whether x is among v[0..n). */
+int rec_i32_push(int32_t **v, size_t *n, size_t *cap, int32_t x);
+int rec_i32_has(const int32_t *v, size_t n, int32_t x);
+
 #endif

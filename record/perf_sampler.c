@@ -74,28 +74,6 @@ static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 	return syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int push_i32(int32_t **v, size_t *n, size_t *cap, int32_t x)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		int32_t *p = realloc(*v, c * sizeof(*p));
-		if (!p)
-			return -1;
-		*v = p;
-		*cap = c;
-	}
-	(*v)[(*n)++] = x;
-	return 0;
-}
-
-static int has_i32(const int32_t *v, size_t n, int32_t x)
-{
-	size_t i;
-	for (i = 0; i < n; i++)
-		if (v[i] == x)
-			return 1;
-	return 0;
-}
 
 /* ---- opening ---- */
 
@@ -394,7 +372,7 @@ int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 
 	memset(mapped_here, 0, sizeof(mapped_here));
 
-	if (has_i32(p->attached, p->n_attached, tid))
+	if (rec_i32_has(p->attached, p->n_attached, tid))
 		return 1;
 	for (i = 0; i < p->n_cpus; i++) {
 		fd = open_event(p, tid, p->cpus[i]);
@@ -423,7 +401,7 @@ int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 			goto fail;
 		}
 	}
-	push_i32(&p->attached, &p->n_attached, &p->cap_attached, tid);
+	rec_i32_push(&p->attached, &p->n_attached, &p->cap_attached, tid);
 	return 0;
 fail:
 	/* undo this thread's events, and the rings that were mapped on them */
