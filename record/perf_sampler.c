@@ -74,7 +74,6 @@ static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 	return syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-
 /* ---- opening ---- */
 
 static int online_cpus(int **out)
