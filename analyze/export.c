@@ -9,6 +9,7 @@
 #include "export.h"
 #include "fold.h"
 #include "gtt.h"
+#include "model_priv.h"
 
 int ana_export_format_parse(const char *name)
 {
@@ -61,10 +62,9 @@ const char *ana_export_thread_name(const ana_model *m, const ana_thread *t, char
 
 /* ---- key map ---- */
 
+/* Keys are stored back to back in words; the model's open-addressing id table finds them. */
 struct ana_keymap {
-	uint32_t *slots;        /* id + 1, 0 empty */
-	uint64_t *slot_hash;
-	size_t n_slots;
+	ana_idtable table;
 	size_t *key_off;        /* per id: offset of its key in words */
 	uint32_t *key_len;
 	size_t n, cap;
@@ -72,83 +72,45 @@ struct ana_keymap {
 	size_t n_words, cap_words;
 };
 
+typedef struct keymap_key {
+	const uint32_t *words;
+	uint32_t n;
+} keymap_key;
+
 ana_keymap *ana_keymap_create(void)
 {
-	ana_keymap *km = calloc(1, sizeof(*km));
-	if (!km)
-		return NULL;
-	km->n_slots = 256;
-	km->slots = calloc(km->n_slots, sizeof(*km->slots));
-	km->slot_hash = calloc(km->n_slots, sizeof(*km->slot_hash));
-	if (!km->slots || !km->slot_hash) {
-		ana_keymap_destroy(km);
-		return NULL;
-	}
-	return km;
+	return calloc(1, sizeof(ana_keymap));
 }
 
 void ana_keymap_destroy(ana_keymap *km)
 {
 	if (!km)
 		return;
-	free(km->slots);
-	free(km->slot_hash);
+	ana_idtable_free(&km->table);
 	free(km->key_off);
 	free(km->key_len);
 	free(km->words);
 	free(km);
 }
 
-static uint64_t hash_words(const uint32_t *k, uint32_t n)
+static int keymap_eq(uint32_t id, const void *key, void *ctx)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	for (uint32_t i = 0; i < n; i++) {
-		h ^= k[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h ? h : 1;
-}
-
-static int keymap_grow(ana_keymap *km)
-{
-	size_t ns = km->n_slots * 2;
-	uint32_t *s = calloc(ns, sizeof(*s));
-	uint64_t *sh = calloc(ns, sizeof(*sh));
-	if (!s || !sh) {
-		free(s);
-		free(sh);
-		return -1;
-	}
-	for (size_t i = 0; i < km->n_slots; i++) {
-		if (!km->slots[i])
-			continue;
-		size_t k = km->slot_hash[i] & (ns - 1);
-		while (s[k])
-			k = (k + 1) & (ns - 1);
-		s[k] = km->slots[i];
-		sh[k] = km->slot_hash[i];
-	}
-	free(km->slots);
-	free(km->slot_hash);
-	km->slots = s;
-	km->slot_hash = sh;
-	km->n_slots = ns;
-	return 0;
+	const ana_keymap *km = ctx;
+	const keymap_key *k = key;
+	return km->key_len[id] == k->n &&
+	       (k->n == 0 || memcmp(km->words + km->key_off[id], k->words, k->n * sizeof(*k->words)) == 0);
 }
 
 int64_t ana_keymap_get(ana_keymap *km, const uint32_t *key, uint32_t n, int *is_new)
 {
-	uint64_t h = hash_words(key, n);
-	size_t k = h & (km->n_slots - 1);
+	keymap_key k = { key, n };
+	uint32_t *slot = ana_idtable_slot(&km->table, ana_hash_words(key, n, n), keymap_eq, &k, km);
 	if (is_new)
 		*is_new = 0;
-	for (; km->slots[k]; k = (k + 1) & (km->n_slots - 1)) {
-		uint32_t id = km->slots[k] - 1;
-		if (km->slot_hash[k] == h && km->key_len[id] == n &&
-		    memcmp(km->words + km->key_off[id], key, n * sizeof(*key)) == 0)
-			return id;
-	}
+	if (!slot)
+		return -1;
+	if (*slot)
+		return *slot - 1;
 	if (km->n == km->cap) {
 		size_t cap = km->cap ? km->cap * 2 : 256;
 		size_t *ko = realloc(km->key_off, cap * sizeof(*ko));
@@ -179,12 +141,10 @@ int64_t ana_keymap_get(ana_keymap *km, const uint32_t *key, uint32_t n, int *is_
 	if (n)
 		memcpy(km->words + km->n_words, key, n * sizeof(*key));
 	km->n_words += n;
-	km->slots[k] = id + 1;
-	km->slot_hash[k] = h;
+	*slot = id + 1;
+	km->table.n++;
 	if (is_new)
 		*is_new = 1;
-	if (km->n * 2 > km->n_slots && keymap_grow(km) < 0)
-		return -1;
 	return id;
 }
 
