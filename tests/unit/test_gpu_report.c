@@ -231,6 +231,31 @@ int main(void)
 	free(again);
 	free(r);
 
+	/* a second device (the multi-GPU case, issue 10): accounted on its own, device 0 unchanged */
+	gtt_cuda_device *d1 = ana_vec_push(M->cuda_devices);
+	d1->pid = 100;
+	d1->device = 1;
+	d1->cc_major = 9;
+	d1->sm_count = 132;
+	d1->global_mem_bytes = 80ull << 30;
+	d1->name = strdup("TestGPU");
+	d1->uuid = strdup("GPU-bbbb");
+	size_t k0 = M->kernels.n;
+	add_kernel(10000, 30000, 9, 20, 1); /* device 1: [10,30) [40,50) ms = 30 ms busy, one 10 ms gap */
+	add_kernel(40000, 50000, 9, 21, 2);
+	M->kernels.v[k0].device = M->kernels.v[k0 + 1].device = 1;
+	add_api(101, 9000, 9010, 20, 3, GTT_API_RUNTIME);
+	add_api(101, 39000, 39010, 21, 3, GTT_API_RUNTIME);
+	r = report(M);
+	printf("---- report, two devices ----\n%s---- end ----\n", r);
+	th_check(has(r, "GPU 1: pid 100 device 1, TestGPU (cc 9.0, 132 SMs, 80.0 GiB)"), "second device listed");
+	th_check(has(r, "GPU 0: busy 18.0% of the recording (0.018 of 0.100 s)"), "device 0 busy unchanged by device 1");
+	th_check(has(r, "GPU 1: busy 30.0% of the recording (0.030 of 0.100 s); 75.0% between its first and last "
+	                "work (0.040 s)"), "device 1 busy %% from its own kernels only");
+	th_check(has(r, "  #1 GPU 0 idle 24.000 ms from 0.026000 s\n"), "device 0's gaps unchanged");
+	th_check(has(r, "GPU 1 idle 10.000 ms from 0.030000 s"), "device 1's gap found on its own timeline");
+	free(r);
+
 	/* no CUDA data: no section */
 	ana_model *empty = calloc(1, sizeof(*empty));
 	r = report(empty);
