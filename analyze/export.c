@@ -60,6 +60,32 @@ const char *ana_export_thread_name(const ana_model *m, const ana_thread *t, char
 	return buf;
 }
 
+/* ---- per-thread sample lists ---- */
+
+int ana_thread_sample_lists(const ana_model *m, size_t **first_out, size_t **next_out)
+{
+	size_t *first = malloc((m->threads.n + 1) * sizeof(*first));
+	size_t *next = malloc((m->samples.n + 1) * sizeof(*next));
+	if (!first || !next) {
+		free(first);
+		free(next);
+		return GTT_ENOMEM;
+	}
+	for (size_t t = 0; t < m->threads.n; t++)
+		first[t] = SIZE_MAX;
+	/* built backwards so that each list stays in sample (time) order */
+	for (size_t i = m->samples.n; i-- > 0;) {
+		const ana_sample *s = &m->samples.v[i];
+		if (s->thread_idx >= m->threads.n || s->stack_id >= m->stacks.n)
+			continue;
+		next[i] = first[s->thread_idx];
+		first[s->thread_idx] = i;
+	}
+	*first_out = first;
+	*next_out = next;
+	return 0;
+}
+
 /* ---- key map ---- */
 
 /* Keys are stored back to back in words; the model's open-addressing id table finds them. */

@@ -39,6 +39,11 @@ int ana_cmd_export(int argc, char **argv);
 /* ---- helpers shared by the exporters ---- */
 
 /* A hash map from a key of n uint32 words to dense ids 0, 1, 2, ... in insertion order. */
+/* Per-thread lists of the samples in time order: first[t] is thread t's first sample index
+ * (SIZE_MAX when none), next[i] the sample after i in its thread (undefined after the last).
+ * Samples with an unknown thread or stack are left out. Both malloc'ed; 0 or GTT_ENOMEM. */
+int ana_thread_sample_lists(const ana_model *m, size_t **first, size_t **next);
+
 typedef struct ana_keymap ana_keymap;
 ana_keymap *ana_keymap_create(void);
 void ana_keymap_destroy(ana_keymap *km);

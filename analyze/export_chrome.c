@@ -322,19 +322,9 @@ int ana_export_chrome(const ana_model *m, FILE *out)
 	uint32_t *pids = NULL;
 	size_t n_pids = 0;
 	int rc = GTT_ENOMEM;
-	first = malloc((m->threads.n + 1) * sizeof(*first));
-	next = malloc((m->samples.n + 1) * sizeof(*next));
-	if (!first || !next || !(c.tracks = ana_keymap_create()) || !(c.j = ana_json_create(out)))
+	if (ana_thread_sample_lists(m, &first, &next) < 0 || !(c.tracks = ana_keymap_create()) ||
+	    !(c.j = ana_json_create(out)))
 		goto out;
-	for (size_t t = 0; t < m->threads.n; t++)
-		first[t] = SIZE_MAX;
-	for (size_t i = m->samples.n; i-- > 0;) {
-		const ana_sample *s = &m->samples.v[i];
-		if (s->thread_idx >= m->threads.n || s->stack_id >= m->stacks.n)
-			continue;
-		next[i] = first[s->thread_idx];
-		first[s->thread_idx] = i;
-	}
 	ana_json *j = c.j;
 	ana_json_obj_begin(j);
 	ana_json_kv_str(j, "displayTimeUnit", "ns");

@@ -31,20 +31,8 @@ int ana_export_speedscope(const ana_model *m, FILE *out)
 
 	frame_idx = calloc(m->frames.n + 1, sizeof(*frame_idx));
 	order = malloc((m->frames.n + 1) * sizeof(*order));
-	first = malloc((m->threads.n + 1) * sizeof(*first));
-	next = malloc((m->samples.n + 1) * sizeof(*next));
-	if (!frame_idx || !order || !first || !next)
+	if (!frame_idx || !order || ana_thread_sample_lists(m, &first, &next) < 0)
 		goto out;
-	/* Thread lists in time order, built backwards so each list stays in sample order. */
-	for (size_t t = 0; t < m->threads.n; t++)
-		first[t] = SIZE_MAX;
-	for (size_t i = m->samples.n; i-- > 0;) {
-		const ana_sample *s = &m->samples.v[i];
-		if (s->thread_idx >= m->threads.n || s->stack_id >= m->stacks.n)
-			continue;
-		next[i] = first[s->thread_idx];
-		first[s->thread_idx] = i;
-	}
 	for (size_t t = 0; t < m->threads.n; t++) {
 		for (size_t i = first[t]; i != SIZE_MAX; i = next[i]) {
 			const ana_stack *st = &m->stacks.v[m->samples.v[i].stack_id];
