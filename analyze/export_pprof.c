@@ -180,7 +180,7 @@ static void label_num(pprof_ctx *c, ana_pb *b, const char *key, int64_t v)
 	ana_pb_end(b, mk);
 }
 
-typedef struct agg { uint64_t count, weight_ns; } agg;
+typedef struct agg { uint64_t count, weight_ns; size_t first; } agg; /* first: a sample of it */
 
 static int build(const ana_model *m, ana_pb *out)
 {
@@ -294,6 +294,7 @@ static int build(const ana_model *m, ana_pb *out)
 				cap_aggs = cap;
 			}
 			aggs[n_aggs].count = aggs[n_aggs].weight_ns = 0;
+			aggs[n_aggs].first = i;
 			n_aggs++;
 		}
 		aggs[k].count++;
@@ -305,17 +306,9 @@ static int build(const ana_model *m, ana_pb *out)
 			max_depth = m->stacks.v[i].n;
 	if (!(locbuf = malloc(max_depth * sizeof(*locbuf))))
 		goto out;
-	for (size_t i = 0; i < m->samples.n; i++) {
-		const ana_sample *s = &m->samples.v[i];
-		if (s->stack_id >= m->stacks.n || s->thread_idx >= m->threads.n)
-			continue;
-		uint32_t key[3] = {s->stack_id, s->thread_idx, s->cls};
-		int is_new = 0;
-		int64_t k = ana_keymap_get(skeys, key, 3, &is_new);
-		if (k < 0)
-			goto out;
-		if (aggs[k].count == 0)
-			continue;           /* written already */
+	/* one pprof sample per aggregate, in order of first appearance */
+	for (size_t k = 0; k < n_aggs; k++) {
+		const ana_sample *s = &m->samples.v[aggs[k].first];
 		const ana_stack *st = &m->stacks.v[s->stack_id];
 		size_t nl = 0;
 		/* Walk leaf to root; a run of inlined frames belongs to the physical frame above it. */
@@ -338,7 +331,6 @@ static int build(const ana_model *m, ana_pb *out)
 		label_num(&c, &samples_pb, "pid", th->pid);
 		label_str(&c, &samples_pb, "gil", ana_class_name(s->cls));
 		ana_pb_end(&samples_pb, mk);
-		aggs[k].count = 0;
 	}
 	if (c.oom)
 		goto out;
