@@ -61,6 +61,11 @@ enum gtt_tag {
 	GTT_REC_COUNTER = 28,
 	GTT_REC_ARCHIVE = 30,     /* a piece of an embedded binary, keyed by build-id */
 	GTT_REC_END = 31,         /* clean end of recording */
+	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
+	 * never another's): 14 callchain (interned callchain), 15 packed (compressed block of
+	 * chunks), 16 index (chunk index), 17 clock (realtime/monotonic pair), 18 py_thread
+	 * (Python-level thread name), 29 cuda_callstack (stack taken at a CUDA API call),
+	 * 32 capture (capture range start/stop), 33-39 free for later. */
 };
 
 /* ---- record payloads (decoded form) ----
