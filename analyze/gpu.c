@@ -251,7 +251,7 @@ static int cmp_api_name(const void *a, const void *b, void *ctx)
 	const gtt_cuda_api *x = &m->apis.v[*(const size_t *)a], *y = &m->apis.v[*(const size_t *)b];
 	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
 	if (!c)
-		c = (int)x->domain - (int)y->domain;
+		c = cmp_u64(x->domain, y->domain);
 	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
 }
 
@@ -261,7 +261,7 @@ static int cmp_api_total(const void *a, const void *b)
 	if (x->total_ns != y->total_ns)
 		return x->total_ns > y->total_ns ? -1 : 1;
 	int c = strcmp(x->name, y->name);
-	return c ? c : (int)x->domain - (int)y->domain;
+	return c ? c : cmp_u64(x->domain, y->domain);
 }
 
 static void report_apis(const ana_model *m, FILE *out, int top_n)
