@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "fold.h"
 #include "model_priv.h"
 
@@ -166,11 +167,12 @@ int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 	memset(out, 0, sizeof(*out));
 	if ((rc = parse_tids(o->tid_filter, &tids, &n_tids)) < 0)
 		goto out;
-	uint64_t from = o->from_ns ? m->start_ns + o->from_ns : 0;
-	uint64_t to = o->to_ns ? m->start_ns + o->to_ns : UINT64_MAX;
+	/* no upper bound without --to: a sample at 2^64 - 1 ns is still a sample */
+	uint64_t from = o->from_ns ? ana_sat_add(m->start_ns, o->from_ns) : 0;
+	uint64_t to = ana_sat_add(m->start_ns, o->to_ns);
 	for (size_t i = 0; i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
-		if (s->time_ns < from || s->time_ns >= to)
+		if (s->time_ns < from || (o->to_ns && s->time_ns >= to))
 			continue;
 		if (o->gil >= 0 && !(o->gil & (1 << s->cls)))
 			continue;

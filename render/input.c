@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "gtt.h"
 
 static int read_all(int fd, char **buf, size_t *len)
@@ -161,7 +162,7 @@ static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, siz
 int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, uint64_t from_ns,
                         uint64_t to_ns, ana_folded *out)
 {
-	uint64_t from = m->start_ns + from_ns, to = to_ns ? m->start_ns + to_ns : UINT64_MAX;
+	uint64_t from = from_ns ? ana_sat_add(m->start_ns, from_ns) : 0, to = ana_sat_add(m->start_ns, to_ns);
 	size_t cap = 0, n = 0, bcap = 0;
 	int rc = GTT_ENOMEM;
 	const ana_sample **v = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*v));
@@ -178,7 +179,7 @@ int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, uin
 			continue;
 		if (gil >= 0 && !(gil & (1 << s->cls)))
 			continue;
-		if (s->time_ns < from || s->time_ns >= to)
+		if (s->time_ns < from || (to_ns && s->time_ns >= to))
 			continue;
 		v[n++] = s;
 	}
