@@ -19,40 +19,12 @@ static void set_rgb(cairo_t *cr, uint32_t c, double alpha)
 	                      (c & 0xff) / 255.0, alpha);
 }
 
-/* Cairo refuses text that is not valid UTF-8 (and then draws nothing more on the surface):
- * bad sequences become U+FFFD, as in the SVG writer. Returns text itself when it is valid,
- * else a malloc'ed copy (NULL when out of memory). */
-static const char *utf8_clean(const char *text)
-{
-	size_t len = strlen(text), i = 0, adv;
-	while (i < len && (adv = ren_utf8_seq((const unsigned char *)text + i, len - i)) > 0)
-		i += adv;
-	if (i == len)
-		return text;
-	char *out = malloc(len * 3 + 1), *o = out;
-	if (!out)
-		return NULL;
-	for (i = 0; i < len; i += adv) {
-		adv = ren_utf8_seq((const unsigned char *)text + i, len - i);
-		if (adv == 0) {
-			memcpy(o, "\xef\xbf\xbd", 3);
-			o += 3;
-			adv = 1;
-		} else {
-			memcpy(o, text + i, adv);
-			o += adv;
-		}
-	}
-	*o = 0;
-	return out;
-}
-
 static void draw_text(cairo_t *cr, const ren_item *it)
 {
-	if (!it->text || !it->text[0])
-		return;
-	const char *text = utf8_clean(it->text);
-	if (!text)
+	/* the scene holds only text Cairo takes (layout.h: ren_text_char), so a name from the trace
+	 * cannot put the surface into an error state */
+	const char *text = it->text;
+	if (!text || !text[0])
 		return;
 	cairo_select_font_face(cr, REN_CAIRO_FONT, CAIRO_FONT_SLANT_NORMAL,
 	                       (it->flags & REN_F_BOLD) ? CAIRO_FONT_WEIGHT_BOLD
@@ -67,8 +39,6 @@ static void draw_text(cairo_t *cr, const ren_item *it)
 	set_rgb(cr, it->fill == REN_NONE ? 0 : it->fill, it->alpha / 255.0);
 	cairo_move_to(cr, x, it->y);
 	cairo_show_text(cr, text);
-	if (text != it->text)
-		free((char *)text);
 }
 
 static void draw(cairo_t *cr, const ren_scene *s)

@@ -62,8 +62,18 @@ void ren_scene_destroy(ren_scene *s)
 	free(s);
 }
 
+static char *arena_alloc(ren_scene *s, size_t len);
+static char *clean_dup(ren_scene *s, const char *str, size_t len);
+
 ren_item *ren_scene_add(ren_scene *s, const ren_item *it)
 {
+	ren_item stored = *it;
+	/* the one place where text enters a scene: what a backend would refuse is replaced */
+	if (it->text && !ren_text_clean(it->text, strlen(it->text)) &&
+	    !(stored.text = clean_dup(s, it->text, strlen(it->text))))
+		return NULL;
+	if (it->tip && !ren_text_clean(it->tip, strlen(it->tip)) && !(stored.tip = clean_dup(s, it->tip, strlen(it->tip))))
+		return NULL;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;
 		ren_item *v = realloc(s->items, cap * sizeof(*v));
@@ -72,7 +82,7 @@ ren_item *ren_scene_add(ren_scene *s, const ren_item *it)
 		s->items = v;
 		s->cap = cap;
 	}
-	s->items[s->n] = *it;
+	s->items[s->n] = stored;
 	return &s->items[s->n++];
 }
 
@@ -172,6 +182,8 @@ int ren_scene_doc(const ren_scene *s) { return s->doc; }
 
 int ren_scene_set(ren_scene *s, const char *key, const char *value)
 {
+	if (!ren_text_clean(value, strlen(value)) && !(value = clean_dup(s, value, strlen(value))))
+		return GTT_ENOMEM;
 	for (size_t i = 0; i < s->n_kv; i++) {
 		if (strcmp(s->kv[i].key, key) == 0) {
 			char *v = strdup(value);
@@ -243,6 +255,53 @@ size_t ren_utf8_seq(const unsigned char *s, size_t left)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return n;
+}
+
+size_t ren_text_char(const unsigned char *s, size_t left, int *ok)
+{
+	size_t n = ren_utf8_seq(s, left);
+	if (n == 0) {
+		*ok = 0;
+		return 1;
+	}
+	if (n == 1) {
+		*ok = !(s[0] < 0x20 && s[0] != '\t' && s[0] != '\n' && s[0] != '\r') && s[0] != 0x7f;
+		return 1;
+	}
+	uint32_t cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	*ok = !(cp >= 0xfdd0 && cp <= 0xfdef) && (cp & 0xfffe) != 0xfffe;
+	return n;
+}
+
+int ren_text_clean(const char *s, size_t len)
+{
+	int ok = 1;
+	for (size_t i = 0; i < len && ok;)
+		i += ren_text_char((const unsigned char *)s + i, len - i, &ok);
+	return ok;
+}
+
+/* A copy of s[0..len) in the arena with what ren_text_char refuses as U+FFFD. NULL on ENOMEM. */
+static char *clean_dup(ren_scene *s, const char *str, size_t len)
+{
+	size_t out = 0;
+	int ok;
+	for (size_t i = 0, k; i < len; i += k) {
+		k = ren_text_char((const unsigned char *)str + i, len - i, &ok);
+		out += ok ? k : 3;
+	}
+	char *p = arena_alloc(s, out + 1), *o = p;
+	if (!p)
+		return NULL;
+	for (size_t i = 0, k; i < len; i += k) {
+		k = ren_text_char((const unsigned char *)str + i, len - i, &ok);
+		memcpy(o, ok ? str + i : "\xef\xbf\xbd", ok ? k : 3);
+		o += ok ? k : 3;
+	}
+	*o = 0;
+	return p;
 }
 
 static size_t utf8_step(const unsigned char *s, size_t left)

@@ -85,10 +85,21 @@ const char *ren_scene_get(const ren_scene *s, const char *key); /* NULL when uns
 size_t ren_scene_nkv(const ren_scene *s);
 void ren_scene_kv(const ren_scene *s, size_t i, const char **key, const char **value);
 
-/* ---- text ---- */
+/* ---- text ----
+ * What a scene may hold is decided in one place, ren_text_char(): names come from traces and
+ * folded files and can hold any bytes, and XML (the SVG) and Cairo (PNG, PDF) each refuse some.
+ * ren_scene_add() and ren_scene_set() store every string cleaned, so the backends draw the same
+ * text and never fail on it. */
 /* Length of the valid UTF-8 sequence at s (left bytes available), 0 when invalid (bad lead
  * byte, truncated, overlong, surrogate, above U+10FFFF). */
 size_t ren_utf8_seq(const unsigned char *s, size_t left);
+/* Length of the character at s (left > 0 bytes available; 1 for an invalid byte), and whether
+ * a view may draw it (*ok): not for bytes that are not UTF-8, C0 controls other than tab, LF
+ * and CR, DEL, and Unicode noncharacters (U+FDD0-U+FDEF, U+xFFFE, U+xFFFF), which Cairo
+ * refuses and XML 1.0 forbids in part. Those are drawn as U+FFFD. */
+size_t ren_text_char(const unsigned char *s, size_t left, int *ok);
+/* 1 when every character of s[0..len) may be drawn as it is. */
+int ren_text_clean(const char *s, size_t len);
 /* Number of UTF-8 characters in s[0..len). Invalid bytes count as one character each. */
 size_t ren_utf8_chars(const char *s, size_t len);
 /* Byte length of the first n characters of s[0..len). */

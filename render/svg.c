@@ -106,29 +106,18 @@ static void escape_to(const char *s, size_t len, emit_fn emit, void *ctx)
 	static const char fffd[] = "\xef\xbf\xbd";
 	size_t run = 0, i = 0; /* s[i - run .. i) is a run of bytes copied as they are */
 	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
 		const char *rep = NULL;
-		size_t adv = 1;
-		if (c < 0x80) {
-			switch (c) {
-			case '&': rep = "&amp;"; break;
-			case '<': rep = "&lt;"; break;
-			case '>': rep = "&gt;"; break;
-			case '"': rep = "&quot;"; break;
-			case '\'': rep = "&apos;"; break;
-			default:
-				if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-					rep = fffd;
-			}
-		} else {
-			adv = ren_utf8_seq((const unsigned char *)s + i, len - i);
-			if (adv == 0) {
+		int ok;
+		size_t adv = ren_text_char((const unsigned char *)s + i, len - i, &ok);
+		switch (s[i]) {
+		case '&': rep = "&amp;"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '"': rep = "&quot;"; break;
+		case '\'': rep = "&apos;"; break;
+		default:
+			if (!ok) /* the scene's own policy (layout.h), for strings that did not pass through it */
 				rep = fffd;
-				adv = 1;
-			} else if (adv == 3 && c == 0xef && (unsigned char)s[i + 1] == 0xbf &&
-			           ((unsigned char)s[i + 2] & 0xfe) == 0xbe) {
-				rep = fffd; /* U+FFFE, U+FFFF */
-			}
 		}
 		if (rep) {
 			if (run)
