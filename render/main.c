@@ -416,6 +416,9 @@ int main(int argc, char **argv)
 		case OPT_WIDTH:
 			if (parse_num(optarg, 200, 100000, &c.width) < 0)
 				return usage_error("--width wants pixels between 200 and 100000, not '%s'", optarg);
+			if (strcmp(c.cmd, "timeline") == 0 && c.width < REN_TL_MIN_WIDTH)
+				return usage_error("timeline --width wants at least 400 px (the thread labels take "
+				                   "230), not '%s'", optarg);
 			break;
 		case OPT_HEIGHT:
 			if (parse_num(optarg, 4, 200, &c.height) < 0)

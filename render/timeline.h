@@ -11,8 +11,11 @@
 #include "layout.h"
 #include "model.h"
 
+/* The narrowest timeline: the label column plus a plot of 150 px. */
+#define REN_TL_MIN_WIDTH 400.0
+
 typedef struct ren_timeline_opts {
-	double width_px;        /* image width (1400) */
+	double width_px;        /* image width (1400; less than REN_TL_MIN_WIDTH is widened to it) */
 	const char *title;      /* NULL: "Timeline: <command>" */
 	const char *threads_re; /* only threads whose "name tid" matches (POSIX ERE), NULL all */
 	int64_t from_ns, to_ns; /* window relative to the trace start, used when has_from/has_to */
