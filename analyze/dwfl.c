@@ -151,13 +151,9 @@ static size_t image_mappings(const ana_sym *s, uint32_t pid, uint32_t gen, uint3
 			if (k)
 				return k;
 		}
-		uint32_t ppid = 0;
-		uint64_t born = 0;
-		for (size_t i = 0; i < m->processes.n; i++)
-			if (m->processes.v[i].pid == pid && m->processes.v[i].ppid) {
-				ppid = m->processes.v[i].ppid;
-				born = m->processes.v[i].time_ns;
-			}
+		const gtt_process *pr = ana_process_parent(m, pid);
+		uint32_t ppid = pr ? pr->ppid : 0;
+		uint64_t born = pr ? pr->time_ns : 0;
 		if (!ppid || ppid == pid)
 			return 0;
 		gen = exec_gen(s, ppid, born);

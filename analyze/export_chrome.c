@@ -300,10 +300,7 @@ static void gpu_events(chrome_ctx *c)
 /* A process's name: its command line from process records, else the thread named like it. */
 static const char *process_label(const ana_model *m, uint32_t pid, char *buf, size_t cap)
 {
-	const char *comm = NULL;
-	for (size_t i = 0; i < m->processes.n; i++)
-		if (m->processes.v[i].pid == pid && m->processes.v[i].comm && m->processes.v[i].comm[0])
-			comm = m->processes.v[i].comm;
+	const char *comm = ana_process_comm(m, pid);
 	if (!comm) {
 		const ana_thread *t = ana_thread_find(m, pid, pid);
 		comm = t && t->name ? t->name : NULL;

@@ -139,10 +139,7 @@ static void sort_merge(ana_folded *fd)
 
 static const char *proc_name(const ana_model *m, uint32_t pid, char *buf, size_t cap)
 {
-	const char *comm = NULL;
-	for (size_t i = 0; i < m->processes.n; i++)
-		if (m->processes.v[i].pid == pid && m->processes.v[i].comm && m->processes.v[i].comm[0])
-			comm = m->processes.v[i].comm;
+	const char *comm = ana_process_comm(m, pid);
 	const ana_thread *main_thread = ana_thread_find(m, pid, pid);
 	if (comm) {
 		size_t len = strcspn(comm, " ");

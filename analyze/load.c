@@ -56,6 +56,7 @@ typedef struct loader {
 	ANA_VEC(uint64_t) chain_ips;
 	ana_idtable chain_table;
 	ANA_VEC(raw_sample) raws;
+	ana_idtable thread_table;  /* (pid, tid) -> index in m->threads, kept unsorted until sort_threads */
 	uint64_t n_samples_seen;
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
@@ -137,9 +138,12 @@ static int chain_eq(uint32_t id, const void *key, void *ctx)
 	const gtt_sample *s = key;
 	if (c->pid != s->pid || c->n_kernel != s->n_kernel || c->n_user != s->n_user)
 		return 0;
+	size_t nw = (size_t)s->n_kernel + s->n_user;
+	if (!nw)
+		return 1; /* (no addresses stored yet: chain_ips.v may be NULL) */
 	/* short arrays: a loop beats a call to memcmp */
 	const uint64_t *a = L->chain_ips.v + c->off;
-	for (size_t i = 0, nw = (size_t)s->n_kernel + s->n_user; i < nw; i++)
+	for (size_t i = 0; i < nw; i++)
 		if (a[i] != s->ips[i])
 			return 0;
 	return 1;
@@ -158,6 +162,52 @@ static uint64_t chain_hash(const gtt_sample *s, size_t nw)
 	if (i < nw)
 		h1 = (h1 ^ s->ips[i]) * 0x9e3779b97f4a7c15ull;
 	return ana_hash_u64(h1 ^ ana_hash_u64(h2));
+}
+
+static int thread_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_thread *t = &((const ana_model *)ctx)->threads.v[id];
+	const uint32_t *k = key;
+	return t->pid == k[0] && t->tid == k[1];
+}
+
+/* The model's thread (pid, tid), made when new. Threads are appended in the order they are
+ * first seen and found through a hash table while the trace is read (a trace can name 100 000
+ * threads: keeping the array sorted on every insert cost threads^2); sort_threads() puts them
+ * in (pid, tid) order before anything else looks them up. NULL on ENOMEM. */
+static ana_thread *loader_thread(loader *L, uint32_t pid, uint32_t tid)
+{
+	ana_model *m = L->m;
+	uint32_t key[2] = { pid, tid };
+	uint32_t *slot = ana_idtable_slot(&L->thread_table, ana_hash_u64((uint64_t)pid << 32 | tid), thread_eq, key, m);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return &m->threads.v[*slot - 1];
+	ana_thread *th = ana_vec_push(m->threads);
+	if (!th)
+		return NULL;
+	th->pid = pid;
+	th->tid = tid;
+	*slot = (uint32_t)m->threads.n;
+	L->thread_table.n++;
+	return th;
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const ana_thread *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Threads in (pid, tid) order, as ana_thread_find() wants them; the loader's table is dropped. */
+static void sort_threads(loader *L)
+{
+	if (L->m->threads.n > 1)
+		qsort(L->m->threads.v, L->m->threads.n, sizeof(ana_thread), thread_cmp);
+	ana_idtable_free(&L->thread_table);
 }
 
 /* A sample of pass 1: its figures go to the model now; its stack is made in pass 2, from its
@@ -242,22 +292,9 @@ static int take_record(loader *L, const gtt_record *rec)
 	case GTT_REC_THREAD: {
 		const gtt_thread *t = &rec->u.thread;
 		see_time(m, t->time_ns);
-		ana_thread *th = ana_thread_find(m, t->pid, t->tid);
-		if (!th) {
-			/* threads stay sorted by (pid, tid): insert in place (few threads, many records) */
-			if (!ana_vec_push(m->threads))
-				return GTT_ENOMEM;
-			size_t i = m->threads.n - 1;
-			while (i > 0 && (m->threads.v[i - 1].pid > t->pid ||
-			                 (m->threads.v[i - 1].pid == t->pid && m->threads.v[i - 1].tid > t->tid))) {
-				m->threads.v[i] = m->threads.v[i - 1];
-				i--;
-			}
-			th = &m->threads.v[i];
-			memset(th, 0, sizeof(*th));
-			th->pid = t->pid;
-			th->tid = t->tid;
-		}
+		ana_thread *th = loader_thread(L, t->pid, t->tid);
+		if (!th)
+			return GTT_ENOMEM;
 		if (t->name && t->name[0]) {
 			char *n = strdup(t->name);
 			if (!n)
@@ -549,19 +586,6 @@ static int string_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* (pid, tid, time) order for switches and thread_cpu, as an index. */
-typedef struct keyed { uint32_t pid, tid; uint64_t time; size_t idx; } keyed;
-static int keyed_cmp(const void *a, const void *b)
-{
-	const keyed *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	int c = cmp_u64(x->time, y->time);
-	return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
-}
-
 /* Stable merge sort of n elements of sz bytes through tmp (n * sz bytes). */
 static void merge_sort(char *v, char *tmp, size_t n, size_t sz, int (*cmp)(const void *, const void *))
 {
@@ -603,31 +627,16 @@ static int sort_if_needed(void *v, size_t n, size_t sz, int (*cmp)(const void *,
 	return 0;
 }
 
-static int ensure_thread(ana_model *m, uint32_t pid, uint32_t tid)
+static int ensure_thread(loader *L, uint32_t pid, uint32_t tid)
 {
-	if (ana_thread_find(m, pid, tid))
-		return 0;
-	gtt_record rec = { .tag = GTT_REC_THREAD };
-	rec.u.thread.pid = pid;
-	rec.u.thread.tid = tid;
-	rec.u.thread.name = "";
-	loader L = { .m = m };
-	return take_record(&L, &rec);
-}
-
-static const char *process_comm(const ana_model *m, uint32_t pid)
-{
-	const char *comm = NULL;
-	for (size_t i = 0; i < m->processes.n; i++)
-		if (m->processes.v[i].pid == pid && m->processes.v[i].comm[0])
-			comm = m->processes.v[i].comm;
-	return comm;
+	return loader_thread(L, pid, tid) ? 0 : GTT_ENOMEM;
 }
 
 /* Every thread that samples, /proc readings, switches and Python stacks name exists (before
  * pass 2, which gives each sample its thread's index: those do not move afterwards). */
-static int ensure_threads(ana_model *m)
+static int ensure_threads(loader *L)
 {
+	ana_model *m = L->m;
 	/* samples of a few threads interleave: a small direct-mapped cache of the (pid, tid) seen
 	 * saves a search per sample */
 	struct { uint32_t pid, tid, used; } tc[TCACHE];
@@ -637,156 +646,22 @@ static int ensure_threads(ana_model *m)
 		size_t h = TCACHE_SLOT(s->pid, s->tid);
 		if (tc[h].used && tc[h].pid == s->pid && tc[h].tid == s->tid)
 			continue;
-		if (ensure_thread(m, s->pid, s->tid) < 0)
+		if (ensure_thread(L, s->pid, s->tid) < 0)
 			return GTT_ENOMEM;
 		tc[h].used = 1;
 		tc[h].pid = s->pid;
 		tc[h].tid = s->tid;
 	}
 	for (size_t i = 0; i < m->thread_cpu.n; i++)
-		if (ensure_thread(m, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
+		if (ensure_thread(L, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
 			return GTT_ENOMEM;
 	for (size_t i = 0; i < m->switches.n; i++)
-		if (ensure_thread(m, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
+		if (ensure_thread(L, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
 			return GTT_ENOMEM;
 	for (size_t i = 0; i < m->pystacks.n; i++)
-		if (ensure_thread(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
+		if (ensure_thread(L, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
 			return GTT_ENOMEM;
 	return 0;
-}
-
-static int finish_threads(ana_model *m)
-{
-	for (size_t i = 0; i < m->pystacks.n; i++)
-		ana_thread_find(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid)->is_python = 1;
-	for (size_t i = 0; i < m->threads.n; i++) {
-		ana_thread *t = &m->threads.v[i];
-		if (t->name)
-			continue;
-		/* a thread never named: the main thread takes its process's command name */
-		const char *comm = t->tid == t->pid ? process_comm(m, t->pid) : NULL;
-		char buf[256];
-		if (comm) {
-			const char *sp = strchr(comm, ' ');
-			size_t len = sp ? (size_t)(sp - comm) : strlen(comm);
-			const char *base = memrchr(comm, '/', len);
-			base = base ? base + 1 : comm;
-			snprintf(buf, sizeof(buf), "%.*s", (int)(len - (size_t)(base - comm)), base);
-		} else {
-			snprintf(buf, sizeof(buf), "?");
-		}
-		t->name = strdup(buf);
-		if (!t->name)
-			return GTT_ENOMEM;
-	}
-	return 0;
-}
-
-/* utime+stime growth over the recording. A thread created while the /proc loop was already
- * running started from zero; one that existed before started from its first reading. */
-static int thread_cpu_totals(ana_model *m)
-{
-	size_t n = m->thread_cpu.n;
-	if (!n)
-		return 0;
-	keyed *k = malloc(n * sizeof(*k));
-	if (!k)
-		return GTT_ENOMEM;
-	uint64_t loop_start = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		const gtt_thread_cpu *c = &m->thread_cpu.v[i];
-		k[i] = (keyed){ c->pid, c->tid, c->time_ns, i };
-		if (c->time_ns < loop_start)
-			loop_start = c->time_ns;
-	}
-	qsort(k, n, sizeof(*k), keyed_cmp);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && k[j].pid == k[i].pid && k[j].tid == k[i].tid)
-			j++;
-		const gtt_thread_cpu *first = &m->thread_cpu.v[k[i].idx], *last = &m->thread_cpu.v[k[j - 1].idx];
-		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
-		uint64_t base = first->utime_ns + first->stime_ns, end = last->utime_ns + last->stime_ns;
-		int born_later = t && t->start_ns > loop_start;
-		if (born_later)
-			base = 0;
-		if (t) {
-			t->cpu_ns = end > base ? end - base : 0;
-			/* the recorder writes a reading when the numbers change: one reading means no
-			 * growth after it */
-			t->cpu_known = 1;
-		}
-		i = j;
-	}
-	free(k);
-	return 0;
-}
-
-/* On-CPU time from switch records: in→out intervals; a thread whose first record is "out"
- * was running since the start, one whose last is "in" runs until the end. */
-static int oncpu_totals(ana_model *m)
-{
-	size_t n = m->switches.n;
-	if (!n)
-		return 0;
-	keyed *k = malloc(n * sizeof(*k));
-	if (!k)
-		return GTT_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const gtt_switch *s = &m->switches.v[i];
-		k[i] = (keyed){ s->pid, s->tid, s->time_ns, i };
-	}
-	qsort(k, n, sizeof(*k), keyed_cmp);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && k[j].pid == k[i].pid && k[j].tid == k[i].tid)
-			j++;
-		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
-		uint64_t from = t && t->start_ns > m->start_ns ? t->start_ns : m->start_ns;
-		uint64_t to = t && t->end_ns && t->end_ns < m->end_ns ? t->end_ns : m->end_ns;
-		uint64_t total = 0, in_since = 0;
-		int on = -1; /* unknown until the first record */
-		for (size_t x = i; x < j; x++) {
-			const gtt_switch *s = &m->switches.v[k[x].idx];
-			if (s->kind == GTT_SWITCH_IN) {
-				if (on != 1)
-					in_since = s->time_ns;
-				on = 1;
-			} else {
-				if (on == 1 && s->time_ns > in_since)
-					total += s->time_ns - in_since;
-				else if (on == -1 && s->time_ns > from)
-					total += s->time_ns - from;
-				on = 0;
-			}
-		}
-		if (on == 1 && to > in_since)
-			total += to - in_since;
-		if (t) {
-			t->oncpu_ns = total;
-			t->oncpu_known = 1;
-		}
-		i = j;
-	}
-	free(k);
-	return 0;
-}
-
-/* Samples without a period stand for the configured one. */
-static void fill_weights(ana_model *m)
-{
-	uint64_t period = 0;
-	for (size_t i = 0; i < m->health.n; i++)
-		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF)
-			period = m->health.v[i].value[1];
-	const char *hz = ana_meta_get(m, "frequency_hz");
-	if (!period && hz && atof(hz) > 0)
-		period = (uint64_t)(1e9 / atof(hz));
-	if (!period)
-		return;
-	for (size_t i = 0; i < m->samples.n; i++)
-		if (!m->samples.v[i].weight_ns)
-			m->samples.v[i].weight_ns = period;
 }
 
 static void add_warnings(loader *L)
@@ -849,6 +724,7 @@ static void loader_cleanup(loader *L)
 	free(L->chains.v);
 	free(L->chain_ips.v);
 	ana_idtable_free(&L->chain_table);
+	ana_idtable_free(&L->thread_table);
 	free(L->raws.v);
 	ana_sym_destroy(L->sym);
 	gtt_reader_close(L->r);
@@ -904,6 +780,11 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	if (pass1(L, errbuf, errlen) < 0)
 		goto fail;
 	m->truncated = gtt_reader_truncated(L->r);
+	/* every process record is read: the symbolizer (pass 2) and the thread names look them up */
+	if (ana_index_processes(m) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		goto fail;
+	}
 	/* the recording's own bounds, when it says them, frame the timestamps seen */
 	const char *start = ana_meta_get(m, "start_ns");
 	if (start) {
@@ -930,11 +811,12 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 		p->data = NULL; /* owned by the symbolizer now */
 	}
 	/* weights and threads before pass 2, which counts each sample for its thread */
-	fill_weights(m);
-	if (ensure_threads(m) < 0) {
+	ana_fill_weights(m);
+	if (ensure_threads(L) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
 	}
+	sort_threads(L);
 	if (pass2(L, errbuf, errlen) < 0)
 		goto fail;
 
@@ -945,7 +827,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
 	}
-	if (finish_threads(m) < 0 || thread_cpu_totals(m) < 0 || oncpu_totals(m) < 0) {
+	if (ana_threads_finish(m) < 0 || ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
 	}

@@ -420,6 +420,8 @@ void ana_model_free(ana_model *m)
 		for (size_t i = 0; i < p->missing.n; i++)
 			free(p->missing.v[i]);
 		free(p->missing.v);
+		free(p->comms);
+		free(p->parents);
 		ana_arena_free(&p->arena);
 		free(p);
 	}

@@ -157,6 +157,8 @@ void ana_model_free(ana_model *m);
 const char *ana_meta_get(const ana_model *m, const char *key);     /* NULL when absent */
 const char *ana_string_get(const ana_model *m, uint32_t pid, uint32_t id); /* "?" when absent */
 ana_thread *ana_thread_find(const ana_model *m, uint32_t pid, uint32_t tid);
+/* The command of process pid (its last PROCESS record with one), NULL when unknown. */
+const char *ana_process_comm(const ana_model *m, uint32_t pid);
 /* Frame ids are interned through this (used by load.c and the Python merge). Strings in *f
  * are copied (interned) by the model. Both return ANA_NO_ID on ENOMEM. */
 #define ANA_NO_ID UINT32_MAX
