@@ -203,10 +203,10 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 FUZZ_MAKE  = $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
 	SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
 
-$(BUILD)/fuzz/fuzz_%: $(OBJ)/tests/fuzz/fuzz_%.o $(LIBANA) $(LIBREC) $(LIBGTT)
+$(BUILD)/fuzz/fuzz_%: $(OBJ)/tests/fuzz/fuzz_%.o $(LIBREN) $(LIBANA) $(LIBREC) $(LIBGTT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(DW_LIBS) -lz $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(CAIRO_LIBS) $(DW_LIBS) -lz $(LDLIBS)
 
 fuzzers: $(FUZZ_BINS)
 

@@ -11,6 +11,8 @@ secs=${1:?usage: tests/fuzz/run.sh SECONDS [NAME...]}; shift
 FUZZ_DIR=${FUZZ_DIR:-build/fuzz/fuzz}
 work=build/fuzz
 mkdir -p "$work/crashes" "$work/logs"
+# Cairo's fontconfig keeps its caches until exit: the suppressions make-check-asan uses
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 tests/fuzz/mkseeds.sh
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
