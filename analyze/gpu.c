@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "dwfl.h"
 #include "gpu_idle.h"
 
@@ -201,9 +202,9 @@ static name_row *kernel_rows(const ana_model *m, size_t *n_rows, size_t **order_
 			nr++;
 		}
 		name_row *r = &rows[nr - 1];
-		uint64_t d = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
+		uint64_t d = ana_span(k->start_ns, k->end_ns);
 		r->count++;
-		r->total_ns += d;
+		r->total_ns = ana_sat_add(r->total_ns, d);
 		if (d > r->max_ns)
 			r->max_ns = d;
 	}
@@ -291,9 +292,9 @@ static void report_apis(const ana_model *m, FILE *out, int top_n)
 			nr++;
 		}
 		api_row *r = &rows[nr - 1];
-		uint64_t d = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+		uint64_t d = ana_span(a->start_ns, a->end_ns);
 		r->count++;
-		r->total_ns += d;
+		r->total_ns = ana_sat_add(r->total_ns, d);
 		if (d > r->max_ns)
 			r->max_ns = d;
 		if (a->status != 0)
@@ -326,8 +327,8 @@ static void report_copies(const ana_model *m, FILE *out)
 		const gtt_cuda_memcpy *c = &m->memcpys.v[i];
 		uint32_t k = c->kind < 6 ? c->kind : 0;
 		count[k]++;
-		bytes[k] += c->bytes;
-		ns[k] += c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+		bytes[k] = ana_sat_add(bytes[k], c->bytes);
+		ns[k] = ana_sat_add(ns[k], ana_span(c->start_ns, c->end_ns));
 		async[k] += c->flags & 1;
 	}
 	fprintf(out, "\nMemory copies by direction:\n");
@@ -342,9 +343,8 @@ static void report_copies(const ana_model *m, FILE *out)
 	if (m->memsets.n) {
 		uint64_t b = 0, t = 0;
 		for (size_t i = 0; i < m->memsets.n; i++) {
-			b += m->memsets.v[i].bytes;
-			t += m->memsets.v[i].end_ns > m->memsets.v[i].start_ns ?
-			     m->memsets.v[i].end_ns - m->memsets.v[i].start_ns : 0;
+			b = ana_sat_add(b, m->memsets.v[i].bytes);
+			t = ana_sat_add(t, ana_span(m->memsets.v[i].start_ns, m->memsets.v[i].end_ns));
 		}
 		fprintf(out, "  memsets: %zu, %" PRIu64 " bytes, %.3f ms\n", m->memsets.n, b, (double)t / 1e6);
 	}
@@ -360,9 +360,9 @@ static void report_syncs(const ana_model *m, FILE *out)
 	for (size_t i = 0; i < m->syncs.n; i++) {
 		const gtt_cuda_sync *s = &m->syncs.v[i];
 		uint32_t k = s->kind < 5 ? s->kind : 0;
-		uint64_t d = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+		uint64_t d = ana_span(s->start_ns, s->end_ns);
 		count[k]++;
-		ns[k] += d;
+		ns[k] = ana_sat_add(ns[k], d);
 		if (d > max[k])
 			max[k] = d;
 	}
@@ -413,21 +413,21 @@ static void report_allocs(const ana_model *m, FILE *out, uint64_t span_ns)
 			j = (j + 1) & (cap - 1);
 		if (a->op == GTT_ALLOC_ALLOC) {
 			n_alloc++;
-			b_alloc += a->bytes;
-			if (live[j].key == key)
-				cur -= live[j].bytes;    /* re-used address without a free seen */
+			b_alloc = ana_sat_add(b_alloc, a->bytes);
+			if (live[j].key == key)      /* re-used address without a free seen */
+				cur -= live[j].bytes < cur ? live[j].bytes : cur;
 			live[j].key = key;
 			live[j].bytes = a->bytes;
-			cur += a->bytes;
+			cur = ana_sat_add(cur, a->bytes);
 			if (cur > peak) {
 				peak = cur;
 				peak_t = a->time_ns;
 			}
 		} else {
 			n_free++;
-			b_free += a->bytes;
+			b_free = ana_sat_add(b_free, a->bytes);
 			if (live[j].key == key && live[j].bytes) {
-				cur -= live[j].bytes;
+				cur -= live[j].bytes < cur ? live[j].bytes : cur;
 				live[j].bytes = 0;    /* keep the key: probing chains stay intact */
 			} else {
 				unknown_free++;
@@ -477,9 +477,9 @@ static void report_nvtx(const ana_model *m, FILE *out, int top_n)
 			rows[nr].domain = v->kind;
 			nr++;
 		}
-		uint64_t d = v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
+		uint64_t d = ana_span(v->start_ns, v->end_ns);
 		rows[j].count++;
-		rows[j].total_ns += d;
+		rows[j].total_ns = ana_sat_add(rows[j].total_ns, d);
 		if (d > rows[j].max_ns)
 			rows[j].max_ns = d;
 	}
@@ -562,8 +562,7 @@ void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
 	ana_gpu_report_busy(&g, out);
 	uint64_t kernel_total = 0;
 	for (size_t i = 0; i < m->kernels.n; i++)
-		kernel_total += m->kernels.v[i].end_ns > m->kernels.v[i].start_ns ?
-		                m->kernels.v[i].end_ns - m->kernels.v[i].start_ns : 0;
+		kernel_total = ana_sat_add(kernel_total, ana_span(m->kernels.v[i].start_ns, m->kernels.v[i].end_ns));
 	if (m->kernels.n) {
 		rows = kernel_rows(m, &nr, &order);
 		if (rows)

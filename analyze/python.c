@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "model_priv.h"
 
 #define MAX_MERGED 4096
@@ -666,7 +667,7 @@ static void gil_figures(const ana_model *m, uint32_t pid, uint64_t end_ns, uint6
 		}
 		if (g->switches && first->switches) {
 			*have_switches = 1;
-			*switches = g->switches - first->switches;
+			*switches = ana_span(first->switches, g->switches); /* a counter that went back: 0 */
 		}
 		prev = g;
 	}

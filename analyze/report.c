@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bounds.h"
 #include "gpu.h"
 #include "health.h"
 #include "model_priv.h"
@@ -40,7 +41,7 @@ uint64_t ana_sample_period_ns(const ana_model *m)
 		return period;
 	const char *hz = ana_meta_get(m, "frequency_hz");
 	if (hz && atof(hz) > 0)
-		return (uint64_t)(1e9 / atof(hz) + 0.5);
+		return gt_hz_to_period_ns(atof(hz));
 	if (!m->samples.n)
 		return 0;
 	/* the median sample weight */
@@ -230,7 +231,7 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 		/* threads that were sampled or used at least 0.5% of a CPU (short-lived helpers of a
 		 * launcher script would bury the ones that matter) */
 		uint64_t cpu = t->cpu_ns > t->oncpu_ns ? t->cpu_ns : t->oncpu_ns;
-		if (t->n_samples || cpu * 200 >= dur)
+		if (t->n_samples || ana_sat_mul(cpu, 200) >= dur)
 			order[n++] = (uint32_t)i;
 		else
 			idle++;
