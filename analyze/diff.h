@@ -27,6 +27,12 @@ ana_profile *ana_profile_load(const char *path, ana_opts *o, char *err, size_t e
 int ana_profile_load2(const char *pa, const char *pb, ana_opts *o, ana_profile **a, ana_profile **b, char *err,
                       size_t errlen);
 void ana_profile_free(ana_profile *p);
+/* A trace's load warnings (none for folded input), and whether the trace disagrees with its
+ * END record (then a command's status is GT_EXIT_PARTIAL unless it fails otherwise). */
+const char *const *ana_profile_warnings(const ana_profile *p, size_t *n);
+int ana_profile_partial(const ana_profile *p);
+/* Print the warnings on stderr as "gt-analyze CMD: warning: ...", at most 8 lines. */
+void ana_profile_print_warnings(const ana_profile *p, const char *cmd);
 
 uint64_t ana_profile_samples(const ana_profile *p);
 /* What program the profile is of ("gt-pipeline", "python3 gilmix.py"), NULL for folded input. */

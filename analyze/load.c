@@ -13,6 +13,7 @@
 #include "model.h"
 #include "model_priv.h"
 #include "python.h"
+#include "source.h"
 
 #define MAX_DEPTH 2048
 
@@ -672,6 +673,16 @@ static void add_warnings(loader *L)
 		         m->path, gtt_reader_offset(L->r));
 	if (m->n_corrupt)
 		ana_warn(m, "%s: skipped %" PRIu64 " corrupt chunk(s)", m->path, m->n_corrupt);
+	if (m->has_end && m->end.n_samples != m->samples.n) {
+		/* the recorder counts the samples it wrote: a different number read means chunks were
+		 * lost or skipped, or written twice (a copy appended, a sample chunk duplicated) */
+		m->end_mismatch = 1;
+		ana_warn(m, "%s: the recorder wrote %" PRIu64 " samples (END record) but %zu are in the trace%s",
+		         m->path, m->end.n_samples, m->samples.n,
+		         m->samples.n > m->end.n_samples ? ": chunks duplicated or another recording appended; every "
+		                                           "sample read is counted, so the numbers may be inflated"
+		                                         : ": the analysis is partial");
+	}
 	for (size_t i = 0; i < L->archives.n; i++) {
 		const pending_archive *p = &L->archives.v[i];
 		if (p->bad || p->got < p->total)
@@ -755,6 +766,23 @@ static void describe_open_error(const char *path, int err, int errno_, char *err
 
 ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, size_t errlen)
 {
+	/* stdin, a pipe or a device: the header checked first and the trace copied to a file (the
+	 * reader would read it whole into memory, /dev/zero without end) */
+	int fd = -1;
+	if (ana_source_spool_trace(path, &fd, errbuf, errlen) < 0)
+		return NULL;
+	if (fd < 0)
+		return ana_model_load_named(path, path, opts, errbuf, errlen);
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ana_model *m = ana_model_load_named(proc, strcmp(path, "-") == 0 ? "stdin" : path, opts, errbuf, errlen);
+	close(fd);
+	return m;
+}
+
+ana_model *ana_model_load_named(const char *path, const char *name, const ana_opts *opts, char *errbuf,
+                                size_t errlen)
+{
 	ana_opts defaults;
 	if (!opts) {
 		ana_opts_init(&defaults);
@@ -763,8 +791,8 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	loader *L = calloc(1, sizeof(*L));
 	ana_model *m = calloc(1, sizeof(*m));
 	int err = 0;
-	if (!L || !m || !(m->path = strdup(path)) || !ana_priv_get(m)) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+	if (!L || !m || !(m->path = strdup(name)) || !ana_priv_get(m)) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	L->m = m;
@@ -773,7 +801,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	errno = 0;
 	L->r = gtt_reader_open(path, &err);
 	if (!L->r) {
-		describe_open_error(path, err, errno, errbuf, errlen);
+		describe_open_error(name, err, errno, errbuf, errlen);
 		goto fail;
 	}
 	gtt_reader_version(L->r, &m->version_major, &m->version_minor);
@@ -782,7 +810,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	m->truncated = gtt_reader_truncated(L->r);
 	/* every process record is read: the symbolizer (pass 2) and the thread names look them up */
 	if (ana_index_processes(m) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	/* the recording's own bounds, when it says them, frame the timestamps seen */
@@ -796,7 +824,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	ana_sym_opts so = { .symfs = opts->symfs, .no_archive = opts->no_archive, .kernel = opts->kernel };
 	L->sym = ana_sym_create(m, &so);
 	if (!L->sym) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	for (size_t i = 0; i < L->archives.n; i++) {
@@ -805,7 +833,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 			continue;
 		if (ana_sym_add_archive(L->sym, p->build_id, p->build_id_len, p->path, p->data, p->total) < 0) {
 			p->data = NULL;
-			snprintf(errbuf, errlen, "%s: out of memory", path);
+			snprintf(errbuf, errlen, "%s: out of memory", name);
 			goto fail;
 		}
 		p->data = NULL; /* owned by the symbolizer now */
@@ -813,7 +841,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	/* weights and threads before pass 2, which counts each sample for its thread */
 	ana_fill_weights(m);
 	if (ensure_threads(L) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	sort_threads(L);
@@ -824,17 +852,17 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	    sort_if_needed(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp) < 0 ||
 	    sort_if_needed(m->gil.v, m->gil.n, sizeof(gtt_gil), gil_cmp) < 0 ||
 	    sort_if_needed(m->strings.v, m->strings.n, sizeof(ana_string), string_cmp) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	if (ana_threads_finish(m) < 0 || ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	/* analyze/python.c splices Python frames into the native stacks and sets each sample's
 	 * class (samples of threads never seen in a Python read stay ANA_CLASS_NONPY) */
 	if (!opts->no_python_merge && m->pystacks.n && ana_python_merge(m, opts) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", path);
+		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", name);
 		goto fail;
 	}
 	for (size_t i = 0; i < m->samples.n; i++) {

@@ -49,6 +49,11 @@ const char *ana_intern_str(ana_model *m, const char *s);
 /* Add a warning line (printf format, no newline). */
 void ana_warn(ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ana_model_load of a file read as path but named name in messages and in m->path (a trace
+ * spooled from stdin is read as /proc/self/fd/N and named "stdin"). */
+ana_model *ana_model_load_named(const char *path, const char *name, const ana_opts *opts, char *errbuf,
+                                size_t errlen);
+
 /* ---- threads.c: figures derived after loading (0 or GTT_ENOMEM) ---- */
 /* Index the process records by pid (ana_process_comm and ana_process_parent search it). */
 int ana_index_processes(ana_model *m);

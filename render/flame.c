@@ -367,8 +367,9 @@ typedef struct hslot { uint64_t key, count; } hslot;
 
 int ren_flame_diff(ren_flame *f, const ren_flame *base)
 {
-	size_t cap = 16;
-	while (cap < base->n * 2)
+	size_t cap = 16, base_n = base ? base->n : 0;
+	uint64_t base_total = base ? base->total : 0;
+	while (cap < base_n * 2)
 		cap *= 2;
 	hslot *tab = calloc(cap, sizeof(*tab));
 	double *delta = malloc(f->n * sizeof(*delta));
@@ -379,7 +380,7 @@ int ren_flame_diff(ren_flame *f, const ren_flame *base)
 		free(bpct);
 		return GTT_ENOMEM;
 	}
-	for (size_t i = 0; i < base->n; i++) {
+	for (size_t i = 0; i < base_n; i++) {
 		uint64_t k = base->nodes[i].path_hash | 1; /* 0 marks an empty slot */
 		size_t j = k & (cap - 1);
 		while (tab[j].key && tab[j].key != k)
@@ -399,7 +400,7 @@ int ren_flame_diff(ren_flame *f, const ren_flame *base)
 			j = (j + 1) & (cap - 1);
 		}
 		double pn = 100.0 * (double)f->nodes[i].count / (double)f->total;
-		double pb = base->total ? 100.0 * (double)bc / (double)base->total : 0;
+		double pb = base_total ? 100.0 * (double)bc / (double)base_total : 0;
 		delta[i] = pn - pb;
 		bpct[i] = pb;
 		if (fabs(delta[i]) > maxabs)

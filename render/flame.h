@@ -50,8 +50,8 @@ uint32_t ren_flame_depth(const ren_flame *f);
 /* Count of the frame reached by the path "a;b;c" from the root, 0 when absent. */
 uint64_t ren_flame_lookup(const ren_flame *f, const char *path);
 /* Colour by difference to base: each frame's share of f's total minus the same path's share
- * of base's total, in points of percent. Switches layout to the red/blue diff palette.
- * 0 or GTT_ENOMEM. */
+ * of base's total, in points of percent (base NULL: an empty profile, every frame new).
+ * Switches layout to the red/blue diff palette. 0 or GTT_ENOMEM. */
 int ren_flame_diff(ren_flame *f, const ren_flame *base);
 
 typedef struct ren_flame_opts {

@@ -10,21 +10,21 @@
 
 #include "cairo_out.h"
 #include "flame.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "input.h"
+#include "source.h"
 #include "svg.h"
 #include "timeline.h"
 
-#define EXIT_PARTIAL 1
-#define EXIT_BROKEN 2
-#define EXIT_USAGE 64
 
 static const char usage_text[] =
 	"usage: gt-render flame INPUT [-o OUT.svg|.png|.pdf] [options]\n"
 	"       gt-render timeline TRACE -o OUT.svg|.png|.pdf [--from S] [--to S] [--threads REGEX]\n"
 	"\n"
 	"INPUT is a .gtt trace, a folded-stacks file (\"root;...;leaf COUNT\" lines, as from\n"
-	"gt-analyze fold or FlameGraph's stackcollapse scripts), or - for stdin.\n"
+	"gt-analyze fold or FlameGraph's stackcollapse scripts), or - for stdin. Folded text with two\n"
+	"counts per line (FlameGraph's difference format) is drawn as a differential flame graph.\n"
 	"The output format follows OUT's extension (default: SVG on stdout).\n"
 	"\n"
 	"flame options:\n"
@@ -60,7 +60,8 @@ static const char usage_text[] =
 	"  -h, --help            this text\n"
 	"  -V, --version         version\n"
 	"\n"
-	"Exit status: 0 ok, 2 unreadable or broken input (or output not writable), 64 usage.\n";
+	"Exit status: 0 ok, 1 drawn from a trace whose END record disagrees with its contents\n"
+	"(partial), 2 unreadable or broken input (or output not writable), 64 usage.\n";
 
 enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_FONTSIZE, OPT_MINWIDTH,
@@ -112,7 +113,7 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, "gt-render: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, " (see gt-render --help)\n");
-	return EXIT_USAGE;
+	return GT_EXIT_USAGE;
 }
 
 static int parse_num(const char *s, double lo, double hi, double *out)
@@ -154,21 +155,21 @@ static int write_scene(const cli *c, const ren_scene *sc)
 	if (fmt == 'p' || fmt == 'd') {
 		if (!c->output || strcmp(c->output, "-") == 0) {
 			fprintf(stderr, "gt-render: PNG and PDF need -o FILE\n");
-			return EXIT_USAGE;
+			return GT_EXIT_USAGE;
 		}
 		rc = ren_cairo_write(sc, c->output, fmt == 'p' ? REN_CAIRO_PNG : REN_CAIRO_PDF, err,
 		                     sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "gt-render: %s: %s\n", c->output, err[0] ? err : gtt_strerror(rc));
 			unlink(c->output);
-			return EXIT_BROKEN;
+			return GT_EXIT_BROKEN;
 		}
 		return 0;
 	}
 	FILE *f = stdout;
 	if (c->output && strcmp(c->output, "-") != 0 && !(f = fopen(c->output, "w"))) {
 		fprintf(stderr, "gt-render: %s: %s\n", c->output, strerror(errno));
-		return EXIT_BROKEN;
+		return GT_EXIT_BROKEN;
 	}
 	rc = ren_svg_write(sc, f);
 	int close_rc = f == stdout ? fflush(f) : fclose(f);
@@ -177,17 +178,17 @@ static int write_scene(const cli *c, const ren_scene *sc)
 		        rc == GTT_ENOMEM ? "out of memory" : strerror(errno));
 		if (f != stdout)
 			unlink(c->output);
-		return EXIT_BROKEN;
+		return GT_EXIT_BROKEN;
 	}
 	return 0;
 }
 
-static void print_warnings(const ren_input *in, const char *path)
+static void print_warnings(const ana_source *in, const char *path)
 {
-	if (in->n_bad)
+	if (in->info.n_bad)
 		fprintf(stderr, "gt-render: warning: %s: %zu line%s not \"stack COUNT\" (first: line "
-		                "%zu), skipped\n", path, in->n_bad, in->n_bad == 1 ? " is" : "s are",
-		        in->first_bad_line);
+		                "%zu), skipped\n", path, in->info.n_bad, in->info.n_bad == 1 ? " is" : "s are",
+		        in->info.first_bad_line);
 	if (in->model) {
 		size_t n = 0;
 		const char *const *w = ana_model_warnings(in->model, &n);
@@ -212,8 +213,29 @@ static int gil_mask(const char *s)
 	return -2;
 }
 
+/* FlameGraph's difference format ("STACK BEFORE AFTER"): the AFTER counts (which==1) or the
+ * BEFORE ones (0) as folded lines of their own, lines without samples on that side left out.
+ * The stacks are borrowed from two: free with free(out->lines) only. */
+static int split_difference(const ana_folded *two, int which, ana_folded *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->lines = malloc((two->n ? two->n : 1) * sizeof(*out->lines));
+	if (!out->lines)
+		return GTT_ENOMEM;
+	for (size_t i = 0; i < two->n; i++) {
+		uint64_t c = which ? two->lines[i].count : two->lines[i].base_count;
+		if (!c)
+			continue;
+		out->lines[out->n] = two->lines[i];
+		out->lines[out->n].count = c;
+		out->lines[out->n++].base_count = 0;
+		out->total += c; /* fits: the parser refused sums past 2^64 - 1 on each side */
+	}
+	return 0;
+}
+
 /* Folded stacks of one input: the file's lines, or a trace folded per class. */
-static int input_folded(const cli *c, const ren_input *in, ana_folded *out, int *owned)
+static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int *owned)
 {
 	*owned = 0;
 	if (!in->model) {
@@ -236,11 +258,11 @@ static int input_folded(const cli *c, const ren_input *in, ana_folded *out, int 
 
 static int cmd_flame(cli *c)
 {
-	ren_input in = {0}, base = {0};
+	ana_source in = {0}, base = {0};
 	ren_flame *f = NULL, *bf = NULL;
 	ren_scene *sc = NULL;
 	ana_folded fd = {0}, bfd = {0};
-	int owned = 0, bowned = 0, rc, status = EXIT_BROKEN;
+	int owned = 0, bowned = 0, rc, status = GT_EXIT_BROKEN;
 	char err[512] = "";
 	ana_opts aopts;
 	ana_opts_init(&aopts);
@@ -267,16 +289,24 @@ static int cmd_flame(cli *c)
 	if (c->colors)
 		o.palette = ren_palette_find(c->colors);
 
-	if ((rc = ren_input_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
+	if ((rc = ana_source_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;
 	}
 	print_warnings(&in, c->input);
+	if (in.folded.two_counts && !c->title)
+		o.title = "Differential Flame Graph";
+	if (in.folded.two_counts && c->diff) {
+		fprintf(stderr, "gt-render: %s is already a difference (FlameGraph's two counts per line): "
+		                "--diff would compare it again\n", c->input);
+		status = GT_EXIT_USAGE;
+		goto out;
+	}
 	if ((c->flamechart || c->gil || c->threads || c->tid || c->have_from || c->have_to) &&
 	    !in.model) {
 		fprintf(stderr, "gt-render: --flamechart, --gil, --threads, --tid, --from and --to "
 		                "need a trace, and %s is folded stacks\n", c->input);
-		status = EXIT_USAGE;
+		status = GT_EXIT_USAGE;
 		goto out;
 	}
 	if (c->flamechart) {
@@ -284,6 +314,10 @@ static int cmd_flame(cli *c)
 		                         c->have_from ? (uint64_t)(c->from_s * 1e9) : 0,
 		                         c->have_to ? (uint64_t)(c->to_s * 1e9) : 0, &fd);
 		owned = 1;
+	} else if (in.folded.two_counts) {
+		/* the widths from the second counts, the colours from the change against the first */
+		if ((rc = split_difference(&in.folded, 1, &fd)) == 0 && (rc = split_difference(&in.folded, 0, &bfd)) == 0)
+			owned = bowned = 2;
 	} else {
 		rc = input_folded(c, &in, &fd, &owned);
 	}
@@ -305,12 +339,29 @@ static int cmd_flame(cli *c)
 			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
 		goto out;
 	}
+	if (in.folded.two_counts) {
+		if (!(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc)) && rc != GTT_EEMPTY) {
+			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			goto out;
+		}
+		/* nothing before: every frame is new (empty base) */
+		if ((rc = ren_flame_diff(f, bf)) < 0) {
+			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			goto out;
+		}
+	}
 	if (c->diff) {
-		if ((rc = ren_input_open(&base, c->diff, &aopts, err, sizeof(err))) < 0) {
+		if ((rc = ana_source_open(&base, c->diff, &aopts, err, sizeof(err))) < 0) {
 			fprintf(stderr, "gt-render: %s\n", err);
 			goto out;
 		}
 		print_warnings(&base, c->diff);
+		if (base.folded.two_counts) {
+			fprintf(stderr, "gt-render: --diff %s is a difference itself (FlameGraph's two counts per "
+			                "line); give the profile it was made from\n", c->diff);
+			status = GT_EXIT_USAGE;
+			goto out;
+		}
 		if ((rc = input_folded(c, &base, &bfd, &bowned)) < 0 ||
 		    !(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc))) {
 			fprintf(stderr, "gt-render: %s: %s\n", c->diff,
@@ -332,29 +383,36 @@ static int cmd_flame(cli *c)
 	if (fmt == 's' && c->search && ren_scene_set(sc, "search", c->search) < 0)
 		goto out;
 	status = write_scene(c, sc);
+	/* a trace that disagrees with its END record: drawn, but partial */
+	if (status == GT_EXIT_OK && ((in.model && in.model->end_mismatch) || (base.model && base.model->end_mismatch)))
+		status = GT_EXIT_PARTIAL;
 out:
 	ren_scene_destroy(sc);
 	ren_flame_destroy(f);
 	ren_flame_destroy(bf);
-	if (owned)
+	if (owned == 2)
+		free(fd.lines); /* the stacks are the input's */
+	else if (owned)
 		ana_folded_free(&fd);
-	if (bowned)
+	if (bowned == 2)
+		free(bfd.lines);
+	else if (bowned)
 		ana_folded_free(&bfd);
-	ren_input_close(&in);
-	ren_input_close(&base);
+	ana_source_close(&in);
+	ana_source_close(&base);
 	return status;
 }
 
 static int cmd_timeline(cli *c)
 {
-	ren_input in = {0};
+	ana_source in = {0};
 	ren_scene *sc = NULL;
-	int rc, status = EXIT_BROKEN;
+	int rc, status = GT_EXIT_BROKEN;
 	char err[512] = "";
 	ana_opts aopts;
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
-	if ((rc = ren_input_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
+	if ((rc = ana_source_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;
 	}
@@ -382,9 +440,11 @@ static int cmd_timeline(cli *c)
 		goto out;
 	}
 	status = write_scene(c, sc);
+	if (status == GT_EXIT_OK && in.model->end_mismatch)
+		status = GT_EXIT_PARTIAL;
 out:
 	ren_scene_destroy(sc);
-	ren_input_close(&in);
+	ana_source_close(&in);
 	return status;
 }
 
@@ -394,7 +454,7 @@ int main(int argc, char **argv)
 	int opt;
 	if (argc < 2) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return GT_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		usage(stdout);
