@@ -27,7 +27,7 @@ ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 	ana_model *m = ana_model_load(path, o, err, sizeof(err));
 	if (!m) {
 		fprintf(stderr, "gt-analyze: %s\n", err);
-		*rc = ANA_EXIT_BROKEN;
+		*rc = GT_EXIT_BROKEN;
 		return NULL;
 	}
 	size_t n;
@@ -37,7 +37,8 @@ ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 		fprintf(stderr, "gt-analyze: warning: %s\n", w[i]);
 	if (n > 8)
 		fprintf(stderr, "gt-analyze: warning: %zu more warnings\n", n - 8);
-	*rc = ANA_EXIT_OK;
+	/* the analysis goes on, but the status says it is partial */
+	*rc = m->end_mismatch ? GT_EXIT_PARTIAL : GT_EXIT_OK;
 	return m;
 }
 
@@ -49,7 +50,7 @@ int ana_cli_usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see 'gt-analyze %s --help')\n", cmd);
-	return ANA_EXIT_USAGE;
+	return GT_EXIT_USAGE;
 }
 
 int ana_cli_seconds(const char *s, uint64_t *ns)

@@ -233,7 +233,7 @@ int ana_cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'f': fmt_name = optarg; break;
 		case 'o': out_path = optarg; break;
-		case 'h': export_usage(stdout); return ANA_EXIT_OK;
+		case 'h': export_usage(stdout); return GT_EXIT_OK;
 		default: return ana_cli_usage_error("export", "unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
@@ -243,9 +243,10 @@ int ana_cmd_export(int argc, char **argv)
 	if (optind != argc - 1)
 		return ana_cli_usage_error("export", optind == argc ? "missing TRACE" : "one TRACE only");
 	const char *path = argv[optind];
-	if (!(m = ana_cli_load(path, &ao, &status)))
-		return status;
-	status = ANA_EXIT_BROKEN;
+	int load_status;
+	if (!(m = ana_cli_load(path, &ao, &load_status)))
+		return load_status;
+	status = GT_EXIT_BROKEN;
 	if (m->samples.n == 0 && m->kernels.n == 0 && m->apis.n == 0) {
 		fprintf(stderr, "gt-analyze export: %s: the trace has no samples and no GPU activity\n", path);
 		goto out;
@@ -264,11 +265,11 @@ int ana_cmd_export(int argc, char **argv)
 		        rc == GTT_EIO ? strerror(errno) : gtt_strerror(rc));
 		goto out;
 	}
-	status = ANA_EXIT_OK;
+	status = load_status;
 out:
-	if (out && out != stdout && fclose(out) != 0 && status == ANA_EXIT_OK) {
+	if (out && out != stdout && fclose(out) != 0 && status != GT_EXIT_BROKEN) {
 		fprintf(stderr, "gt-analyze export: %s: %s\n", out_path, strerror(errno));
-		status = ANA_EXIT_BROKEN;
+		status = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);
 	return status;

@@ -83,7 +83,7 @@ int ana_cmd_report(int argc, char **argv)
 		}
 		case 'h':
 			report_usage(stdout);
-			return ANA_EXIT_OK;
+			return GT_EXIT_OK;
 		default:
 			return ana_cli_usage_error("report", "unknown option or missing value: %s", argv[optind - 1]);
 		}
@@ -95,7 +95,7 @@ int ana_cmd_report(int argc, char **argv)
 		return rc;
 	if (ana_report(m, &ro, stdout) < 0 || fflush(stdout) != 0) {
 		fprintf(stderr, "gt-analyze: writing the report failed: %s\n", strerror(errno));
-		rc = ANA_EXIT_BROKEN;
+		rc = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);
 	return rc;
@@ -183,7 +183,7 @@ int ana_cmd_fold(int argc, char **argv)
 		case 'o': outpath = optarg; break;
 		case 'h':
 			fold_usage(stdout);
-			return ANA_EXIT_OK;
+			return GT_EXIT_OK;
 		default:
 			return ana_cli_usage_error("fold", "unknown option or missing value: %s", argv[optind - 1]);
 		}
@@ -200,21 +200,21 @@ int ana_cmd_fold(int argc, char **argv)
 	if (outpath && !(out = fopen(outpath, "w"))) {
 		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
 		ana_model_free(m);
-		return ANA_EXIT_BROKEN;
+		return GT_EXIT_BROKEN;
 	}
 	if (ana_fold(m, &fo, &fd) < 0) {
 		fprintf(stderr, "gt-analyze: out of memory while folding\n");
-		rc = ANA_EXIT_BROKEN;
+		rc = GT_EXIT_BROKEN;
 	} else {
 		if (ana_fold_write(&fd, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "gt-analyze: writing folded stacks failed: %s\n", strerror(errno));
-			rc = ANA_EXIT_BROKEN;
+			rc = GT_EXIT_BROKEN;
 		}
 		ana_folded_free(&fd);
 	}
-	if (out != stdout && fclose(out) != 0 && rc == ANA_EXIT_OK) {
+	if (out != stdout && fclose(out) != 0 && rc != GT_EXIT_BROKEN) {
 		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
-		rc = ANA_EXIT_BROKEN;
+		rc = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);
 	return rc;
@@ -224,15 +224,15 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return ANA_EXIT_USAGE;
+		return GT_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return ANA_EXIT_OK;
+		return GT_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("gt-analyze %s (trace format %d.%d)\n", GT_VERSION, GTT_VERSION_MAJOR, GTT_VERSION_MINOR);
-		return ANA_EXIT_OK;
+		return GT_EXIT_OK;
 	}
 	/* every address space keeps its binaries open: allow as many files as the system lets us */
 	struct rlimit rl;
@@ -244,5 +244,5 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "gt-analyze: unknown command '%s' (see 'gt-analyze --help')\n", argv[1]);
-	return ANA_EXIT_USAGE;
+	return GT_EXIT_USAGE;
 }

@@ -104,6 +104,8 @@ typedef struct ana_model {
 	uint64_t start_ns, end_ns;   /* first and last timestamp seen */
 	int has_end;           /* an END record was read */
 	gtt_end end;
+	int end_mismatch;      /* END's sample count is not the number of samples read (chunks lost,
+	                        * skipped or duplicated): a warning, and exit status 1 (partial) */
 
 	ANA_VEC(ana_kv) meta;
 	ANA_VEC(gtt_process) processes;  /* comm owned */

@@ -13,7 +13,8 @@
  *   truncated exit 0 and a warning on stderr (cut-off trace: analyzed up to the cut)
  *   broken    exit 2 and one clear line on stderr
  *   empty     nothing to show: exit 0, or 1/2 with a clear line
- *   hostile   absurd claims: exit 0 with valid output, or exit 2 with a clear line
+ *   hostile   absurd claims: exit 0 with valid output, exit 1 (partial, e.g. an END record that
+ *             disagrees with the trace) with a warning and valid output, or exit 2 with a clear line
  */
 #include <errno.h>
 #include <math.h>

@@ -6,7 +6,8 @@
  * not finite; names with characters Cairo or XML refuse (U+FFFE once failed every PNG/PDF).
  * A trace naming 20 000 threads loads with every thread found (the loader sorted them by insertion).
  * With --write-trace FILE it only writes the edge trace (for the CLI tests), with
- * --write-threads N FILE a trace of N threads (for bench/scaling.sh). */
+ * --write-threads N FILE a trace of N threads (for bench/scaling.sh), with --dup-samples IN OUT a
+ * copy of a trace with every sample chunk twice (for tests/cli/analyze_inputs.sh). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,6 +160,39 @@ static void test_many_threads(void)
 	unlink(path);
 }
 
+/* A copy of trace in with every sample chunk written twice (CRCs stay right: chunks are copied
+ * whole), as a damaged copy or a recorder bug would leave it: its END record then disagrees. */
+static int dup_samples(const char *in, const char *out)
+{
+	FILE *f = fopen(in, "rb"), *o = fopen(out, "wb");
+	uint8_t *d = NULL;
+	long n = -1;
+	int rc = -1;
+	if (!f || !o || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < GTT_HEADER_LEN || fseek(f, 0, SEEK_SET) != 0 ||
+	    !(d = malloc((size_t)n)) || fread(d, 1, (size_t)n, f) != (size_t)n)
+		goto out;
+	fwrite(d, 1, GTT_HEADER_LEN, o);
+	for (size_t off = GTT_HEADER_LEN; off + GTT_CHUNK_HEADER_LEN <= (size_t)n;) {
+		uint32_t tag = d[off] | d[off + 1] << 8 | d[off + 2] << 16 | (uint32_t)d[off + 3] << 24;
+		uint32_t len = d[off + 4] | d[off + 5] << 8 | d[off + 6] << 16 | (uint32_t)d[off + 7] << 24;
+		size_t c = GTT_CHUNK_HEADER_LEN + (size_t)len;
+		if (c > (size_t)n - off)
+			break;
+		fwrite(d + off, 1, c, o);
+		if (tag == GTT_REC_SAMPLE)
+			fwrite(d + off, 1, c, o);
+		off += c;
+	}
+	rc = ferror(o) ? -1 : 0;
+out:
+	free(d);
+	if (f)
+		fclose(f);
+	if (o && fclose(o) != 0)
+		rc = -1;
+	return rc;
+}
+
 static int scene_finite(const ren_scene *sc)
 {
 	const ren_item *it = ren_scene_items(sc);
@@ -303,6 +337,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--write-trace") == 0) /* the edge trace alone, for CLI tests */
 		return write_edge_trace(argv[2]) == 0 ? 0 : 2;
+	if (argc == 4 && strcmp(argv[1], "--dup-samples") == 0) /* IN OUT, for tests/cli/analyze_inputs.sh */
+		return dup_samples(argv[2], argv[3]) == 0 ? 0 : 2;
 	if (argc == 4 && strcmp(argv[1], "--write-threads") == 0) /* N threads, for bench/scaling.sh */
 		return write_threads_trace(argv[3], (uint32_t)strtoul(argv[2], NULL, 10)) == 0 ? 0 : 2;
 	if (!mkdtemp(tmpdir)) {

@@ -52,6 +52,7 @@ static int write_trace(const char *path)
 		rc |= put(w, &r);
 	}
 	static const uint64_t ips[] = {0x401000, 0x402000, 0x403000};
+	uint64_t n_samples = 0; /* the END record says how many were written, as the recorder's does */
 	for (uint64_t t = 10 * MS; t <= 2000 * MS; t += 10 * MS) {
 		uint32_t tids[3];
 		int n = 0;
@@ -66,6 +67,7 @@ static int write_trace(const char *path)
 			r.u.sample = (gtt_sample){.time_ns = T0 + t, .pid = 100, .tid = tids[k],
 			                          .period_ns = 10 * MS, .n_user = 3, .ips = ips};
 			rc |= put(w, &r);
+			n_samples++;
 		}
 	}
 	static const struct { uint64_t t; uint32_t tid, kind; } sw[] = {
@@ -136,7 +138,7 @@ static int write_trace(const char *path)
 	                          .value = {50 * MS}, .text = ""};
 	rc |= put(w, &r);
 	r = (gtt_record){.tag = GTT_REC_END};
-	r.u.end = (gtt_end){.time_ns = T0 + 2000 * MS, .reason = GTT_END_TARGET_EXIT};
+	r.u.end = (gtt_end){.time_ns = T0 + 2000 * MS, .reason = GTT_END_TARGET_EXIT, .n_samples = n_samples};
 	rc |= put(w, &r);
 	if (gtt_writer_close(w) < 0)
 		rc = -1;
