@@ -297,6 +297,16 @@ static void gpu_events(chrome_ctx *c)
 	}
 }
 
+/* (pid, position) order of positions into a pid array */
+static int cmp_pid_at(const void *a, const void *b, void *ctx)
+{
+	const uint32_t *pids = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	if (pids[x] != pids[y])
+		return pids[x] < pids[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 /* A process's name: its command line from process records, else the thread named like it. */
 static const char *process_label(const ana_model *m, uint32_t pid, char *buf, size_t cap)
 {
@@ -317,7 +327,8 @@ int ana_export_chrome(const ana_model *m, FILE *out)
 	chrome_ctx c = {.m = m};
 	size_t *first = NULL, *next = NULL;
 	uint32_t *pids = NULL;
-	size_t n_pids = 0;
+	size_t n_pids = 0, *order = NULL;
+	uint8_t *first_of_pid = NULL;
 	int rc = GTT_ENOMEM;
 	if (ana_thread_sample_lists(m, &first, &next) < 0 || !(c.tracks = ana_keymap_create()) ||
 	    !(c.j = ana_json_create(out)))
@@ -351,11 +362,16 @@ int ana_export_chrome(const ana_model *m, FILE *out)
 		pids[n_pids++] = m->threads.v[t].pid;
 	for (size_t k = 0; k < c.extra.n; k++)
 		pids[n_pids++] = c.extra.v[k].pid;
+	/* each pid once, in order of first appearance (a pair scan cost pids^2 with many processes) */
+	if (!(order = malloc((n_pids + 1) * sizeof(*order))) || !(first_of_pid = calloc(n_pids + 1, 1)))
+		goto out;
+	for (size_t a = 0; a < n_pids; a++)
+		order[a] = a;
+	qsort_r(order, n_pids, sizeof(*order), cmp_pid_at, pids);
+	for (size_t k = 0; k < n_pids; k++)
+		first_of_pid[order[k]] = k == 0 || pids[order[k - 1]] != pids[order[k]];
 	for (size_t a = 0; a < n_pids; a++) {
-		int seen = 0;
-		for (size_t b = 0; b < a && !seen; b++)
-			seen = pids[b] == pids[a];
-		if (seen)
+		if (!first_of_pid[a])
 			continue;
 		char buf[300];
 		meta_event(j, "process_name", pids[a], 0, "name", process_label(m, pids[a], buf, sizeof(buf)), 0);
@@ -381,6 +397,8 @@ out:
 		free(c.extra.v[k].name);
 	free(c.extra.v);
 	free(pids);
+	free(order);
+	free(first_of_pid);
 	ana_keymap_destroy(c.tracks);
 	ana_json_destroy(c.j);
 	free(first);

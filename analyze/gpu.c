@@ -11,6 +11,7 @@
 #include "bounds.h"
 #include "dwfl.h"
 #include "gpu_idle.h"
+#include "model_priv.h"
 
 /* ---- small helpers shared with gpu_idle.c ---- */
 
@@ -24,42 +25,86 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
-/* Physical device of (pid, device): its UUID when the agent wrote one, else "pidP/devD". */
+static int cmp_info(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const gtt_cuda_device *x = &m->cuda_devices.v[*(const size_t *)a], *y = &m->cuda_devices.v[*(const size_t *)b];
+	int c = cmp_u64(x->pid, y->pid);
+	if (!c)
+		c = cmp_u64(x->device, y->device);
+	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
+}
+
+/* The last CUDA_DEVICE record of (pid, device), NULL when none. */
+static const gtt_cuda_device *device_info(const ana_gpu_ctx *g, uint32_t pid, uint32_t device)
+{
+	const ana_model *m = g->m;
+	size_t lo = 0, hi = m->cuda_devices.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const gtt_cuda_device *d = &m->cuda_devices.v[g->info[mid]];
+		if (d->pid < pid || (d->pid == pid && d->device <= device))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const gtt_cuda_device *d = &m->cuda_devices.v[g->info[lo - 1]];
+	return d->pid == pid && d->device == device ? d : NULL;
+}
+
+static int dev_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_gpu_dev *d = &((const ana_gpu_ctx *)ctx)->devs[id];
+	const uint32_t *k = key;
+	return d->pid == k[0] && d->device == k[1];
+}
+
+static int uuid_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_gpu_dev *d = &((const ana_gpu_ctx *)ctx)->devs[id];
+	return d->uuid && strcmp(d->uuid, key) == 0;
+}
+
+/* Physical device of (pid, device): its UUID when the agent wrote one, else "pidP/devD". Found
+ * through hash tables (a trace can name many (pid, device) pairs), -1 on ENOMEM. */
 static int device_index(ana_gpu_ctx *g, uint32_t pid, uint32_t device)
 {
-	for (size_t i = 0; i < g->n_devs; i++)
-		if (g->devs[i].pid == pid && g->devs[i].device == device)
-			return g->devs[i].index;
-	const ana_model *m = g->m;
-	const char *uuid = NULL, *name = NULL;
-	for (size_t i = 0; i < m->cuda_devices.n; i++) {
-		const gtt_cuda_device *d = &m->cuda_devices.v[i];
-		if (d->pid == pid && d->device == device) {
-			uuid = d->uuid && *d->uuid ? d->uuid : NULL;
-			name = d->name;
-		}
-	}
+	ana_idtable *dt = g->dev_table, *ut = g->uuid_table;
+	uint32_t key[2] = { pid, device };
+	uint32_t *slot = ana_idtable_slot(dt, ana_hash_u64((uint64_t)pid << 32 | device), dev_eq, key, g);
+	if (!slot)
+		return -1;
+	if (*slot)
+		return g->devs[*slot - 1].index;
+	const gtt_cuda_device *info = device_info(g, pid, device);
+	const char *uuid = info && info->uuid && *info->uuid ? info->uuid : NULL;
+	uint32_t *uslot = NULL;
 	int index = -1;
-	for (size_t i = 0; uuid && i < g->n_devs; i++)
-		if (g->devs[i].uuid && strcmp(g->devs[i].uuid, uuid) == 0)
-			index = g->devs[i].index;
+	if (uuid) {
+		if (!(uslot = ana_idtable_slot(ut, ana_hash_bytes(uuid, strlen(uuid), 5), uuid_eq, uuid, g)))
+			return -1;
+		if (*uslot)
+			index = g->devs[*uslot - 1].index;
+	}
 	if (index < 0)
 		index = g->n_phys++;
-	if (g->n_devs == g->cap_devs) {
-		size_t cap = g->cap_devs ? g->cap_devs * 2 : 8;
-		ana_gpu_dev *nd = realloc(g->devs, cap * sizeof(*nd));
-		if (!nd)
-			return -1;
-		g->devs = nd;
-		g->cap_devs = cap;
-	}
+	if (GT_GROW(g->devs, g->cap_devs, g->n_devs + 1) < 0)
+		return -1;
 	ana_gpu_dev *d = &g->devs[g->n_devs++];
 	memset(d, 0, sizeof(*d));
 	d->pid = pid;
 	d->device = device;
 	d->uuid = uuid;
-	d->name = name;
+	d->name = info ? info->name : NULL;
 	d->index = index;
+	*slot = (uint32_t)g->n_devs;
+	dt->n++;
+	if (uslot && !*uslot) {
+		*uslot = (uint32_t)g->n_devs;
+		ut->n++;
+	}
 	return index;
 }
 
@@ -96,6 +141,14 @@ static int build_ctx(ana_gpu_ctx *g, const ana_model *m)
 {
 	memset(g, 0, sizeof(*g));
 	g->m = m;
+	g->dev_table = calloc(1, sizeof(ana_idtable));
+	g->uuid_table = calloc(1, sizeof(ana_idtable));
+	g->info = malloc((m->cuda_devices.n ? m->cuda_devices.n : 1) * sizeof(*g->info));
+	if (!g->dev_table || !g->uuid_table || !g->info)
+		return -1;
+	for (size_t i = 0; i < m->cuda_devices.n; i++)
+		g->info[i] = i;
+	qsort_r(g->info, m->cuda_devices.n, sizeof(*g->info), cmp_info, (void *)m);
 	size_t n = m->kernels.n + m->memcpys.n + m->memsets.n;
 	g->acts = calloc(n ? n : 1, sizeof(*g->acts));
 	if (!g->acts)
@@ -141,6 +194,13 @@ static void free_ctx(ana_gpu_ctx *g)
 	free(g->acts);
 	free(g->busy);
 	free(g->devs);
+	free(g->info);
+	if (g->dev_table)
+		ana_idtable_free(g->dev_table);
+	if (g->uuid_table)
+		ana_idtable_free(g->uuid_table);
+	free(g->dev_table);
+	free(g->uuid_table);
 }
 
 /* ---- kernels ---- */
@@ -452,6 +512,16 @@ out:
 
 /* ---- NVTX ---- */
 
+static int cmp_nvtx_name(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const gtt_nvtx *x = &m->nvtx.v[*(const size_t *)a], *y = &m->nvtx.v[*(const size_t *)b];
+	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
+	if (!c)
+		c = cmp_u64(x->kind, y->kind);
+	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
+}
+
 static void report_nvtx(const ana_model *m, FILE *out, int top_n)
 {
 	size_t n = m->nvtx.n, nr = 0;
@@ -461,27 +531,24 @@ static void report_nvtx(const ana_model *m, FILE *out, int top_n)
 	api_row *rows = calloc(n, sizeof(*rows));
 	if (!order || !rows)
 		goto out;
+	/* grouped by (name text, range or marker) through one sort; the API row shape is reused */
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
-	/* group by name text; reuse the API row shape */
+	qsort_r(order, n, sizeof(*order), cmp_nvtx_name, (void *)m);
 	for (size_t i = 0; i < n; i++) {
-		const gtt_nvtx *v = &m->nvtx.v[i];
+		const gtt_nvtx *v = &m->nvtx.v[order[i]];
 		const char *name = ana_string_get(m, v->pid, v->name_id);
-		size_t j;
-		for (j = 0; j < nr && (strcmp(rows[j].name, name) != 0 || rows[j].domain != v->kind); j++)
-			;
-		if (j == nr) {
-			if (nr >= 4096)
-				continue;    /* bounded: NVTX names are few in practice */
+		if (!nr || strcmp(rows[nr - 1].name, name) != 0 || rows[nr - 1].domain != v->kind) {
 			rows[nr].name = name;
 			rows[nr].domain = v->kind;
 			nr++;
 		}
+		api_row *r = &rows[nr - 1];
 		uint64_t d = ana_span(v->start_ns, v->end_ns);
-		rows[j].count++;
-		rows[j].total_ns = ana_sat_add(rows[j].total_ns, d);
-		if (d > rows[j].max_ns)
-			rows[j].max_ns = d;
+		r->count++;
+		r->total_ns = ana_sat_add(r->total_ns, d);
+		if (d > r->max_ns)
+			r->max_ns = d;
 	}
 	qsort(rows, nr, sizeof(*rows), cmp_api_total);
 	fprintf(out, "\nNVTX ranges and markers (top %d by total time):\n", top_n);
@@ -500,21 +567,23 @@ static void report_header(const ana_gpu_ctx *g, FILE *out)
 {
 	const ana_model *m = g->m;
 	fprintf(out, "\n== GPU ==\n");
+	/* the first (pid, device) of each physical device: devs are made in that order */
+	const ana_gpu_dev **first = calloc(g->n_phys ? (size_t)g->n_phys : 1, sizeof(*first));
+	if (!first)
+		return;
+	for (size_t i = 0; i < g->n_devs; i++)
+		if (!first[g->devs[i].index])
+			first[g->devs[i].index] = &g->devs[i];
 	for (int p = 0; p < g->n_phys; p++) {
-		const ana_gpu_dev *d = NULL;
-		for (size_t i = 0; i < g->n_devs && !d; i++)
-			if (g->devs[i].index == p)
-				d = &g->devs[i];
-		const gtt_cuda_device *info = NULL;
-		for (size_t i = 0; i < m->cuda_devices.n; i++)
-			if (m->cuda_devices.v[i].pid == d->pid && m->cuda_devices.v[i].device == d->device)
-				info = &m->cuda_devices.v[i];
+		const ana_gpu_dev *d = first[p];
+		const gtt_cuda_device *info = device_info(g, d->pid, d->device);
 		fprintf(out, "GPU %d: pid %u device %u", p, d->pid, d->device);
 		if (info)
 			fprintf(out, ", %s (cc %u.%u, %u SMs, %.1f GiB)", info->name, info->cc_major, info->cc_minor,
 			        info->sm_count, (double)info->global_mem_bytes / 1073741824.0);
 		fputc('\n', out);
 	}
+	free(first);
 	fprintf(out, "CUDA records: %zu kernels, %zu copies, %zu memsets, %zu syncs, %zu API calls, %zu allocations, "
 	        "%zu NVTX\n", m->kernels.n, m->memcpys.n, m->memsets.n, m->syncs.n, m->apis.n, m->allocs.n, m->nvtx.n);
 	uint64_t dropped = 0;

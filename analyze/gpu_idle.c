@@ -440,13 +440,15 @@ void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
 	if (!busy)
 		return;
 	fprintf(out, "\nGPU busy (union of kernels, copies and memsets on the device):\n");
-	for (int d = 0; d < g->n_phys; d++) {
+	/* busy spans are sorted by (device, start): each device's are one run */
+	for (size_t r0 = 0, r1; r0 < g->n_busy; r0 = r1) {
+		int d = g->busy[r0].dev;
+		for (r1 = r0; r1 < g->n_busy && g->busy[r1].dev == d; r1++)
+			;
 		uint64_t total = 0, first = UINT64_MAX, last = 0;
 		memset(busy, 0, nb * sizeof(*busy));
-		for (size_t i = 0; i < g->n_busy; i++) {
+		for (size_t i = r0; i < r1; i++) {
 			const ana_gpu_span *s = &g->busy[i];
-			if (s->dev != d)
-				continue;
 			uint64_t a = s->start_ns < t0 ? t0 : s->start_ns, e = s->end_ns > t1 ? t1 : s->end_ns;
 			if (s->start_ns < first)
 				first = s->start_ns;
@@ -483,6 +485,9 @@ void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
 }
 
 /* ---- idle gaps ---- */
+
+/* Devices whose idle time is broken down per host thread (each costs a walk over every thread). */
+#define BLAME_MAX_DEVICES 64
 
 
 static int cmp_gap_len(const void *a, const void *b)
@@ -656,11 +661,14 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 	fprintf(out, "\nGPU idle between work (gaps from the end of one piece of work to the start of the next):\n");
 	static const uint64_t edges[] = { 10000, 100000, 1000000, 10000000, UINT64_MAX };
 	static const char *const edge_names[] = { "< 10 us", "10-100 us", "0.1-1 ms", "1-10 ms", ">= 10 ms" };
-	for (int d = 0; d < g->n_phys; d++) {
+	/* gaps are in (device, time) order: each device's are one run [g0, g1) */
+	size_t n_blamed = 0, n_unblamed = 0;
+	for (size_t g0 = 0, g1; g0 < ng; g0 = g1) {
+		int d = gaps[g0].dev;
+		for (g1 = g0; g1 < ng && gaps[g1].dev == d; g1++)
+			;
 		uint64_t cnt[5] = { 0 }, ns[5] = { 0 }, total = 0, n = 0;
-		for (size_t i = 0; i < ng; i++) {
-			if (gaps[i].dev != d)
-				continue;
+		for (size_t i = g0; i < g1; i++) {
 			uint64_t len = gaps[i].end_ns - gaps[i].start_ns;
 			int k = 0;
 			while (len >= edges[k])
@@ -677,15 +685,17 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 			if (cnt[k])
 				fprintf(out, " %s %" PRIu64 " (%.3f ms)%s", edge_names[k], cnt[k], (double)ns[k] / 1e6, k < 4 ? ";" : "");
 		fputc('\n', out);
+		/* the blame walks every thread's samples once per device: bounded to the first devices
+		 * (a host has a few GPUs; a trace naming thousands is not a host's) */
+		if (n_blamed == BLAME_MAX_DEVICES) {
+			n_unblamed++;
+			continue;
+		}
+		n_blamed++;
 		/* GPU-idle blame over all gaps: per thread, sum over gaps */
 		fprintf(out, "  GPU-idle blame, GPU %d (per host thread, during all %" PRIu64 " gaps; API time exact, "
 		        "~ estimated from samples):\n", d, n);
-		size_t idle_threads = 0, shown = 0, g0 = 0;
-		while (g0 < ng && gaps[g0].dev != d)
-			g0++;
-		size_t g1 = g0;
-		while (g1 < ng && gaps[g1].dev == d)
-			g1++;
+		size_t idle_threads = 0, shown = 0;
 		for (size_t t = 0; t < h.n_th; t++) {
 			tblame sum;
 			blame_gaps(m, &h.th[t], gaps + g0, g1 - g0, &sum);
@@ -713,6 +723,8 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 			fprintf(out, "    (%zu thread%s off-CPU or unsampled during every gap)\n", idle_threads,
 			        idle_threads == 1 ? "" : "s");
 	}
+	if (n_unblamed)
+		fprintf(out, "  (GPU-idle blame left out for %zu more devices)\n", n_unblamed);
 	qsort(gaps, ng, sizeof(*gaps), cmp_gap_len);
 	fprintf(out, "\nLongest GPU idle gaps (top %d) and what every host thread did meanwhile:\n", top_n);
 	for (size_t i = 0; i < ng && (int)i < top_n; i++)

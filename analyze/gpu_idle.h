@@ -30,6 +30,8 @@ typedef struct ana_gpu_dev {
 
 typedef struct ana_gpu_ctx {
 	const ana_model *m;
+	size_t *info;          /* m->cuda_devices indices sorted by (pid, device, record order) */
+	void *dev_table, *uuid_table; /* gpu.c's lookups of devs by (pid, device) and by UUID */
 	ana_gpu_act *acts;     /* sorted by (dev, start, end, type, idx) */
 	size_t n_acts;
 	ana_gpu_span *busy;    /* union of acts per device: disjoint, sorted by (dev, start) */

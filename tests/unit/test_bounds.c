@@ -134,6 +134,41 @@ static int write_threads_trace(const char *path, uint32_t n)
 	return rc ? -1 : 0;
 }
 
+/* n processes, each with a command, one thread, one sample, a CUDA device and a kernel of its own:
+ * per-process lookups once scanned every process record (fold --threads, the Chrome export, the
+ * symbolizer's parent lookup) and per-device ones every device (the GPU report). */
+static int write_procs_trace(const char *path, uint32_t n)
+{
+	int err = 0, rc = 0;
+	gtt_writer *w = gtt_writer_open(path, &err);
+	if (!w)
+		return -1;
+	static const uint64_t ips[] = {0x401000};
+	gtt_record r;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t pid = 1000 + i;
+		char comm[32];
+		snprintf(comm, sizeof(comm), "/bin/worker-%u --x", pid);
+		r = (gtt_record){.tag = GTT_REC_PROCESS};
+		r.u.process = (gtt_process){.time_ns = 1000 + i, .pid = pid, .ppid = 1, .event = GTT_PROC_START, .comm = comm};
+		rc |= put(w, &r);
+		r = (gtt_record){.tag = GTT_REC_SAMPLE};
+		r.u.sample = (gtt_sample){.time_ns = 2000 + i, .pid = pid, .tid = pid, .period_ns = 1000, .n_user = 1,
+		                          .ips = ips};
+		rc |= put(w, &r);
+		r = (gtt_record){.tag = GTT_REC_CUDA_DEVICE};
+		r.u.cuda_device = (gtt_cuda_device){.pid = pid, .device = 0, .name = "GPU", .uuid = comm};
+		rc |= put(w, &r);
+		r = (gtt_record){.tag = GTT_REC_CUDA_KERNEL};
+		r.u.kernel = (gtt_cuda_kernel){.start_ns = 3000 + 2 * (uint64_t)i, .end_ns = 3001 + 2 * (uint64_t)i, .pid = pid};
+		rc |= put(w, &r);
+	}
+	rc |= gtt_writer_close(w) < 0;
+	return rc ? -1 : 0;
+}
+
+static char *report_of(const ana_model *m);
+
 static void test_many_threads(void)
 {
 	char path[256], err[512];
@@ -157,6 +192,32 @@ static void test_many_threads(void)
 	}
 	th_check(named, "each thread is found with its name and its one sample");
 	ana_model_free(m);
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/procs.gtt", tmpdir);
+	th_check(write_procs_trace(path, 5000) == 0, "a trace of 5000 processes is written");
+	m = ana_model_load(path, NULL, err, sizeof(err));
+	th_check(m && m->threads.n == 5000, "it loads (%s)", m ? "ok" : err);
+	if (m) {
+		ana_fold_opts fo;
+		ana_folded fd;
+		ana_fold_opts_init(&fo);
+		fo.threads = 1;
+		int ok = ana_fold(m, &fo, &fd) == 0 && fd.n == 5000;
+		for (size_t i = 0; ok && i < fd.n; i += 499) {
+			char want[64];
+			unsigned pid = (unsigned)strtoul(strrchr(fd.lines[i].stack, ';') ? strstr(fd.lines[i].stack, "worker-") + 7 : "0", NULL, 10);
+			snprintf(want, sizeof(want), "worker-%u %u;worker-%u %u;", pid, pid, pid, pid);
+			ok = strncmp(fd.lines[i].stack, want, strlen(want)) == 0;
+		}
+		th_check(ok, "fold --threads names each process after its command (indexed lookup)");
+		if (fd.lines)
+			ana_folded_free(&fd);
+		char *rep = report_of(m);
+		th_check(rep && strstr(rep, "GPU 4999: pid 5999 device 0"), "5000 GPUs (one UUID each) in the report");
+		free(rep);
+		ana_model_free(m);
+	}
 	unlink(path);
 }
 
@@ -339,6 +400,8 @@ int main(int argc, char **argv)
 		return write_edge_trace(argv[2]) == 0 ? 0 : 2;
 	if (argc == 4 && strcmp(argv[1], "--dup-samples") == 0) /* IN OUT, for tests/cli/analyze_inputs.sh */
 		return dup_samples(argv[2], argv[3]) == 0 ? 0 : 2;
+	if (argc == 4 && strcmp(argv[1], "--write-procs") == 0) /* N processes, for bench/scaling.sh */
+		return write_procs_trace(argv[3], (uint32_t)strtoul(argv[2], NULL, 10)) == 0 ? 0 : 2;
 	if (argc == 4 && strcmp(argv[1], "--write-threads") == 0) /* N threads, for bench/scaling.sh */
 		return write_threads_trace(argv[3], (uint32_t)strtoul(argv[2], NULL, 10)) == 0 ? 0 : 2;
 	if (!mkdtemp(tmpdir)) {
