@@ -8,11 +8,13 @@
  * With --write-trace FILE it only writes the edge trace (for the CLI tests), with
  * --write-threads N FILE a trace of N threads (for bench/scaling.sh), with --dup-samples IN OUT a
  * copy of a trace with every sample chunk twice (for tests/cli/analyze_inputs.sh). */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bounds.h"
@@ -168,6 +170,40 @@ static int write_procs_trace(const char *path, uint32_t n)
 }
 
 static char *report_of(const ana_model *m);
+
+/* A mapping whose path names a FIFO (or /dev/zero): the symbolizer must not block opening it or
+ * read it without end. An alarm turns a hang into a failure. */
+static void test_special_mapping(void)
+{
+	char path[256], fifo[256], err[512];
+	snprintf(path, sizeof(path), "%s/fifo.gtt", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+	if (mkfifo(fifo, 0600) != 0) {
+		printf("SKIP: mkfifo: %s\n", strerror(errno));
+		return;
+	}
+	int e = 0, rc = 0;
+	gtt_writer *w = gtt_writer_open(path, &e);
+	static const uint64_t ips[] = {0x401000, 0x501000};
+	const char *paths[] = {fifo, "/dev/zero"};
+	for (int i = 0; w && i < 2; i++) {
+		gtt_record r = {.tag = GTT_REC_MAPPING};
+		r.u.mapping = (gtt_mapping){.pid = 9, .prot = 5, .start = 0x400000 + 0x100000 * (uint64_t)i,
+		                            .end = 0x480000 + 0x100000 * (uint64_t)i, .path = paths[i]};
+		rc |= put(w, &r);
+	}
+	gtt_record r = {.tag = GTT_REC_SAMPLE};
+	r.u.sample = (gtt_sample){.time_ns = 5, .pid = 9, .tid = 9, .period_ns = 1000, .n_user = 2, .ips = ips};
+	rc |= w ? put(w, &r) : 1;
+	rc |= !w || gtt_writer_close(w) < 0;
+	alarm(30);
+	ana_model *m = rc ? NULL : ana_model_load(path, NULL, err, sizeof(err));
+	alarm(0);
+	th_check(m && m->samples.n == 1, "a mapping of a FIFO and of /dev/zero: loaded without blocking (%s)", m ? "ok" : err);
+	ana_model_free(m);
+	unlink(path);
+	unlink(fifo);
+}
 
 static void test_many_threads(void)
 {
@@ -410,6 +446,7 @@ int main(int argc, char **argv)
 	}
 	test_bins();
 	test_edge_trace();
+	test_special_mapping();
 	test_many_threads();
 	test_text_policy();
 	rmdir(tmpdir);
