@@ -110,9 +110,8 @@ static void fold_usage(FILE *out)
 	        "Folded stacks, one \"root;...;leaf COUNT\" line per distinct stack, sorted: the input of\n"
 	        "FlameGraph's flamegraph.pl, speedscope and gt-render.\n\n"
 	        "  --threads        start each stack with \"PROCESS PID;THREAD TID\"\n"
-	        "  --gil MODE       held: samples holding the GIL (python+GIL, native+GIL);\n"
-	        "                   released: Python threads not holding it (native no GIL, waiting);\n"
-	        "                   any (default): every sample\n"
+	        "  --gil WHICH      only samples of these GIL classes: " ANA_GIL_WORDS "\n"
+	        "                   (held = python,native-gil; released = nogil,wait; any = every sample)\n"
 	        "  --python-only    keep only Python frames\n"
 	        "  --annotate       suffix leaf frames with the sample's class (_[py] _[gil] _[nogil] _[wait])\n"
 	        "  --tid LIST       only these threads (comma-separated tids)\n"
@@ -152,14 +151,8 @@ int ana_cmd_fold(int argc, char **argv)
 		case O_PYONLY: fo.python_only = o.python_only = 1; break;
 		case O_ANNOTATE: fo.annotate_class = 1; break;
 		case O_GIL:
-			if (strcmp(optarg, "held") == 0)
-				fo.gil = (1 << ANA_CLASS_PY_GIL) | (1 << ANA_CLASS_NATIVE_GIL);
-			else if (strcmp(optarg, "released") == 0)
-				fo.gil = (1 << ANA_CLASS_NATIVE_NOGIL) | (1 << ANA_CLASS_WAIT_GIL);
-			else if (strcmp(optarg, "any") == 0)
-				fo.gil = -1;
-			else
-				return ana_cli_usage_error("fold", "--gil wants held, released or any, not '%s'", optarg);
+			if ((fo.gil = ana_gil_parse(optarg)) < -1)
+				return ana_cli_usage_error("fold", "--gil wants " ANA_GIL_WORDS ", not '%s'", optarg);
 			break;
 		case O_TID:
 			if (!optarg[0] || strspn(optarg, "0123456789,") != strlen(optarg) || strstr(optarg, ",,") ||

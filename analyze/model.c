@@ -36,6 +36,39 @@ const char *ana_class_name(int cls)
 	return "?";
 }
 
+int ana_gil_parse(const char *spec)
+{
+	static const struct { const char *word; int mask; } words[] = {
+		{ "python", 1 << ANA_CLASS_PY_GIL },
+		{ "native-gil", 1 << ANA_CLASS_NATIVE_GIL },
+		{ "nogil", 1 << ANA_CLASS_NATIVE_NOGIL },
+		{ "wait", 1 << ANA_CLASS_WAIT_GIL },
+		{ "nopy", 1 << ANA_CLASS_NONPY },
+		{ "held", 1 << ANA_CLASS_PY_GIL | 1 << ANA_CLASS_NATIVE_GIL },
+		{ "released", 1 << ANA_CLASS_NATIVE_NOGIL | 1 << ANA_CLASS_WAIT_GIL },
+		{ "native", 1 << ANA_CLASS_NATIVE_GIL | 1 << ANA_CLASS_NATIVE_NOGIL },
+		{ "any", -1 },
+		{ "all", -1 },
+	};
+	int mask = 0;
+	const char *p = spec;
+	if (!p || !*p)
+		return -2;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		size_t k = 0;
+		while (k < sizeof(words) / sizeof(words[0]) && (strlen(words[k].word) != len || strncmp(words[k].word, p, len)))
+			k++;
+		if (k == sizeof(words) / sizeof(words[0]))
+			return -2;
+		mask = words[k].mask < 0 || mask < 0 ? -1 : mask | words[k].mask;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return mask == (1 << ANA_CLASS_COUNT) - 1 ? -1 : mask;
+}
+
 void ana_opts_init(ana_opts *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -49,6 +49,16 @@ enum ana_class {
 /* Report words for a class: "not python", "python+GIL", ... */
 const char *ana_class_name(int cls);
 
+/* The --gil vocabulary of every tool (fold, export, gt-render): a comma list of
+ *   python   holds the GIL, running Python       native-gil  holds it, in C code
+ *   nogil    C/CUDA code that released it       wait        waiting to take it
+ *   nopy     not a Python thread
+ *   held = python,native-gil   released = nogil,wait (a Python thread not holding it)
+ *   native = native-gil,nogil  any / all = every sample
+ * as a class mask (bit 1 << ANA_CLASS_*), -1 for every class, or -2 for a word it does not know. */
+int ana_gil_parse(const char *spec);
+#define ANA_GIL_WORDS "held, released, python, native-gil, nogil, wait, native, nopy or any (comma list)"
+
 typedef struct ana_sample {
 	uint64_t time_ns;
 	uint64_t weight_ns;    /* period this sample stands for */

@@ -42,8 +42,9 @@ static const char usage_text[] =
 	"      --diff BASE       differential: widths from INPUT, colour from the change of each\n"
 	"                        frame's share against BASE (red grew, blue shrank)\n"
 	"      --flamechart      stacks in time order instead of merged (trace input)\n"
-	"      --gil WHICH       only samples of one GIL state: held, released, python, native,\n"
-	"                        wait, nopy (trace input)\n"
+	"      --gil WHICH       only samples of these GIL classes (trace input): held, released,\n"
+	"                        python, native-gil, nogil, wait, native, nopy, any; a comma list\n"
+	"                        (held = python,native-gil; released = nogil,wait)\n"
 	"      --threads         a root frame per thread (trace input)\n"
 	"      --tid LIST        only these threads (comma list, trace input)\n"
 	"      --from S, --to S  only samples in this window, seconds from the trace start\n"
@@ -197,22 +198,6 @@ static void print_warnings(const ana_source *in, const char *path)
 	}
 }
 
-static int gil_mask(const char *s)
-{
-	static const struct { const char *name; int mask; } v[] = {
-		{"held", 1 << ANA_CLASS_PY_GIL | 1 << ANA_CLASS_NATIVE_GIL},
-		{"released", 1 << ANA_CLASS_NATIVE_NOGIL},
-		{"python", 1 << ANA_CLASS_PY_GIL},
-		{"native", 1 << ANA_CLASS_NATIVE_GIL | 1 << ANA_CLASS_NATIVE_NOGIL},
-		{"wait", 1 << ANA_CLASS_WAIT_GIL},
-		{"nopy", 1 << ANA_CLASS_NONPY},
-	};
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		if (strcmp(v[i].name, s) == 0)
-			return v[i].mask;
-	return -2;
-}
-
 /* FlameGraph's difference format ("STACK BEFORE AFTER"): the AFTER counts (which==1) or the
  * BEFORE ones (0) as folded lines of their own, lines without samples on that side left out.
  * The stacks are borrowed from two: free with free(out->lines) only. */
@@ -245,7 +230,7 @@ static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int
 	ana_fold_opts o;
 	ana_fold_opts_init(&o);
 	o.threads = c->threads;
-	o.gil = c->gil ? gil_mask(c->gil) : -1;
+	o.gil = c->gil ? ana_gil_parse(c->gil) : -1;
 	o.tid_filter = c->tid;
 	/* relative to the trace start, as ana_fold wants them */
 	if (c->have_from)
@@ -310,7 +295,7 @@ static int cmd_flame(cli *c)
 		goto out;
 	}
 	if (c->flamechart) {
-		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? gil_mask(c->gil) : -1,
+		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? ana_gil_parse(c->gil) : -1,
 		                         c->have_from ? (uint64_t)(c->from_s * 1e9) : 0,
 		                         c->have_to ? (uint64_t)(c->to_s * 1e9) : 0, &fd);
 		owned = 1;
@@ -511,9 +496,8 @@ int main(int argc, char **argv)
 		case OPT_DIFF: c.diff = optarg; break;
 		case OPT_FLAMECHART: c.flamechart = 1; break;
 		case OPT_GIL:
-			if (gil_mask(optarg) < -1)
-				return usage_error("--gil wants held, released, python, native, wait or nopy, "
-				                   "not '%s'", optarg);
+			if (ana_gil_parse(optarg) < -1)
+				return usage_error("--gil wants " ANA_GIL_WORDS ", not '%s'", optarg);
 			c.gil = optarg;
 			break;
 		case OPT_THREADS:

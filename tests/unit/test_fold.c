@@ -179,6 +179,16 @@ int main(void)
 	free(again);
 	ana_folded_free(&fd);
 
+	/* the one --gil vocabulary of fold, export and gt-render */
+	int py = 1 << ANA_CLASS_PY_GIL, ng = 1 << ANA_CLASS_NATIVE_GIL, no = 1 << ANA_CLASS_NATIVE_NOGIL,
+	    wt = 1 << ANA_CLASS_WAIT_GIL, np = 1 << ANA_CLASS_NONPY;
+	th_check(ana_gil_parse("held") == (py | ng) && ana_gil_parse("released") == (no | wt) &&
+	             ana_gil_parse("native") == (ng | no) && ana_gil_parse("python") == py && ana_gil_parse("nopy") == np,
+	         "--gil groups: held = python,native-gil; released = nogil,wait; native = native-gil,nogil");
+	th_check(ana_gil_parse("wait,nopy") == (wt | np) && ana_gil_parse("any") == -1 && ana_gil_parse("held,released,nopy") == -1,
+	         "--gil comma lists; every class is 'any'");
+	th_check(ana_gil_parse("sometimes") == -2 && ana_gil_parse("held,") == -2 && ana_gil_parse("") == -2,
+	         "--gil refuses unknown words and empty items");
 	ana_model_free(m);
 	return th_report();
 }
