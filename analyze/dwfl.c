@@ -480,7 +480,20 @@ static const char *die_name(Dwarf_Die *die, char **dem)
 	return n;
 }
 
-/* Frames for one user address (inlined calls first, then the function), leaf first. */
+/* The line a scope of an inlined call was called from (DW_AT_call_line), 0 when not given. */
+static int call_line(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word v = 0;
+	if (!dwarf_attr_integrate(die, DW_AT_call_line, &at) || dwarf_formudata(&at, &v) != 0 || v > INT32_MAX)
+		return 0;
+	return (int)v;
+}
+
+/* Frames for one user address (inlined calls first, then the function), leaf first. Each frame's
+ * line is the one it executes: the address's own line for the innermost, for the others the
+ * line of the inlined call they make (the function's declaration line is not what a profile's
+ * reader wants: pprof shows it per location). */
 static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, uint32_t *out, int cap)
 {
 	int n = 0;
@@ -499,23 +512,31 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 	Dwarf_Die *cu = dwfl_module_addrdie(md->dm, pc, &dbias);
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, pc - dbias, &scopes) : 0;
-	int sub = -1;
+	int sub = -1, pc_line = 0;
+	Dwfl_Line *dl = dwfl_module_getsrc(md->dm, pc);
+	const char *pc_file = dl ? dwfl_lineinfo(dl, NULL, &pc_line, NULL, NULL, NULL) : NULL;
+	if (!pc_file || pc_line < 0)
+		pc_line = 0;
+	int line = pc_line; /* what the scope being made executes */
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram) {
 			sub = i;
 			break;
 		}
-		if (tag != DW_TAG_inlined_subroutine || n >= cap - 1 || n >= MAX_INLINE)
+		if (tag != DW_TAG_inlined_subroutine)
 			continue;
+		int called_from = call_line(&scopes[i]);
+		if (n >= cap - 1 || n >= MAX_INLINE) {
+			line = called_from;
+			continue;
+		}
 		char *dem = NULL;
 		ana_frame in = fr;
-		int line = 0;
 		in.name = die_name(&scopes[i], &dem);
 		in.inlined = 1;
-		in.file = dwarf_decl_file(&scopes[i]);
-		if (dwarf_decl_line(&scopes[i], &line) == 0)
-			in.line = line;
+		in.file = n == 0 && pc_file ? pc_file : dwarf_decl_file(&scopes[i]); /* the line's own file */
+		in.line = line;
 		if (!in.name)
 			in.name = "[inlined]";
 		out[n] = ana_frame_intern(s->m, &in);
@@ -525,6 +546,7 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 			return -1;
 		}
 		n++;
+		line = called_from; /* the caller executes the call */
 	}
 	char *dem = NULL, *dem2 = NULL;
 	if (sname) {
@@ -532,17 +554,17 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 	} else if (sub >= 0) {
 		fr.name = die_name(&scopes[sub], &dem2);
 	}
-	if (sub >= 0) {
-		int line = 0;
+	if (sub >= 0)
 		fr.file = dwarf_decl_file(&scopes[sub]);
-		if (dwarf_decl_line(&scopes[sub], &line) == 0)
-			fr.line = line;
-	}
+	if (n == 0 && pc_file)
+		fr.file = pc_file;
+	fr.line = line;
 	if (!fr.name) {
 		/* no symbol: name the function by its start from the unwind tables, so that samples
 		 * anywhere in one function of a stripped library (libcuda) add up */
 		unknown_name(unknown, sizeof(unknown), md->file->module, ana_symf_fde_start(md, rel));
 		fr.name = unknown;
+		fr.line = 0; /* one frame per function: a line would split it again */
 	}
 	out[n] = ana_frame_intern(s->m, &fr);
 	free(dem);

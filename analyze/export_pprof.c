@@ -89,13 +89,30 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : (path ? path : "");
 }
 
+/* A function's system_name. pprof takes a name equal to its system_name for one it may tidy:
+ * with '<' or "::" in it, it cuts out what it takes for C++ template or parameter lists, and
+ * Python's "<module>", "<lambda>", "<listcomp>" became empty, shown as "<unknown>". A Python
+ * function's system name is "file:name" (what the interpreter calls it), so the name is kept as
+ * it is; native names are the demangled symbol, tidied by pprof's own rules. */
+static int64_t system_name(pprof_ctx *c, const ana_frame *f, const char *name)
+{
+	if (f->kind != ANA_FRAME_PYTHON)
+		return str_idx(c, name);
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s:%s", base_name(f->file ? f->file : f->module), name);
+	if (!strcmp(buf, name)) /* never equal, even for a file named like the function */
+		snprintf(buf, sizeof(buf), "python:%s", name);
+	return str_idx(c, buf);
+}
+
 static uint32_t func_id(pprof_ctx *c, uint32_t frame)
 {
 	if (c->frame_func[frame])
 		return c->frame_func[frame];
 	const ana_frame *f = &c->m->frames.v[frame];
 	const char *file = f->file && f->file[0] ? f->file : (f->module ? f->module : "");
-	uint32_t key[2] = {(uint32_t)str_idx(c, f->name ? f->name : "?"), (uint32_t)str_idx(c, file)};
+	const char *name = f->name ? f->name : "?";
+	uint32_t key[2] = {(uint32_t)str_idx(c, name), (uint32_t)str_idx(c, file)};
 	int is_new = 0;
 	int64_t id = ana_keymap_get(c->funcs, key, 2, &is_new);
 	if (id < 0) {
@@ -106,7 +123,7 @@ static uint32_t func_id(pprof_ctx *c, uint32_t frame)
 		size_t mk = ana_pb_begin(&c->funcs_pb, P_FUNCTION);
 		ana_pb_uint(&c->funcs_pb, F_ID, (uint64_t)id + 1);
 		ana_pb_int_opt(&c->funcs_pb, F_NAME, key[0]);
-		ana_pb_int_opt(&c->funcs_pb, F_SYSTEM_NAME, key[0]);
+		ana_pb_int_opt(&c->funcs_pb, F_SYSTEM_NAME, system_name(c, f, name));
 		ana_pb_int_opt(&c->funcs_pb, F_FILENAME, key[1]);
 		ana_pb_end(&c->funcs_pb, mk);
 	}
@@ -182,7 +199,7 @@ static void label_num(pprof_ctx *c, ana_pb *b, const char *key, int64_t v)
 
 typedef struct agg { uint64_t count, weight_ns; size_t first; } agg; /* first: a sample of it */
 
-static int build(const ana_model *m, ana_pb *out)
+static int build(const ana_model *m, int gil, ana_pb *out)
 {
 	pprof_ctx c = {.m = m};
 	ana_pb samples_pb, maps_pb;
@@ -277,7 +294,7 @@ static int build(const ana_model *m, ana_pb *out)
 	/* Samples: aggregate per (stack, thread, class), in order of first appearance. */
 	for (size_t i = 0; i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
-		if (s->stack_id >= m->stacks.n || s->thread_idx >= m->threads.n)
+		if (s->stack_id >= m->stacks.n || s->thread_idx >= m->threads.n || (gil >= 0 && !(gil & 1 << s->cls)))
 			continue;
 		uint32_t key[3] = {s->stack_id, s->thread_idx, s->cls};
 		int is_new = 0;
@@ -364,11 +381,11 @@ out:
 	return rc;
 }
 
-int ana_export_pprof_raw(const ana_model *m, uint8_t **buf, size_t *len)
+int ana_export_pprof_raw(const ana_model *m, const ana_export_opts *o, uint8_t **buf, size_t *len)
 {
 	ana_pb b;
 	ana_pb_init(&b);
-	int rc = build(m, &b);
+	int rc = build(m, o ? o->gil : -1, &b);
 	if (rc < 0) {
 		ana_pb_free(&b);
 		return rc;
@@ -379,11 +396,11 @@ int ana_export_pprof_raw(const ana_model *m, uint8_t **buf, size_t *len)
 }
 
 /* gzip through zlib: no file name, mtime 0, so equal models give equal bytes. */
-int ana_export_pprof(const ana_model *m, FILE *out)
+int ana_export_pprof(const ana_model *m, const ana_export_opts *o, FILE *out)
 {
 	uint8_t *raw = NULL;
 	size_t len = 0;
-	int rc = ana_export_pprof_raw(m, &raw, &len);
+	int rc = ana_export_pprof_raw(m, o, &raw, &len);
 	if (rc < 0)
 		return rc;
 	z_stream z;

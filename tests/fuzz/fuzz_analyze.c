@@ -82,7 +82,7 @@ static void run_exports(const ana_model *m)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = mem_out(&buf, &len);
-		int rc = ana_export(m, fmt, f);
+		int rc = ana_export(m, fmt, NULL, f);
 		fclose(f);
 		if (rc == 0 && fmt != ANA_EXPORT_FOLDED && tm_json_valid(buf, len) != 0) {
 			fwrite(buf, 1, len < 4096 ? len : 4096, stderr);
@@ -92,7 +92,7 @@ static void run_exports(const ana_model *m)
 	}
 	uint8_t *pb = NULL;
 	size_t n = 0;
-	if (ana_export_pprof_raw(m, &pb, &n) == 0) {
+	if (ana_export_pprof_raw(m, NULL, &pb, &n) == 0) {
 		const uint8_t *p = pb, *end = pb + n;
 		ana_pb_field fl;
 		int rc;
