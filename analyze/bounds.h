@@ -2,7 +2,8 @@
  * counts and ids can be anything in a hostile or corrupt file whose checksums are valid, so in
  * analyze/ and render/: sums of them saturate instead of wrapping, durations are never negative,
  * and a time becomes an array index only through ana_bins (which sizes the array and clamps the
- * index). Nothing here allocates or fails. */
+ * index). Nothing here allocates or fails.
+ * Return rule: nothing here fails (checked arithmetic saturates or clamps). */
 #ifndef ANA_BOUNDS_H
 #define ANA_BOUNDS_H
 

@@ -1,6 +1,7 @@
 /* cli.h — what every gt-analyze subcommand shares: loading a trace with the standard options
  * and messages, usage errors, exit codes. Subcommands are `int ana_cmd_NAME(int argc, char
- * **argv)` (argv[0] is the subcommand's name) listed once in analyze/main.c's ANA_COMMANDS. */
+ * **argv)` (argv[0] is the subcommand's name) listed once in analyze/main.c's ANA_COMMANDS.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_CLI_H
 #define ANA_CLI_H
 

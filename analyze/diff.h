@@ -1,6 +1,7 @@
 /* diff.h — comparing two profiles (traces or folded stacks): per-function self and total
  * shares, their change in points, and a two-proportion z-test that tells real moves from
- * sampling noise. Also what `check` compares: the GIL split and GPU kernel time shares. */
+ * sampling noise. Also what `check` compares: the GIL split and GPU kernel time shares.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_DIFF_H
 #define ANA_DIFF_H
 

@@ -1,7 +1,8 @@
 /* dwfl.h — symbolization and offline DWARF unwinding of samples with libdw/libdwfl: the only
  * part of gt-analyze that talks to elfutils. One Dwfl per address space (pid), results cached
  * by (binary, address); binaries come from the embedded archive, --symfs, /usr/lib/debug or
- * the original path, in that order, and are used only when their build-id matches. */
+ * the original path, in that order, and are used only when their build-id matches.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_DWFL_H
 #define ANA_DWFL_H
 

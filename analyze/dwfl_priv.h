@@ -1,5 +1,6 @@
 /* dwfl_priv.h — what analyze/dwfl.c and analyze/dwfl_files.c share: the symbolizer's state,
- * binaries ("files"), mapped modules and address spaces. Not for use outside those two. */
+ * binaries ("files"), mapped modules and address spaces. Not for use outside those two.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_DWFL_PRIV_H
 #define ANA_DWFL_PRIV_H
 

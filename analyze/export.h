@@ -1,5 +1,6 @@
 /* export.h — `gt-analyze export`: the model in the formats other tools read (folded text,
- * speedscope JSON, Chrome Trace Event JSON for Perfetto, gzipped pprof profile.proto). */
+ * speedscope JSON, Chrome Trace Event JSON for Perfetto, gzipped pprof profile.proto).
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_EXPORT_H
 #define ANA_EXPORT_H
 

@@ -1,5 +1,6 @@
 /* fold.h — folded stacks ("root;...;leaf COUNT") from a model: the form FlameGraph reads,
- * and the input of the flame graph renderer, exports and diff. */
+ * and the input of the flame graph renderer, exports and diff.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_FOLD_H
 #define ANA_FOLD_H
 

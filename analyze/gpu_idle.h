@@ -1,5 +1,6 @@
 /* gpu_idle.h — analyze/-internal: the shared context of the GPU report (gpu.c) and its time-based
- * parts in gpu_idle.c: busy % over time, idle gaps with GPU-idle blame, kernel launch sites. */
+ * parts in gpu_idle.c: busy % over time, idle gaps with GPU-idle blame, kernel launch sites.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_GPU_IDLE_H
 #define ANA_GPU_IDLE_H
 

@@ -1,6 +1,7 @@
 /* import_perf.h — `perf script` text to folded stacks, with the semantics of FlameGraph's
  * stackcollapse-perf.pl (process-name root, offsets stripped, names tidied, counts summed
- * from the sample period), so perf users can feed gt-render, diff and check. */
+ * from the sample period), so perf users can feed gt-render, diff and check.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_IMPORT_PERF_H
 #define ANA_IMPORT_PERF_H
 

@@ -1,7 +1,15 @@
 /* model.h — the analyzed trace held in memory: threads, symbolized stacks, classified
  * samples, and every other record kind decoded into arrays. Built once by ana_model_load()
  * (load.c: read, symbolize, unwind, merge Python, classify); every report, fold, export,
- * diff and view reads this and nothing else. */
+ * diff and view reads this and nothing else.
+ *
+ * Return rule for all of analyze/: a function returns 0 (or a count, or 1 for "found") or a
+ * negative GTT_E* code from lib/gtt.h (the codes of the trace format, which this layer reads),
+ * and one that makes an object returns it or NULL; where a person needs more words than the
+ * code (which file, which line, which byte) the function also writes one line into the
+ * caller's err[errlen]. Only the command functions (ana_cmd_* and their helpers in cli.c and
+ * diff.c) print to stderr or pick an exit status (GT_EXIT_*, lib/gt_util.h), besides the
+ * loader's progress line when ana_opts.progress asks for it. */
 #ifndef ANA_MODEL_H
 #define ANA_MODEL_H
 

@@ -1,5 +1,6 @@
 /* model_priv.h — analyze/-internal helpers behind the model: arena, hash tables, string
- * interning, warnings. Not for render/ or tests beyond analyze's own. */
+ * interning, warnings. Not for render/ or tests beyond analyze's own.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_MODEL_PRIV_H
 #define ANA_MODEL_PRIV_H
 

@@ -1,5 +1,6 @@
 /* report.h — `gt-analyze report`: the text summary of a trace (recording, threads, top
- * functions, sampler health, then the Python and GPU sections). */
+ * functions, sampler health, then the Python and GPU sections).
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_REPORT_H
 #define ANA_REPORT_H
 

@@ -99,27 +99,27 @@ static void draw(cairo_t *cr, const ren_scene *s)
 	}
 }
 
-int ren_cairo_write(const ren_scene *s, const char *path, int format, char *err, size_t errlen)
+int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why, size_t whylen)
 {
 	double W = ceil(ren_scene_width(s)), H = ceil(ren_scene_height(s));
 	cairo_surface_t *surf = NULL;
 	cairo_t *cr = NULL;
 	int rc = 0;
 	cairo_status_t st;
-	err[0] = 0;
+	why[0] = 0;
 	if (format == REN_CAIRO_PNG) {
 		if (W > PNG_MAX_SIDE || H > PNG_MAX_SIDE) {
-			snprintf(err, errlen, "image of %.0fx%.0f px is too large for PNG (max %d per "
+			snprintf(why, whylen, "image of %.0fx%.0f px is too large for PNG (max %d per "
 			                      "side); use .svg or .pdf", W, H, PNG_MAX_SIDE);
-			return GTT_EINVAL;
+			return REN_EINVAL;
 		}
 		surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
 	} else {
 		surf = cairo_pdf_surface_create(path, W, H);
 	}
 	if ((st = cairo_surface_status(surf)) != CAIRO_STATUS_SUCCESS) {
-		snprintf(err, errlen, "%s", cairo_status_to_string(st));
-		rc = st == CAIRO_STATUS_NO_MEMORY ? GTT_ENOMEM : GTT_EIO;
+		snprintf(why, whylen, "%s", cairo_status_to_string(st));
+		rc = st == CAIRO_STATUS_NO_MEMORY ? REN_ENOMEM : REN_EIO;
 		goto out;
 	}
 	cr = cairo_create(surf);
@@ -127,8 +127,8 @@ int ren_cairo_write(const ren_scene *s, const char *path, int format, char *err,
 	cairo_paint(cr);
 	draw(cr, s);
 	if ((st = cairo_status(cr)) != CAIRO_STATUS_SUCCESS) {
-		snprintf(err, errlen, "%s", cairo_status_to_string(st));
-		rc = st == CAIRO_STATUS_NO_MEMORY ? GTT_ENOMEM : GTT_EIO;
+		snprintf(why, whylen, "%s", cairo_status_to_string(st));
+		rc = st == CAIRO_STATUS_NO_MEMORY ? REN_ENOMEM : REN_EIO;
 		goto out;
 	}
 	if (format == REN_CAIRO_PNG) {
@@ -138,8 +138,8 @@ int ren_cairo_write(const ren_scene *s, const char *path, int format, char *err,
 		st = cairo_surface_status(surf);
 	}
 	if (st != CAIRO_STATUS_SUCCESS) {
-		snprintf(err, errlen, "%s", cairo_status_to_string(st));
-		rc = GTT_EIO;
+		snprintf(why, whylen, "%s", cairo_status_to_string(st));
+		rc = REN_EIO;
 	}
 out:
 	if (cr)

@@ -145,7 +145,7 @@ static int copy_lines(ren_flame *f, const ana_folded *in, unsigned flags, sline 
 		bytes += strlen(in->lines[i].stack) + 1;
 	f->buf = malloc(bytes + 1);
 	if (!f->buf)
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	char *p = f->buf;
 	for (size_t i = 0; i < in->n; i++) {
 		const ana_folded_line *l = &in->lines[i];
@@ -198,7 +198,7 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 	sline *lines = NULL;
 	uint32_t *path = NULL;
 	size_t path_cap = 0, n_lines = 0;
-	int any_cls = 0, rc = GTT_ENOMEM;
+	int any_cls = 0, rc = REN_ENOMEM;
 	if (!f)
 		goto out;
 	lines = malloc((in->n ? in->n : 1) * sizeof(*lines));
@@ -206,10 +206,10 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 		goto out;
 	if ((rc = copy_lines(f, in, flags, lines, &n_lines, &any_cls)) < 0)
 		goto out;
-	rc = GTT_EEMPTY;
+	rc = REN_EEMPTY;
 	if (n_lines == 0)
 		goto out;
-	rc = GTT_ENOMEM;
+	rc = REN_ENOMEM;
 	if (!(flags & REN_FLAME_ORDERED))
 		qsort(lines, n_lines, sizeof(*lines), sline_cmp);
 	if (any_cls && !(f->cls = malloc(sizeof(*f->cls))))
@@ -378,7 +378,7 @@ int ren_flame_diff(ren_flame *f, const ren_flame *base)
 		free(tab);
 		free(delta);
 		free(bpct);
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	}
 	for (size_t i = 0; i < base_n; i++) {
 		uint64_t k = base->nodes[i].path_hash | 1; /* 0 marks an empty slot */
@@ -550,7 +550,7 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 			uint32_t c = ren_mix(0xf2f2f2, key[k].c, key[k].t);
 			ren_item *r = ren_rect(sc, x, y - fs + 2, fs, fs, c, NULL);
 			if (!r || !ren_text(sc, x + fs + 4, y, key[k].label, fs, REN_ANCHOR_START, 0))
-				return GTT_ENOMEM;
+				return REN_ENOMEM;
 			r->stroke = 0x808080;
 			r->size_px = 0.5;
 			x += fs + 4 + ren_text_width(strlen(key[k].label), fs) + 14;
@@ -558,7 +558,7 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 		char *note = ren_scene_printf(sc, "(colour: change of share vs base, full scale "
 		                                  "%.2f pts)", f->max_abs_delta);
 		if (!note || !ren_text(sc, x, y, note, fs, REN_ANCHOR_START, 0x555555))
-			return GTT_ENOMEM;
+			return REN_ENOMEM;
 		return 0;
 	}
 	if (o->palette != REN_PAL_GIL || !f->cls)
@@ -571,7 +571,7 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 		                           100.0 * (double)f->cls[0][c] / (double)f->total);
 		ren_item *r = ren_rect(sc, x, y - fs + 2, fs, fs, ren_class_color(c), NULL);
 		if (!t || !r || !ren_text(sc, x + fs + 4, y, t, fs, REN_ANCHOR_START, 0))
-			return GTT_ENOMEM;
+			return REN_ENOMEM;
 		x += fs + 4 + ren_text_width(strlen(t), fs) + 14;
 	}
 	return 0;
@@ -595,7 +595,7 @@ static int name_matches(const regex_t *re, const fnode *nd, char **tmp, size_t *
 
 ren_scene *ren_flame_layout(const ren_flame *f, const ren_flame_opts *o, int *err)
 {
-	int rc = GTT_ENOMEM;
+	int rc = REN_ENOMEM;
 	regex_t re;
 	int have_re = 0;
 	char *tmp = NULL, num[64];
@@ -616,7 +616,7 @@ ren_scene *ren_flame_layout(const ren_flame *f, const ren_flame_opts *o, int *er
 		goto out;
 	if (o->search && *o->search) {
 		if (regcomp(&re, o->search, REG_EXTENDED | REG_NOSUB) != 0) {
-			rc = GTT_EINVAL;
+			rc = REN_EINVAL;
 			goto out;
 		}
 		have_re = 1;

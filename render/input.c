@@ -16,10 +16,10 @@ static int push_line(ana_folded *out, size_t *cap, const char *stack, size_t len
                      uint64_t count, uint32_t cls_mask)
 {
 	if (gt_grow((void **)&out->lines, cap, out->n + 1, sizeof(*out->lines)) < 0)
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	char *s = malloc(len + 1);
 	if (!s)
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	memcpy(s, stack, len);
 	s[len] = 0;
 	out->lines[out->n++] = (ana_folded_line){.stack = s, .count = count, .cls_mask = cls_mask};
@@ -33,7 +33,7 @@ int ren_input_fold_classes(const ana_model *m, const ana_fold_opts *sel, ana_fol
 	 * ren_flame_build() strips, and cls_mask holds that one class */
 	ana_fold_opts o = *sel;
 	o.annotate_class = 1;
-	return ana_fold(m, &o, out);
+	return ana_fold(m, &o, out) < 0 ? REN_ENOMEM : 0; /* ana_fold fails for memory only */
 }
 
 static int tid_selected(const char *filter, uint32_t tid)
@@ -92,7 +92,7 @@ static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, siz
 	if (need > *cap) {
 		char *p = realloc(*buf, need * 2);
 		if (!p)
-			return GTT_ENOMEM;
+			return REN_ENOMEM;
 		*buf = p;
 		*cap = need * 2;
 	}
@@ -113,7 +113,7 @@ int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, uin
 {
 	uint64_t from = from_ns ? ana_sat_add(m->start_ns, from_ns) : 0, to = ana_sat_add(m->start_ns, to_ns);
 	size_t cap = 0, n = 0, bcap = 0;
-	int rc = GTT_ENOMEM;
+	int rc = REN_ENOMEM;
 	const ana_sample **v = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*v));
 	const ana_thread **threads = malloc((m->threads.n ? m->threads.n : 1) * sizeof(*threads));
 	char *buf = NULL;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gtt.h"
 
 #define ARENA_BLOCK (256u << 10)
 
@@ -31,6 +30,18 @@ struct ren_scene {
 	scene_kv *kv;
 	size_t n_kv;
 };
+
+const char *ren_strerror(int rc)
+{
+	switch (rc) {
+	case REN_OK: return "ok";
+	case REN_ENOMEM: return "out of memory";
+	case REN_EEMPTY: return "nothing to draw";
+	case REN_EIO: return "cannot write the output";
+	case REN_EINVAL: return "invalid argument";
+	}
+	return "unknown error";
+}
 
 ren_scene *ren_scene_create(double width, double height, int doc_kind)
 {
@@ -183,12 +194,12 @@ int ren_scene_doc(const ren_scene *s) { return s->doc; }
 int ren_scene_set(ren_scene *s, const char *key, const char *value)
 {
 	if (!ren_text_clean(value, strlen(value)) && !(value = clean_dup(s, value, strlen(value))))
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	for (size_t i = 0; i < s->n_kv; i++) {
 		if (strcmp(s->kv[i].key, key) == 0) {
 			char *v = strdup(value);
 			if (!v)
-				return GTT_ENOMEM;
+				return REN_ENOMEM;
 			free(s->kv[i].value);
 			s->kv[i].value = v;
 			return 0;
@@ -196,13 +207,13 @@ int ren_scene_set(ren_scene *s, const char *key, const char *value)
 	}
 	scene_kv *kv = realloc(s->kv, (s->n_kv + 1) * sizeof(*kv));
 	if (!kv)
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	s->kv = kv;
 	char *k = strdup(key), *v = strdup(value);
 	if (!k || !v) {
 		free(k);
 		free(v);
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	}
 	s->kv[s->n_kv].key = k;
 	s->kv[s->n_kv].value = v;

@@ -1,11 +1,28 @@
 /* layout.h — the display list that every view (flame graph, timeline) is laid out into, and
  * that both backends draw: svg.c (interactive SVG) and cairo_out.c (PNG/PDF). Also the small
- * helpers all views share: colours, monospace text fitting, UTF-8 cleaning, time-axis ticks. */
+ * helpers all views share: colours, monospace text fitting, UTF-8 cleaning, time-axis ticks,
+ * and render/'s error codes.
+ *
+ * Return rule for all of render/: a function returns 0 or a negative REN_E* code, and one that
+ * makes an object returns it, or NULL with the code in *err. The code says what failed
+ * (ren_strerror names it); where a person needs more words (Cairo's own, the window of a
+ * timeline that holds nothing) the function also writes one line into why[whylen]. Nothing in
+ * render/ but main.c prints or picks an exit status. */
 #ifndef REN_LAYOUT_H
 #define REN_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+enum {
+	REN_OK = 0,
+	REN_ENOMEM = -1,  /* out of memory */
+	REN_EEMPTY = -2,  /* nothing to draw (no samples, nothing in the window or selection) */
+	REN_EIO = -3,     /* an output that cannot be written (errno kept) */
+	REN_EINVAL = -4,  /* an argument or size a backend refuses */
+};
+/* Words for a REN_E* code: "out of memory", "nothing to draw", ... */
+const char *ren_strerror(int rc);
 
 /* Every label uses one monospace font so that width = chars * REN_CHAR_W * size, the same
  * in the browser and in Cairo; labels are truncated in the layout, never by a backend. */
@@ -78,7 +95,7 @@ double ren_scene_height(const ren_scene *s);
 void ren_scene_set_height(ren_scene *s, double height);
 int ren_scene_doc(const ren_scene *s);
 /* Free-form key/value settings a backend may read (e.g. "title", "total", "unit"). The value
- * is copied. 0 or GTT_ENOMEM. */
+ * is copied. 0 or REN_ENOMEM. */
 int ren_scene_set(ren_scene *s, const char *key, const char *value);
 const char *ren_scene_get(const ren_scene *s, const char *key); /* NULL when unset */
 /* Iterate the settings: i in [0, ren_scene_nkv()). */

@@ -161,7 +161,7 @@ static int write_scene(const cli *c, const ren_scene *sc)
 		rc = ren_cairo_write(sc, c->output, fmt == 'p' ? REN_CAIRO_PNG : REN_CAIRO_PDF, err,
 		                     sizeof(err));
 		if (rc < 0) {
-			fprintf(stderr, "gt-render: %s: %s\n", c->output, err[0] ? err : gtt_strerror(rc));
+			fprintf(stderr, "gt-render: %s: %s\n", c->output, err[0] ? err : ren_strerror(rc));
 			unlink(c->output);
 			return GT_EXIT_BROKEN;
 		}
@@ -176,7 +176,7 @@ static int write_scene(const cli *c, const ren_scene *sc)
 	int close_rc = f == stdout ? fflush(f) : fclose(f);
 	if (rc < 0 || close_rc != 0) {
 		fprintf(stderr, "gt-render: %s: write failed: %s\n", c->output ? c->output : "stdout",
-		        rc == GTT_ENOMEM ? "out of memory" : strerror(errno));
+		        rc == REN_ENOMEM ? "out of memory" : strerror(errno));
 		if (f != stdout)
 			unlink(c->output);
 		return GT_EXIT_BROKEN;
@@ -206,7 +206,7 @@ static int split_difference(const ana_folded *two, int which, ana_folded *out)
 	memset(out, 0, sizeof(*out));
 	out->lines = malloc((two->n ? two->n : 1) * sizeof(*out->lines));
 	if (!out->lines)
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	for (size_t i = 0; i < two->n; i++) {
 		uint64_t c = which ? two->lines[i].count : two->lines[i].base_count;
 		if (!c)
@@ -307,7 +307,7 @@ static int cmd_flame(cli *c)
 		rc = input_folded(c, &in, &fd, &owned);
 	}
 	if (rc < 0) {
-		fprintf(stderr, "gt-render: %s: %s\n", c->input, gtt_strerror(rc));
+		fprintf(stderr, "gt-render: %s: %s\n", c->input, ren_strerror(rc));
 		goto out;
 	}
 	if (!c->colors && in.model && !c->diff)
@@ -317,21 +317,21 @@ static int cmd_flame(cli *c)
 	unsigned flags = (c->reverse ? REN_FLAME_REVERSE : 0) |
 	                 (c->flamechart ? REN_FLAME_ORDERED : 0);
 	if (!(f = ren_flame_build(&fd, flags, &rc))) {
-		if (rc == GTT_EEMPTY)
+		if (rc == REN_EEMPTY)
 			fprintf(stderr, "gt-render: %s: no samples to draw%s\n", c->input,
 			        in.model ? " (in the selected threads, classes and time window)" : "");
 		else
-			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 		goto out;
 	}
 	if (in.folded.two_counts) {
-		if (!(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc)) && rc != GTT_EEMPTY) {
-			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+		if (!(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc)) && rc != REN_EEMPTY) {
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 			goto out;
 		}
 		/* nothing before: every frame is new (empty base) */
 		if ((rc = ren_flame_diff(f, bf)) < 0) {
-			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 			goto out;
 		}
 	}
@@ -350,11 +350,11 @@ static int cmd_flame(cli *c)
 		if ((rc = input_folded(c, &base, &bfd, &bowned)) < 0 ||
 		    !(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc))) {
 			fprintf(stderr, "gt-render: %s: %s\n", c->diff,
-			        rc == GTT_EEMPTY ? "no samples to compare with" : gtt_strerror(rc));
+			        rc == REN_EEMPTY ? "no samples to compare with" : ren_strerror(rc));
 			goto out;
 		}
 		if ((rc = ren_flame_diff(f, bf)) < 0) {
-			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 			goto out;
 		}
 	}
@@ -362,7 +362,7 @@ static int cmd_flame(cli *c)
 	if (fmt != 's')
 		o.search = c->search;
 	if (!(sc = ren_flame_layout(f, &o, &rc))) {
-		fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+		fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 		goto out;
 	}
 	if (fmt == 's' && c->search && ren_scene_set(sc, "search", c->search) < 0)
@@ -420,7 +420,7 @@ static int cmd_timeline(cli *c)
 		o.to_ns = (int64_t)(c->to_s * 1e9);
 	o.has_from = c->have_from;
 	o.has_to = c->have_to;
-	if (!(sc = ren_timeline_layout(in.model, &o, err, sizeof(err)))) {
+	if (!(sc = ren_timeline_layout(in.model, &o, &rc, err, sizeof(err)))) {
 		fprintf(stderr, "gt-render: %s: %s\n", c->input, err[0] ? err : "cannot lay out");
 		goto out;
 	}

@@ -20,7 +20,7 @@ typedef struct wbuf {
 static void w_flush(wbuf *w)
 {
 	if (w->n && !w->err && fwrite(w->p, 1, w->n, w->f) != w->n)
-		w->err = GTT_EIO;
+		w->err = REN_EIO;
 	w->n = 0;
 }
 
@@ -30,7 +30,7 @@ static void w_raw(wbuf *w, const char *s, size_t len)
 		w_flush(w);
 		if (len > w->cap) {
 			if (!w->err && fwrite(s, 1, len, w->f) != len)
-				w->err = GTT_EIO;
+				w->err = REN_EIO;
 			return;
 		}
 	}
@@ -339,7 +339,7 @@ int ren_svg_write(const ren_scene *s, FILE *out)
 {
 	wbuf w = {.f = out, .cap = 1u << 16};
 	if (!(w.p = malloc(w.cap)))
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	const char *fsv = ren_scene_get(s, "fontpx");
 	double fs = fsv ? atof(fsv) : 12;
 	if (fs <= 0)
@@ -399,6 +399,6 @@ int ren_svg_write(const ren_scene *s, FILE *out)
 	w_flush(&w);
 	free(w.p);
 	if (!w.err && fflush(out) != 0)
-		w.err = GTT_EIO;
+		w.err = REN_EIO;
 	return w.err;
 }

@@ -1,5 +1,6 @@
 /* svg.h — writes a scene (layout.h) as one self-contained SVG file: XML-escaped text, the
- * interactive script embedded, no external scripts or fonts. */
+ * interactive script embedded, no external scripts or fonts.
+ * Return rule: render/'s (layout.h): 0 or a negative REN_E* code, NULL + *err for objects. */
 #ifndef REN_SVG_H
 #define REN_SVG_H
 
@@ -8,7 +9,7 @@
 
 #include "layout.h"
 
-/* Write the scene as SVG to out. 0, or GTT_EIO when a write failed, GTT_ENOMEM. */
+/* Write the scene as SVG to out. 0, or REN_EIO when a write failed (errno kept), REN_ENOMEM. */
 int ren_svg_write(const ren_scene *s, FILE *out);
 
 /* XML-escape s[0..len) for text and attribute values: & < > " ' become entities; what a scene

@@ -522,21 +522,22 @@ static void draw_thread_row(ren_tl *t, const tl_lists *L, size_t i, const char *
 	draw_nvtx(t, L->nv + L->nfirst[i], L->nfirst[i + 1] - L->nfirst[i], th->name ? th->name : "?");
 }
 
-static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t errlen)
+static int draw_threads(ren_tl *t, const char *threads_re, char *why, size_t whylen)
 {
 	const ana_model *m = t->m;
 	size_t nt = m->threads.n;
-	int rc = -1, have_re = 0;
+	int rc = REN_ENOMEM, have_re = 0;
 	regex_t re;
 	tl_lists L = {0};
 	thr_row *rows = calloc(nt ? nt : 1, sizeof(*rows));
 	if (!rows || lists_build(t, &L) < 0) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
 	if (threads_re) {
 		if (regcomp(&re, threads_re, REG_EXTENDED | REG_NOSUB) != 0) {
-			snprintf(err, errlen, "bad --threads regular expression");
+			snprintf(why, whylen, "bad --threads regular expression");
+			rc = REN_EINVAL;
 			goto out;
 		}
 		have_re = 1;
@@ -572,7 +573,7 @@ static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t err
 		shown++;
 		draw_thread_row(t, &L, i, name, shown % 2);
 		if (t->oom) {
-			snprintf(err, errlen, "out of memory");
+			snprintf(why, whylen, "out of memory");
 			goto out;
 		}
 	}
@@ -685,19 +686,21 @@ void ren_timeline_opts_init(ren_timeline_opts *o)
 	o->width_px = 1400;
 }
 
-ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, char *err,
-                               size_t errlen)
+ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, int *err, char *why,
+                               size_t whylen)
 {
 	ren_tl t = {.m = m};
-	err[0] = 0;
+	why[0] = 0;
+	*err = REN_ENOMEM;
 	uint64_t start = m->start_ns, end = m->end_ns > m->start_ns ? m->end_ns : ana_sat_add(m->start_ns, 1);
 	t.t0 = o->has_from && o->from_ns > 0 ? ana_sat_add(start, (uint64_t)o->from_ns) : start;
 	t.t1 = o->has_to && o->to_ns > 0 ? ana_sat_add(start, (uint64_t)o->to_ns) : end;
 	if (t.t1 > end && !o->has_to)
 		t.t1 = end;
 	if (t.t0 >= t.t1 || (o->has_from && t.t0 > end)) {
-		snprintf(err, errlen, "the window %.3f-%.3f s is outside the trace (0-%.3f s)",
+		snprintf(why, whylen, "the window %.3f-%.3f s is outside the trace (0-%.3f s)",
 		         ana_rel_s(t.t0, start), ana_rel_s(t.t1, start), ana_rel_s(end, start));
+		*err = REN_EEMPTY;
 		return NULL;
 	}
 	/* the label column and a plot of at least 150 px (a narrower width is widened) */
@@ -707,7 +710,7 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 	t.px_per_ns = (t.x1 - t.x0) / (double)(t.t1 - t.t0);
 	t.sc = ren_scene_create(W, 100, REN_DOC_TIMELINE);
 	if (!t.sc) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
 	/* background first: the height is known at the end */
@@ -800,17 +803,21 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 	if (t.oom)
 		goto oom;
 
-	int shown = draw_threads(&t, o->threads_re, err, errlen);
-	if (shown < 0)
+	int shown = draw_threads(&t, o->threads_re, why, whylen);
+	if (shown < 0) {
+		*err = shown;
 		goto fail;
+	}
 	if (o->threads_re && shown == 0 && m->threads.n) {
-		snprintf(err, errlen, "no thread matches --threads '%s'", o->threads_re);
+		snprintf(why, whylen, "no thread matches --threads '%s'", o->threads_re);
+		*err = REN_EEMPTY;
 		goto fail;
 	}
 	if (ren_tl_streams(&t) < 0 || ren_tl_counters(&t) < 0)
 		goto oom;
 	if (t.y == rows_top) {
-		snprintf(err, errlen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
+		snprintf(why, whylen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
+		*err = REN_EEMPTY;
 		goto fail;
 	}
 	double rows_end = t.y;
@@ -848,9 +855,11 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 	}
 	if (ren_scene_set(t.sc, "title", title) < 0)
 		goto oom;
+	*err = 0;
 	return t.sc;
 oom:
-	snprintf(err, errlen, "out of memory");
+	snprintf(why, whylen, "out of memory");
+	*err = REN_ENOMEM;
 fail:
 	ren_scene_destroy(t.sc);
 	return NULL;

@@ -105,11 +105,12 @@ static void run_timeline(const ana_model *m, uint32_t h)
 	}
 	if (h >> 20 & 1)
 		o.threads_re = "[0-9]";
-	char err[256];
-	ren_scene *sc = ren_timeline_layout(m, &o, err, sizeof(err));
+	char why[256];
+	int err;
+	ren_scene *sc = ren_timeline_layout(m, &o, &err, why, sizeof(why));
 	if (!sc) {
-		if (!err[0])
-			abort(); /* a refusal names its reason */
+		if (!why[0] || err >= 0)
+			abort(); /* a refusal has a code and names its reason */
 		return;
 	}
 	write_scene(sc, h);
@@ -121,7 +122,7 @@ static void run_flame(const ana_folded *fd, unsigned flags, uint32_t h)
 	int err = 0;
 	ren_flame *f = ren_flame_build(fd, flags, &err);
 	if (!f) {
-		if (err != GTT_EEMPTY && err != GTT_ENOMEM)
+		if (err != REN_EEMPTY && err != REN_ENOMEM)
 			abort();
 		return;
 	}

@@ -364,9 +364,10 @@ static void test_edge_trace(void)
 	ana_folded_free(&fd);
 
 	ren_timeline_opts to;
+	int rc_tl;
 	ren_timeline_opts_init(&to);
 	to.width_px = 200;
-	ren_scene *sc = ren_timeline_layout(m, &to, err, sizeof(err));
+	ren_scene *sc = ren_timeline_layout(m, &to, &rc_tl, err, sizeof(err));
 	th_check(sc != NULL, "a 200 px timeline with counters is laid out (%s)", sc ? "ok" : err);
 	if (sc) {
 		th_check(ren_scene_width(sc) >= REN_TL_MIN_WIDTH, "narrower than the label column: widened to %.0f px",
@@ -396,7 +397,7 @@ static void test_edge_trace(void)
 	to.has_from = to.has_to = 1;
 	to.from_ns = INT64_MAX / 2;
 	to.to_ns = INT64_MAX / 2 + 1000;
-	sc = ren_timeline_layout(m, &to, err, sizeof(err));
+	sc = ren_timeline_layout(m, &to, &rc_tl, err, sizeof(err));
 	size_t ticks = 0;
 	if (sc)
 		for (size_t i = 0; i < ren_scene_count(sc); i++)

@@ -171,6 +171,6 @@ int main(void)
 	/* nothing to draw */
 	memset(&fd, 0, sizeof(fd));
 	f = ren_flame_build(&fd, 0, &err);
-	th_check(!f && err == -8, "empty input is GTT_EEMPTY");
+	th_check(!f && err == REN_EEMPTY, "empty input is REN_EEMPTY (%s)", ren_strerror(err));
 	return th_report();
 }

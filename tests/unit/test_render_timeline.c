@@ -190,8 +190,9 @@ int main(int argc, char **argv)
 		return th_report();
 	}
 	ren_timeline_opts o;
+	int rc;
 	ren_timeline_opts_init(&o);
-	ren_scene *s = ren_timeline_layout(m, &o, err, sizeof(err));
+	ren_scene *s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
 	th_check(s != NULL, "timeline laid out (%s)", err);
 	if (s) {
 		const ren_item *loader = find_text(s, "loader 101"), *main_t = find_text(s, "MainThread 100"),
@@ -242,25 +243,30 @@ int main(int argc, char **argv)
 	o.has_from = o.has_to = 1;
 	o.from_ns = 1000 * MS;
 	o.to_ns = 1500 * MS;
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
 	th_check(s && count_spans(s, "\nkernel ", NULL) == 5, "window keeps the 5 kernels in it");
 	ren_scene_destroy(s);
 
 	ren_timeline_opts_init(&o);
 	o.threads_re = "^load";
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
 	th_check(s && find_text(s, "loader 101") && !find_text(s, "MainThread 100"), "--threads filters rows");
 	ren_scene_destroy(s);
 
 	o.threads_re = "nosuchthread";
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
-	th_check(!s && strstr(err, "no thread matches"), "no matching thread is an error: %s", err);
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
+	th_check(!s && rc == REN_EEMPTY && strstr(err, "no thread matches"), "no matching thread is an error: %s", err);
 
 	ren_timeline_opts_init(&o);
 	o.has_from = 1;
 	o.from_ns = 5000 * MS;
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
-	th_check(!s && strstr(err, "outside the trace"), "a window past the end is an error: %s", err);
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
+	th_check(!s && rc == REN_EEMPTY && strstr(err, "outside the trace"), "a window past the end is an error: %s", err);
+
+	o.has_from = 0;
+	o.threads_re = "(";
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
+	th_check(!s && rc == REN_EINVAL && strstr(err, "bad --threads"), "a bad --threads expression is REN_EINVAL: %s", err);
 
 	ana_model_free(m);
 	unlink(path);
