@@ -1,12 +1,14 @@
 /* fold.c — folded stacks from the model (aggregate by interned stack first, build text only
  * for distinct stacks), and the FlameGraph text form in and out. */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bounds.h"
+#include "cli.h"
 #include "fold.h"
 #include "model_priv.h"
 #include "textin.h"
@@ -481,4 +483,116 @@ void ana_folded_free(ana_folded *fd)
 		free(fd->lines[i].stack);
 	free(fd->lines);
 	memset(fd, 0, sizeof(*fd));
+}
+
+/* ---- the command ---- */
+
+static void fold_usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: gt-analyze fold [OPTIONS] TRACE\n\n"
+	        "Folded stacks, one \"root;...;leaf COUNT\" line per distinct stack, sorted: the input of\n"
+	        "FlameGraph's flamegraph.pl, speedscope and gt-render.\n\n"
+	        "  --threads        start each stack with \"PROCESS PID;THREAD TID\"\n"
+	        "  --gil WHICH      only samples of these GIL classes: " ANA_GIL_WORDS "\n"
+	        "                   (held = python,native-gil; released = nogil,wait; any = every sample)\n"
+	        "  --python-only    keep only Python frames\n"
+	        "  --annotate       suffix leaf frames with the sample's class (_[py] _[gil] _[nogil] _[wait])\n"
+	        "  --tid LIST       only these threads (comma-separated tids)\n"
+	        "  --from S, --to S only samples in this window, seconds from the start of the recording\n"
+	        "  -o FILE          write to FILE instead of stdout\n" ANA_CLI_OPTS_HELP
+	        "  -h, --help       this help\n");
+}
+
+int ana_cmd_fold(int argc, char **argv)
+{
+	enum { O_THREADS = 1, O_GIL, O_PYONLY, O_TID, O_FROM, O_TO, O_ANNOTATE };
+	static const struct option longopts[] = {
+		{ "threads", no_argument, NULL, O_THREADS },
+		{ "gil", required_argument, NULL, O_GIL },
+		{ "python-only", no_argument, NULL, O_PYONLY },
+		{ "annotate", no_argument, NULL, O_ANNOTATE },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "from", required_argument, NULL, O_FROM },
+		{ "to", required_argument, NULL, O_TO },
+		{ "help", no_argument, NULL, 'h' },
+		ANA_CLI_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	ana_opts o;
+	ana_fold_opts fo;
+	ana_opts_init(&o);
+	ana_fold_opts_init(&fo);
+	const char *outpath = NULL;
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		if (ana_cli_opt(c, optarg, &o))
+			continue;
+		switch (c) {
+		case O_THREADS: fo.threads = 1; break;
+		case O_PYONLY: fo.python_only = o.python_only = 1; break;
+		case O_ANNOTATE: fo.annotate_class = 1; break;
+		case O_GIL:
+			if ((fo.gil = ana_gil_parse(optarg)) < -1)
+				return ana_cli_usage_error("fold", "--gil wants " ANA_GIL_WORDS ", not '%s'", optarg);
+			break;
+		case O_TID:
+			if (!optarg[0] || strspn(optarg, "0123456789,") != strlen(optarg) || strstr(optarg, ",,") ||
+			    optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',')
+				return ana_cli_usage_error("fold", "--tid wants a comma-separated list of thread ids, not '%s'",
+				                           optarg);
+			fo.tid_filter = optarg;
+			break;
+		case O_FROM:
+		case O_TO: {
+			uint64_t ns;
+			if (ana_cli_seconds(optarg, &ns) < 0)
+				return ana_cli_usage_error("fold", "--%s wants seconds (e.g. 1.5), not '%s'",
+				                           c == O_FROM ? "from" : "to", optarg);
+			if (c == O_FROM)
+				fo.from_ns = ns;
+			else
+				fo.to_ns = ns ? ns : 1;
+			break;
+		}
+		case 'o': outpath = optarg; break;
+		case 'h':
+			fold_usage(stdout);
+			return GT_EXIT_OK;
+		default:
+			return ana_cli_usage_error("fold", "unknown option or missing value: %s", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return ana_cli_usage_error("fold", optind == argc ? "missing TRACE" : "one TRACE only");
+	if (fo.to_ns && fo.to_ns <= fo.from_ns)
+		return ana_cli_usage_error("fold", "--to must be after --from");
+	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
+	if (!m)
+		return rc;
+	ana_folded fd;
+	FILE *out = stdout;
+	if (outpath && !(out = fopen(outpath, "w"))) {
+		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+		ana_model_free(m);
+		return GT_EXIT_BROKEN;
+	}
+	if (ana_fold(m, &fo, &fd) < 0) {
+		fprintf(stderr, "gt-analyze: out of memory while folding\n");
+		rc = GT_EXIT_BROKEN;
+	} else {
+		if (ana_fold_write(&fd, out) < 0 || fflush(out) != 0) {
+			fprintf(stderr, "gt-analyze: writing folded stacks failed: %s\n", strerror(errno));
+			rc = GT_EXIT_BROKEN;
+		}
+		ana_folded_free(&fd);
+	}
+	if (out != stdout && fclose(out) != 0 && rc != GT_EXIT_BROKEN) {
+		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+		rc = GT_EXIT_BROKEN;
+	}
+	ana_model_free(m);
+	return rc;
 }

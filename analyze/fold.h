@@ -64,4 +64,8 @@ int ana_fold_sort_merge(ana_folded *fd);
 int ana_fold_write(const ana_folded *fd, FILE *out);
 void ana_folded_free(ana_folded *fd);
 
+/* `gt-analyze fold [OPTIONS] TRACE`: the command (parses its options, prints, returns the exit
+ * status). */
+int ana_cmd_fold(int argc, char **argv);
+
 #endif

@@ -1,5 +1,7 @@
 /* report.c — `gt-analyze report`: recording summary, per-thread table, top self/total
  * functions; then the sampler-health, Python and GPU sections. */
+#include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "bounds.h"
+#include "cli.h"
 #include "gpu.h"
 #include "health.h"
 #include "model_priv.h"
@@ -379,4 +382,63 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 	funcs_free(&F);
 	free(per_stack);
 	return ferror(out) ? GTT_EIO : 0;
+}
+
+/* ---- the command ---- */
+
+static void report_usage(FILE *out)
+{
+	fprintf(out, "usage: gt-analyze report [OPTIONS] TRACE\n\n"
+	             "Recording summary, per-thread CPU (from samples, /proc and context switches), top\n"
+	             "self and total functions, sampler health (intended vs received samples, lost,\n"
+	             "throttled, lateness, lag windows), then Python/GIL and GPU sections.\n\n"
+	             "  --top N          rows in the function tables (default 20)\n" ANA_CLI_OPTS_HELP
+	             "  -h, --help       this help\n");
+}
+
+int ana_cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		ANA_CLI_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	ana_opts o;
+	ana_report_opts ro;
+	ana_opts_init(&o);
+	ana_report_opts_init(&ro);
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
+		if (ana_cli_opt(c, optarg, &o))
+			continue;
+		switch (c) {
+		case 'n': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v <= 0 || v > 100000)
+				return ana_cli_usage_error("report", "--top wants a positive number, not '%s'", optarg);
+			ro.top_n = (int)v;
+			break;
+		}
+		case 'h':
+			report_usage(stdout);
+			return GT_EXIT_OK;
+		default:
+			return ana_cli_usage_error("report", "unknown option or missing value: %s", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return ana_cli_usage_error("report", optind == argc ? "missing TRACE" : "one TRACE only");
+	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
+	if (!m)
+		return rc;
+	if (ana_report(m, &ro, stdout) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "gt-analyze: writing the report failed: %s\n", strerror(errno));
+		rc = GT_EXIT_BROKEN;
+	}
+	ana_model_free(m);
+	return rc;
 }

@@ -22,4 +22,8 @@ uint64_t ana_sample_period_ns(const ana_model *m);
 /* Recording length in ns (end_ns - start_ns, at least 1). */
 uint64_t ana_duration_ns(const ana_model *m);
 
+/* `gt-analyze report [--top N] TRACE`: the command (parses its options, prints, returns the exit
+ * status). */
+int ana_cmd_report(int argc, char **argv);
+
 #endif
