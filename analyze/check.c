@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "gt_util.h"
 #include "gtt.h"
 
 void ana_check_opts_init(ana_check_opts *o)
@@ -19,14 +20,8 @@ void ana_check_opts_init(ana_check_opts *o)
 
 static int add_move(ana_check_result *r, size_t *cap, int kind, const char *name, double b, double n, double z)
 {
-	if (r->n_moves == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		ana_check_move *mv = realloc(r->moves, nc * sizeof(*mv));
-		if (!mv)
-			return GTT_ENOMEM;
-		r->moves = mv;
-		*cap = nc;
-	}
+	if (GT_GROW(r->moves, *cap, r->n_moves + 1) < 0)
+		return GTT_ENOMEM;
 	ana_check_move *m = &r->moves[r->n_moves++];
 	m->kind = kind;
 	m->name = name;

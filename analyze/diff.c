@@ -11,6 +11,7 @@
 #include "diff.h"
 #include "dwfl.h"
 #include "export.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "json.h"
 #include "source.h"
@@ -240,25 +241,14 @@ ana_profile *ana_profile_from_folded(const ana_folded *fd, const char *path)
 		if (!c)
 			continue;
 		size_t len = strlen(fd->lines[i].stack);
-		if (len + 1 > cap) {
-			char *nb = realloc(buf, len + 1);
-			if (!nb)
-				goto fail;
-			buf = nb;
-			cap = len + 1;
-		}
+		if (GT_GROW(buf, cap, len + 1) < 0)
+			goto fail;
 		memcpy(buf, fd->lines[i].stack, len + 1);
 		size_t n = 0;
 		char *save = NULL;
 		for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-			if (n == ids_cap) {
-				size_t nc = ids_cap ? ids_cap * 2 : 64;
-				int64_t *ni = realloc(ids, nc * sizeof(*ni));
-				if (!ni)
-					goto fail;
-				ids = ni;
-				ids_cap = nc;
-			}
+			if (GT_GROW(ids, ids_cap, n + 1) < 0)
+				goto fail;
 			if ((ids[n++] = func_get(p, tok)) < 0)
 				goto fail;
 		}

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "export.h"
 #include "fold.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "model_priv.h"
 
@@ -118,7 +119,7 @@ struct ana_keymap {
 	ana_idtable table;
 	size_t *key_off;        /* per id: offset of its key in words */
 	uint32_t *key_len;
-	size_t n, cap;
+	size_t n, cap, cap_len;
 	uint32_t *words;
 	size_t n_words, cap_words;
 };
@@ -162,28 +163,9 @@ int64_t ana_keymap_get(ana_keymap *km, const uint32_t *key, uint32_t n, int *is_
 		return -1;
 	if (*slot)
 		return *slot - 1;
-	if (km->n == km->cap) {
-		size_t cap = km->cap ? km->cap * 2 : 256;
-		size_t *ko = realloc(km->key_off, cap * sizeof(*ko));
-		if (!ko)
-			return -1;
-		km->key_off = ko;
-		uint32_t *kl = realloc(km->key_len, cap * sizeof(*kl));
-		if (!kl)
-			return -1;
-		km->key_len = kl;
-		km->cap = cap;
-	}
-	if (km->n_words + n > km->cap_words) {
-		size_t cap = km->cap_words ? km->cap_words : 1024;
-		while (cap < km->n_words + n)
-			cap *= 2;
-		uint32_t *w = realloc(km->words, cap * sizeof(*w));
-		if (!w)
-			return -1;
-		km->words = w;
-		km->cap_words = cap;
-	}
+	if (GT_GROW(km->key_off, km->cap, km->n + 1) < 0 || GT_GROW(km->key_len, km->cap_len, km->n + 1) < 0 ||
+	    GT_GROW(km->words, km->cap_words, km->n_words + n) < 0)
+		return -1;
 	if (km->n >= UINT32_MAX - 1)
 		return -1;
 	uint32_t id = (uint32_t)km->n++;

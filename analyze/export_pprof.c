@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "export.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "pb.h"
 
@@ -302,14 +303,8 @@ static int build(const ana_model *m, int gil, ana_pb *out)
 		if (k < 0)
 			goto out;
 		if (is_new) {
-			if (n_aggs == cap_aggs) {
-				size_t cap = cap_aggs ? cap_aggs * 2 : 1024;
-				agg *a = realloc(aggs, cap * sizeof(*a));
-				if (!a)
-					goto out;
-				aggs = a;
-				cap_aggs = cap;
-			}
+			if (GT_GROW(aggs, cap_aggs, n_aggs + 1) < 0)
+				goto out;
 			aggs[n_aggs].count = aggs[n_aggs].weight_ns = 0;
 			aggs[n_aggs].first = i;
 			n_aggs++;

@@ -10,6 +10,7 @@
 #include "bounds.h"
 #include "cli.h"
 #include "fold.h"
+#include "gt_util.h"
 #include "model_priv.h"
 #include "textin.h"
 
@@ -55,17 +56,9 @@ static void sb_put(sbuf *b, const char *s, size_t len)
 {
 	if (b->oom)
 		return;
-	if (b->n + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->n + len + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (GT_GROW(b->p, b->cap, b->n + len + 1) < 0) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->p + b->n, s, len);
 	b->n += len;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "import_perf.h"
 #include "textin.h"
@@ -67,17 +68,7 @@ void ana_perf_opts_init(ana_perf_opts *o)
 
 static int buf_reserve(buf *b, size_t more)
 {
-	if (b->n + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->n + more)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p)
-		return GTT_ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return GT_GROW(b->p, b->cap, b->n + more) < 0 ? GTT_ENOMEM : 0;
 }
 
 static int buf_add(buf *b, const char *s, size_t len)
@@ -184,14 +175,8 @@ static int remember(ana_perf_import *pi, const char *key, size_t len, uint64_t c
 	}
 	if (len > UINT32_MAX || pi->n_entries >= UINT32_MAX - 1)
 		return GTT_ENOMEM;
-	if (pi->n_entries == pi->cap_entries) {
-		size_t cap = pi->cap_entries ? pi->cap_entries * 2 : 256;
-		stack_entry *e = realloc(pi->entries, cap * sizeof(*e));
-		if (!e)
-			return GTT_ENOMEM;
-		pi->entries = e;
-		pi->cap_entries = cap;
-	}
+	if (GT_GROW(pi->entries, pi->cap_entries, pi->n_entries + 1) < 0)
+		return GTT_ENOMEM;
 	stack_entry *e = &pi->entries[pi->n_entries];
 	e->hash = h;
 	e->count = count;
@@ -507,14 +492,8 @@ static int frame_line(ana_perf_import *pi, const char *s, size_t n, int *bad)
 	}
 	if (fn && f[0] == '(')
 		return 0;                     /* a process name, not a frame */
-	if (pi->n_groups == pi->cap_groups) {
-		size_t cap = pi->cap_groups ? pi->cap_groups * 2 : 64;
-		span *g = realloc(pi->groups, cap * sizeof(*g));
-		if (!g)
-			return GTT_ENOMEM;
-		pi->groups = g;
-		pi->cap_groups = cap;
-	}
+	if (GT_GROW(pi->groups, pi->cap_groups, pi->n_groups + 1) < 0)
+		return GTT_ENOMEM;
 	/* Perl's split drops trailing empty fields: "a->" is one field, "" is none. */
 	while (fn >= 2 && f[fn - 2] == '-' && f[fn - 1] == '>')
 		fn -= 2;

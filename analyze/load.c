@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dwfl.h"
+#include "gt_util.h"
 #include "model.h"
 #include "model_priv.h"
 #include "python.h"
@@ -241,16 +242,8 @@ static int take_sample(loader *L, const gtt_record *rec)
 			c->n_kernel = s->n_kernel;
 			c->n_user = s->n_user;
 			c->off = L->chain_ips.n;
-			if (L->chain_ips.n + nw > L->chain_ips.cap) {
-				size_t cap = L->chain_ips.cap ? L->chain_ips.cap : 4096;
-				while (cap < L->chain_ips.n + nw)
-					cap *= 2;
-				uint64_t *v = realloc(L->chain_ips.v, cap * sizeof(*v));
-				if (!v)
-					return GTT_ENOMEM;
-				L->chain_ips.v = v;
-				L->chain_ips.cap = cap;
-			}
+			if (GT_GROW(L->chain_ips.v, L->chain_ips.cap, L->chain_ips.n + nw) < 0)
+				return GTT_ENOMEM;
 			if (nw)
 				memcpy(L->chain_ips.v + L->chain_ips.n, s->ips, nw * sizeof(uint64_t));
 			L->chain_ips.n += nw;

@@ -5,19 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "model.h"
 #include "model_priv.h"
 
 void *ana_vec_push_(void **v, size_t *n, size_t *cap, size_t elem)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		void *p = realloc(*v, ncap * elem);
-		if (!p)
-			return NULL;
-		*v = p;
-		*cap = ncap;
-	}
+	if (gt_grow(v, cap, *n + 1, elem) < 0)
+		return NULL;
 	void *e = (char *)*v + *n * elem;
 	memset(e, 0, elem);
 	(*n)++;

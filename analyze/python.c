@@ -1,5 +1,6 @@
 /* python.c — splices Python frames (from the recorder's memory reads) into native stacks at
  * the eval-loop frames, classifies every sample by GIL state, and reports the GIL split. */
+#include "gt_util.h"
 #include "python.h"
 
 #include <inttypes.h>
@@ -78,7 +79,7 @@ typedef struct merger {
 	uint64_t bound_ns;      /* farthest a Python read may be from a sample */
 	uint64_t gil_window_ns; /* how long before a recorded GIL change it may have happened */
 	const char **interp_mods; /* modules holding _PyEval_EvalFrameDefault */
-	size_t n_interp_mods;
+	size_t n_interp_mods, cap_interp_mods;
 	uint32_t merged[MAX_MERGED];
 	uint32_t native[MAX_MERGED];
 	uint64_t n_no_read, n_merged, n_no_eval;
@@ -296,10 +297,8 @@ static int build_tables(merger *M)
 			if (M->interp_mods[k] == f->module)
 				seen = 1;
 		if (!seen) {
-			const char **v = realloc(M->interp_mods, (M->n_interp_mods + 1) * sizeof(*v));
-			if (!v)
+			if (GT_GROW(M->interp_mods, M->cap_interp_mods, M->n_interp_mods + 1) < 0)
 				return -1;
-			M->interp_mods = v;
 			M->interp_mods[M->n_interp_mods++] = f->module;
 		}
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "gtt.h"
 #include "model.h"
 
@@ -25,7 +26,7 @@ typedef struct fnode {
 
 struct ren_flame {
 	fnode *nodes;         /* pre-order; nodes[0] is the root "all" */
-	size_t n, cap;
+	size_t n, cap, cap_cls;
 	uint64_t (*cls)[ANA_CLASS_COUNT]; /* per node class counts, NULL when unknown */
 	double *delta;        /* per node, points of percent vs base; NULL without --diff */
 	double *base_pct;
@@ -114,20 +115,8 @@ static uint64_t hash_step(uint64_t h, const char *s, size_t len)
 
 static fnode *push_node(ren_flame *f)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 4096;
-		fnode *v = realloc(f->nodes, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		f->nodes = v;
-		f->cap = cap;
-		if (f->cls) {
-			void *c = realloc(f->cls, cap * sizeof(*f->cls));
-			if (!c)
-				return NULL;
-			f->cls = c;
-		}
-	}
+	if (GT_GROW(f->nodes, f->cap, f->n + 1) < 0 || (f->cls && GT_GROW(f->cls, f->cap_cls, f->n + 1) < 0))
+		return NULL;
 	fnode *nd = &f->nodes[f->n];
 	memset(nd, 0, sizeof(*nd));
 	if (f->cls)
@@ -212,7 +201,7 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 	rc = REN_ENOMEM;
 	if (!(flags & REN_FLAME_ORDERED))
 		qsort(lines, n_lines, sizeof(*lines), sline_cmp);
-	if (any_cls && !(f->cls = malloc(sizeof(*f->cls))))
+	if (any_cls && GT_GROW(f->cls, f->cap_cls, 1) < 0)
 		goto out;
 	fnode *root = push_node(f);
 	if (!root)
@@ -223,8 +212,7 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 
 	/* path[d] = index of the open node at depth d (path[0] = root) */
 	size_t depth = 0;
-	path_cap = 64;
-	if (!(path = malloc(path_cap * sizeof(*path))))
+	if (GT_GROW(path, path_cap, 64) < 0)
 		goto out;
 	path[0] = 0;
 	for (size_t i = 0; i < n_lines; i++) {
@@ -257,13 +245,8 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 			nd->depth = (uint32_t)(d + 1);
 			nd->parent = parent;
 			nd->path_hash = hash_step(f->nodes[parent].path_hash, s, flen);
-			if (d + 2 > path_cap) {
-				path_cap *= 2;
-				uint32_t *np = realloc(path, path_cap * sizeof(*path));
-				if (!np)
-					goto out;
-				path = np;
-			}
+			if (GT_GROW(path, path_cap, d + 2) < 0)
+				goto out;
 			d++;
 			path[d] = (uint32_t)(f->n - 1);
 			depth = d;
@@ -580,14 +563,8 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 /* the regex wants a NUL-terminated name */
 static int name_matches(const regex_t *re, const fnode *nd, char **tmp, size_t *cap)
 {
-	if (nd->name_len + 1 > *cap) {
-		size_t c = nd->name_len + 1 > 256 ? nd->name_len + 1 : 256;
-		char *t = realloc(*tmp, c);
-		if (!t)
-			return 0;
-		*tmp = t;
-		*cap = c;
-	}
+	if (GT_GROW(*tmp, *cap, (size_t)nd->name_len + 1) < 0)
+		return 0;
 	memcpy(*tmp, nd->name, nd->name_len);
 	(*tmp)[nd->name_len] = 0;
 	return regexec(re, *tmp, 0, NULL, 0) == 0;

@@ -89,13 +89,8 @@ static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, siz
 		const char *nm = m->frames.v[st->frames[k]].name;
 		need += strlen(nm ? nm : "?") + 1;
 	}
-	if (need > *cap) {
-		char *p = realloc(*buf, need * 2);
-		if (!p)
-			return REN_ENOMEM;
-		*buf = p;
-		*cap = need * 2;
-	}
+	if (GT_GROW(*buf, *cap, need) < 0)
+		return REN_ENOMEM;
 	size_t o = put_name(*buf, tname);
 	o += (size_t)sprintf(*buf + o, " %u", s->tid);
 	for (uint32_t k = 0; st && k < st->n; k++) {

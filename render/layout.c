@@ -1,6 +1,7 @@
 /* layout.c — the display list shared by the SVG and Cairo backends, plus text, colour and
  * axis helpers used by every view. */
 #include "layout.h"
+#include "gt_util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -28,7 +29,7 @@ struct ren_scene {
 	size_t n, cap;
 	arena_block *arena;
 	scene_kv *kv;
-	size_t n_kv;
+	size_t n_kv, cap_kv;
 };
 
 const char *ren_strerror(int rc)
@@ -85,14 +86,8 @@ ren_item *ren_scene_add(ren_scene *s, const ren_item *it)
 		return NULL;
 	if (it->tip && !ren_text_clean(it->tip, strlen(it->tip)) && !(stored.tip = clean_dup(s, it->tip, strlen(it->tip))))
 		return NULL;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		ren_item *v = realloc(s->items, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		s->items = v;
-		s->cap = cap;
-	}
+	if (GT_GROW(s->items, s->cap, s->n + 1) < 0)
+		return NULL;
 	s->items[s->n] = stored;
 	return &s->items[s->n++];
 }
@@ -205,10 +200,8 @@ int ren_scene_set(ren_scene *s, const char *key, const char *value)
 			return 0;
 		}
 	}
-	scene_kv *kv = realloc(s->kv, (s->n_kv + 1) * sizeof(*kv));
-	if (!kv)
+	if (GT_GROW(s->kv, s->cap_kv, s->n_kv + 1) < 0)
 		return REN_ENOMEM;
-	s->kv = kv;
 	char *k = strdup(key), *v = strdup(value);
 	if (!k || !v) {
 		free(k);

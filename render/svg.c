@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "gtt.h"
 
 typedef struct wbuf {
@@ -154,15 +155,9 @@ static void emit_m(void *ctx, const char *s, size_t len)
 	mbuf *m = ctx;
 	if (m->err)
 		return;
-	if (m->n + len + 1 > m->cap) {
-		size_t cap = (m->n + len + 1) * 2;
-		char *p = realloc(m->p, cap);
-		if (!p) {
-			m->err = 1;
-			return;
-		}
-		m->p = p;
-		m->cap = cap;
+	if (GT_GROW(m->p, m->cap, m->n + len + 1) < 0) {
+		m->err = 1;
+		return;
 	}
 	memcpy(m->p + m->n, s, len);
 	m->n += len;
