@@ -58,8 +58,8 @@ int ana_cli_seconds(const char *s, uint64_t *ns)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e9)
+	if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e9) /* at most 31 years */
 		return -1;
-	*ns = (uint64_t)(v * 1e9 + 0.5);
+	*ns = gt_s_to_ns(v);
 	return 0;
 }

@@ -229,7 +229,7 @@ static int build(const ana_model *m, int gil, ana_pb *out)
 	uint64_t period = 0;
 	const char *hz = ana_meta_get(m, "frequency_hz");
 	if (hz && strtoull(hz, NULL, 10) > 0)
-		period = 1000000000ull / strtoull(hz, NULL, 10);
+		period = gt_hz_to_period_ns(strtod(hz, NULL)); /* as the report's sampling period */
 	else if (m->samples.n)
 		period = m->samples.v[0].weight_ns;
 	value_type(&c, out, P_PERIOD_TYPE, "cpu", "nanoseconds");

@@ -17,7 +17,7 @@
 
 void ana_gpu_ms(char *buf, size_t len, uint64_t ns)
 {
-	snprintf(buf, len, "%.3f", (double)ns / 1e6);
+	snprintf(buf, len, "%.3f", (double)ns / (double)GT_NS_PER_MS);
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -287,12 +287,12 @@ static void report_kernels(const ana_model *m, FILE *out, int top_n, const name_
                            uint64_t kernel_total_ns)
 {
 	fprintf(out, "\nKernels (%zu launches of %zu kernels, %.3f ms GPU time; top %d by total time):\n",
-	        m->kernels.n, nr, (double)kernel_total_ns / 1e6, top_n);
+	        m->kernels.n, nr, (double)kernel_total_ns / (double)GT_NS_PER_MS, top_n);
 	fprintf(out, "  %9s %12s %11s %11s %6s  %s\n", "count", "total ms", "mean us", "max us", "%time", "kernel");
 	for (size_t i = 0; i < nr && (int)i < top_n; i++) {
 		const name_row *r = &rows[i];
-		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %6.1f  ", r->count, (double)r->total_ns / 1e6,
-		        (double)r->total_ns / (double)r->count / 1e3, (double)r->max_ns / 1e3,
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %6.1f  ", r->count, (double)r->total_ns / (double)GT_NS_PER_MS,
+		        (double)r->total_ns / (double)r->count / (double)GT_NS_PER_US, (double)r->max_ns / (double)GT_NS_PER_US,
 		        kernel_total_ns ? 100.0 * (double)r->total_ns / (double)kernel_total_ns : 0.0);
 		print_name(out, r);
 	}
@@ -366,8 +366,8 @@ static void report_apis(const ana_model *m, FILE *out, int top_n)
 	fprintf(out, "  %9s %12s %11s %11s %7s  %s\n", "count", "total ms", "mean us", "max us", "errors", "call");
 	for (size_t i = 0; i < nr && (int)i < top_n; i++) {
 		const api_row *r = &rows[i];
-		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %7" PRIu64 "  %s%s\n", r->count, (double)r->total_ns / 1e6,
-		        (double)r->total_ns / (double)r->count / 1e3, (double)r->max_ns / 1e3, r->n_err, r->name,
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %7" PRIu64 "  %s%s\n", r->count, (double)r->total_ns / (double)GT_NS_PER_MS,
+		        (double)r->total_ns / (double)r->count / (double)GT_NS_PER_US, (double)r->max_ns / (double)GT_NS_PER_US, r->n_err, r->name,
 		        r->domain == GTT_API_DRIVER ? " (driver)" : "");
 	}
 out:
@@ -398,7 +398,7 @@ static void report_copies(const ana_model *m, FILE *out)
 		if (!count[d])
 			continue;
 		fprintf(out, "  %-9s %9" PRIu64 " %9" PRIu64 " %14" PRIu64 " %12.3f %10.2f\n", dir_names[d], count[d], async[d],
-		        bytes[d], (double)ns[d] / 1e6, ns[d] ? (double)bytes[d] / (double)ns[d] : 0.0);
+		        bytes[d], (double)ns[d] / (double)GT_NS_PER_MS, ns[d] ? (double)bytes[d] / (double)ns[d] : 0.0);
 	}
 	if (m->memsets.n) {
 		uint64_t b = 0, t = 0;
@@ -406,7 +406,7 @@ static void report_copies(const ana_model *m, FILE *out)
 			b = ana_sat_add(b, m->memsets.v[i].bytes);
 			t = ana_sat_add(t, ana_span(m->memsets.v[i].start_ns, m->memsets.v[i].end_ns));
 		}
-		fprintf(out, "  memsets: %zu, %" PRIu64 " bytes, %.3f ms\n", m->memsets.n, b, (double)t / 1e6);
+		fprintf(out, "  memsets: %zu, %" PRIu64 " bytes, %.3f ms\n", m->memsets.n, b, (double)t / (double)GT_NS_PER_MS);
 	}
 }
 
@@ -431,7 +431,7 @@ static void report_syncs(const ana_model *m, FILE *out)
 	for (int k = 1; k <= 5; k++) {
 		int d = k % 5;
 		if (count[d])
-			fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s\n", count[d], (double)ns[d] / 1e6, (double)max[d] / 1e3,
+			fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s\n", count[d], (double)ns[d] / (double)GT_NS_PER_MS, (double)max[d] / (double)GT_NS_PER_US,
 			        names[d]);
 	}
 }
@@ -494,14 +494,14 @@ static void report_allocs(const ana_model *m, FILE *out, uint64_t span_ns)
 			}
 		}
 	}
-	double secs = span_ns ? (double)span_ns / 1e9 : 0;
+	double secs = span_ns ? gt_ns_to_s(span_ns) : 0;
 	fprintf(out, "\nGPU memory allocations (CUDA allocator; a caching allocator above it reuses memory "
 	        "without calls):\n");
 	fprintf(out, "  allocations %" PRIu64 " (%.1f MiB), frees %" PRIu64 " (%.1f MiB), churn %.1f ops/s\n", n_alloc,
 	        (double)b_alloc / 1048576.0, n_free, (double)b_free / 1048576.0,
 	        secs > 0 ? (double)(n_alloc + n_free) / secs : 0.0);
 	fprintf(out, "  peak live %.1f MiB at %.3f s (allocations made while recording)", (double)peak / 1048576.0,
-	        peak_t >= m->start_ns ? (double)(peak_t - m->start_ns) / 1e9 : 0.0);
+	        peak_t >= m->start_ns ? gt_ns_to_s(peak_t - m->start_ns) : 0.0);
 	if (unknown_free)
 		fprintf(out, "; %" PRIu64 " frees of memory allocated before recording", unknown_free);
 	fputc('\n', out);
@@ -554,8 +554,8 @@ static void report_nvtx(const ana_model *m, FILE *out, int top_n)
 	fprintf(out, "\nNVTX ranges and markers (top %d by total time):\n", top_n);
 	fprintf(out, "  %9s %12s %11s  %s\n", "count", "total ms", "max us", "name");
 	for (size_t i = 0; i < nr && (int)i < top_n; i++)
-		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s%s\n", rows[i].count, (double)rows[i].total_ns / 1e6,
-		        (double)rows[i].max_ns / 1e3, rows[i].name, rows[i].domain == GTT_NVTX_MARKER ? " (marker)" : "");
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s%s\n", rows[i].count, (double)rows[i].total_ns / (double)GT_NS_PER_MS,
+		        (double)rows[i].max_ns / (double)GT_NS_PER_US, rows[i].name, rows[i].domain == GTT_NVTX_MARKER ? " (marker)" : "");
 out:
 	free(order);
 	free(rows);

@@ -400,7 +400,7 @@ static void print_blame(const ana_model *m, FILE *out, const hthread *t, const t
 		if (!b->ns[st] && !b->n_samples[st])
 			continue;
 		fprintf(out, "%s%s %s%.3f ms", sep, st_names[st], st >= ST_PY_GIL && st < ST_OFF ? "~" : "",
-		        (double)b->ns[st] / 1e6);
+		        (double)b->ns[st] / (double)GT_NS_PER_MS);
 		if (st < ST_PY_GIL && b->api_top[st])
 			fprintf(out, " (%s)", b->api_top[st]);
 		else if (st >= ST_PY_GIL && st < ST_OFF)
@@ -588,8 +588,8 @@ static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap 
 {
 	const ana_model *m = g->m;
 	uint64_t len = gp->end_ns - gp->start_ns;
-	fprintf(out, "  #%d GPU %d idle %.3f ms from %.6f s\n", rank, gp->dev, (double)len / 1e6,
-	        (double)(gp->start_ns - m->start_ns) / 1e9);
+	fprintf(out, "  #%d GPU %d idle %.3f ms from %.6f s\n", rank, gp->dev, (double)len / (double)GT_NS_PER_MS,
+	        gt_ns_to_s(gp->start_ns - m->start_ns));
 	const ana_gpu_act *next = act_at(g, gp->dev, gp->end_ns);
 	if (next) {
 		uint32_t pid, corr;
@@ -602,7 +602,7 @@ static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap 
 			const hthread *t = find_thread(h, a->pid, a->tid);
 			fprintf(out, ", submitted by thread %u %s through %s at %+.3f ms from the gap's start", a->tid,
 			        t ? t->name : "?", ana_string_get(m, a->pid, a->name_id),
-			        ((double)a->start_ns - (double)gp->start_ns) / 1e6);
+			        ((double)a->start_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
 		}
 		fputc('\n', out);
 	}
@@ -680,10 +680,10 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 		}
 		if (!n)
 			continue;
-		fprintf(out, "  GPU %d: %.3f ms idle in %" PRIu64 " gaps:", d, (double)total / 1e6, n);
+		fprintf(out, "  GPU %d: %.3f ms idle in %" PRIu64 " gaps:", d, (double)total / (double)GT_NS_PER_MS, n);
 		for (int k = 0; k < 5; k++)
 			if (cnt[k])
-				fprintf(out, " %s %" PRIu64 " (%.3f ms)%s", edge_names[k], cnt[k], (double)ns[k] / 1e6, k < 4 ? ";" : "");
+				fprintf(out, " %s %" PRIu64 " (%.3f ms)%s", edge_names[k], cnt[k], (double)ns[k] / (double)GT_NS_PER_MS, k < 4 ? ";" : "");
 		fputc('\n', out);
 		/* the blame walks every thread's samples once per device: bounded to the first devices
 		 * (a host has a few GPUs; a trace naming thousands is not a host's) */

@@ -58,12 +58,12 @@ int ana_health_coverage(const ana_model *m, uint64_t *intended, uint64_t *receiv
 
 static void fmt_ns(char *buf, size_t cap, uint64_t ns)
 {
-	if (ns >= 1000000000ull)
-		snprintf(buf, cap, "%.3f s", (double)ns / 1e9);
-	else if (ns >= 1000000ull)
-		snprintf(buf, cap, "%.3f ms", (double)ns / 1e6);
+	if (ns >= GT_NS_PER_SEC)
+		snprintf(buf, cap, "%.3f s", gt_ns_to_s(ns));
+	else if (ns >= GT_NS_PER_MS)
+		snprintf(buf, cap, "%.3f ms", (double)ns / (double)GT_NS_PER_MS);
 	else
-		snprintf(buf, cap, "%.1f us", (double)ns / 1e3);
+		snprintf(buf, cap, "%.1f us", (double)ns / (double)GT_NS_PER_US);
 }
 
 static void print_config(FILE *out, const ana_model *m, uint64_t period)
@@ -76,7 +76,7 @@ static void print_config(FILE *out, const ana_model *m, uint64_t period)
 	fmt_ns(p, sizeof(p), period);
 	fprintf(out, "  perf sampler: %s", period ? "" : "rate unknown");
 	if (period)
-		fprintf(out, "%.1f Hz (period %s)", 1e9 / (double)period, p);
+		fprintf(out, "%.1f Hz (period %s)", (double)GT_NS_PER_SEC / (double)period, p);
 	if (cfg && cfg->value[0])
 		fprintf(out, ", ring buffer %" PRIu64 " KiB", cfg->value[0] / 1024);
 	if (cfg && cfg->value[2])
@@ -118,7 +118,7 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 		if (want)
 			snprintf(ratio, sizeof(ratio), "%.1f%%", 100.0 * (double)t->n_samples / (double)want);
 		fprintf(out, "  %7u  %-16s %9.3f %9" PRIu64 " %9" PRIu64 " %7s%s\n", t->tid, t->name ? t->name : "?",
-		        (double)on / 1e9, want, t->n_samples, ratio,
+		        gt_ns_to_s(on), want, t->n_samples, ratio,
 		        want >= 10 && ana_sat_mul(t->n_samples, 10) < ana_sat_mul(want, 9) ? "  < 90%" : "");
 	}
 	if (shown > limit)

@@ -286,7 +286,7 @@ static int build_tables(merger *M)
 	 * late or missed read is tolerated; farther reads describe another moment */
 	M->bound_ns = loop_period(m, GTT_SRC_PYSTACK, 10000000u);
 	/* one poll period, plus as much again for a late poll */
-	M->gil_window_ns = 2 * loop_period(m, GTT_SRC_GIL, 1000000u);
+	M->gil_window_ns = 2 * loop_period(m, GTT_SRC_GIL, GT_NS_PER_MS);
 	for (i = 0; i < m->frames.n; i++) {
 		const ana_frame *f = &m->frames.v[i];
 		size_t k;
@@ -532,7 +532,7 @@ int ana_python_merge(ana_model *m, const ana_opts *o)
 	if (n_py_samples && M->n_no_read * 20 > n_py_samples)
 		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads had no Python read within "
 		         "%.1f ms (reader behind or stopped): kept native only", M->n_no_read, n_py_samples,
-		         (double)M->bound_ns / 1e6);
+		         (double)M->bound_ns / (double)GT_NS_PER_MS);
 	rc = 0;
 out:
 	free(M->codes);
@@ -706,9 +706,9 @@ void ana_python_report(const ana_model *m, FILE *out)
 			continue;
 		}
 		fprintf(out, "  pid %u: GIL held %.1f%% of %.2f s; %.1f hand-offs/s seen by the poll", pids[k],
-		        100.0 * (double)held / (double)span, (double)span / 1e9, (double)hand * 1e9 / (double)span);
+		        100.0 * (double)held / (double)span, gt_ns_to_s(span), (double)hand * (double)GT_NS_PER_SEC / (double)span);
 		if (have_sw)
-			fprintf(out, ", %.1f switches/s by the interpreter's counter", (double)sw * 1e9 / (double)span);
+			fprintf(out, ", %.1f switches/s by the interpreter's counter", (double)sw * (double)GT_NS_PER_SEC / (double)span);
 		fprintf(out, "\n");
 	}
 	fprintf(out, "  %7s %7s  %-16s %8s %11s %11s %11s %11s %9s\n", "PID", "TID", "NAME", "SAMPLES",

@@ -253,7 +253,7 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 		if (t->cpu_known)
 			snprintf(proc, sizeof(proc), "%.1f", 100.0 * (double)t->cpu_ns / (double)dur);
 		if (t->oncpu_known)
-			snprintf(on, sizeof(on), "%.3f", (double)t->oncpu_ns / 1e9);
+			snprintf(on, sizeof(on), "%.3f", gt_ns_to_s(t->oncpu_ns));
 		fprintf(out, "  %7u %7u  %-16s %8" PRIu64 " %6.1f%% %8.1f %8s %8s  %s\n", t->pid, t->tid,
 		        t->name ? t->name : "?", t->n_samples,
 		        100.0 * (double)t->n_samples / (double)(total ? total : 1),
@@ -305,14 +305,14 @@ static void print_header(FILE *out, const ana_model *m)
 	fprintf(out, "recording: %s, %s Hz, call graph %s%s%s\n", mode ? mode : "?", hz ? hz : "?", cg ? cg : "?",
 	        host ? ", host " : "", host ? host : "");
 	uint64_t dur = ana_duration_ns(m);
-	fprintf(out, "duration:  %.3f s (%s)\n", (double)dur / 1e9, end_reason(m, buf, sizeof(buf)));
+	fprintf(out, "duration:  %.3f s (%s)\n", gt_ns_to_s(dur), end_reason(m, buf, sizeof(buf)));
 	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
-	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / 1000000000u),
-	        (uint64_t)(m->start_ns % 1000000000u));
+	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / GT_NS_PER_SEC),
+	        (uint64_t)(m->start_ns % GT_NS_PER_SEC));
 	uint64_t period = ana_sample_period_ns(m);
-	fprintf(out, "samples:   %zu (%.1f/s", m->samples.n, (double)m->samples.n * 1e9 / (double)dur);
+	fprintf(out, "samples:   %zu (%.1f/s", m->samples.n, (double)m->samples.n * (double)GT_NS_PER_SEC / (double)dur);
 	if (period)
-		fprintf(out, "; sampling rate %.1f Hz per thread", 1e9 / (double)period);
+		fprintf(out, "; sampling rate %.1f Hz per thread", (double)GT_NS_PER_SEC / (double)period);
 	fprintf(out, ")\n");
 	size_t n_proc = 0;
 	for (size_t i = 0; i < m->threads.n; i++)

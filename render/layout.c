@@ -397,7 +397,7 @@ double ren_nice_step(double span, int max_ticks)
 void ren_fmt_time(char *buf, size_t len, double t_ns, double step_ns, double max_ns)
 {
 	static const struct { double div; const char *unit; } units[] = {
-		{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"},
+		{(double)GT_NS_PER_SEC, "s"}, {(double)GT_NS_PER_MS, "ms"}, {(double)GT_NS_PER_US, "us"}, {1, "ns"},
 	};
 	size_t u = 0;
 	while (u + 1 < sizeof(units) / sizeof(units[0]) && fabs(max_ns) < units[u].div)

@@ -234,9 +234,9 @@ static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int
 	o.tid_filter = c->tid;
 	/* relative to the trace start, as ana_fold wants them */
 	if (c->have_from)
-		o.from_ns = (uint64_t)(c->from_s * 1e9);
+		o.from_ns = gt_s_to_ns(c->from_s);
 	if (c->have_to)
-		o.to_ns = (uint64_t)(c->to_s * 1e9);
+		o.to_ns = gt_s_to_ns(c->to_s);
 	*owned = 1;
 	return ren_input_fold_classes(in->model, &o, out);
 }
@@ -296,8 +296,8 @@ static int cmd_flame(cli *c)
 	}
 	if (c->flamechart) {
 		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? ana_gil_parse(c->gil) : -1,
-		                         c->have_from ? (uint64_t)(c->from_s * 1e9) : 0,
-		                         c->have_to ? (uint64_t)(c->to_s * 1e9) : 0, &fd);
+		                         c->have_from ? gt_s_to_ns(c->from_s) : 0,
+		                         c->have_to ? gt_s_to_ns(c->to_s) : 0, &fd);
 		owned = 1;
 	} else if (in.folded.two_counts) {
 		/* the widths from the second counts, the colours from the change against the first */
@@ -415,9 +415,9 @@ static int cmd_timeline(cli *c)
 		o.title = c->title;
 	o.threads_re = c->threads_re;
 	if (c->have_from)
-		o.from_ns = (int64_t)(c->from_s * 1e9);
+		o.from_ns = (int64_t)gt_s_to_ns(c->from_s);
 	if (c->have_to)
-		o.to_ns = (int64_t)(c->to_s * 1e9);
+		o.to_ns = (int64_t)gt_s_to_ns(c->to_s);
 	o.has_from = c->have_from;
 	o.has_to = c->have_to;
 	if (!(sc = ren_timeline_layout(in.model, &o, &rc, err, sizeof(err)))) {
@@ -509,7 +509,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TID: c.tid = optarg; break;
 		case OPT_FROM:
-			if (parse_num(optarg, 0, 1e9, &c.from_s) < 0)
+			if (parse_num(optarg, 0, 1e9, &c.from_s) < 0) /* seconds: at most 31 years */
 				return usage_error("--from wants seconds from the trace start, not '%s'", optarg);
 			c.have_from = 1;
 			break;

@@ -24,12 +24,12 @@ double ren_tl_x(const ren_tl *t, uint64_t ns)
 /* format a duration for tooltips: "12.3 ms" */
 void ren_tl_fmt_dur(char *buf, size_t len, double ns)
 {
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.3g s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.3g ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, len, "%.3g us", ns / 1e3);
+	if (ns >= (double)GT_NS_PER_SEC)
+		snprintf(buf, len, "%.3g s", ns / (double)GT_NS_PER_SEC);
+	else if (ns >= (double)GT_NS_PER_MS)
+		snprintf(buf, len, "%.3g ms", ns / (double)GT_NS_PER_MS);
+	else if (ns >= (double)GT_NS_PER_US)
+		snprintf(buf, len, "%.3g us", ns / (double)GT_NS_PER_US);
 	else
 		snprintf(buf, len, "%.0f ns", ns);
 }
