@@ -28,15 +28,18 @@ typedef struct ana_export_opts {
 } ana_export_opts;
 void ana_export_opts_init(ana_export_opts *o);
 
-/* speedscope file: shared frames, one sampled profile per thread (weights in ns,
- * startValue/endValue on the trace clock). Deterministic. 0, GTT_ENOMEM or GTT_EIO. */
+/* speedscope file: shared frames, one sampled profile per thread (weights in ns; every profile
+ * on one time axis of the trace clock, unsampled time as empty stacks so the time-ordered view
+ * is true). Deterministic. 0, GTT_ENOMEM or GTT_EIO. */
 int ana_export_speedscope(const ana_model *m, const ana_export_opts *o, FILE *out);
-/* Chrome Trace Event JSON (Perfetto loads it): metadata names, small integer tids, nested X
- * slices for runs of samples, the GIL class per Python thread, CUDA API calls, kernels and
- * copies (a track per stream), NVTX ranges; C events for counters. 0, GTT_ENOMEM or GTT_EIO. */
+/* Chrome Trace Event JSON (Perfetto, speedscope load it): metadata names, threads on their OS
+ * tids, B/E slices for runs of samples (parents first), the GIL class per Python thread, CUDA
+ * API calls, kernels and copies (a track per stream), NVTX ranges; C events for counters.
+ * 0, GTT_ENOMEM or GTT_EIO. */
 int ana_export_chrome(const ana_model *m, const ana_export_opts *o, FILE *out);
-/* pprof profile.proto, gzipped: string table, functions, locations with inline lines,
- * mappings with build-ids, samples labelled thread/tid/pid/gil. 0, GTT_ENOMEM or GTT_EIO. */
+/* pprof profile.proto, gzipped: string table, functions (Python ones with a system_name of
+ * their own), locations with each frame's executing line and inline lines, mappings with
+ * build-ids, samples labelled thread/tid/pid/gil. 0, GTT_ENOMEM or GTT_EIO. */
 int ana_export_pprof(const ana_model *m, const ana_export_opts *o, FILE *out);
 /* The uncompressed profile.proto bytes of the same (tests, tools); *buf is malloc'd. */
 int ana_export_pprof_raw(const ana_model *m, const ana_export_opts *o, uint8_t **buf, size_t *len);

@@ -165,9 +165,10 @@ typedef struct ana_opts {
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 
-/* Read, symbolize, unwind, merge and classify a trace. NULL on failure with a
- * one-line reason in errbuf; warnings (truncation, corrupt chunks, missing symbols)
- * go to *warn as a callback-free list: ana_model_warnings(). */
+/* Read, symbolize, unwind, merge and classify a trace ("-" = stdin; input that is not a regular
+ * file is checked and spooled first: source.h). NULL on failure with a one-line reason in
+ * errbuf. Warnings (truncation, corrupt chunks, an END record that disagrees, missing symbols)
+ * are kept in the model: ana_model_warnings() lists them. */
 ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, size_t errlen);
 /* Warnings gathered while loading (one line each, no newline), count in *n. */
 const char *const *ana_model_warnings(const ana_model *m, size_t *n);
