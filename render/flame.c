@@ -532,10 +532,12 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 		for (size_t k = 0; k < 3; k++) {
 			uint32_t c = ren_mix(0xf2f2f2, key[k].c, key[k].t);
 			ren_item *r = ren_rect(sc, x, y - fs + 2, fs, fs, c, NULL);
-			if (!r || !ren_text(sc, x + fs + 4, y, key[k].label, fs, REN_ANCHOR_START, 0))
+			if (!r)
 				return REN_ENOMEM;
 			r->stroke = 0x808080;
 			r->size_px = 0.5;
+			if (!ren_text(sc, x + fs + 4, y, key[k].label, fs, REN_ANCHOR_START, 0))
+				return REN_ENOMEM;
 			x += fs + 4 + ren_text_width(strlen(key[k].label), fs) + 14;
 		}
 		char *note = ren_scene_printf(sc, "(colour: change of share vs base, full scale "

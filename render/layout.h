@@ -70,7 +70,9 @@ ren_scene *ren_scene_create(double width, double height, int doc_kind);
 /* Free the scene and every string it owns. NULL ok. */
 void ren_scene_destroy(ren_scene *s);
 /* Append an item (copied); its text/tip/id must already be scene-owned (ren_scene_strdup)
- * or static. Returns the stored item or NULL on ENOMEM. */
+ * or static. Returns the stored item or NULL on ENOMEM. The pointer is good until the next
+ * item is added (the items are one array that may move); adjust an item later through
+ * ren_scene_at. */
 ren_item *ren_scene_add(ren_scene *s, const ren_item *it);
 /* Copy a string into the scene's arena (len bytes, NUL added). NULL on ENOMEM. */
 char *ren_scene_strndup(ren_scene *s, const char *str, size_t len);

@@ -54,6 +54,7 @@ ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uin
 	double x = ren_tl_x(t, a), w = ren_tl_x(t, b) - x;
 	if (w < 0.5)
 		w = 0.5;
+	size_t idx = ren_scene_count(t->sc);
 	ren_item *it = ren_rect(t->sc, x, y, w, h, fill, tip);
 	if (!it) {
 		t->oom = 1;
@@ -71,7 +72,7 @@ ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uin
 				tt->flags |= REN_F_DATA;
 		}
 	}
-	return it;
+	return ren_scene_at(t->sc, idx); /* the label may have moved the items */
 }
 
 char *ren_tl_tipf(ren_tl *t, const char *fmt, ...)
@@ -638,20 +639,23 @@ static void draw_axis(ren_tl *t, double y_axis, double y_end)
 		double x = t->x0 + (v - rel0) * t->px_per_ns;
 		char buf[48];
 		ren_fmt_time(buf, sizeof(buf), v, step, fabs(rel0 + span_ns) > fabs(rel0) ? fabs(rel0 + span_ns) : fabs(rel0));
+		/* an item pointer lives until the next add (the scene's array may move): flag each at once */
 		ren_item *g = ren_line(t->sc, x, y_axis, x, y_end, C_GRID, 1);
-		ren_item *k = ren_line(t->sc, x, y_axis - 4, x, y_axis, 0x555555, 1);
-		char *s = ren_scene_strdup(t->sc, buf);
+		if (g)
+			g->flags |= REN_F_AXIS;
+		ren_item *k = g ? ren_line(t->sc, x, y_axis - 4, x, y_axis, 0x555555, 1) : NULL;
+		if (k)
+			k->flags |= REN_F_AXIS;
+		char *s = k ? ren_scene_strdup(t->sc, buf) : NULL;
 		/* labels at the edges stay inside the image */
 		double half = ren_text_width(strlen(buf), FS - 1) / 2;
 		int anchor = x + half > ren_scene_width(t->sc) - 2 ? REN_ANCHOR_END : REN_ANCHOR_MIDDLE;
 		ren_item *l = s ? ren_text(t->sc, anchor == REN_ANCHOR_END ? x + 3 : x, y_axis - 7, s, FS - 1,
 		                           anchor, 0x333333) : NULL;
-		if (!g || !k || !l) {
+		if (!l) {
 			t->oom = 1;
 			return;
 		}
-		g->flags |= REN_F_AXIS;
-		k->flags |= REN_F_AXIS;
 		l->flags |= REN_F_AXIS;
 	}
 }
@@ -669,12 +673,12 @@ static double draw_legend(ren_tl *t, double y, const legend_entry *e, size_t n)
 			y += FS + 8;
 		}
 		ren_item *r = ren_rect(t->sc, x, y - FS / 2 - e[i].h / 2 + 1, 14, e[i].h, e[i].color, NULL);
+		if (r && e[i].color == C_LAG)
+			r->alpha = 70;
 		if (!r || !ren_text(t->sc, x + 18, y + 2, e[i].label, FS, REN_ANCHOR_START, 0x222222)) {
 			t->oom = 1;
 			return y;
 		}
-		if (e[i].color == C_LAG)
-			r->alpha = 70;
 		x += w;
 	}
 	return y + FS + 8;
@@ -731,9 +735,11 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	if (!bg || !title || !sub)
 		goto oom;
 	ren_item *it = ren_text(t.sc, W / 2, 22, title, FS + 4, REN_ANCHOR_MIDDLE, 0);
-	if (!it || !ren_text(t.sc, W / 2, 40, sub, FS, REN_ANCHOR_MIDDLE, 0x555555))
+	if (!it)
 		goto oom;
 	it->flags |= REN_F_BOLD;
+	if (!ren_text(t.sc, W / 2, 40, sub, FS, REN_ANCHOR_MIDDLE, 0x555555))
+		goto oom;
 	if (!(it = ren_text(t.sc, 10, 22, "Reset Zoom", FS, REN_ANCHOR_START, 0)))
 		goto oom;
 	it->id = "unzoom";
