@@ -70,6 +70,12 @@ static char *dupstr(const char *s)
 	return strdup(s ? s : "");
 }
 
+/* A record's string field kept in the model's interned strings ("" for NULL). */
+static const char *keep(ana_model *m, const char *s)
+{
+	return ana_intern_str(m, s ? s : "");
+}
+
 static void see_time(ana_model *m, uint64_t t)
 {
 	if (!t)
@@ -279,7 +285,7 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.process;
-		e->comm = dupstr(rec->u.process.comm);
+		e->comm = keep(m, rec->u.process.comm);
 		see_time(m, e->time_ns);
 		return e->comm ? 0 : GTT_ENOMEM;
 	}
@@ -307,7 +313,7 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		e->m = rec->u.mapping;
-		e->m.path = dupstr(rec->u.mapping.path);
+		e->m.path = keep(m, rec->u.mapping.path);
 		see_time(m, e->m.time_ns);
 		return e->m.path ? 0 : GTT_ENOMEM;
 	}
@@ -336,7 +342,7 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.health;
-		e->text = dupstr(rec->u.health.text);
+		e->text = keep(m, rec->u.health.text);
 		return e->text ? 0 : GTT_ENOMEM;
 	}
 	case GTT_REC_TICKS: {
@@ -400,8 +406,8 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.cuda_device;
-		e->name = dupstr(rec->u.cuda_device.name);
-		e->uuid = dupstr(rec->u.cuda_device.uuid);
+		e->name = keep(m, rec->u.cuda_device.name);
+		e->uuid = keep(m, rec->u.cuda_device.uuid);
 		return e->name && e->uuid ? 0 : GTT_ENOMEM;
 	}
 #define SIMPLE(TAG, VEC, FIELD, T0, T1)                   \

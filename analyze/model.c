@@ -392,22 +392,16 @@ void ana_model_free(ana_model *m)
 		free(m->meta.v[i].value);
 	}
 	free(m->meta.v);
-	for (size_t i = 0; i < m->processes.n; i++)
-		free((char *)m->processes.v[i].comm);
 	free(m->processes.v);
 	for (size_t i = 0; i < m->threads.n; i++)
 		free(m->threads.v[i].name);
 	free(m->threads.v);
-	for (size_t i = 0; i < m->mappings.n; i++)
-		free((char *)m->mappings.v[i].m.path);
 	free(m->mappings.v);
 	free(m->samples.v);
 	free(m->frames.v);
 	free(m->stacks.v);
 	free(m->switches.v);
 	free(m->thread_cpu.v);
-	for (size_t i = 0; i < m->health.n; i++)
-		free((char *)m->health.v[i].text);
 	free(m->health.v);
 	free(m->ticks.v);
 	for (size_t i = 0; i < m->pycodes.n; i++) {
@@ -423,10 +417,6 @@ void ana_model_free(ana_model *m)
 	for (size_t i = 0; i < m->strings.n; i++)
 		free(m->strings.v[i].text);
 	free(m->strings.v);
-	for (size_t i = 0; i < m->cuda_devices.n; i++) {
-		free((char *)m->cuda_devices.v[i].name);
-		free((char *)m->cuda_devices.v[i].uuid);
-	}
 	free(m->cuda_devices.v);
 	free(m->kernels.v);
 	free(m->memcpys.v);

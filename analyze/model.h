@@ -92,7 +92,7 @@ typedef struct ana_thread {
 } ana_thread;
 
 typedef struct ana_mapping {
-	gtt_mapping m;         /* path is owned by the model */
+	gtt_mapping m;         /* path interned (ana_intern_str) */
 } ana_mapping;
 
 typedef struct ana_kv { char *key, *value; } ana_kv;
@@ -126,7 +126,7 @@ typedef struct ana_model {
 	                        * skipped or duplicated): a warning, and exit status 1 (partial) */
 
 	ANA_VEC(ana_kv) meta;
-	ANA_VEC(gtt_process) processes;  /* comm owned */
+	ANA_VEC(gtt_process) processes;  /* comm interned (ana_intern_str) */
 	ANA_VEC(ana_thread) threads;     /* sorted by (pid, tid) */
 	ANA_VEC(ana_mapping) mappings;
 	ANA_VEC(ana_sample) samples;     /* time order */
@@ -134,13 +134,13 @@ typedef struct ana_model {
 	ANA_VEC(ana_stack) stacks;
 	ANA_VEC(gtt_switch) switches;
 	ANA_VEC(gtt_thread_cpu) thread_cpu;
-	ANA_VEC(gtt_health) health;      /* text owned */
+	ANA_VEC(gtt_health) health;      /* text interned */
 	ANA_VEC(gtt_ticks) ticks;
 	ANA_VEC(ana_pycode) pycodes;
 	ANA_VEC(ana_pystack) pystacks;   /* time order */
 	ANA_VEC(gtt_gil) gil;            /* time order */
 	ANA_VEC(ana_string) strings;
-	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid owned */
+	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid interned */
 	ANA_VEC(gtt_cuda_kernel) kernels;
 	ANA_VEC(gtt_cuda_memcpy) memcpys;
 	ANA_VEC(gtt_cuda_memset) memsets;
@@ -184,6 +184,12 @@ const char *ana_process_comm(const ana_model *m, uint32_t pid);
  * are copied (interned) by the model. Both return ANA_NO_ID on ENOMEM. */
 #define ANA_NO_ID UINT32_MAX
 uint32_t ana_frame_intern(ana_model *m, const ana_frame *f);
+/* The model's one home for strings that come from records (frame names, process commands,
+ * mapping paths, health texts, device names): a copy that lives until ana_model_free, shared
+ * between equal strings. Fields of lib's gtt_* structs kept in the model point here - lib's
+ * const char * fields are borrowed, so the model never frees them one by one. NULL for a NULL
+ * s, and on ENOMEM. */
+const char *ana_intern_str(ana_model *m, const char *s);
 uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n);
 
 #endif

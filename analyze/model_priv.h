@@ -45,8 +45,6 @@ typedef struct ana_priv {
 
 /* The model's private state, created on first use. NULL on ENOMEM. */
 ana_priv *ana_priv_get(ana_model *m);
-/* Intern a string for the model's lifetime (frames' names, modules, files). NULL on ENOMEM. */
-const char *ana_intern_str(ana_model *m, const char *s);
 /* Add a warning line (printf format, no newline). */
 void ana_warn(ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -47,7 +47,7 @@ static ana_model *make_model(void)
 	t = ana_vec_push(m->threads);
 	t->pid = 100, t->tid = 101, t->name = strdup("work\"er"), t->is_python = 1;
 	ana_mapping *mp = ana_vec_push(m->mappings);
-	mp->m.path = strdup("/bin/prog");
+	mp->m.path = ana_intern_str(m, "/bin/prog");
 	mp->m.start = 0x400000, mp->m.end = 0x500000;
 	mp->m.build_id_len = 2, mp->m.build_id[0] = 0xab, mp->m.build_id[1] = 0xcd;
 	uint32_t f_main = frame(m, "main", "prog", "prog.c", 10, ANA_FRAME_NATIVE, 0);

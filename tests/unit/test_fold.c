@@ -69,7 +69,7 @@ int main(void)
 	m->end_ns = 5000000000;
 	gtt_process *p = ana_vec_push(m->processes);
 	p->pid = 10;
-	p->comm = strdup("/usr/bin/python3 train.py");
+	p->comm = ana_intern_str(m, "/usr/bin/python3 train.py");
 	add_thread(m, 10, 10, "python3");
 	add_thread(m, 10, 11, "worker;x");
 
