@@ -269,6 +269,11 @@ static void test_basic(void)
 	th_check(lf && lf->module && strcmp(lf->module, base + 1) == 0, "frame module is the binary's basename");
 	th_check(lf && lf->file && strstr(lf->file, "test_model_load.c") && lf->line > 0,
 	         "source file and line from DWARF (%s:%d)", lf && lf->file ? lf->file : "-", lf ? lf->line : 0);
+	/* strings from records live in the model's interned strings (freed with the model, never
+	 * one by one through lib's borrowed const char * fields) */
+	th_check(m->processes.n == 1 && m->processes.v[0].comm == ana_intern_str(m, "/usr/bin/prog --flag") &&
+	         m->mappings.n >= 1 && m->mappings.v[0].m.path == ana_intern_str(m, m->mappings.v[0].m.path),
+	         "process command and mapping path are interned model strings");
 	/* interning: equal stacks share an id */
 	th_check(m->samples.v[0].stack_id == m->samples.v[2].stack_id || m->samples.v[0].tid != m->samples.v[2].tid,
 	         "equal stacks are interned once");
