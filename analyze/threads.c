@@ -172,14 +172,41 @@ int ana_threads_cpu(ana_model *m)
 
 /* On-CPU time from switch records: in→out intervals; a thread whose first record is "out"
  * was running since the start, one whose last is "in" runs until the end. */
+/* The latest start or exec of process pid at or before time t (0 when none): where its threads'
+ * context switches can begin. beg is sorted by (pid, time). */
+static uint64_t process_began(const keyed *beg, size_t n, uint32_t pid, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* first entry past (pid, t) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (beg[mid].pid < pid || (beg[mid].pid == pid && beg[mid].time <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && beg[lo - 1].pid == pid ? beg[lo - 1].time : 0;
+}
+
 int ana_threads_oncpu(ana_model *m)
 {
 	size_t n = m->switches.n;
 	if (!n)
 		return 0;
-	keyed *k = malloc(n * sizeof(*k));
-	if (!k)
+	keyed *k = malloc(n * sizeof(*k)), *beg = malloc((m->processes.n + 1) * sizeof(*beg));
+	if (!k || !beg) {
+		free(k);
+		free(beg);
 		return GTT_ENOMEM;
+	}
+	/* a launched program's events start at its exec, a forked one's at its start: a thread
+	 * whose first switch is 'out' ran from then, not from the recording's start */
+	size_t nb = 0;
+	for (size_t i = 0; i < m->processes.n; i++) {
+		const gtt_process *pr = &m->processes.v[i];
+		if (pr->event == GTT_PROC_START || pr->event == GTT_PROC_EXEC || pr->event == GTT_PROC_FORK)
+			beg[nb++] = (keyed){ pr->pid, 0, pr->time_ns, i };
+	}
+	qsort(beg, nb, sizeof(*beg), keyed_cmp);
 	for (size_t i = 0; i < n; i++) {
 		const gtt_switch *s = &m->switches.v[i];
 		k[i] = (keyed){ s->pid, s->tid, s->time_ns, i };
@@ -191,6 +218,9 @@ int ana_threads_oncpu(ana_model *m)
 			j++;
 		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
 		uint64_t from = t && t->start_ns > m->start_ns ? t->start_ns : m->start_ns;
+		uint64_t began = process_began(beg, nb, k[i].pid, k[i].time);
+		if (began > from)
+			from = began;
 		uint64_t to = t && t->end_ns && t->end_ns < m->end_ns ? t->end_ns : m->end_ns;
 		uint64_t total = 0, in_since = 0;
 		int on = -1; /* unknown until the first record */
@@ -217,6 +247,7 @@ int ana_threads_oncpu(ana_model *m)
 		i = j;
 	}
 	free(k);
+	free(beg);
 	return 0;
 }
 

@@ -817,6 +817,49 @@ static void test_demangle(void)
 	th_check(ana_demangle("_Zgarbage!") == NULL, "undemanglable names are left alone");
 }
 
+/* A launched program's context switches begin at its exec: a first switch 'out' closes a time
+ * slice that began there, not at the recording's start (the health check's intended samples
+ * were too many by the time the launcher took to exec, 17 ms on a loaded machine). */
+static void test_oncpu_from_exec(void)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/exec.gtt", dir);
+	int err;
+	gtt_writer *w = gtt_writer_open(path, &err);
+	if (!w) {
+		printf("FAIL: cannot write %s\n", path);
+		return;
+	}
+	const uint64_t MS = 1000000;
+	put_meta(w, "command", "./prog");
+	gtt_record r = { .tag = GTT_REC_PROCESS };
+	r.u.process = (gtt_process){ .time_ns = T0 + 10 * MS, .pid = 200, .event = GTT_PROC_START, .comm = "prog" };
+	put(w, &r);
+	r.u.process = (gtt_process){ .time_ns = T0 + 100 * MS, .pid = 200, .event = GTT_PROC_EXEC, .comm = "./prog" };
+	put(w, &r);
+	const uint64_t sw_t[3] = { T0 + 101 * MS, T0 + 200 * MS, T0 + 300 * MS };
+	const uint32_t sw_k[3] = { GTT_SWITCH_OUT, GTT_SWITCH_IN, GTT_SWITCH_OUT };
+	for (int i = 0; i < 3; i++) {
+		gtt_record s = { .tag = GTT_REC_SWITCH };
+		s.u.sw = (gtt_switch){ .time_ns = sw_t[i], .pid = 200, .tid = 200, .kind = sw_k[i] };
+		put(w, &s);
+	}
+	uint64_t ip[1] = { 0x10 };
+	put_sample(w, T0 + 250 * MS, 200, 200, ip, 0, 1);
+	gtt_record e = { .tag = GTT_REC_END };
+	e.u.end = (gtt_end){ .time_ns = T0 + SEC, .reason = GTT_END_TARGET_EXIT, .n_samples = 1 };
+	put(w, &e);
+	gtt_writer_close(w);
+	char errbuf[256];
+	ana_opts o = { 0 };
+	ana_model *m = ana_model_load(path, &o, errbuf, sizeof(errbuf));
+	const ana_thread *t = m ? ana_thread_find(m, 200, 200) : NULL;
+	th_check(t && t->oncpu_known && t->oncpu_ns == 101 * MS,
+	         "on-CPU time counts from the exec (1 + 100 ms), not the recording's start (got %.3f ms)",
+	         t ? (double)t->oncpu_ns / MS : -1.0);
+	ana_model_free(m);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -838,6 +881,7 @@ int main(void)
 	test_broken();
 	test_kernel_symbols();
 	test_demangle();
+	test_oncpu_from_exec();
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
