@@ -268,6 +268,41 @@ static int take_sample(loader *L, const gtt_record *rec)
 }
 
 /* Store one record of pass 1. 0 or GTT_ENOMEM. */
+/* The Python reader's records: code objects and stacks, copied into the model. */
+static int take_python(ana_model *m, const gtt_record *rec)
+{
+	if (rec->tag == GTT_REC_PY_CODE) {
+		ana_pycode *e = ana_vec_push(m->pycodes);
+		if (!e)
+			return GTT_ENOMEM;
+		const gtt_py_code *c = &rec->u.py_code;
+		e->pid = c->pid;
+		e->code_id = c->code_id;
+		e->first_line = c->first_line;
+		e->name = dupstr(c->name);
+		e->qualname = dupstr(c->qualname);
+		e->filename = dupstr(c->filename);
+		return e->name && e->qualname && e->filename ? 0 : GTT_ENOMEM;
+	}
+	ana_pystack *e = ana_vec_push(m->pystacks);
+	if (!e)
+		return GTT_ENOMEM;
+	const gtt_py_stack *p = &rec->u.py_stack;
+	e->time_ns = p->time_ns;
+	e->pid = p->pid;
+	e->tid = p->tid;
+	e->flags = p->flags;
+	e->n_frames = p->n_frames;
+	see_time(m, p->time_ns);
+	if (p->n_frames) {
+		e->frames = malloc(p->n_frames * sizeof(*e->frames));
+		if (!e->frames)
+			return GTT_ENOMEM;
+		memcpy(e->frames, p->frames, p->n_frames * sizeof(*e->frames));
+	}
+	return 0;
+}
+
 static int take_record(loader *L, const gtt_record *rec)
 {
 	ana_model *m = L->m;
@@ -352,38 +387,9 @@ static int take_record(loader *L, const gtt_record *rec)
 		*e = rec->u.ticks;
 		return 0;
 	}
-	case GTT_REC_PY_CODE: {
-		ana_pycode *e = ana_vec_push(m->pycodes);
-		if (!e)
-			return GTT_ENOMEM;
-		const gtt_py_code *c = &rec->u.py_code;
-		e->pid = c->pid;
-		e->code_id = c->code_id;
-		e->first_line = c->first_line;
-		e->name = dupstr(c->name);
-		e->qualname = dupstr(c->qualname);
-		e->filename = dupstr(c->filename);
-		return e->name && e->qualname && e->filename ? 0 : GTT_ENOMEM;
-	}
-	case GTT_REC_PY_STACK: {
-		ana_pystack *e = ana_vec_push(m->pystacks);
-		if (!e)
-			return GTT_ENOMEM;
-		const gtt_py_stack *p = &rec->u.py_stack;
-		e->time_ns = p->time_ns;
-		e->pid = p->pid;
-		e->tid = p->tid;
-		e->flags = p->flags;
-		e->n_frames = p->n_frames;
-		see_time(m, p->time_ns);
-		if (p->n_frames) {
-			e->frames = malloc(p->n_frames * sizeof(*e->frames));
-			if (!e->frames)
-				return GTT_ENOMEM;
-			memcpy(e->frames, p->frames, p->n_frames * sizeof(*e->frames));
-		}
-		return 0;
-	}
+	case GTT_REC_PY_CODE:
+	case GTT_REC_PY_STACK:
+		return take_python(m, rec);
 	case GTT_REC_GIL: {
 		gtt_gil *e = ana_vec_push(m->gil);
 		if (!e)

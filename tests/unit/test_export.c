@@ -366,6 +366,34 @@ static ana_model *make_timeline_model(void)
 	return m;
 }
 
+/* Sample weights are record values: two of 2^64 - 1 ns on one stack make one pprof sample of
+ * the largest int64, not a wrapped or negative time. */
+static void test_pprof_saturates(void)
+{
+	ana_model *m = make_model();
+	for (size_t i = 0; i < m->samples.n; i++)
+		m->samples.v[i].weight_ns = UINT64_MAX;
+	uint8_t *raw = NULL;
+	size_t len = 0;
+	int ok = ana_export_pprof_raw(m, NULL, &raw, &len) == 0, big = 0, neg = 0;
+	const uint8_t *p = raw, *end = raw + len;
+	ana_pb_field f, g;
+	while (ok && ana_pb_next(&p, end, &f) == 1) {
+		const uint8_t *q = f.data, *qe = f.data + f.len;
+		while (f.field == 2 && ana_pb_next(&q, qe, &g) == 1) {
+			uint64_t v[2];
+			if (g.field == 2 && ana_pb_unpack(g.data, g.len, v, 2) == 2) {
+				big += v[1] == (uint64_t)INT64_MAX;
+				neg += v[1] > (uint64_t)INT64_MAX;
+			}
+		}
+	}
+	th_check(ok && big == 4 && neg == 0, "pprof times saturate at 2^63 - 1 (%d samples at the cap, %d wrapped)",
+	         big, neg);
+	free(raw);
+	ana_model_free(m);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--write") == 0) { /* FORMAT FILE: the consumer tests' input */
@@ -383,6 +411,7 @@ int main(int argc, char **argv)
 	test_speedscope(m);
 	test_chrome(m);
 	test_pprof(m);
+	test_pprof_saturates();
 	th_check(ana_export_format_parse("perfetto") == ANA_EXPORT_CHROME && ana_export_format_parse("svg") < 0,
 	         "format names");
 	ana_model_free(m);
