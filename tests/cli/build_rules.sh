@@ -5,9 +5,11 @@
 # nvcc objects get dependency files, and `make help` prints the Makefile's own summary.
 . "$(dirname "$0")/lib.sh"
 command -v make >/dev/null || { skip "no make"; exit 0; }
+# run under `make check`: the outer make's flags (jobserver, -w) are not this test's
+unset MAKEFLAGS MAKELEVEL MFLAGS
 B="$TMP/build"
 # the commands make would run for one target, from nothing (-B: every rule, nothing built)
-plan() { make -s -n -B -C "$GT_ROOT" BUILD="$B" "$B/$1" 2>&1; }
+plan() { make -s --no-print-directory -n -B -C "$GT_ROOT" BUILD="$B" "$B/$1" 2>&1; }
 link_of() { plan "$1" | grep -e "-o $B/$1 " | tail -1; }
 compile_of() { plan "$1" | grep -e "-c -o $B/obj/$2 " | tail -1; }
 
@@ -61,7 +63,7 @@ else
 	skip "nvcc not installed: the CUDA dependency rule is not checked"
 fi
 
-h=$(make -s -C "$GT_ROOT" help 2>&1)
+h=$(make -s --no-print-directory -C "$GT_ROOT" help 2>&1)
 check "make help prints the summary (not tied to line numbers)" \
 	bash -c '[[ "$1" == "make "* && "$1" == *"make check "* && "$1" == *"make install"* && "$1" != *"#"* ]]' _ "$h"
 h=$(cd "$TMP" && make -s -f "$GT_ROOT/Makefile" help 2>&1)
