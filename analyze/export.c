@@ -276,6 +276,14 @@ int ana_cmd_export(int argc, char **argv)
 		fprintf(stderr, "gt-analyze export: %s: the trace has no samples and no GPU activity\n", path);
 		goto out;
 	}
+	if (eo.gil >= 0 && m->samples.n) {
+		size_t kept = 0;
+		for (size_t i = 0; i < m->samples.n && !kept; i++)
+			kept += (eo.gil & 1 << m->samples.v[i].cls) != 0;
+		if (!kept)
+			fprintf(stderr, "gt-analyze export: warning: none of the %zu samples is of the --gil "
+			                "classes; the profile has no samples\n", m->samples.n);
+	}
 	if (!out_path || strcmp(out_path, "-") == 0)
 		out = stdout;
 	else if (!(out = fopen(out_path, "w"))) {

@@ -576,6 +576,10 @@ int ana_cmd_fold(int argc, char **argv)
 		fprintf(stderr, "gt-analyze: out of memory while folding\n");
 		rc = GT_EXIT_BROKEN;
 	} else {
+		/* an empty answer is an answer, but say so: the options may be what left nothing */
+		if (fd.total == 0 && m->samples.n)
+			fprintf(stderr, "gt-analyze fold: warning: none of the %zu samples is in the selection "
+			                "(time window, --gil, --python-only, --threads)\n", m->samples.n);
 		if (ana_fold_write(&fd, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "gt-analyze: writing folded stacks failed: %s\n", strerror(errno));
 			rc = GT_EXIT_BROKEN;

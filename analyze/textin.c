@@ -54,6 +54,11 @@ static int too_long(ana_lines *lr)
 /* One whole line (its bytes checked as they came in) to fn. */
 static int emit(ana_lines *lr, const char *s, size_t len)
 {
+	/* a UTF-8 byte-order mark (editors on Windows write one) is not part of the first frame */
+	if (lr->lineno == 0 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+		s += 3;
+		len -= 3;
+	}
 	lr->lineno++;
 	return lr->fn(lr->ctx, s, len, lr->lineno);
 }

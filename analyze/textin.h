@@ -1,7 +1,7 @@
 /* textin.h — the one reader of line-oriented text input (folded stacks, `perf script` text) and
  * the one parser of the counts in it, so that every tool reads the same file the same way:
  * - a line ends at LF, CR LF or a lone CR (a CR LF or CR-only file is not one long line, and its
- *   blank lines stay blank);
+ *   blank lines stay blank); a UTF-8 byte-order mark before the first line is dropped;
  * - text holds no NUL byte: a file with one is binary data and is refused, naming the line;
  * - a line is at most ANA_LINE_MAX bytes: longer is refused (/dev/zero, a binary file), so
  *   memory stays bounded whatever the input;

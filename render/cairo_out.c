@@ -3,6 +3,7 @@
 
 #include <cairo-pdf.h>
 #include <cairo.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,33 @@ static void draw(cairo_t *cr, const ren_scene *s)
 	}
 }
 
+/* Cairo writes through this, so that a failed write (a full disk) is ours to see: Cairo's own
+ * file output left a PDF cut at the disk's limit and reported success. */
+typedef struct sink { FILE *f; int err; } sink;
+
+static cairo_status_t sink_write(void *ctx, const unsigned char *data, unsigned int len)
+{
+	sink *k = ctx;
+	if (k->err)
+		return CAIRO_STATUS_WRITE_ERROR;
+	if (fwrite(data, 1, len, k->f) != len) {
+		k->err = errno ? errno : EIO;
+		return CAIRO_STATUS_WRITE_ERROR;
+	}
+	return CAIRO_STATUS_SUCCESS;
+}
+
+/* why from a Cairo status, or from the sink's errno when the write failed */
+static int cairo_failed(cairo_status_t st, const sink *k, char *why, size_t whylen)
+{
+	if (k->err) {
+		snprintf(why, whylen, "%s", strerror(k->err));
+		return REN_EIO;
+	}
+	snprintf(why, whylen, "%s", cairo_status_to_string(st));
+	return st == CAIRO_STATUS_NO_MEMORY ? REN_ENOMEM : REN_EIO;
+}
+
 int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why, size_t whylen)
 {
 	double W = ceil(ren_scene_width(s)), H = ceil(ren_scene_height(s));
@@ -106,20 +134,23 @@ int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why,
 	cairo_t *cr = NULL;
 	int rc = 0;
 	cairo_status_t st;
+	sink k = {0};
 	why[0] = 0;
-	if (format == REN_CAIRO_PNG) {
-		if (W > PNG_MAX_SIDE || H > PNG_MAX_SIDE) {
-			snprintf(why, whylen, "image of %.0fx%.0f px is too large for PNG (max %d per "
-			                      "side); use .svg or .pdf", W, H, PNG_MAX_SIDE);
-			return REN_EINVAL;
-		}
-		surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
-	} else {
-		surf = cairo_pdf_surface_create(path, W, H);
+	if (format == REN_CAIRO_PNG && (W > PNG_MAX_SIDE || H > PNG_MAX_SIDE)) {
+		snprintf(why, whylen, "image of %.0fx%.0f px is too large for PNG (max %d per "
+		                      "side); use .svg or .pdf", W, H, PNG_MAX_SIDE);
+		return REN_EINVAL;
 	}
+	if (!(k.f = fopen(path, "wb"))) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return REN_EIO;
+	}
+	if (format == REN_CAIRO_PNG)
+		surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
+	else
+		surf = cairo_pdf_surface_create_for_stream(sink_write, &k, W, H);
 	if ((st = cairo_surface_status(surf)) != CAIRO_STATUS_SUCCESS) {
-		snprintf(why, whylen, "%s", cairo_status_to_string(st));
-		rc = st == CAIRO_STATUS_NO_MEMORY ? REN_ENOMEM : REN_EIO;
+		rc = cairo_failed(st, &k, why, whylen);
 		goto out;
 	}
 	cr = cairo_create(surf);
@@ -127,24 +158,29 @@ int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why,
 	cairo_paint(cr);
 	draw(cr, s);
 	if ((st = cairo_status(cr)) != CAIRO_STATUS_SUCCESS) {
-		snprintf(why, whylen, "%s", cairo_status_to_string(st));
-		rc = st == CAIRO_STATUS_NO_MEMORY ? REN_ENOMEM : REN_EIO;
+		rc = cairo_failed(st, &k, why, whylen);
 		goto out;
 	}
 	if (format == REN_CAIRO_PNG) {
-		st = cairo_surface_write_to_png(surf, path);
+		st = cairo_surface_write_to_png_stream(surf, sink_write, &k);
 	} else {
 		cairo_surface_finish(surf);
 		st = cairo_surface_status(surf);
 	}
-	if (st != CAIRO_STATUS_SUCCESS) {
-		snprintf(why, whylen, "%s", cairo_status_to_string(st));
-		rc = REN_EIO;
-	}
+	if (st != CAIRO_STATUS_SUCCESS || k.err)
+		rc = cairo_failed(st, &k, why, whylen);
 out:
 	if (cr)
 		cairo_destroy(cr);
 	if (surf)
 		cairo_surface_destroy(surf);
+	if (!rc && fflush(k.f) != 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		rc = REN_EIO;
+	}
+	if (fclose(k.f) != 0 && !rc) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		rc = REN_EIO;
+	}
 	return rc;
 }

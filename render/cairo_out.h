@@ -10,9 +10,10 @@
 
 enum { REN_CAIRO_PNG = 1, REN_CAIRO_PDF = 2 };
 
-/* Draw the scene (without its SVG-only items) into path as PNG or PDF. 0, or REN_EIO for a file
- * that cannot be written, REN_ENOMEM, REN_EINVAL for a size Cairo refuses; Cairo's own words for
- * the failure in why. */
+/* Draw the scene (without its SVG-only items) into path as PNG or PDF, through our own writes
+ * (every one checked, then flush and close). 0, or REN_EIO for a file that cannot be written,
+ * REN_ENOMEM, REN_EINVAL for a size Cairo refuses; the reason in why (strerror for a failed
+ * write, Cairo's own words otherwise). */
 int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why, size_t whylen);
 
 #endif

@@ -369,7 +369,9 @@ static int cmd_flame(cli *c)
 		goto out;
 	status = write_scene(c, sc);
 	/* a trace that disagrees with its END record: drawn, but partial */
-	if (status == GT_EXIT_OK && ((in.model && in.model->end_mismatch) || (base.model && base.model->end_mismatch)))
+	/* drawn from less than the input held: lines skipped, or samples the END record counts missing */
+	if (status == GT_EXIT_OK && ((in.model && in.model->end_mismatch) || (base.model && base.model->end_mismatch) ||
+	                             in.info.n_bad || base.info.n_bad))
 		status = GT_EXIT_PARTIAL;
 out:
 	ren_scene_destroy(sc);

@@ -95,3 +95,29 @@ check "folded text on a pipe: diff reads it (it refused pipes)" grep -q "0 chang
 # 100 MB of folded lines through a pipe, under a 400 MiB bound: memory follows distinct stacks
 bounded bash -c "yes 'main;a;b 1' | head -c 100000000 | '$R' flame - -o '$TMP/big.svg'" 2>"$TMP/err"; rc=$?
 check "100 MB of folded text on stdin is drawn within 400 MiB (exit $rc)" grep -q '<title>all (9090909 samples' "$TMP/big.svg"
+
+# ---- the adversarial pass after issue 16: empty selections, a byte-order mark, write errors ----
+check_rc "fold with a selection that keeps nothing: exit 0 (an empty answer)" 0 "$A" fold "$G" --gil wait
+check "... with a warning that nothing was selected" grep -q "none of the 77 samples is in the selection" "$TMP/err"
+check_rc "export --gil that keeps nothing: exit 0" 0 "$A" export "$G" --gil wait -o "$TMP/none.pb.gz"
+check "... with a warning" grep -q "none of the 77 samples is of the --gil classes" "$TMP/err"
+printf '\xef\xbb\xbfmain;a 3\nmain;b 2\n' >"$TMP/bom.folded"
+check_rc "folded text with a UTF-8 byte-order mark: drawn" 0 "$R" flame "$TMP/bom.folded" -o "$TMP/bom.svg"
+check "... the mark is not part of the first frame's name" \
+	bash -c "grep -q '<title>main (5 samples' '$TMP/bom.svg' && ! grep -q \$'\xef\xbb\xbf' '$TMP/bom.svg'"
+check_rc "diff reads it the same way" 0 "$A" diff "$TMP/bom.folded" "$TMP/lf.folded"
+# a full disk: writes fail with EFBIG under a 1-block file size limit
+full() { (trap '' XFSZ; ulimit -f 1; exec "$@"); }
+for cmd in "$A report $G" "$A fold $G" "$A export $G --format chrome" "$R flame $G -o -"; do
+	full $cmd >"$TMP/full.out" 2>"$TMP/err"; rc=$?
+	check "write error: ${cmd#"$GT_BIN/"} exits 2 with a line saying so (exit $rc)" \
+		bash -c "[ $rc -eq 2 ] && grep -q 'File too large' '$TMP/err'"
+done
+for out in x.pb.gz x.folded; do
+	full "$A" export "$G" -o "$TMP/$out" 2>"$TMP/err"; rc=$?
+	check "write error: export -o $out exits 2 (exit $rc)" test "$rc" -eq 2
+done
+for out in x.svg x.png x.pdf; do
+	full "$R" timeline "$G" -o "$TMP/$out" 2>"$TMP/err"; rc=$?
+	check "write error: gt-render timeline -o $out exits 2 (exit $rc)" test "$rc" -eq 2
+done

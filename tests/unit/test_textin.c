@@ -52,6 +52,15 @@ static void test_line_ends(void)
 			th_check(rc == 0 && strcmp(c.text, want[i]) == 0, "line ends, input %zu in pieces of %zu: %s", i, piece,
 			         c.text);
 		}
+	/* a byte-order mark starts the first line only, also when it arrives a byte at a time */
+	static const char bom[] = "\xef\xbb\xbf" "a 1\n\xef\xbb\xbf" "b 2\n";
+	for (size_t piece = 1; piece <= 64; piece += 63) {
+		collect c;
+		char why[200];
+		int rc = read_pieces(bom, strlen(bom), piece, &c, why, sizeof(why));
+		th_check(rc == 0 && strcmp(c.text, "1[a 1]2[\xef\xbb\xbf" "b 2]") == 0,
+		         "a UTF-8 byte-order mark before the first line is dropped (pieces of %zu)", piece);
+	}
 }
 
 static void test_refusals(void)
