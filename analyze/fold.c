@@ -580,6 +580,8 @@ int ana_cmd_fold(int argc, char **argv)
 		if (fd.total == 0 && m->samples.n)
 			fprintf(stderr, "gt-analyze fold: warning: none of the %zu samples is in the selection "
 			                "(time window, --gil, --python-only, --threads)\n", m->samples.n);
+		else if (!m->samples.n)
+			fprintf(stderr, "gt-analyze fold: warning: %s has no samples\n", argv[optind]);
 		if (ana_fold_write(&fd, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "gt-analyze: writing folded stacks failed: %s\n", strerror(errno));
 			rc = GT_EXIT_BROKEN;

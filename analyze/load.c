@@ -676,6 +676,11 @@ static void add_warnings(loader *L)
 	if (m->truncated)
 		ana_warn(m, "%s: trace is cut off at byte %" PRIu64 " (recording interrupted?); analyzed up to the last whole record",
 		         m->path, gtt_reader_offset(L->r));
+	else if (!m->has_end)
+		/* whole chunks and no END: the recorder stopped between two writes (killed, machine
+		 * down); what is there is complete, but the recording did not finish */
+		ana_warn(m, "%s: no END record (recording interrupted?); analyzed the %zu samples written",
+		         m->path, m->samples.n);
 	if (m->n_corrupt)
 		ana_warn(m, "%s: skipped %" PRIu64 " corrupt chunk(s)", m->path, m->n_corrupt);
 	if (m->has_end && m->end.n_samples != m->samples.n) {

@@ -121,3 +121,20 @@ for out in x.svg x.png x.pdf; do
 	full "$R" timeline "$G" -o "$TMP/$out" 2>"$TMP/err"; rc=$?
 	check "write error: gt-render timeline -o $out exits 2 (exit $rc)" test "$rc" -eq 2
 done
+# a trace that stops between two whole chunks (recorder killed after a write): no END record
+python3 - "$G" "$TMP/noend.gtt" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, last = 16, 16
+while off + 12 <= len(d):
+    last = off
+    off += 12 + struct.unpack_from('<I', d, off + 4)[0]
+open(sys.argv[2], 'wb').write(d[:last])  # every chunk but the last (the END record)
+PY
+check_rc "a trace without its END record: fold works, exit 0" 0 "$A" fold "$TMP/noend.gtt"
+check "... with a warning that the recording did not finish" grep -q "no END record (recording interrupted?); analyzed the 77 samples" "$TMP/err"
+check_rc "gt-render flame: the same warning" 0 "$R" flame "$TMP/noend.gtt" -o "$TMP/noend.svg"
+check "... shown" grep -q "no END record" "$TMP/err"
+head -c 16 "$G" >"$TMP/hdr.gtt"
+check_rc "a trace of its header alone: fold exits 0" 0 "$A" fold "$TMP/hdr.gtt"
+check "... saying it has no samples" grep -q "has no samples" "$TMP/err"
