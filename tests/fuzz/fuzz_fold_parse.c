@@ -34,9 +34,12 @@ static int parse(const void *text, size_t n, ana_folded *out, size_t *bad, size_
 	return rc;
 }
 
-/* A stack whose last frame ends in " DIGITS": written back, its line can read as two counts. */
+/* A stack whose last frame ends in " DIGITS": written back, its line can read as two counts. A
+ * first stack that starts with a UTF-8 byte-order mark: written first, the mark is dropped. */
 static int ambiguous(const ana_folded *fd)
 {
+	if (fd->n && strncmp(fd->lines[0].stack, "\xef\xbb\xbf", 3) == 0)
+		return 1;
 	for (size_t i = 0; i < fd->n && !fd->two_counts; i++) {
 		const char *sp = strrchr(fd->lines[i].stack, ' '), *tab = strrchr(fd->lines[i].stack, '\t');
 		if (tab > sp)
