@@ -132,7 +132,9 @@ static void fill_attr(rec_perf *p, int launch)
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = USER_REGS_MASK;
 		a->sample_stack_user = p->o.stack_bytes;
-		a->exclude_callchain_user = 1; /* user frames come from unwinding the copy */
+		/* the user callchain stays: where a frame larger than the copy hides the callers
+		 * from the unwinder, the analyzer continues from this frame-pointer chain (a few
+		 * words per sample; see docs/RECORD.md) */
 	}
 	a->exclude_kernel = p->o.user_only ? 1 : 0;
 	a->exclude_hv = 1;

@@ -12,7 +12,7 @@ typedef struct rec_perf rec_perf;
 
 typedef struct rec_perf_opts {
 	double freq_hz;          /* samples per second of on-CPU time, per thread */
-	int dwarf;               /* 1: user regs + stack copy (kernel callchain only); 0: fp callchains */
+	int dwarf;               /* 1: user regs + stack copy (+ the fp callchain); 0: fp callchains only */
 	uint32_t stack_bytes;    /* dwarf: bytes of user stack to copy (rounded to 8, capped at 65528) */
 	size_t ring_bytes;       /* data area per CPU, a power of two; 0 = choose from mode and CPUs */
 	int user_only;           /* exclude kernel samples/frames (retried automatically on EACCES) */
