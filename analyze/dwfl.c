@@ -21,23 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "dwfl_priv.h"
-
-/* From libstdc++ (linked with -lstdc++); declared here to keep this a C file. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
-char *ana_demangle(const char *name)
-{
-	if (!name || name[0] != '_' || name[1] != 'Z')
-		return NULL;
-	int status = -1;
-	char *d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
 
 /* ---- address spaces ---- */
 

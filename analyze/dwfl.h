@@ -58,8 +58,4 @@ size_t ana_sym_missing(const ana_sym *s, const char *const **lines);
 /* Free everything. NULL ok. */
 void ana_sym_destroy(ana_sym *s);
 
-/* Demangle an Itanium C++ symbol ("_Z..."): a malloc'd string, or NULL when name is not
- * mangled or does not demangle (use it as is). */
-char *ana_demangle(const char *name);
-
 #endif

@@ -430,6 +430,8 @@ void ana_model_free(ana_model *m)
 		ana_idtable_free(&p->str_table);
 		ana_idtable_free(&p->frame_table);
 		ana_idtable_free(&p->stack_table);
+		ana_idtable_free(&p->dem_table);
+		free(p->dems.v);
 		free(p->strs.v);
 		for (size_t i = 0; i < p->warnings.n; i++)
 			free(p->warnings.v[i]);

@@ -30,6 +30,9 @@ uint32_t *ana_idtable_slot(ana_idtable *t, uint64_t hash, int (*eq)(uint32_t id,
                            const void *key, void *ctx);
 void ana_idtable_free(ana_idtable *t);
 
+/* A name and how it is shown (demangle.c's cache); both model-interned. */
+typedef struct ana_dem { const char *from, *to; } ana_dem;
+
 typedef struct ana_priv {
 	ana_arena arena;
 	ana_idtable str_table, frame_table, stack_table;
@@ -37,6 +40,8 @@ typedef struct ana_priv {
 	ANA_VEC(char *) warnings;
 	ana_sym_stats sym_stats;   /* what symbolization found, for the report */
 	ANA_VEC(char *) missing;   /* "no symbols for PATH (build-id ...): why", one per binary */
+	ana_idtable dem_table;     /* demangled display names, by name */
+	ANA_VEC(ana_dem) dems;
 } ana_priv;
 
 /* The model's private state, created on first use. NULL on ENOMEM. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "gtt.h"
 #include "timeline_priv.h"
 
@@ -40,13 +41,13 @@ static int add_stream(stream_key **v, size_t *n, size_t *cap, uint32_t pid, uint
 	return 0;
 }
 
-/* kernel names are mangled C++ or plain C: show up to the parameter list */
+/* a kernel's display name (demangled C++, or plain C) up to its parameter list */
 static const char *short_kernel(ren_tl *t, const char *name)
 {
-	const char *p = strchr(name, '(');
-	if (!p)
+	size_t len = ana_name_without_params(name);
+	if (name[len] == 0)
 		return name;
-	char *s = ren_scene_strndup(t->sc, name, (size_t)(p - name));
+	char *s = ren_scene_strndup(t->sc, name, len);
 	if (!s)
 		t->oom = 1;
 	return s ? s : name;
@@ -115,7 +116,7 @@ int ren_tl_streams(ren_tl *t)
 			const gtt_cuda_kernel *kr = &m->kernels.v[i];
 			if (kr->pid != k->pid || kr->device != k->device || kr->stream != k->stream)
 				continue;
-			const char *name = ana_string_get(m, kr->pid, kr->name_id);
+			const char *name = ana_kernel_name(m, kr->pid, kr->name_id);
 			const char *sn = short_kernel(t, name);
 			char d[32];
 			double dur = (double)(kr->end_ns - kr->start_ns);
@@ -128,7 +129,7 @@ int ren_tl_streams(ren_tl *t)
 			uint32_t c = ren_mix(0x17becf, 0x1f77b4, (h & 0xff) / 255.0);
 			ren_tl_span(t, kr->start_ns, kr->end_ns, y + 3, ROW_STREAM - 6, ren_mix(c, 0xffffff, 0.25), sn,
 			     ren_tl_tipf(t, "%s\nkernel %s, grid %ux%ux%u block %ux%ux%u, %u regs, %u B shared\n"
-			             "%.6f - %.6f s", sn, d, kr->grid[0], kr->grid[1], kr->grid[2],
+			             "%.6f - %.6f s", name, d, kr->grid[0], kr->grid[1], kr->grid[2],
 			          kr->block[0], kr->block[1], kr->block[2], kr->registers, kr->shared_bytes,
 			          ren_tl_rel_s(t, kr->start_ns), ren_tl_rel_s(t, kr->end_ns)));
 		}

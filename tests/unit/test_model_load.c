@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "dwfl.h"
 #include "elf.h"
 #include "fold.h"
