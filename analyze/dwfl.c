@@ -516,14 +516,12 @@ static int is_libc_entry(const char *n)
 	return 0;
 }
 
-/* Name of the function (not an inlined call) at a user address; NULL on ENOMEM. */
-static const char *func_name(ana_sym *s, sym_space *sp, uint64_t pc)
+/* The function (not an inlined call) at a user address, as a frame id; ANA_NO_ID on ENOMEM. */
+static uint32_t func_frame(ana_sym *s, sym_space *sp, uint64_t pc)
 {
 	uint32_t ids[MAX_INLINE + 1];
 	int k = sym_user(s, sp, pc, ids, MAX_INLINE + 1);
-	if (k < 0)
-		return NULL;
-	return k > 0 ? s->m->frames.v[ids[k - 1]].name : "";
+	return k > 0 ? ids[k - 1] : ANA_NO_ID;
 }
 
 /* How many of the outermost frames of a complete stack are looked at for thread entries. */
@@ -561,9 +559,10 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 	if (u->n == 0)
 		return 0;
 	/* the function the stack ends in decides what the unwinder could not */
-	const char *outer = func_name(s, sp, uw_pc(u, u->n - 1));
-	if (!outer)
+	uint32_t outer_id = func_frame(s, sp, uw_pc(u, u->n - 1));
+	if (outer_id == ANA_NO_ID)
 		return GTT_ENOMEM;
+	const char *outer = s->m->frames.v[outer_id].name;
 	if (fp_chain) {
 		/* no CFI was asked: a chain is complete when it ends in an entry function */
 		u->stop = is_os_entry(outer) || is_libc_entry(outer) ? ANA_UNWIND_ROOT : ANA_UNWIND_FP_END;
@@ -571,7 +570,7 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 		if (is_libc_entry(outer)) {
 			/* the FP chain stops in the C library's thread entry: its callers, from this
 			 * image's complete stacks, finish it; until one is seen, try again later */
-			if (!ana_uw_root_complete(sp, u))
+			if (!ana_uw_root_complete(sp, u, outer_id))
 				ui->pending = 1;
 			u->stop = ANA_UNWIND_STITCHED;
 		} else if (is_os_entry(outer)) {
@@ -586,10 +585,10 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 		 * __libc_start_main > __libc_start_call_main) */
 		size_t lo = u->n > ROOT_SCAN_FRAMES ? u->n - ROOT_SCAN_FRAMES : 0;
 		for (size_t k = u->n - 1; k-- > lo;) {
-			const char *name = func_name(s, sp, uw_pc(u, k));
-			if (!name)
+			uint32_t id = func_frame(s, sp, uw_pc(u, k));
+			if (id == ANA_NO_ID)
 				return GTT_ENOMEM;
-			if (is_libc_entry(name) && ana_uw_root_learn(sp, u, k) < 0)
+			if (is_libc_entry(s->m->frames.v[id].name) && ana_uw_root_learn(sp, u, k, id) < 0)
 				return GTT_ENOMEM;
 		}
 	}

@@ -52,13 +52,14 @@ typedef struct sym_mod {
 	uint32_t order;               /* recording order among the image's mappings */
 } sym_mod;
 
-/* What a thread's complete stacks showed above one of its entry functions (start_thread,
- * __libc_start_call_main): the return address into the entry and the callers above it. The
- * entry runs once at the bottom of its thread, so its callers are the same for every sample
- * that reaches it; stitched stacks that end there are completed with them. */
+/* What complete stacks showed above one of the image's thread entry functions (start_thread,
+ * __libc_start_call_main): the callers of the entry. An entry runs once at the bottom of its
+ * thread, called from one place, so its callers are the same for every sample that passes
+ * through it, whichever call inside it is active (main or exit); stitched stacks that end in
+ * it are completed with them. */
 #define MAX_ROOT_TAIL 8
 typedef struct root_tail {
-	uint64_t entry;               /* return address into the entry function */
+	uint32_t entry;               /* frame id of the entry function */
 	uint32_t n;                   /* callers, innermost first (return addresses) */
 	uint8_t conflict;             /* two complete stacks disagreed: never used */
 	uint64_t callers[MAX_ROOT_TAIL];
@@ -152,10 +153,12 @@ void ana_uw_dwarf(ana_sym *s, sym_space *sp, const gtt_sample *smp, uw_state *u)
 int ana_uw_stitch(sym_space *sp, const gtt_sample *smp, uw_state *u);
 /* The sampled instruction from the registers; 0 or -1. */
 int ana_uw_sample_ip(const gtt_sample *smp, uint64_t *ip);
-/* Remember the callers above entry frame k of a complete unwind. 0 or GTT_ENOMEM. */
-int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k);
-/* Append the callers remembered for the outermost frame (an entry function): 1 when known. */
-int ana_uw_root_complete(const sym_space *sp, uw_state *u);
+/* Remember the callers above frame k of a complete unwind, in entry function entry (a frame
+ * id). 0 or GTT_ENOMEM. */
+int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, uint32_t entry);
+/* Append the callers remembered for entry function entry, which the outermost frame is in:
+ * 1 when known. */
+int ana_uw_root_complete(const sym_space *sp, uw_state *u, uint32_t entry);
 
 /* The file of a mapping (by build-id, else path), created on first use, not yet resolved.
  * NULL on ENOMEM. */

@@ -310,7 +310,7 @@ int ana_uw_stitch(sym_space *sp, const gtt_sample *smp, uw_state *u)
 
 /* ---- the callers of thread entry functions ---- */
 
-static root_tail *root_find(const sym_space *sp, uint64_t entry)
+static root_tail *root_find(const sym_space *sp, uint32_t entry)
 {
 	for (size_t i = 0; i < sp->roots.n; i++)
 		if (sp->roots.v[i].entry == entry)
@@ -318,15 +318,15 @@ static root_tail *root_find(const sym_space *sp, uint64_t entry)
 	return NULL;
 }
 
-int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k)
+int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, uint32_t entry)
 {
 	size_t n = u->n - k - 1;
 	if (k + 1 >= u->n || n > MAX_ROOT_TAIL)
 		return 0;
-	root_tail *t = root_find(sp, u->raw[k]);
+	root_tail *t = root_find(sp, entry);
 	if (t) {
-		/* the callers of a thread's entry never change: a disagreement means the match is
-		 * not what it seems (two images at one address?), and the entry is not used */
+		/* an entry's callers never change: complete stacks that disagree show that this
+		 * function is not the once-per-thread entry assumed, and it is not used */
 		if (t->n != n || memcmp(t->callers, u->raw + k + 1, n * sizeof(uint64_t)) != 0)
 			t->conflict = 1;
 		return 0;
@@ -336,17 +336,17 @@ int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k)
 	t = ana_vec_push(sp->roots);
 	if (!t)
 		return GTT_ENOMEM;
-	t->entry = u->raw[k];
+	t->entry = entry;
 	t->n = (uint32_t)n;
 	memcpy(t->callers, u->raw + k + 1, n * sizeof(uint64_t));
 	return 0;
 }
 
-int ana_uw_root_complete(const sym_space *sp, uw_state *u)
+int ana_uw_root_complete(const sym_space *sp, uw_state *u, uint32_t entry)
 {
 	if (u->n == 0)
 		return 0;
-	const root_tail *t = root_find(sp, u->raw[u->n - 1]);
+	const root_tail *t = root_find(sp, entry);
 	if (!t || t->conflict || u->n + t->n > MAX_UNWIND)
 		return 0;
 	for (uint32_t i = 0; i < t->n; i++) {
