@@ -89,7 +89,7 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	const gtt_sample *smp = sp->cur;
 	if (!smp)
 		return false;
-	if (addr >= sp->cur_sp && addr - sp->cur_sp + 8 <= smp->stack_len) {
+	if (addr >= sp->cur_sp && addr - sp->cur_sp <= smp->stack_len && smp->stack_len - (addr - sp->cur_sp) >= 8) {
 		memcpy(result, smp->stack + (addr - sp->cur_sp), 8);
 		return true;
 	}
@@ -97,6 +97,8 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	if (md && read_file_word(md, addr, result))
 		return true;
 	/* which failure it was decides the reason and the remedy */
+	if (!sp->uw)
+		return false;
 	if (addr >= sp->cur_sp && addr - sp->cur_sp < STACK_REACH_BYTES)
 		sp->uw->read_beyond = 1;
 	else
@@ -277,7 +279,7 @@ int ana_uw_stitch(sym_space *sp, const gtt_sample *smp, uw_state *u)
 	 * give the recorded entries) until it leaves the copy: the frame address it leaves at is
 	 * the frame of entry i + 1. */
 	size_t i = 0;
-	while (fp >= rsp && fp - rsp + 16 <= smp->stack_len) {
+	while (fp >= rsp && fp - rsp <= smp->stack_len && smp->stack_len - (fp - rsp) >= 16) {
 		uint64_t next, ra;
 		memcpy(&next, smp->stack + (fp - rsp), 8);
 		memcpy(&ra, smp->stack + (fp - rsp) + 8, 8);
