@@ -25,6 +25,7 @@ typedef struct module {
 	int have_img, have_dbg;
 	rec_unw_tab *unw;
 	rec_symtab *syms;
+	int syms_tried;
 } module;
 
 typedef struct mapping {
@@ -225,7 +226,7 @@ static void mod_load(rec_as *as, module *m, const mapping *mp)
 			m->have_dbg = 1;
 	}
 	m->unw = rec_unw_tab_create(&m->img, m->have_dbg ? &m->dbgimg : NULL);
-	m->syms = rec_symtab_create(&m->img, m->have_dbg ? &m->dbgimg : NULL);
+	/* the symbol table is sorted at the first name asked for: not while a thread is stopped */
 }
 
 /* The mapping holding addr, its module loaded and bias computed. NULL when unmapped. */
@@ -295,6 +296,30 @@ int rec_as_symbol_addr(rec_as *as, const char *path, const char *name, uint64_t 
 		return 0;
 	}
 	return -1;
+}
+
+static void load_syms(module *m)
+{
+	if (!m->syms_tried && m->have_img) {
+		m->syms_tried = 1;
+		m->syms = rec_symtab_create(&m->img, m->have_dbg ? &m->dbgimg : NULL);
+	}
+}
+
+int rec_as_has_function(rec_as *as, const char *path, const char *name)
+{
+	size_t i;
+
+	for (i = 0; as && i < as->n_maps; i++) {
+		module *m;
+		if (as->maps[i].mod == UINT32_MAX || strcmp(as->mods[as->maps[i].mod].path, path) != 0)
+			continue;
+		if (!map_of(as, as->maps[i].start, &m) || !m)
+			return 0;
+		load_syms(m);
+		return rec_symtab_has(m->syms, name);
+	}
+	return 0;
 }
 
 /* ---- unwinding ---- */
@@ -411,6 +436,7 @@ int rec_as_symbolize(rec_as *as, uint64_t pc, int exact, rec_as_sym *out, char *
 	out->module = m->base;
 	out->path = m->path;
 	out->offset = mp->bias_known ? addr - mp->bias : addr - mp->start + mp->pgoff;
+	load_syms(m);
 	if (!mp->bias_known || !(name = rec_symtab_lookup(m->syms, addr - mp->bias, &off)))
 		return 0;
 	out->name = rec_sym_display(name, name_buf, cap);

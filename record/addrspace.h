@@ -26,6 +26,10 @@ int rec_as_find_module(const rec_as *as, const char *prefix, uint64_t *start, co
 /* Runtime address of a symbol in the binary mapped under path (.dynsym/.symtab): 0, or -1. */
 int rec_as_symbol_addr(rec_as *as, const char *path, const char *name, uint64_t *addr);
 
+/* 1 when the binary mapped under path has a function called name in its symbol tables (or
+ * its debug file's), 0 when not or unreadable. */
+int rec_as_has_function(rec_as *as, const char *path, const char *name);
+
 /* How a frame was found. */
 enum { REC_AS_FRAME_CFI = 0, REC_AS_FRAME_FP = 1 /* frame-pointer guess */, REC_AS_FRAME_SIGNAL = 2 };
 typedef struct rec_as_frame {

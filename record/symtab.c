@@ -152,6 +152,16 @@ const char *rec_symtab_lookup(const rec_symtab *t, uint64_t addr, uint64_t *off)
 	return NULL;
 }
 
+int rec_symtab_has(const rec_symtab *t, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; t && i < t->n; i++)
+		if (strncmp(t->v[i].name, name, n) == 0 && (t->v[i].name[n] == 0 || t->v[i].name[n] == '@'))
+			return 1;
+	return 0;
+}
+
 /* ---- demangling ---- */
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);

@@ -23,6 +23,9 @@ size_t rec_symtab_count(const rec_symtab *t);
  * without a size holds addresses up to the next symbol. NULL when none does. */
 const char *rec_symtab_lookup(const rec_symtab *t, uint64_t addr, uint64_t *off);
 
+/* 1 when a function called name (exactly, before any @VERSION) is in the table. */
+int rec_symtab_has(const rec_symtab *t, const char *name);
+
 /* A symbol name as shown: without an ELF version ("memcpy@@GLIBC_2.14" -> "memcpy"), C++
  * names demangled when libstdc++ can be loaded (else left mangled). Returns buf. */
 const char *rec_sym_display(const char *name, char *buf, size_t cap);

@@ -46,6 +46,7 @@ struct rec_unw_tab {
 	uint64_t hdr_table, hdr_count; /* offset of the (sdata4 datarel) search table, entries */
 	idx_ent *idx;             /* sorted by start: FDEs not reachable through the hdr table */
 	size_t n_idx;
+	int dbg_pending;          /* .debug_frame not indexed yet (done at the first miss) */
 };
 
 typedef struct cie {
@@ -370,11 +371,18 @@ static int idx_lookup(const rec_unw_tab *t, uint64_t pc, fde *out)
 	return -1;
 }
 
-static int find_fde(const rec_unw_tab *t, uint64_t pc, fde *out)
+static int index_debug_frame(rec_unw_tab *t);
+
+static int find_fde(rec_unw_tab *t, uint64_t pc, fde *out)
 {
 	if (hdr_lookup(t, pc, out) == 0)
 		return 0;
-	return idx_lookup(t, pc, out);
+	if (idx_lookup(t, pc, out) == 0)
+		return 0;
+	/* .eh_frame covers nearly all code; .debug_frame is indexed only when it does not */
+	if (t->dbg_pending && index_debug_frame(t) == 0)
+		return idx_lookup(t, pc, out);
+	return -1;
 }
 
 /* ---- building the table ---- */
@@ -440,6 +448,15 @@ static void use_hdr(rec_unw_tab *t, const rec_elfimg *img)
 	t->hdr_count = n;
 }
 
+static int index_debug_frame(rec_unw_tab *t)
+{
+	t->dbg_pending = 0;
+	if (scan(t, &t->dbg, 1) < 0)
+		return -1;
+	qsort(t->idx, t->n_idx, sizeof(*t->idx), cmp_idx);
+	return 0;
+}
+
 rec_unw_tab *rec_unw_tab_create(const rec_elfimg *img, const rec_elfimg *dbg)
 {
 	rec_unw_tab *t = calloc(1, sizeof(*t));
@@ -452,17 +469,19 @@ rec_unw_tab *rec_unw_tab_create(const rec_elfimg *img, const rec_elfimg *dbg)
 		use_hdr(t, img);
 		if (!t->hdr_count && scan(t, &t->eh, 0) < 0)
 			goto fail;
+		if (t->n_idx)
+			qsort(t->idx, t->n_idx, sizeof(*t->idx), cmp_idx);
 	}
 	if ((img && rec_elfimg_section(img, ".debug_frame", &s) == 0) ||
 	    (dbg && rec_elfimg_section(dbg, ".debug_frame", &s) == 0)) {
 		t->dbg = (sec){ s.data, s.size, s.addr, 0 };
-		if (scan(t, &t->dbg, 1) < 0)
+		t->dbg_pending = 1;
+		/* without .eh_frame it is all there is: index it now */
+		if (!t->hdr_count && !t->n_idx && index_debug_frame(t) < 0)
 			goto fail;
 	}
 	if (!t->hdr_count && !t->n_idx)
 		goto fail;
-	if (t->n_idx)
-		qsort(t->idx, t->n_idx, sizeof(*t->idx), cmp_idx);
 	return t;
 fail:
 	rec_unw_tab_destroy(t);
@@ -482,7 +501,7 @@ uint64_t rec_unw_tab_fdes(const rec_unw_tab *t)
 	return t ? t->hdr_count + t->n_idx : 0;
 }
 
-int rec_unw_func_start(const rec_unw_tab *t, uint64_t pc, uint64_t *start)
+int rec_unw_func_start(rec_unw_tab *t, uint64_t pc, uint64_t *start)
 {
 	fde f;
 
@@ -735,7 +754,7 @@ static int eval_expr(const sec *s, uint64_t at, uint64_t len, const rec_unw_regs
 
 /* ---- one step ---- */
 
-int rec_unw_step(const rec_unw_tab *t, uint64_t bias, rec_unw_regs *regs, int pc_is_return,
+int rec_unw_step(rec_unw_tab *t, uint64_t bias, rec_unw_regs *regs, int pc_is_return,
                  int *signal_frame, rec_unw_read_fn rd, void *ctx)
 {
 	uint64_t pc, cfa, v;

@@ -34,17 +34,18 @@ typedef struct rec_unw_tab rec_unw_tab;
  * the table. NULL when neither has any CFI, or on ENOMEM. */
 rec_unw_tab *rec_unw_tab_create(const rec_elfimg *img, const rec_elfimg *dbg);
 void rec_unw_tab_destroy(rec_unw_tab *t);
-/* Number of FDEs the table can search (the search table's count plus the scanned index). */
+/* Number of FDEs the table can search now (the search table's count plus the scanned index;
+ * a .debug_frame beside an .eh_frame is indexed at the first pc .eh_frame does not cover). */
 uint64_t rec_unw_tab_fdes(const rec_unw_tab *t);
 
 /* One step from the frame in *regs to its caller, in place. bias is the module's runtime minus
  * link-time address. pc_is_return: r[IP] is a return address, so the CFI row of the call
  * (pc - 1) applies. On success *signal_frame is set when this frame is a signal trampoline
  * (the caller's pc is then exact, not a return address). */
-int rec_unw_step(const rec_unw_tab *t, uint64_t bias, rec_unw_regs *regs, int pc_is_return,
+int rec_unw_step(rec_unw_tab *t, uint64_t bias, rec_unw_regs *regs, int pc_is_return,
                  int *signal_frame, rec_unw_read_fn rd, void *ctx);
 /* Link-time start of the function whose FDE covers the link-time pc; 0 and *start, or
  * REC_UNW_ENOINFO. (A symbol-less address can still be named "[module+start]".) */
-int rec_unw_func_start(const rec_unw_tab *t, uint64_t pc, uint64_t *start);
+int rec_unw_func_start(rec_unw_tab *t, uint64_t pc, uint64_t *start);
 
 #endif
