@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "elf.h"
+#include "gt_util.h"
 #include "elfimg.h"
 #include "symtab.h"
 
@@ -41,7 +42,7 @@ struct rec_as {
 	mapping *maps;           /* sorted by start (as /proc lists them) */
 	size_t n_maps;
 	module *mods;
-	size_t n_mods;
+	size_t n_mods, cap_mods;
 };
 
 static const char *base_name(const char *path)
@@ -50,21 +51,15 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-static uint32_t mod_index(rec_as *as, const char *path, size_t *cap)
+static uint32_t mod_index(rec_as *as, const char *path)
 {
 	size_t i;
 
 	for (i = 0; i < as->n_mods; i++)
 		if (strcmp(as->mods[i].path, path) == 0)
 			return (uint32_t)i;
-	if (as->n_mods == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 32;
-		module *v = realloc(as->mods, ncap * sizeof(*v));
-		if (!v)
-			return UINT32_MAX - 1;
-		as->mods = v;
-		*cap = ncap;
-	}
+	if (GT_GROW(as->mods, as->cap_mods, as->n_mods + 1) < 0)
+		return UINT32_MAX - 1;
 	memset(&as->mods[as->n_mods], 0, sizeof(module));
 	as->mods[as->n_mods].path = strdup(path);
 	if (!as->mods[as->n_mods].path)
@@ -73,26 +68,20 @@ static uint32_t mod_index(rec_as *as, const char *path, size_t *cap)
 	return (uint32_t)as->n_mods++;
 }
 
-rec_as *rec_as_open(pid_t pid, rec_procmem *mem, int *err)
+/* Read /proc/PID/maps into as->maps (replacing them), modules found by path. 0 or an errno. */
+static int read_maps(rec_as *as)
 {
 	char fn[64], line[PATH_MAX + 160];
-	size_t cap = 0, mcap = 0;
-	rec_as *as = calloc(1, sizeof(*as));
-	FILE *f = NULL;
+	size_t cap = 0;
+	mapping *maps = NULL;
+	size_t n = 0;
+	int err = 0;
+	FILE *f;
 
-	*err = 0;
-	if (!as) {
-		*err = ENOMEM;
-		return NULL;
-	}
-	as->pid = pid;
-	as->mem = mem;
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)as->pid);
 	f = fopen(fn, "re");
-	if (!f) {
-		*err = errno == ENOENT ? ESRCH : errno;
-		goto fail;
-	}
+	if (!f)
+		return errno == ENOENT ? ESRCH : errno;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi, off;
 		char perms[8], path[PATH_MAX + 16];
@@ -107,35 +96,53 @@ rec_as *rec_as_open(pid_t pid, rec_procmem *mem, int *err)
 		if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
 			path[plen - 10] = 0;
 		if (path[0] == '/' || strcmp(path, "[vdso]") == 0) {
-			mi = mod_index(as, path, &mcap);
+			mi = mod_index(as, path);
 			if (mi == UINT32_MAX - 1) {
-				*err = ENOMEM;
-				goto fail;
+				err = ENOMEM;
+				goto out;
 			}
 		}
-		if (as->n_maps == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			mapping *v = realloc(as->maps, ncap * sizeof(*v));
-			if (!v) {
-				*err = ENOMEM;
-				goto fail;
-			}
-			as->maps = v;
-			cap = ncap;
+		if (GT_GROW(maps, cap, n + 1) < 0) {
+			err = ENOMEM;
+			goto out;
 		}
-		as->maps[as->n_maps++] = (mapping){ lo, hi, off, mi, 0, 0 };
+		maps[n++] = (mapping){ lo, hi, off, mi, 0, 0 };
 	}
-	if (ferror(f)) {
-		*err = ESRCH; /* the process went away while /proc listed it */
-		goto fail;
-	}
+	if (ferror(f))
+		err = ESRCH; /* the process went away while /proc listed it */
+out:
 	fclose(f);
+	if (err) {
+		free(maps);
+		return err;
+	}
+	free(as->maps);
+	as->maps = maps;
+	as->n_maps = n;
+	return 0;
+}
+
+rec_as *rec_as_open(pid_t pid, rec_procmem *mem, int *err)
+{
+	rec_as *as = calloc(1, sizeof(*as));
+
+	*err = 0;
+	if (!as) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	as->pid = pid;
+	as->mem = mem;
+	if ((*err = read_maps(as)) != 0) {
+		rec_as_close(as);
+		return NULL;
+	}
 	return as;
-fail:
-	if (f)
-		fclose(f);
-	rec_as_close(as);
-	return NULL;
+}
+
+int rec_as_refresh(rec_as *as)
+{
+	return -read_maps(as);
 }
 
 void rec_as_close(rec_as *as)

@@ -18,6 +18,9 @@ typedef struct rec_as rec_as;
  * NULL with *err = errno (ESRCH when the process is gone). */
 rec_as *rec_as_open(pid_t pid, rec_procmem *mem, int *err);
 void rec_as_close(rec_as *as);
+/* Read the mappings again (libraries loaded since, an exec): binaries already opened are kept.
+ * 0 or -errno (the old mappings stay on failure). */
+int rec_as_refresh(rec_as *as);
 /* Number of executable mappings. */
 size_t rec_as_mappings(const rec_as *as);
 /* Whether a mapping whose file name starts with prefix ("libcuda.so") is present: its start

@@ -40,6 +40,8 @@ static void usage(FILE *f)
 	        "  --children               --dump: also every descendant process\n"
 	        "  --json                   --dump: JSON on stdout\n"
 	        "  --all-frames             --dump: do not fold interpreter frames between Python frames\n"
+	        "  --top                    while recording, a live per-thread view on the terminal: CPU %%,\n"
+	        "                           GIL classes, hottest function, lost samples (q quits, t: totals)\n"
 	        "  -q, --quiet              no status line, no summary\n"
 	        "  -h, --help               this text\n"
 	        "  -V, --version            print the version\n"
@@ -93,7 +95,7 @@ static int parse_call_graph(const char *s, rec_opts *o)
 int main(int argc, char **argv)
 {
 	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
-	       OPT_JSON, OPT_ALL_FRAMES };
+	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -108,6 +110,7 @@ int main(int argc, char **argv)
 		{ "children", no_argument, NULL, OPT_CHILDREN },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
+		{ "top", no_argument, NULL, OPT_TOP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -180,6 +183,9 @@ int main(int argc, char **argv)
 		case OPT_ALL_FRAMES:
 			dump.all_frames = 1;
 			break;
+		case OPT_TOP:
+			o.top = 1;
+			break;
 		case 'q':
 			o.quiet = 1;
 			break;
@@ -198,6 +204,8 @@ int main(int argc, char **argv)
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
 		return bad("unknown option %s", argv[optind]);
 	o.argv = argv + optind;
+	if (o.top && (want_dump || o.prepare))
+		return bad("%s--top goes with a recording (a COMMAND or -p PID), not --dump or --prepare", "");
 	if (want_dump) {
 		if (o.pid <= 0 || optind < argc)
 			return bad("%s--dump takes -p PID (and no command)", "");

@@ -99,6 +99,26 @@ int rec_pt_read(pid_t pid, pid_t tid, rec_pt_state *out)
 	return 0;
 }
 
+int rec_pt_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns)
+{
+	char fn[96], buf[1024], *p, *tok, *save = NULL;
+	long ticks = sysconf(_SC_CLK_TCK);
+	uint64_t sum = 0;
+	ssize_t n;
+	int field;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if ((n = slurp(fn, buf, sizeof(buf))) < 0)
+		return (int)n;
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
+		return -ESRCH;
+	for (field = 3, tok = strtok_r(p + 2, " ", &save); tok && field <= 15; tok = strtok_r(NULL, " ", &save), field++)
+		if (field == 14 || field == 15)
+			sum += strtoull(tok, NULL, 10);
+	*ns = sum * (1000000000ull / (uint64_t)(ticks > 0 ? ticks : 100));
+	return 0;
+}
+
 int rec_pt_kernel_stack(pid_t pid, pid_t tid, char (*names)[64], int cap)
 {
 	char fn[96], buf[4096], *line, *save = NULL;

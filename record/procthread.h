@@ -25,6 +25,9 @@ typedef struct rec_pt_state {
 /* Read stat, comm, wchan and syscall of thread tid of pid. 0, or -ESRCH when gone. Fields
  * that were refused stay unknown ("" / REC_PT_SC_UNKNOWN). */
 int rec_pt_read(pid_t pid, pid_t tid, rec_pt_state *out);
+/* Only the CPU time (utime + stime) of tid, from stat: the cheap read for a live view. 0, or
+ * -ESRCH when gone. */
+int rec_pt_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns);
 /* The kernel functions of tid's kernel stack, innermost first ("futex_wait_queue") into
  * names[0..cap), each at most 64 bytes. Returns the count, or -errno (-EACCES without root). */
 int rec_pt_kernel_stack(pid_t pid, pid_t tid, char (*names)[64], int cap);

@@ -111,6 +111,8 @@ static void put_rec(rec_py *p, const gtt_record *r)
 {
 	if (p->w)
 		gtt_write(p->w, r);
+	if (p->opts.observe)
+		p->opts.observe(p->opts.observe_ctx, r);
 }
 
 static void put_health(rec_py *p, uint32_t source, uint32_t kind, uint64_t t0, uint64_t t1,

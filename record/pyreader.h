@@ -13,6 +13,9 @@ typedef struct rec_py_opts {
 	double gil_hz;        /* GIL polls per second (default 1000) */
 	int forced;           /* --python: the user insists; failure to find CPython is an error */
 	int verbose;
+	/* Called after every record the reader writes (--top), from the reader's threads; NULL: none */
+	void (*observe)(void *ctx, const gtt_record *rec);
+	void *observe_ctx;
 } rec_py_opts;
 
 typedef struct rec_py rec_py;
