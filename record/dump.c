@@ -170,7 +170,7 @@ static void read_unstopped(dproc *p, dthr *t, int want_stack)
 
 static void find_python(dproc *p)
 {
-	char err[512] = "";
+	char err[400] = "";
 	uint64_t probe;
 	const char *path;
 	int rc;

@@ -12,7 +12,7 @@
 static ssize_t slurp(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, got = 0;
+	ssize_t n = 0, got = 0;
 
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;

@@ -322,17 +322,18 @@ static int parse_fde(const sec *s, uint64_t off, fde *out)
 /* Through .eh_frame_hdr's sorted table of (initial location, FDE address), sdata4 datarel. */
 static int hdr_lookup(const rec_unw_tab *t, uint64_t pc, fde *out)
 {
-	uint64_t lo = 0, hi = t->hdr_count;
-	const uint8_t *tab = t->hdr.data + t->hdr_table;
-	int64_t start, fde_addr;
+	uint64_t lo = 0, hi = t->hdr_count, start, fde_addr;
+	const uint8_t *tab;
 
 	if (!t->hdr_count)
 		return -1;
+	tab = t->hdr.data + t->hdr_table;
+	/* entries are signed offsets from the section: add them modulo 2^64 */
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		int32_t v;
 		memcpy(&v, tab + mid * 8, 4);
-		if ((uint64_t)((int64_t)t->hdr.addr + v) <= pc)
+		if (t->hdr.addr + (uint64_t)(int64_t)v <= pc)
 			lo = mid;
 		else
 			hi = mid;
@@ -341,12 +342,12 @@ static int hdr_lookup(const rec_unw_tab *t, uint64_t pc, fde *out)
 		int32_t a, b;
 		memcpy(&a, tab + lo * 8, 4);
 		memcpy(&b, tab + lo * 8 + 4, 4);
-		start = (int64_t)t->hdr.addr + a;
-		fde_addr = (int64_t)t->hdr.addr + b;
+		start = t->hdr.addr + (uint64_t)(int64_t)a;
+		fde_addr = t->hdr.addr + (uint64_t)(int64_t)b;
 	}
-	if ((uint64_t)start > pc || (uint64_t)fde_addr < t->eh.addr || (uint64_t)fde_addr - t->eh.addr >= t->eh.size)
+	if (start > pc || fde_addr < t->eh.addr || fde_addr - t->eh.addr >= t->eh.size)
 		return -1;
-	if (parse_fde(&t->eh, (uint64_t)fde_addr - t->eh.addr, out) < 0)
+	if (parse_fde(&t->eh, fde_addr - t->eh.addr, out) < 0)
 		return -1;
 	return pc >= out->start && pc - out->start < out->range ? 0 : -1;
 }
@@ -453,7 +454,8 @@ static int index_debug_frame(rec_unw_tab *t)
 	t->dbg_pending = 0;
 	if (scan(t, &t->dbg, 1) < 0)
 		return -1;
-	qsort(t->idx, t->n_idx, sizeof(*t->idx), cmp_idx);
+	if (t->n_idx)
+		qsort(t->idx, t->n_idx, sizeof(*t->idx), cmp_idx);
 	return 0;
 }
 
@@ -513,6 +515,13 @@ int rec_unw_func_start(rec_unw_tab *t, uint64_t pc, uint64_t *start)
 
 /* ---- the CFA program ---- */
 
+/* v * data_align, wrapping like the unsigned arithmetic the target did (garbage CFI must not
+ * overflow a signed multiplication) */
+static int64_t scaled(uint64_t v, int64_t data_align)
+{
+	return (int64_t)(v * (uint64_t)data_align);
+}
+
 static void set_rule(row *r, uint64_t reg, uint8_t kind, int64_t val)
 {
 	if (reg < REC_UNW_NREGS)
@@ -534,7 +543,7 @@ static int run_cfa(const sec *s, const cie *ci, uint64_t from, uint64_t to, uint
 
 		switch (op & 0xc0) {
 		case 0x40: delta = lo * ci->code_align; goto advance;
-		case 0x80: set_rule(r, lo, R_OFFSET, (int64_t)get_uleb(&c) * ci->data_align); continue;
+		case 0x80: set_rule(r, lo, R_OFFSET, scaled(get_uleb(&c), ci->data_align)); continue;
 		case 0xc0:
 			if (lo < REC_UNW_NREGS)
 				r->reg[lo] = init ? init->reg[lo] : (rule){ R_UNSET, 0, 0, 0 };
@@ -553,7 +562,7 @@ static int run_cfa(const sec *s, const cie *ci, uint64_t from, uint64_t to, uint
 		case 0x02: delta = get_un(&c, 1) * ci->code_align; goto advance;
 		case 0x03: delta = get_un(&c, 2) * ci->code_align; goto advance;
 		case 0x04: delta = get_un(&c, 4) * ci->code_align; goto advance;
-		case 0x05: reg = get_uleb(&c); set_rule(r, reg, R_OFFSET, (int64_t)get_uleb(&c) * ci->data_align); break;
+		case 0x05: reg = get_uleb(&c); set_rule(r, reg, R_OFFSET, scaled(get_uleb(&c), ci->data_align)); break;
 		case 0x06:
 			reg = get_uleb(&c);
 			if (reg < REC_UNW_NREGS)
@@ -601,17 +610,17 @@ static int run_cfa(const sec *s, const cie *ci, uint64_t from, uint64_t to, uint
 			c.at += len;
 			break;
 		}
-		case 0x11: reg = get_uleb(&c); set_rule(r, reg, R_OFFSET, get_sleb(&c) * ci->data_align); break;
+		case 0x11: reg = get_uleb(&c); set_rule(r, reg, R_OFFSET, scaled((uint64_t)get_sleb(&c), ci->data_align)); break;
 		case 0x12:
 			r->cfa_is_expr = 0;
 			r->cfa_reg = (uint32_t)get_uleb(&c);
-			r->cfa_off = get_sleb(&c) * ci->data_align;
+			r->cfa_off = scaled((uint64_t)get_sleb(&c), ci->data_align);
 			break;
-		case 0x13: r->cfa_off = get_sleb(&c) * ci->data_align; break;
-		case 0x14: reg = get_uleb(&c); set_rule(r, reg, R_VAL_OFFSET, (int64_t)get_uleb(&c) * ci->data_align); break;
-		case 0x15: reg = get_uleb(&c); set_rule(r, reg, R_VAL_OFFSET, get_sleb(&c) * ci->data_align); break;
+		case 0x13: r->cfa_off = scaled((uint64_t)get_sleb(&c), ci->data_align); break;
+		case 0x14: reg = get_uleb(&c); set_rule(r, reg, R_VAL_OFFSET, scaled(get_uleb(&c), ci->data_align)); break;
+		case 0x15: reg = get_uleb(&c); set_rule(r, reg, R_VAL_OFFSET, scaled((uint64_t)get_sleb(&c), ci->data_align)); break;
 		case 0x2e: get_uleb(&c); break; /* GNU_args_size */
-		case 0x2f: reg = get_uleb(&c); set_rule(r, reg, R_OFFSET, -(int64_t)get_uleb(&c) * ci->data_align); break;
+		case 0x2f: reg = get_uleb(&c); set_rule(r, reg, R_OFFSET, scaled(-get_uleb(&c), ci->data_align)); break;
 		default: return -1;
 		}
 		continue;
@@ -722,7 +731,12 @@ static int eval_expr(const sec *s, uint64_t at, uint64_t len, const rec_unw_regs
 			a = st[sp - 1];
 			switch (op) {
 			case 0x1a: a &= b; break;
-			case 0x1b: if (!b) return REC_UNW_EBAD; a = (uint64_t)((int64_t)a / (int64_t)b); break;
+			case 0x1b:
+				if (!b)
+					return REC_UNW_EBAD;
+				/* INT64_MIN / -1 overflows: negate modulo 2^64 instead */
+				a = b == ~0ull ? -a : (uint64_t)((int64_t)a / (int64_t)b);
+				break;
 			case 0x1c: a -= b; break;
 			case 0x1d: if (!b) return REC_UNW_EBAD; a %= b; break;
 			case 0x1e: a *= b; break;

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "gt_util.h"
+#include "procmem.h"
 #include "testhelp.h"
 #include "top.h"
 
@@ -33,9 +34,13 @@ __attribute__((noinline)) static void capture(void)
 	memset(g_regs, 0, sizeof(g_regs));
 	g_regs[1] = bx; g_regs[6] = bp; g_regs[7] = sp; g_regs[8] = ip;
 	g_regs[13] = r12; g_regs[14] = r13; g_regs[15] = r14; g_regs[16] = r15;
-	/* the live stack above us, up to a few KiB (it is ours: it is mapped) */
-	g_stack_len = 4096;
-	memcpy(g_stack, (const void *)(uintptr_t)sp, g_stack_len);
+	/* the live stack above us, a few KiB, read as gt-record reads a target's (ASan's redzones
+	 * in our own frames are no business of a plain memcpy) */
+	{
+		rec_procmem *me = rec_procmem_open(getpid());
+		g_stack_len = me && rec_procmem_read(me, sp, g_stack, 4096) == 0 ? 4096 : 0;
+		rec_procmem_close(me);
+	}
 	g_sink++;
 }
 
