@@ -3,6 +3,7 @@
  * functions without frame pointers, through a signal handler, and through libc; and the CFA
  * program and DWARF expressions on hand-made .eh_frame entries (PLT-style expression CFA,
  * remember/restore state, expression and val_offset rules, a truncated entry). */
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include "addrspace.h"
 #include "elfimg.h"
 #include "procmem.h"
+#include "symtab.h"
 #include "testhelp.h"
 #include "unwind.h"
 
@@ -375,10 +377,29 @@ static void test_fake(void)
 	}
 }
 
+static void test_names(void)
+{
+	char buf[256];
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	th_check(strcmp(rec_sym_display("memcpy@@GLIBC_2.14", buf, sizeof(buf)), "memcpy") == 0,
+	         "an ELF version goes: %s", buf);
+	rec_sym_display("_ZN2at6native12_GLOBAL__N_14gemmEv", buf, sizeof(buf));
+	if (h || access("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", F_OK) == 0)
+		th_check(strcmp(buf, "at::native::(anonymous namespace)::gemm()") == 0, "C++ demangled: %s", buf);
+	else
+		printf("SKIP: no libstdc++ to demangle with\n");
+	th_check(strcmp(rec_sym_display("_Znot_a_name", buf, sizeof(buf)), "_Znot_a_name") == 0,
+	         "an invalid mangled name stays as it is: %s", buf);
+	rec_sym_display("_ZN2at6native12_GLOBAL__N_14gemmEv", buf, 8);
+	th_check(strlen(buf) == 7, "cut to the buffer: '%s'", buf);
+}
+
 int main(void)
 {
 	test_self();
 	test_fake();
+	test_names();
 	return th_report();
 }
 
