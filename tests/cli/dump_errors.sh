@@ -112,6 +112,27 @@ echo "$b" | grep -q '^    nap_outer (dump_native)$' && pass "... its stack still
 	fail "... no stack from /proc for the traced thread: $b"
 kill "$h"
 
+# a thread in uninterruptible sleep (waiting for a CLONE_VFORK child) is not interrupted: its
+# stack comes from /proc; --children dumps the child process too
+"$NAT" "$TMP/r6" vfork >/dev/null 2>&1 &
+vp=$!
+pids+=("$vp")
+for _ in $(seq 200); do [ -s "$TMP/r6" ] && break; sleep 0.05; done
+vc=$(tid_of vchild "$TMP/r6") vt=$(tid_of vfork "$TMP/r6")
+[ -n "$vc" ] && pids+=("$vc")
+check_rc "--children with a thread in uninterruptible sleep: exit 0" 0 "$REC" --dump --children -p "$vp"
+b=$(block "$TMP/out" "$vt")
+echo "$b" | head -1 | grep -q ': in uninterruptible sleep in clone' && echo "$b" | grep -q '^    __clone (libc\.so\.6)$' &&
+	echo "$b" | grep -q '(not stopped: uninterruptible sleep; native stack from /proc' &&
+	pass "a D-state thread: not stopped, its stack from /proc's sp and pc, said so" || fail "D-state thread: $b"
+[ "$(grep -c '^Process ' "$TMP/out")" -eq 2 ] && grep -q "^Process $vc: " "$TMP/out" &&
+	block "$TMP/out" "$vc" | grep -q '^    vchild (dump_native)$' &&
+	pass "--children: the vfork child dumped as a second process (vchild on its stack)" ||
+	fail "--children: $(grep '^Process' "$TMP/out" | tr '\n' ' ')"
+st=$(awk '/^State:/ { print $2 }' /proc/"$vp"/task/*/status 2>/dev/null | sort -u | tr -d '\n')
+[[ "$st" != *[tT]* ]] && pass "... and it runs on ($st)" || fail "left stopped: $st"
+kill -9 "$vc" "$vp" 2>/dev/null
+
 # ptrace refused: a process of another user, and root without CAP_SYS_PTRACE
 if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
 	# the other user writes its ready file where it may
