@@ -120,10 +120,11 @@ ifeq ($(HAVE_CUDA),1)
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 endif
 
+# -ldl: --dump demangles C++ names through a dlopen'ed libstdc++ (glibc < 2.34 keeps dlopen there)
 $(GT_RECORD): $(OBJ)/record/main.o $(LIBREC) $(LIBGTT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 
 $(GT_ANALYZE): $(OBJ)/analyze/main.o $(LIBANA) $(LIBGTT)
 	@mkdir -p $(@D)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
 #include "session.h"
 
 #ifndef GT_VERSION
@@ -20,6 +21,7 @@ static void usage(FILE *f)
 	        "usage: gt-record [options] -- COMMAND [ARGS...]   record a command (and its threads and children)\n"
 	        "       gt-record [options] -p PID                 attach to a running process\n"
 	        "       gt-record --prepare -- COMMAND [ARGS...]   run COMMAND with the CUDA agent dormant, for a later -p\n"
+	        "       gt-record --dump -p PID [--children] [--json | -o FILE]   what every thread does now\n"
 	        "\n"
 	        "options:\n"
 	        "  -o, --output FILE        trace file (default gt.gtt)\n"
@@ -33,6 +35,14 @@ static void usage(FILE *f)
 	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
 	        "  --python[=auto|on|off]   read CPython stacks and GIL state (default auto; on: fail if none)\n"
 	        "  --no-cuda                do not inject the CUDA agent\n"
+	        "  --dump                   print each thread's state, GIL state and Python + native stack now\n"
+	        "                           (each thread stopped alone, for microseconds; see docs/DUMP.md);\n"
+	        "                           with -o FILE: a one-snapshot trace for gt-analyze instead\n"
+	        "  --children               --dump: also every descendant process\n"
+	        "  --json                   --dump: JSON on stdout\n"
+	        "  --all-frames             --dump: do not fold interpreter frames between Python frames\n"
+	        "  --top                    while recording, a live per-thread view on the terminal: CPU %%,\n"
+	        "                           GIL classes, hottest function, lost samples (q quits, t: totals)\n"
 	        "  -q, --quiet              no status line, no summary\n"
 	        "  -h, --help               this text\n"
 	        "  -V, --version            print the version\n"
@@ -85,7 +95,8 @@ static int parse_call_graph(const char *s, rec_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE };
+	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
+	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -96,13 +107,19 @@ int main(int argc, char **argv)
 		{ "python", optional_argument, NULL, OPT_PYTHON },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
 		{ "prepare", no_argument, NULL, OPT_PREPARE },
+		{ "dump", no_argument, NULL, OPT_DUMP },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
+		{ "top", no_argument, NULL, OPT_TOP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	rec_opts o;
-	int c;
+	rec_dump_opts dump = { 0 };
+	int c, want_dump = 0, output_given = 0;
 
 	rec_opts_init(&o);
 	o.argv0 = argv[0];
@@ -115,6 +132,7 @@ int main(int argc, char **argv)
 			if (!optarg[0])
 				return bad("%s-o needs a file name", "");
 			o.output = optarg;
+			output_given = 1;
 			break;
 		case 'F':
 			if (parse_double(optarg, 0.001, 100000, &v) < 0)
@@ -154,6 +172,21 @@ int main(int argc, char **argv)
 		case OPT_PREPARE:
 			o.prepare = 1;
 			break;
+		case OPT_DUMP:
+			want_dump = 1;
+			break;
+		case OPT_CHILDREN:
+			dump.children = 1;
+			break;
+		case OPT_JSON:
+			dump.json = 1;
+			break;
+		case OPT_ALL_FRAMES:
+			dump.all_frames = 1;
+			break;
+		case OPT_TOP:
+			o.top = 1;
+			break;
 		case 'q':
 			o.quiet = 1;
 			break;
@@ -172,6 +205,21 @@ int main(int argc, char **argv)
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
 		return bad("unknown option %s", argv[optind]);
 	o.argv = argv + optind;
+	if (o.top && (want_dump || o.prepare))
+		return bad("%s--top goes with a recording (a COMMAND or -p PID), not --dump or --prepare", "");
+	if (want_dump) {
+		if (o.pid <= 0 || optind < argc)
+			return bad("%s--dump takes -p PID (and no command)", "");
+		if (dump.json && output_given)
+			return bad("%s--json prints; -o writes a trace: choose one", "");
+		dump.pid = o.pid;
+		dump.output = output_given ? o.output : NULL;
+		dump.no_archive = o.no_archive;
+		dump.quiet = o.quiet;
+		return rec_dump_run(&dump);
+	}
+	if (dump.children || dump.json || dump.all_frames)
+		return bad("%s--children, --json and --all-frames go with --dump", "");
 	if (o.pid > 0 && optind < argc)
 		return bad("%s-p PID and a COMMAND exclude each other", "");
 	if (o.pid > 0 && o.prepare)

@@ -111,6 +111,8 @@ static void put_rec(rec_py *p, const gtt_record *r)
 {
 	if (p->w)
 		gtt_write(p->w, r);
+	if (p->opts.observe)
+		p->opts.observe(p->opts.observe_ctx, r);
 }
 
 static void put_health(rec_py *p, uint32_t source, uint32_t kind, uint64_t t0, uint64_t t1,
@@ -1117,6 +1119,45 @@ int rec_py_stop(rec_py *p, char *err, size_t errlen)
 	for (i = 0; i < p->codes_cap; i++)
 		rec_pycode_clear(&p->codes[i].c);
 	free(p->codes);
+	rec_procmem_close(p->mem);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return rc;
+}
+
+int rec_py_find(pid_t pid, rec_py_found *out, char *err, size_t errlen)
+{
+	rec_py *p = calloc(1, sizeof(*p));
+	int rc = -1;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	p->pid = pid;
+	snprintf(p->pidstr, sizeof(p->pidstr), "%d", (int)pid);
+	pthread_mutex_init(&p->lock, NULL);
+	p->mem = rec_procmem_open(pid);
+	if (!p->mem) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	rc = discover(p);
+	if (rc == 1) {
+		memset(out, 0, sizeof(*out));
+		out->off = p->off;
+		out->runtime = p->runtime;
+		out->code_type = p->code_type;
+		snprintf(out->version, sizeof(out->version), "%s", p->version);
+		snprintf(out->path, sizeof(out->path), "%s", p->interp_path);
+	} else if (rc < 0 || p->tentative[0]) {
+		snprintf(err, errlen, "%s", rc < 0 ? p->reason : p->tentative);
+		rc = -1;
+	} else {
+		snprintf(err, errlen, "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)",
+		         (int)pid);
+	}
+out:
 	rec_procmem_close(p->mem);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -21,6 +21,7 @@
 #include "procfs.h"
 #include "pyreader.h"
 #include "ticker.h"
+#include "top.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "0"
@@ -47,6 +48,7 @@ typedef struct sess {
 	rec_cuda *cuda;
 	rec_py *py;
 	rec_ticker *drain;
+	rec_top *top;            /* --top, NULL without */
 	pid_t target;
 	int launch;
 	int child_alive;        /* launch mode: the command has not been reaped */
@@ -125,6 +127,7 @@ static void observe(void *ctx, const gtt_record *r)
 {
 	sess *s = ctx;
 
+	rec_top_model_observe(rec_top_model_of(s->top), r);
 	switch (r->tag) {
 	case GTT_REC_SAMPLE:
 		rec_archive_hit_sample(s->arch, &r->u.sample);
@@ -491,6 +494,14 @@ static void run_loop(sess *s)
 	}
 }
 
+/* --top: the view starts before the events, so it sees the first samples. */
+static rec_top *top_start(sess *s, const char *command, char *err, size_t errlen)
+{
+	rec_top_opts to = { s->target, s->o->freq_hz, command };
+
+	return rec_top_start(&to, err, errlen);
+}
+
 /* Python: the reader starts once the target exists (it waits for the interpreter itself). */
 static void python_start(sess *s)
 {
@@ -502,6 +513,8 @@ static void python_start(sess *s)
 	memset(&po, 0, sizeof(po));
 	po.stack_hz = s->o->freq_hz;
 	po.forced = s->o->python == REC_PY_ON;
+	po.observe = s->top ? rec_top_model_observe : NULL;
+	po.observe_ctx = rec_top_model_of(s->top);
 	s->py = rec_py_start(s->target, s->w, &po, err, sizeof(err));
 	if (!s->py && po.forced) {
 		snprintf(s->py_note, sizeof(s->py_note), "--python=on: %s", err);
@@ -544,7 +557,7 @@ int rec_session_run(const rec_opts *o)
 	memset(&as, 0, sizeof(as));
 	s.o = o;
 	s.launch = o->pid <= 0;
-	s.tty = isatty(2);
+	s.tty = isatty(2) && !o->top; /* --top owns the terminal: no status line */
 	s.end_reason = GTT_END_ERROR;
 	if (setup_signals() < 0) {
 		say("cannot install signal handlers: %s", strerror(errno));
@@ -605,6 +618,13 @@ int rec_session_run(const rec_opts *o)
 		}
 		s.child_alive = 1;
 		write_meta(&s, command);
+		if (o->top && !(s.top = top_start(&s, command, err, sizeof(err)))) {
+			say("%s", err);
+			close(go_fd);
+			go_fd = -1;
+			reap(&s, TERM_GRACE_NS);
+			goto fail_unlink;
+		}
 		s.perf = rec_perf_open_launch(s.target, &po, s.w, observe, &s, err, sizeof(err), &why);
 		if (!s.perf) {
 			say("%s", err);
@@ -636,6 +656,10 @@ int rec_session_run(const rec_opts *o)
 		}
 	} else {
 		write_meta(&s, command);
+		if (o->top && !(s.top = top_start(&s, command, err, sizeof(err)))) {
+			say("%s", err);
+			goto fail_unlink;
+		}
 		s.perf = rec_perf_open_attach(&po, s.w, observe, &s, err, sizeof(err), &why);
 		if (!s.perf) {
 			say("%s", err);
@@ -703,6 +727,8 @@ finish:
 	rec_procstat_stop(s.ps);
 	s.ps = NULL;
 	python_stop(&s);
+	rec_top_stop(s.top, stderr); /* the terminal back, and the classes of the whole recording */
+	s.top = NULL;
 	if (s.launch && s.child_alive && s.write_rc == 0) {
 		/* Ctrl-C reached the command too: let it exit by itself; a signal aimed at
 		 * gt-record alone, or the end of -d, is passed on (SIGTERM for -d) */
@@ -779,6 +805,7 @@ out:
 	}
 	rec_procstat_stop(s.ps);
 	rec_py_stop(s.py, err, sizeof(err));
+	rec_top_stop(s.top, NULL);
 	rec_cuda_finish(s.cuda, NULL);
 	rec_perf_close(s.perf);
 	rec_ticker_destroy(s.drain);

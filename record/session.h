@@ -20,6 +20,7 @@ typedef struct rec_opts {
 	int no_cuda;
 	int prepare;             /* exec COMMAND with the CUDA agent dormant; no recording */
 	int quiet;
+	int top;                 /* --top: the live per-thread view on the terminal */
 	double procstat_hz;      /* /proc thread-stat loop rate (10) */
 	double drain_hz;         /* ring-buffer drain rate (100) */
 	char **argv;             /* launch mode: COMMAND ARGS..., NULL-terminated */
