@@ -330,6 +330,8 @@ typedef struct gtt_counter {
 #define GTT_CALLSTACK_AT_EXIT 0x8u        /* taken when the call returned (LONG only), not when it began */
 #define GTT_CALLSTACK_NATIVE_TRUNC 0x100u /* native stack cut at the depth cap */
 #define GTT_CALLSTACK_NATIVE_NONE 0x200u  /* no native stack: no unwinder, or native stacks off */
+#define GTT_CALLSTACK_NATIVE_AT_PY 0x400u /* native stack ends where the Python interpreter begins:
+                                           * the Python frames continue it */
 #define GTT_CALLSTACK_PY_NONE 0x1000u     /* no Python frames: not a Python thread, or no interpreter */
 #define GTT_CALLSTACK_PY_TRUNC 0x2000u    /* Python chain cut at the depth cap, or unreadable beyond a frame */
 #define GTT_CALLSTACK_PY_FAIL 0x4000u     /* Python stack unreadable (unsupported interpreter, read error) */

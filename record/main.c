@@ -32,6 +32,7 @@ static void usage(FILE *f)
 	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
 	        "  --python[=auto|on|off]   read CPython stacks and GIL state (default auto; on: fail if none)\n"
 	        "  --no-cuda                do not inject the CUDA agent\n"
+	        "  --cuda-stacks=on|off     stacks at sampled CUDA API calls (default on; docs/CUDA.md)\n"
 	        "  -q, --quiet              no status line, no summary\n"
 	        "  -h, --help               this text\n"
 	        "  -V, --version            print the version\n"
@@ -84,7 +85,7 @@ static int parse_call_graph(const char *s, rec_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE };
+	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_CUDA_STACKS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
 		{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
 		{ "python", optional_argument, NULL, OPT_PYTHON },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
+		{ "cuda-stacks", required_argument, NULL, OPT_CUDA_STACKS },
 		{ "prepare", no_argument, NULL, OPT_PREPARE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -149,6 +151,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_CUDA:
 			o.no_cuda = 1;
+			break;
+		case OPT_CUDA_STACKS:
+			/* the agent reads it from the command's environment (cuda_inject.c passes it on) */
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				return bad("--cuda-stacks=%s: expected on or off", optarg);
+			setenv("GT_CUPTI_STACKS", strcmp(optarg, "on") == 0 ? "1" : "0", 1);
 			break;
 		case OPT_PREPARE:
 			o.prepare = 1;
