@@ -43,6 +43,7 @@ static struct agent {
 	unsigned max_bufs;
 	ag_bufq *q;                 /* activity buffers: stock and full queue */
 	ag_calls_cfg calls;         /* in-flight table and launch stacks */
+	int calls_ok;               /* ag_calls_init done */
 	CUpti_SubscriberHandle sub;
 	int callbacks_on;           /* API callbacks enabled */
 	uint8_t *cb_want[2];        /* per domain (driver, runtime): cbids whose callbacks we enable */
@@ -50,7 +51,7 @@ static struct agent {
 	int on;                     /* activity kinds enabled */
 	char dir[PATH_MAX];         /* side-file directory while on */
 	char ctl_dir[PATH_MAX];
-	char ctl_last[PATH_MAX + 16];
+	char ctl_last[PATH_MAX + 1024];
 	int fd;
 	gtt_writer *w;
 	ag_enc *enc;
@@ -459,11 +460,31 @@ static void turn_off(void)
 	pthread_mutex_unlock(&A.lock);
 }
 
-/* The control file (written by gt-record, atomically): "on DIR\n" or "off\n". Only files owned by
- * root or by us, and not writable by others, are obeyed. */
+/* Launch-stack settings gt-record passes with "on": lines "set NAME=VALUE" after the first. */
+static void apply_settings(char *lines)
+{
+	int changed = 0;
+	for (char *l = lines; l && *l;) {
+		char *next = strchr(l, '\n');
+		if (next)
+			*next++ = 0;
+		char *eq = strncmp(l, "set ", 4) == 0 ? strchr(l + 4, '=') : NULL;
+		if (eq && A.calls_ok) {
+			*eq = 0;
+			changed |= ag_calls_config_set(&A.calls, l + 4, eq + 1, warn) == 0;
+		}
+		l = next;
+	}
+	if (changed)
+		ag_calls_reconfigure(&A.calls);
+}
+
+/* The control file (written by gt-record, atomically): "on DIR\n" (optionally followed by
+ * "set NAME=VALUE\n" lines) or "off\n". Only files owned by root or by us, and not writable by
+ * others, are obeyed. */
 static void poll_control(void)
 {
-	char path[PATH_MAX + 64], text[PATH_MAX + 16];
+	char path[PATH_MAX + 64], text[sizeof(A.ctl_last)];
 	snprintf(path, sizeof(path), "%s/gt-cupti.%d.ctl", A.ctl_dir, (int)A.pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -479,9 +500,12 @@ static void poll_control(void)
 	if (strcmp(text, A.ctl_last) == 0)
 		return;
 	snprintf(A.ctl_last, sizeof(A.ctl_last), "%s", text);
-	text[strcspn(text, "\n")] = 0;
+	char *rest = strchr(text, '\n');
+	if (rest)
+		*rest++ = 0;
 	if (strncmp(text, "on ", 3) == 0 && text[3] == '/') {
 		struct stat ds;
+		apply_settings(rest);
 		if (stat(text + 3, &ds) == 0 && S_ISDIR(ds.st_mode))
 			turn_on(text + 3);
 	} else if (strcmp(text, "off") == 0) {
@@ -720,9 +744,11 @@ static void agent_init(void)
 		goto out;
 	}
 	ag_bufq_refill(A.q);
-	if ((A.calls.inflight || A.calls.stacks) && ag_calls_init(&A.calls, (uint32_t)A.pid) < 0) {
+	if (A.mode == MODE_FULL && ag_calls_init(&A.calls, (uint32_t)A.pid) < 0) {
 		warn("%s", "out of memory: no in-flight table, no launch stacks");
 		A.calls.inflight = A.calls.stacks = 0;
+	} else {
+		A.calls_ok = A.mode == MODE_FULL;
 	}
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if ((r = cuptiActivityRegisterTimestampCallback(timestamp_cb)) != CUPTI_SUCCESS)

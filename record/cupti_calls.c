@@ -104,50 +104,92 @@ static inline uint64_t coarse_ns(void)
 
 /* ---- configuration ---- */
 
-static int env_num(const char *name, double lo, double hi, double *out, void (*warn)(const char *, const char *))
+/* The settings, by environment name: range, and whether a running agent may change it (the
+ * depths and the ring size fix allocations made at start). */
+enum { K_INFLIGHT, K_STACKS, K_PYTHON, K_FIRST, K_EVERY, K_LONG, K_DEPTH, K_PY_DEPTH, K_BUDGET, K_BURST, K_RING };
+static const struct setting {
+	const char *name;
+	double lo, hi;
+	int live;
+} settings[] = {
+	[K_INFLIGHT] = { "GT_CUPTI_INFLIGHT", 0, 1, 0 },
+	[K_STACKS] = { "GT_CUPTI_STACKS", 0, 1, 1 },
+	[K_PYTHON] = { "GT_CUPTI_STACK_PYTHON", 0, 1, 1 },
+	[K_FIRST] = { "GT_CUPTI_STACK_FIRST", 0, UINT32_MAX, 1 },
+	[K_EVERY] = { "GT_CUPTI_STACK_EVERY", 0, 1u << 30, 1 },
+	[K_LONG] = { "GT_CUPTI_STACK_LONG_US", 0, 3.6e9, 1 },
+	[K_DEPTH] = { "GT_CUPTI_STACK_DEPTH", 1, MAX_NATIVE, 0 },
+	[K_PY_DEPTH] = { "GT_CUPTI_STACK_PY_DEPTH", 1, AG_PY_MAX_DEPTH, 0 },
+	[K_BUDGET] = { "GT_CUPTI_STACK_BUDGET", 0, 100, 1 },
+	[K_BURST] = { "GT_CUPTI_STACK_BURST_MS", 0, 60000, 1 },
+	[K_RING] = { "GT_CUPTI_STACK_RING_KB", 64, 1 << 20, 0 },
+};
+
+static void store(ag_calls_cfg *c, int k, double v)
 {
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return 0;
-	char *end;
-	double v = strtod(s, &end);
-	if (*end || !(v >= lo && v <= hi)) {
-		if (warn)
-			warn("ignoring %s (out of range)", name);
+	switch (k) {
+	case K_INFLIGHT: c->inflight = v != 0; break;
+	case K_STACKS: c->stacks = v != 0; break;
+	case K_PYTHON: c->python = v != 0; break;
+	case K_FIRST: c->first_k = (uint32_t)v; break;
+	case K_EVERY: c->every_n = (uint32_t)v; break;
+	case K_LONG: c->long_ns = (uint64_t)(v * 1000); break;
+	case K_DEPTH: c->max_native = (uint32_t)v; break;
+	case K_PY_DEPTH: c->max_py = (uint32_t)v; break;
+	case K_BUDGET: c->budget_ppm = (uint32_t)(v * 10000 + 0.5); break;
+	case K_BURST: c->burst_ns = (uint64_t)(v * 1e6); break;
+	case K_RING: c->ring_bytes = (size_t)v << 10; break;
+	}
+}
+
+/* One setting from text: 0, or -1 (unknown, out of range, or not changeable when live). */
+static int set_one(ag_calls_cfg *c, const char *name, const char *s, int live, void (*warn)(const char *, const char *))
+{
+	for (int k = 0; k < (int)(sizeof(settings) / sizeof(settings[0])); k++) {
+		if (strcmp(name, settings[k].name) != 0)
+			continue;
+		char *end;
+		double v = strtod(s, &end);
+		if (!*s || *end || !(v >= settings[k].lo && v <= settings[k].hi) || (live && !settings[k].live)) {
+			if (warn)
+				warn(live && !settings[k].live ? "ignoring %s (fixed at start)" : "ignoring %s (out of range)", name);
+			return -1;
+		}
+		store(c, k, v);
 		return 0;
 	}
-	*out = v;
-	return 1;
+	if (warn)
+		warn("ignoring unknown setting %s", name);
+	return -1;
 }
 
 void ag_calls_config(ag_calls_cfg *c, void (*warn)(const char *fmt, const char *arg))
 {
-	double v;
 	*c = (ag_calls_cfg){ .inflight = 1, .stacks = 1, .python = 1, .first_k = 4, .every_n = 128,
 	                     .long_ns = 1000000, .max_native = 64, .max_py = 128, .budget_ppm = 10000, .burst_ns = 50000000,
 	                     .ring_bytes = 4096u << 10 };
-	if (env_num("GT_CUPTI_INFLIGHT", 0, 1, &v, warn))
-		c->inflight = v != 0;
-	if (env_num("GT_CUPTI_STACKS", 0, 1, &v, warn))
-		c->stacks = v != 0;
-	if (env_num("GT_CUPTI_STACK_PYTHON", 0, 1, &v, warn))
-		c->python = v != 0;
-	if (env_num("GT_CUPTI_STACK_FIRST", 0, UINT32_MAX, &v, warn))
-		c->first_k = (uint32_t)v;
-	if (env_num("GT_CUPTI_STACK_EVERY", 0, 1u << 30, &v, warn))
-		c->every_n = (uint32_t)v;
-	if (env_num("GT_CUPTI_STACK_LONG_US", 0, 3.6e9, &v, warn))
-		c->long_ns = (uint64_t)(v * 1000);
-	if (env_num("GT_CUPTI_STACK_DEPTH", 1, MAX_NATIVE, &v, warn))
-		c->max_native = (uint32_t)v;
-	if (env_num("GT_CUPTI_STACK_PY_DEPTH", 1, AG_PY_MAX_DEPTH, &v, warn))
-		c->max_py = (uint32_t)v;
-	if (env_num("GT_CUPTI_STACK_BUDGET", 0, 100, &v, warn))
-		c->budget_ppm = (uint32_t)(v * 10000 + 0.5);
-	if (env_num("GT_CUPTI_STACK_BURST_MS", 0, 60000, &v, warn))
-		c->burst_ns = (uint64_t)(v * 1e6);
-	if (env_num("GT_CUPTI_STACK_RING_KB", 64, 1 << 20, &v, warn))
-		c->ring_bytes = (size_t)v << 10;
+	for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
+		const char *s = getenv(settings[k].name);
+		if (s && *s)
+			set_one(c, settings[k].name, s, 0, warn);
+	}
+}
+
+int ag_calls_config_set(ag_calls_cfg *c, const char *name, const char *value, void (*warn)(const char *, const char *))
+{
+	return set_one(c, name, value, 1, warn);
+}
+
+void ag_calls_reconfigure(const ag_calls_cfg *c)
+{
+	/* field by field: a callback reads each one whole, old or new */
+	__atomic_store_n(&G.cfg.python, c->python, __ATOMIC_RELAXED);
+	__atomic_store_n(&G.cfg.first_k, c->first_k, __ATOMIC_RELAXED);
+	__atomic_store_n(&G.cfg.every_n, c->every_n, __ATOMIC_RELAXED);
+	__atomic_store_n(&G.cfg.long_ns, c->long_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&G.cfg.budget_ppm, c->budget_ppm, __ATOMIC_RELAXED);
+	__atomic_store_n(&G.cfg.burst_ns, c->burst_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&G.cfg.stacks, c->stacks, __ATOMIC_RELAXED);
 }
 
 void ag_calls_describe(const ag_calls_cfg *c, char *buf, size_t len)
@@ -597,18 +639,15 @@ int ag_calls_init(const ag_calls_cfg *c, uint32_t pid)
 			best = b - a;
 	}
 	G.timer_ns = best;
-	if (c->stacks) {
-		G.unwind_ok = ag_unwind_init() == 0;
-		ag_unwind_skip_object((const void *)ag_calls_callback);    /* ourselves */
-		ag_unwind_skip_object((const void *)cuptiSubscribe);       /* CUPTI's dispatch */
-		if (c->python) {
-			ag_py_set_pid((pid_t)pid);
-			G.py_state = ag_py_init(G.py_why, sizeof(G.py_why));
-			/* the native stack above the interpreter is the Python stack's, read better there */
-			if (G.py_state == 1)
-				ag_unwind_stop_object(ag_py_interpreter());
-		}
-	}
+	/* also when stacks start off: `gt-record -p` may switch them on */
+	G.unwind_ok = ag_unwind_init() == 0;
+	ag_unwind_skip_object((const void *)ag_calls_callback);    /* ourselves */
+	ag_unwind_skip_object((const void *)cuptiSubscribe);       /* CUPTI's dispatch */
+	ag_py_set_pid((pid_t)pid);
+	G.py_state = ag_py_init(G.py_why, sizeof(G.py_why));
+	/* the native stack above the interpreter is the Python stack's, read better there */
+	if (G.py_state == 1)
+		ag_unwind_stop_object(ag_py_interpreter());
 	__atomic_store_n(&G.ready, 1, __ATOMIC_RELEASE);
 	if (T)
 		pthread_setspecific(G.key, T);

@@ -31,6 +31,11 @@ typedef struct ag_calls_cfg {
 
 /* Defaults, then the environment; each bad value is named through warn and ignored. */
 void ag_calls_config(ag_calls_cfg *c, void (*warn)(const char *fmt, const char *arg));
+/* Change one setting of a running agent (GT_CUPTI_STACKS, _PYTHON, _FIRST, _EVERY, _LONG_US,
+ * _BUDGET, _BURST_MS; the depths, the ring and INFLIGHT are fixed at start) in c, from text;
+ * then ag_calls_reconfigure(c) makes it effective. 0, or -1 (named through warn). */
+int ag_calls_config_set(ag_calls_cfg *c, const char *name, const char *value, void (*warn)(const char *, const char *));
+void ag_calls_reconfigure(const ag_calls_cfg *c);
 /* One line describing c ("first=4 every=64 long_us=1000 ..."), for notes. */
 void ag_calls_describe(const ag_calls_cfg *c, char *buf, size_t len);
 

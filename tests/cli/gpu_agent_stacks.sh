@@ -82,6 +82,32 @@ if CALLS=3000 record budget "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_BU
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budget.txt" "$TMP/budget.json" budget 1000000 128 | sed 's/^\(PASS\|FAIL\): /\1: budget: /'
 fi
 
+# Attach mode: a process started dormant under --prepare; `gt-record -p --cuda-stacks=off` passes
+# the setting through the control file, a plain -p takes stacks (the agent's default).
+for variant in off on; do
+	opt=()
+	[ "$variant" = off ] && opt=(--cuda-stacks=off)
+	mkdir -p "$TMP/ctl"
+	env LD_LIBRARY_PATH="$TMP/fake" GT_CUPTI_CTL_DIR="$TMP/ctl" "$GT_BIN/gt-record" --prepare -- \
+		"$py" "$GT_ROOT/tests/gpu/fake_launch.py" "$TMP/att_$variant.json" --calls 50 --attach-wait 20 \
+		>"$TMP/att_target_$variant.log" 2>&1 &
+	tpid=$!
+	sleep 1
+	timeout 60 "$GT_BIN/gt-record" -q --no-archive "${opt[@]}" -p "$tpid" -o "$TMP/att_$variant.gtt" \
+		>"$TMP/att_$variant.log" 2>&1
+	wait "$tpid"
+	"$TMP/callstack_dump" "$TMP/att_$variant.gtt" >"$TMP/att_$variant.txt" 2>/dev/null
+	n_api=$(grep -c '^api ' "$TMP/att_$variant.txt")
+	n_stack=$(grep -c '^stack ' "$TMP/att_$variant.txt")
+	if [ "$variant" = off ]; then
+		check "attach with --cuda-stacks=off: CUDA recorded ($n_api API records), no stacks ($n_stack), config says off" \
+			bash -c "[ $n_api -gt 0 ] && [ $n_stack -eq 0 ] && grep -q 'text=cuda_callstack off' '$TMP/att_$variant.txt'"
+	else
+		check "attach with defaults: CUDA recorded ($n_api API records) with launch stacks ($n_stack)" \
+			bash -c "[ $n_api -gt 0 ] && [ $n_stack -gt 0 ]"
+	fi
+done
+
 # Another CUPTI tool holds the process: the agent steps back, leaves a note, and nothing breaks.
 env LD_LIBRARY_PATH="$TMP/fake" FAKE_CUPTI_BUSY=1 timeout 60 "$GT_BIN/gt-record" -q --no-archive -o "$TMP/busy.gtt" -- \
 	"$py" "$GT_ROOT/tests/gpu/fake_launch.py" "$TMP/busy.json" --calls 20 >"$TMP/busy.log" 2>&1

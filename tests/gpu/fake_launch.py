@@ -5,6 +5,7 @@ CUDA API calls from Python functions at known lines, on several threads, with th
 (ctypes.CDLL) and held (ctypes.PyDLL). Writes what a correct recording must show to EXPECT.json.
 
 usage: fake_launch.py EXPECT.json [--calls N] [--inflight-reader PATH] [--depth D] [--bench MODE]
+                      [--attach-wait SECONDS]
 """
 import argparse
 import ctypes
@@ -114,10 +115,24 @@ def main():
     ap.add_argument("--depth", type=int, default=40)
     ap.add_argument("--inflight-reader")
     ap.add_argument("--bench")
+    ap.add_argument("--attach-wait", type=float, default=0,
+                    help="started dormant (gt-record --prepare): wait up to this long for gt-record -p")
     a = ap.parse_args()
     agent = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
     if agent.InitializeInjection() != 1:
         raise SystemExit("InitializeInjection failed")
+    if a.attach_wait:
+        # the agent polls its control file every 200 ms: give it time to switch on
+        ctl = os.path.join(os.environ.get("GT_CUPTI_CTL_DIR", "/tmp"), "gt-cupti.%d.ctl" % os.getpid())
+        deadline = time.time() + a.attach_wait
+        while time.time() < deadline:
+            try:
+                if open(ctl).read().startswith("on "):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.05)
+        time.sleep(0.6)
     exp = {"pid": os.getpid(), "python": "%d.%d" % sys.version_info[:2], "file": os.path.abspath(__file__),
            "calls": a.calls, "depth": a.depth,
            "sites": {"site_a": marker_line("SITE_A"), "site_b": marker_line("SITE_B"),
