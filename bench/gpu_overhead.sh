@@ -37,8 +37,8 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-90}
 # presets: workloads, then the modes they run (empty: every mode of the table)
 case ${PRESET:-all} in
 headline) P_WL="torch"; P_MODES="none perf_a perf_task bare gtr gtr_no_stacks gtr_no_python gtr_no_cuda" ;;
-breakdown) P_WL="torch"; P_MODES="none gtr gtr_fp gtr_no_archive gtr_minimal gtr_scope_process" ;;
-pipelines) P_WL="pipeline driver"; P_MODES="none perf_a perf_task bare gtr gtr_no_stacks gtr_no_python gtr_scope_process" ;;
+breakdown) P_WL="torch"; P_MODES="none bare agent agent_no_stacks agent_no_callbacks gtr gtr_fp gtr_minimal gtr_scope_process" ;;
+pipelines) P_WL="pipeline driver"; P_MODES="none perf_a bare agent agent_no_stacks gtr gtr_no_stacks gtr_no_python" ;;
 all) P_WL="torch pipeline driver"; P_MODES="" ;;
 *) echo "gpu_overhead: PRESET=${PRESET}: expected all, headline, breakdown or pipelines" >&2; exit 64 ;;
 esac
@@ -55,13 +55,17 @@ T0=$SECONDS
 say() { echo "$*" | tee -a "$RES"; }
 
 # Mode table: WORKLOADS|NAME|KIND|OPTIONS. KIND none: no profiler; perf: perf record OPTIONS --
-# CMD; bare: CUPTI injected, the agent only counting records; gtr: gt-record OPTIONS -- CMD.
+# CMD; bare: CUPTI injected, the agent only counting records; agent: the agent injected and
+# writing a side file, no gt-record (OPTIONS: VAR=VALUE settings); gtr: gt-record OPTIONS -- CMD.
 # WORKLOADS is "all" or a comma list. Options are split on spaces.
 DEFAULT_MODES='
 all|none|none|
 all|perf_a|perf|-a -g -F 99
 torch,driver|perf_task|perf|-g -F 99
 all|bare|bare|
+all|agent|agent|
+all|agent_no_stacks|agent|GT_CUPTI_STACKS=0
+all|agent_no_callbacks|agent|GT_CUPTI_STACKS=0 GT_CUPTI_INFLIGHT=0
 all|gtr|gtr|
 all|gtr_no_stacks|gtr|--cuda-stacks=off
 torch,driver|gtr_no_cuda|gtr|--no-cuda
@@ -108,7 +112,7 @@ while IFS='|' read -r wl name kind opts; do
 			say "mode $name dropped: perf record $opts fails here: $(head -c 200 "$W/probe.log" | tr '\n' ' ')"
 			continue
 		fi ;;
-	bare)
+	bare | agent)
 		[ -f "$AGENT" ] || { say "mode $name dropped: no agent at $AGENT"; continue; } ;;
 	none) ;;
 	*) say "mode $name dropped: unknown kind $kind"; continue ;;
@@ -146,6 +150,10 @@ run_one() {
 	# happens after the workload ends, so it is no part of the cost measured)
 	perf) pre=("$PERF" record -q -N -B "${opts[@]}" -o "$W/perf.data" --) ;;
 	bare) pre=(env CUDA_INJECTION64_PATH="$AGENT" GT_CUPTI_MODE=bare GT_CUPTI_VERBOSE=1) ;;
+	agent)
+		rm -rf "$W/side" && mkdir -p "$W/side"
+		pre=(env CUDA_INJECTION64_PATH="$AGENT" NVTX_INJECTION64_PATH="$AGENT" GT_CUPTI_DIR="$W/side"
+		     GT_CUPTI_VERBOSE=1 "${opts[@]}") ;;
 	gtr) pre=(env GT_CUPTI_VERBOSE=1 "$BIN/gt-record" "${opts[@]}" -o "$W/t.gtt" --) ;;
 	esac
 	timeout -k 5 "$RUN_TIMEOUT" "${pre[@]}" "${cmd[@]}" >"$log" 2>&1
@@ -154,7 +162,7 @@ run_one() {
 	[ "$rc" -eq 0 ] || v=
 	echo "$wl $name $r ${v:-fail} rc=$rc $(( SECONDS - T0 ))s" >>"$RUNS"
 	[ -n "$v" ] || echo "  $wl $name round $r failed (exit $rc): $(tail -n 2 "$log" | tr '\n' ' ' | cut -c1-200)" | tee -a "$RES"
-	rm -f "$W/perf.data" "$W/t.gtt"
+	rm -rf "$W/perf.data" "$W/t.gtt" "$W/side"
 }
 
 say ""

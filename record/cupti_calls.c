@@ -165,7 +165,7 @@ static int set_one(ag_calls_cfg *c, const char *name, const char *s, int live, v
 
 void ag_calls_config(ag_calls_cfg *c, void (*warn)(const char *fmt, const char *arg))
 {
-	*c = (ag_calls_cfg){ .inflight = 1, .stacks = 1, .python = 1, .first_k = 4, .every_n = 128,
+	*c = (ag_calls_cfg){ .inflight = 1, .stacks = 1, .python = 1, .first_k = 4, .every_n = 256,
 	                     .long_ns = 1000000, .max_native = 64, .max_py = 128, .budget_ppm = 10000, .burst_ns = 50000000,
 	                     .ring_bytes = 4096u << 10 };
 	for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {

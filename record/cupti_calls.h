@@ -18,7 +18,7 @@ typedef struct ag_calls_cfg {
 	int stacks;             /* GT_CUPTI_STACKS: take launch stacks while tracing (1) */
 	int python;             /* GT_CUPTI_STACK_PYTHON: with Python frames (1) */
 	uint32_t first_k;       /* GT_CUPTI_STACK_FIRST: first calls per (API, function) per thread (4) */
-	uint32_t every_n;       /* GT_CUPTI_STACK_EVERY: then 1 in N on average (128; 0 = none) */
+	uint32_t every_n;       /* GT_CUPTI_STACK_EVERY: then 1 in N on average (256; 0 = none) */
 	uint64_t long_ns;       /* GT_CUPTI_STACK_LONG_US: calls at least this long (1000 us; 0 = off) */
 	uint32_t max_native;    /* GT_CUPTI_STACK_DEPTH: native frames (64, at most 256) */
 	uint32_t max_py;        /* GT_CUPTI_STACK_PY_DEPTH: Python frames (128, at most 256) */

@@ -79,7 +79,7 @@ if record pydepth "$py" GT_CUPTI_STACK_PY_DEPTH=8; then
 fi
 # every call chosen, a budget of 0.01 % and a 2 ms burst: the burst runs out, the rest is counted
 if CALLS=3000 record budget "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_BUDGET=0.01 GT_CUPTI_STACK_BURST_MS=2; then
-	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budget.txt" "$TMP/budget.json" budget 1000000 128 | sed 's/^\(PASS\|FAIL\): /\1: budget: /'
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budget.txt" "$TMP/budget.json" budget 1000000 256 | sed 's/^\(PASS\|FAIL\): /\1: budget: /'
 fi
 
 # Attach mode: a process started dormant under --prepare; `gt-record -p --cuda-stacks=off` passes

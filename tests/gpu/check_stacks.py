@@ -43,7 +43,7 @@ def parse(path):
 def main():
     dump, expect, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     k = int(sys.argv[4]) if len(sys.argv) > 4 else 4
-    n = int(sys.argv[5]) if len(sys.argv) > 5 else 128
+    n = int(sys.argv[5]) if len(sys.argv) > 5 else 256
     exp = json.load(open(expect))
     pid = str(exp["pid"])
     recs = [r for r in parse(dump) if r.get("pid") == pid]
