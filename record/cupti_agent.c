@@ -132,7 +132,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		A.st.n_buffers++;
 		A.st.process_ns += ag_now_ns() - t0;
 		pthread_mutex_unlock(&A.lock);
-		ag_bufq_release(A.q, buf);
+		ag_bufq_release(A.q, buf, valid);
 	} else {
 		ag_bufq_complete(A.q, buf, valid);
 	}
@@ -159,7 +159,7 @@ static void drain_locked(void)
 		}
 		A.st.n_buffers++;
 		A.st.process_ns += ag_now_ns() - t0;
-		ag_bufq_release(A.q, buf);
+		ag_bufq_release(A.q, buf, valid);
 	}
 	ag_calls_drain(A.enc, A.w);
 	uint64_t dropped = __atomic_exchange_n(&A.pending_dropped, 0, __ATOMIC_RELAXED);
@@ -662,8 +662,9 @@ static void read_config(void)
 	A.verbose = (s = getenv("GT_CUPTI_VERBOSE")) && *s && strcmp(s, "0") != 0;
 	A.flush_ns = env_u64("GT_CUPTI_FLUSH_MS", 1000, 10, 60000) * 1000000ull;
 	A.buf_bytes = (size_t)env_u64("GT_CUPTI_BUFFER_KB", 4096, 64, 1 << 20) << 10;
-	/* memory for activity buffers (stock + with CUPTI + queued): bounded, losses counted */
-	uint64_t mem_mb = env_u64("GT_CUPTI_MEMORY_MB", 256, 1, 1 << 20);
+	/* memory for activity buffers (stock + with CUPTI + queued): bounded, losses counted. CUPTI
+	 * keeps one buffer per thread that makes CUDA calls (per-thread buffers, its default) */
+	uint64_t mem_mb = env_u64("GT_CUPTI_MEMORY_MB", 1024, 1, 1 << 20);
 	uint64_t nb = (mem_mb << 20) / A.buf_bytes;
 	A.max_bufs = nb < 2 ? 2 : nb > 65536 ? 65536 : (unsigned)nb;
 	ag_calls_config(&A.calls, warn);
@@ -753,6 +754,13 @@ static void agent_init(void)
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if ((r = cuptiActivityRegisterTimestampCallback(timestamp_cb)) != CUPTI_SUCCESS)
 		warn("cannot put CUPTI on CLOCK_MONOTONIC (%s); GPU times will not line up", cupti_err(r));
+	/* Our buffers come zeroed (the flush thread clears what CUPTI wrote): otherwise CUPTI clears
+	 * each 4 MiB buffer itself, on the application thread that asked for it. */
+	uint8_t zeroed = 1;
+	size_t zsize = sizeof(zeroed);
+	if ((r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zsize, &zeroed)) != CUPTI_SUCCESS &&
+	    A.verbose)
+		fprintf(stderr, "gt-cupti[%d]: CUPTI clears buffers itself (%s)\n", (int)A.pid, cupti_err(r));
 	if ((r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
 		warn("cuptiActivityRegisterCallbacks: %s; CUDA tracing off", cupti_err(r));
 		__atomic_store_n(&A.state, -1, __ATOMIC_RELEASE);

@@ -19,16 +19,17 @@ ag_bufq *ag_bufq_create(size_t buf_bytes, unsigned max_bufs, unsigned stock);
 void ag_bufq_destroy(ag_bufq *q);
 size_t ag_bufq_buf_bytes(const ag_bufq *q);
 
-/* CUPTI asks for an empty buffer (an application thread): one from the stock; allocated here
- * only when the stock is empty; NULL when max_bufs are out. */
+/* CUPTI asks for an empty (all zero) buffer (an application thread): one from the stock;
+ * allocated here only when the stock is empty; NULL when max_bufs are out. */
 uint8_t *ag_bufq_request(ag_bufq *q);
 /* CUPTI returns a buffer with valid bytes of records (CUPTI's or the flush thread): queued, and
  * the flush thread woken. */
 void ag_bufq_complete(ag_bufq *q, uint8_t *buf, size_t valid);
 /* The oldest full buffer: 1 with its address and valid bytes, or 0 when none is queued. */
 int ag_bufq_take(ag_bufq *q, uint8_t **buf, size_t *valid);
-/* A buffer whose records are translated goes back to the stock. */
-void ag_bufq_release(ag_bufq *q, uint8_t *buf);
+/* A buffer whose records are translated goes back to the stock, its first valid bytes (what
+ * CUPTI wrote) zeroed again: every buffer handed out is all zeros. */
+void ag_bufq_release(ag_bufq *q, uint8_t *buf, size_t valid);
 /* Allocate and touch buffers until `stock` are ready (the flush thread, off the hot path). */
 void ag_bufq_refill(ag_bufq *q);
 /* Sleep until a buffer completes, ag_bufq_wake, or timeout_ns. */

@@ -58,8 +58,9 @@ checker=python3
 for py in "${pythons[@]}"; do
 	name=py$("$py" -c 'import sys; print("%d%d" % sys.version_info[:2])')
 	[ "$py" = /usr/bin/python3.11 ] && name=${name}deb
-	# every 16th call after the first 4: enough NTH samples to check the rate
-	record "$name" "$py" GT_CUPTI_STACK_EVERY=16 || continue
+	# every 16th call after the first 4: enough NTH samples to check the rate; 64 KiB buffers:
+	# CUPTI goes through a few dozen, each one back from the flush thread zeroed
+	record "$name" "$py" GT_CUPTI_STACK_EVERY=16 GT_CUPTI_BUFFER_KB=64 || continue
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/$name.txt" "$TMP/$name.json" default 4 16 |
 		sed "s/^\(PASS\|FAIL\): /\1: $name: /"
 done

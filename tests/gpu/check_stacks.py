@@ -150,6 +150,12 @@ def main():
           "every Python frame names an agent code id (bit 0 set) that has a py_code record")
     check(all(len(v) == 1 for v in codes.values()), "no code id names two different code objects")
     check(not [r for r in recs if r["kind"] == "dropped"], "nothing dropped")
+    summary = [t for t in notes if t.startswith("cupti agent summary")]
+    nbuf = int(summary[-1].split(" buffers=")[1].split()[0]) if summary else 0
+    check(nbuf >= 4, "64 KiB buffers: CUPTI went through %d of them (reused from the flush thread)" % nbuf)
+    fc = exp.get("fake_counts", {})
+    check(fc.get("dropped") == 0 and fc.get("dirty_buffers") == 0 and fc.get("records", 0) > 0,
+          "CUPTI got a buffer for every record, each one zeroed as the agent promised (%s)" % fc)
     if "inflight_during" in exp:
         during, after, tid = exp["inflight_during"], exp["inflight_after"], exp["parked_tid"]
         line = [l for l in during.splitlines() if l.startswith("slot tid=%d " % tid)]

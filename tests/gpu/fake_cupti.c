@@ -46,6 +46,8 @@ static struct {
 	pthread_t worker;
 	uint32_t corr;
 	uint64_t n_records, n_dropped, n_dropped_total, n_calls;
+	int zeroed;                    /* CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER */
+	uint64_t n_dirty;              /* buffers handed to us not zeroed although promised */
 	pthread_mutex_t hold_lock;     /* fake_cupti_hold: threads parked inside a call */
 	pthread_cond_t hold_cv;
 	int hold_gen;
@@ -190,6 +192,15 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 	return CUPTI_SUCCESS;
 }
 
+EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value)
+{
+	if (attr == CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER && size && *size >= 1 && value) {
+		F.zeroed = *(uint8_t *)value != 0;
+		return CUPTI_SUCCESS;
+	}
+	return CUPTI_ERROR_NOT_SUPPORTED;
+}
+
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped)
 {
 	(void)ctx;
@@ -263,6 +274,15 @@ static void append(const void *rec, size_t len)
 		uint8_t *b = NULL;
 		size_t size = 0, max = 0;
 		F.req(&b, &size, &max);
+		if (b && size && !F.zeroed) {
+			memset(b, 0, size);    /* what CUPTI does on this thread unless told not to */
+		} else if (b && size) {
+			for (size_t i = 0; i < size; i += 64)
+				if (b[i]) {
+					F.n_dirty++;
+					break;
+				}
+		}
 		F.buf = size >= need ? b : NULL;
 		F.buf_size = size;
 		F.used = 0;
@@ -397,12 +417,14 @@ EXPORT int fake_cupti_callback_on(int domain, uint32_t cbid)
 	                                            CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API)][cbid];
 }
 
-/* Calls played, activity records written, records dropped for want of a buffer. */
-EXPORT void fake_cupti_counts(uint64_t *calls, uint64_t *records, uint64_t *dropped)
+/* Calls played, activity records written, records dropped for want of a buffer, buffers that
+ * came back not zeroed although the client promised zeroed ones. */
+EXPORT void fake_cupti_counts(uint64_t *calls, uint64_t *records, uint64_t *dropped, uint64_t *dirty)
 {
 	pthread_mutex_lock(&F.lock);
 	*calls = F.n_calls;
 	*records = F.n_records;
 	*dropped = F.n_dropped_total;
+	*dirty = F.n_dirty;
 	pthread_mutex_unlock(&F.lock);
 }

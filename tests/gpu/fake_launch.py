@@ -162,6 +162,10 @@ def main():
             exp["inflight_during"] = during
             exp["inflight_after"] = after
             exp["parked_tid"] = tid
+    counts = [ctypes.c_uint64() for _ in range(4)]
+    fake.fake_cupti_counts(*[ctypes.byref(c) for c in counts])
+    exp["fake_counts"] = {"calls": counts[0].value, "records": counts[1].value, "dropped": counts[2].value,
+                          "dirty_buffers": counts[3].value}
     with open(a.expect, "w") as f:
         json.dump(exp, f, indent=1)
 
