@@ -643,6 +643,9 @@ int ag_calls_init(const ag_calls_cfg *c, uint32_t pid)
 	G.unwind_ok = ag_unwind_init() == 0;
 	ag_unwind_skip_object((const void *)ag_calls_callback);    /* ourselves */
 	ag_unwind_skip_object((const void *)cuptiSubscribe);       /* CUPTI's dispatch */
+	/* and the CUDA libraries between it and the caller: the driver, the runtime(s) loaded now */
+	ag_unwind_skip_named("libcuda.so");
+	ag_unwind_skip_named("libcudart");
 	ag_py_set_pid((pid_t)pid);
 	G.py_state = ag_py_init(G.py_why, sizeof(G.py_why));
 	/* the native stack above the interpreter is the Python stack's, read better there */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unwind.h>
 
-#define MAX_SKIP 4
+#define MAX_SKIP 8
 
 typedef _Unwind_Reason_Code (*backtrace_fn)(_Unwind_Trace_Fn, void *);
 typedef _Unwind_Ptr (*getipinfo_fn)(struct _Unwind_Context *, int *);
@@ -107,6 +107,37 @@ int ag_unwind_skip_object(const void *addr)
 out:
 	pthread_mutex_unlock(&U.lock);
 	return rc;
+}
+
+typedef struct name_find {
+	const char *part;
+	int n;
+	const void *addrs[MAX_SKIP];
+} name_find;
+
+static int find_named(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	name_find *f = arg;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	if (!base || !strstr(base, f->part) || f->n == MAX_SKIP)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+			f->addrs[f->n++] = (const void *)(uintptr_t)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			break;
+		}
+	return 0;
+}
+
+int ag_unwind_skip_named(const char *part)
+{
+	name_find f = { part, 0, { 0 } };
+	int n = 0;
+	dl_iterate_phdr(find_named, &f);
+	for (int i = 0; i < f.n; i++)
+		n += ag_unwind_skip_object(f.addrs[i]) == 0;
+	return n;
 }
 
 typedef struct walk {

@@ -9,8 +9,12 @@
  * Safe to call from any thread, any number of times. 0, or -1 when there is none. */
 int ag_unwind_init(void);
 /* Leading frames inside the object (executable, shared library) that contains addr are left
- * out of every stack: the agent itself, CUPTI's callback dispatch. Up to 4 objects. 0 or -1. */
+ * out of every stack: the agent itself, CUPTI's callback dispatch, the CUDA libraries. Up to 8
+ * objects. 0 or -1. */
 int ag_unwind_skip_object(const void *addr);
+/* The same for every loaded object whose file name contains part ("libcudart"). Returns how
+ * many were added. */
+int ag_unwind_skip_named(const char *part);
 /* The walk ends at the first frame inside the object that contains addr (the Python
  * interpreter: the Python stack, read separately, continues from there). One object. 0 or -1. */
 int ag_unwind_stop_object(const void *addr);

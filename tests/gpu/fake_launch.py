@@ -9,6 +9,7 @@ usage: fake_launch.py EXPECT.json [--calls N] [--inflight-reader PATH] [--depth 
 """
 import argparse
 import ctypes
+import functools
 import json
 import os
 import subprocess
@@ -29,6 +30,18 @@ for f in (fake.fake_cupti_call, fake_gil.fake_cupti_call):
                   ctypes.c_int64, ctypes.c_uint32]
 call = fake.fake_cupti_call
 call_gil = fake_gil.fake_cupti_call
+try:
+    # a stand-in CUDA runtime between Python and the stand-in CUPTI, when built beside it
+    cudart = ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+    cudart.fake_cudart_launch.restype = ctypes.c_uint32
+    cudart.fake_cudart_launch.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+except OSError:
+    cudart = None
+
+# cudaLaunchKernel of kernel_a, through the runtime when there is one; a partial, not a Python
+# function, so the launching Python frame stays site_a's
+launch_a = (functools.partial(cudart.fake_cudart_launch, FN_A, b"kernel_a") if cudart else
+            functools.partial(call, RUNTIME, LAUNCH, b"cudaLaunchKernel_v7000", FN_A, b"kernel_a", 0, 0))
 
 
 def marker_line(tag):
@@ -42,7 +55,7 @@ def marker_line(tag):
 
 def site_a(n):
     for _ in range(n):
-        call(RUNTIME, LAUNCH, b"cudaLaunchKernel_v7000", FN_A, b"kernel_a", 0, 0)  # SITE_A
+        launch_a()  # SITE_A
 
 
 def site_b(n):
@@ -133,7 +146,7 @@ def main():
                 pass
             time.sleep(0.05)
         time.sleep(0.6)
-    exp = {"pid": os.getpid(), "python": "%d.%d" % sys.version_info[:2], "file": os.path.abspath(__file__),
+    exp = {"pid": os.getpid(), "cudart": cudart is not None, "python": "%d.%d" % sys.version_info[:2], "file": os.path.abspath(__file__),
            "calls": a.calls, "depth": a.depth,
            "sites": {"site_a": marker_line("SITE_A"), "site_b": marker_line("SITE_B"),
                      "slow_sync": marker_line("SITE_SYNC"), "deep": marker_line("SITE_DEEP")},
