@@ -16,7 +16,7 @@
 #        WORKLOADS  overrides the preset's workloads ("torch pipeline driver")
 #        REPS       5      rounds wanted (each round runs every mode of every workload once)
 #        BUDGET_S   420    no round starts when the last round's time would not fit any more
-#        TORCH_S 3 TORCH_WARMUP 1 PIPE_S 2 DRIVER_S 2     measured seconds per run
+#        TORCH_S 2.5 TORCH_WARMUP 1 PIPE_S 2 DRIVER_S 2   measured seconds per run
 #        RUN_TIMEOUT 90    per run;  PYTHON python3;  BUILD build;  PERF .perf/perf
 #        PL_BACKEND cuda   the pipeline's backend (cpu: try the script on a machine without a GPU)
 #        MODES      a file with mode lines replacing the built-in table (format below)
@@ -36,8 +36,8 @@ BUDGET_S=${BUDGET_S:-420}
 RUN_TIMEOUT=${RUN_TIMEOUT:-90}
 # presets: workloads, then the modes they run (empty: every mode of the table)
 case ${PRESET:-all} in
-headline) P_WL="torch"; P_MODES="none perf_a perf_task bare gtr gtr_no_stacks gtr_no_python gtr_no_cuda" ;;
-breakdown) P_WL="torch"; P_MODES="none bare agent agent_no_stacks agent_no_callbacks gtr gtr_fp gtr_minimal gtr_scope_process" ;;
+headline) P_WL="torch"; P_MODES="none perf_a perf_task bare gtr gtr_no_stacks gtr_no_python" ;;
+breakdown) P_WL="torch"; P_MODES="none bare agent agent_no_stacks agent_no_callbacks gtr gtr_no_cuda gtr_fp gtr_minimal gtr_scope_process" ;;
 pipelines) P_WL="pipeline driver"; P_MODES="none perf_a bare agent agent_no_stacks gtr gtr_no_stacks gtr_no_python" ;;
 all) P_WL="torch pipeline driver"; P_MODES="" ;;
 *) echo "gpu_overhead: PRESET=${PRESET}: expected all, headline, breakdown or pipelines" >&2; exit 64 ;;
@@ -123,7 +123,7 @@ rm -f "$W/probe.data"
 
 workload_cmd() { # WORKLOAD -> the command line (words, one per line)
 	case $1 in
-	torch) printf '%s\n' "$PY" "$ROOT/bench/torch_workload.py" --seconds "${TORCH_S:-3}" --warmup "${TORCH_WARMUP:-1}" ;;
+	torch) printf '%s\n' "$PY" "$ROOT/bench/torch_workload.py" --seconds "${TORCH_S:-2.5}" --warmup "${TORCH_WARMUP:-1}" ;;
 	pipeline) printf '%s\n' "$BIN/gt-pipeline" --backend "${PL_BACKEND:-cuda}" --seconds "${PIPE_S:-2}" --quiet ;;
 	driver) printf '%s\n' env GT_PIPELINE_LIB="$BUILD/lib/libgtpipeline.so" "$PY" "$ROOT/pipeline/driver.py" \
 		--backend "${PL_BACKEND:-cuda}" --seconds "${DRIVER_S:-2}" --quiet ;;
@@ -233,11 +233,13 @@ awk '{
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
 	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
 END {
-	printf "  %-28s %10s %10s %8s %8s %8s %9s %9s %10s %8s\n", "workload_mode", "records", "api_calls", "app ns/r", "cb ns", "enc ns", "stacks", "stack us", "skip budg", "dropped"
 	for (k in keys) printf "  %-28s %10s %10s %8s %8s %8s %9s %9s %10s %8s\n", k, med(val[k, "records"]), med(val[k, "api_calls"]),
 		med(val[k, "app_ns_per_record"]), med(val[k, "callback_ns"]), med(val[k, "ns_per_record"]), med(val[k, "stacks"]),
 		med(val[k, "stack_us"]), med(val[k, "stacks_skipped_budget"]), med(val[k, "dropped"])
-}' "$W/summaries.txt" | sort | tee -a "$RES"
+}' "$W/summaries.txt" | sort >"$W/agent_table.txt"
+printf "  %-28s %10s %10s %8s %8s %8s %9s %9s %10s %8s\n" workload_mode records api_calls "app ns/r" "cb ns" "enc ns" \
+	stacks "stack us" "skip budg" dropped | tee -a "$RES"
+tee -a "$RES" <"$W/agent_table.txt"
 
 tar -C "$W" -czf "$OUT/gpu_overhead_logs.tar.gz" logs 2>/dev/null
 rm -rf "$W"
