@@ -243,7 +243,8 @@ static void summary_text(char *buf, size_t len)
 	         "overhead=%llu other=%llu discarded=%llu dropped=%llu buffers=%llu ns_per_record=%.1f "
 	         "buffers_allocated_on_app_thread=%llu buffer_requests_refused=%llu peak_queued_buffers=%u "
 	         "api_calls=%llu callback_ns=%.1f stacks=%llu stacks_first=%llu stacks_nth=%llu stacks_long=%llu "
-	         "stacks_skipped_budget=%llu stacks_lost_ring=%llu stack_us=%.2f app_ns_per_record=%.1f",
+	         "stacks_long_at_exit=%llu stacks_skipped_budget=%llu stacks_lost_ring=%llu stack_us=%.2f "
+	         "app_ns_per_record=%.1f",
 	         A.forked ? "(forked child)" : "summary", A.mode == MODE_BARE ? "bare" : "full",
 	         api_mode_names[A.api_mode],
 	         (unsigned long long)s->n_records, (unsigned long long)s->n_kernel, (unsigned long long)s->n_memcpy,
@@ -254,7 +255,8 @@ static void summary_text(char *buf, size_t len)
 	         (unsigned long long)s->n_buffers, per, (unsigned long long)bq.n_alloc_app,
 	         (unsigned long long)bq.n_refused, bq.peak_queued, (unsigned long long)cs.n_calls, cb,
 	         (unsigned long long)cs.n_taken, (unsigned long long)cs.n_first, (unsigned long long)cs.n_nth,
-	         (unsigned long long)cs.n_long, (unsigned long long)cs.n_skip_budget, (unsigned long long)cs.n_skip_ring,
+	         (unsigned long long)cs.n_long, (unsigned long long)cs.n_long_exit, (unsigned long long)cs.n_skip_budget,
+	         (unsigned long long)cs.n_skip_ring,
 	         cs.n_taken ? (double)cs.capture_ns / 1000.0 / (double)cs.n_taken : 0, app);
 }
 

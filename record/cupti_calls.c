@@ -87,6 +87,7 @@ static struct {
 	pthread_key_t key;
 	ag_ring *ring;
 	uint64_t timer_ns;       /* cost of one precise clock read, taken off timed callbacks */
+	uint64_t tick_ns;        /* resolution of CLOCK_MONOTONIC_COARSE */
 	ag_calls_stats st;       /* updated with atomics */
 	uint64_t reported_ring, reported_budget;
 } G;
@@ -570,19 +571,26 @@ static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callba
 	}
 	if (!(mode & MODE_STACKS) && !t->pending)
 		goto timed;
-	uint64_t now = coarse_ns();
-	int is_long = G.cfg.long_ns && now - t->enter_ns >= G.cfg.long_ns;
+	uint64_t long_ns = G.cfg.long_ns;
 	if (t->pending) {
+		/* a stack taken at entry: its precise clock says how long the call was */
 		t->pending = 0;
-		t->ent->flags |= is_long ? GTT_CALLSTACK_LONG : 0;
 		t->ent->call_ns = ag_now_ns() - t->pending_at;
-		ADD(n_long, (uint64_t)is_long);
+		if (long_ns && t->ent->call_ns >= long_ns) {
+			t->ent->flags |= GTT_CALLSTACK_LONG;
+			ADD(n_long, 1);
+		}
 		push(t);
 		return;
 	}
-	if (is_long && (mode & MODE_STACKS)) {
+	/* Otherwise only the coarse clock, read at entry and now: its difference can be one tick
+	 * more than the call lasted, so a call is long when the difference minus a tick reaches the
+	 * threshold — never a short call that crossed a tick */
+	uint64_t now = coarse_ns();
+	if (long_ns && now - t->enter_ns >= long_ns + G.tick_ns && (mode & MODE_STACKS)) {
 		uint32_t gdom = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
 		ADD(n_long, 1);
+		ADD(n_long_exit, 1);
 		if (!budget_ok(t, now)) {
 			ADD(n_skip_budget, 1);
 		} else if (capture(t, gdom, cbid, d, launch_function(domain, cbid, d->functionParams),
@@ -629,8 +637,9 @@ int ag_calls_init(const ag_calls_cfg *c, uint32_t pid)
 	}
 	struct timespec res;
 	gtcupti_inflight.pid = pid;
-	gtcupti_inflight.clock_res_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 ?
-	                                (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec : 0;
+	G.tick_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 ?
+	            (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec : 4000000;
+	gtcupti_inflight.clock_res_ns = G.tick_ns;
 	/* the cost of the clock read that times 1 in TIME_EVERY callbacks, taken off the result */
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 64; i++) {

@@ -63,7 +63,9 @@ extern struct gtcupti_inflight gtcupti_inflight;
 
 typedef struct ag_calls_stats {
 	uint64_t n_calls;          /* outermost API calls seen by the callbacks */
-	uint64_t n_first, n_nth, n_long;   /* calls chosen for a stack, by reason */
+	uint64_t n_first, n_nth, n_long;   /* calls chosen for a stack, by reason (a long call
+	                                    * may also be first or nth) */
+	uint64_t n_long_exit;      /* ... long ones without a stack from their entry: taken at exit */
 	uint64_t n_taken;          /* stacks queued */
 	uint64_t n_skip_budget;    /* chosen but not taken: the thread's budget was spent */
 	uint64_t n_skip_ring;      /* taken but lost: the ring was full */

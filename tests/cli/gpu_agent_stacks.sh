@@ -85,6 +85,11 @@ if CALLS=3000 record budget "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_BU
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budget.txt" "$TMP/budget.json" budget 1000000 256 | sed 's/^\(PASS\|FAIL\): /\1: budget: /'
 fi
 
+# A stack at every call into the smallest ring: what does not fit is counted, never silently lost
+if CALLS=1000 record ring "$py" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_RING_KB=64; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/ring.txt" "$TMP/ring.json" ring 1000000000 256 | sed 's/^\(PASS\|FAIL\): /\1: ring: /'
+fi
+
 # Attach mode: a process started dormant under --prepare; `gt-record -p --cuda-stacks=off` passes
 # the setting through the control file, a plain -p takes stacks (the agent's default).
 for variant in off on; do

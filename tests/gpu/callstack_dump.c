@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 	gtt_reader *r = gtt_reader_open_mem(start, len, &err);
 	if (!r) {
 		fprintf(stderr, "callstack_dump: %s: %s\n", argv[1], gtt_strerror(err));
+		free(buf);
 		return 2;
 	}
 	gtt_record rec;
@@ -161,5 +162,12 @@ int main(int argc, char **argv)
 		}
 	}
 	gtt_reader_close(r);
+	for (size_t i = 0; i < n_strs; i++)
+		free(strs[i].text);
+	for (size_t i = 0; i < n_maps; i++)
+		free(maps[i].path);
+	free(strs);
+	free(maps);
+	free(buf);
 	return 0;
 }

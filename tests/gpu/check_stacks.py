@@ -8,6 +8,7 @@ usage: check_stacks.py DUMP.txt EXPECT.json MODE [K N]
   MODE pydepth: Python depth capped at 8 (deep stack cut, flagged)
   MODE nopython: Python frames switched off (flagged)
   MODE budget:  a tiny stack budget: some chosen calls have no stack, and the loss is recorded
+  MODE ring:    a stack at every call into a tiny ring: taken + lost = chosen, losses recorded
 """
 import json
 import sys
@@ -95,6 +96,18 @@ def main():
               "a Python stack deeper than GT_CUPTI_STACK_PY_DEPTH=8 is cut at 8 and flagged PY_TRUNC")
         check(deep and leaf(deep[0]) == ("deep", exp["sites"]["deep"]), "the cut keeps the leaf frames")
         return
+    if mode == "ring":
+        summary = [t for t in notes if t.startswith("cupti agent summary")]
+        kv = dict(w.split("=", 1) for w in summary[-1].split() if "=" in w) if summary else {}
+        chosen = int(kv.get("stacks_first", 0)) + int(kv.get("stacks_nth", 0)) + int(kv.get("stacks_long_at_exit", 0))
+        taken, lost = int(kv.get("stacks", 0)), int(kv.get("stacks_lost_ring", 0))
+        dropped = sum(int(r["v0"]) for r in recs if r["kind"] == "dropped" and r["text"].startswith("cuda_callstack"))
+        check(lost > 0 and taken + lost == chosen,
+              "a 64 KiB ring and a stack at every call: every chosen call is taken or counted lost "
+              "(%d taken + %d lost = %d chosen)" % (taken, lost, chosen))
+        check(dropped == lost, "the losses are in the trace as dropped records (%d)" % dropped)
+        check(len(stacks) == taken, "every stack taken is in the trace (%d of %d)" % (len(stacks), taken))
+        return
     if mode == "budget":
         dropped = [r for r in recs if r["kind"] == "dropped" and r["text"].startswith("cuda_callstack")]
         skipped = sum(int(r["v1"]) for r in dropped)
@@ -134,9 +147,14 @@ def main():
         check(len(natives) == len(ss), "%s: native stacks start at the caller of the CUDA libraries "
               "(libffi here), the agent's and CUPTI's%s frames left out (%d of %d)" % (kname, via, len(natives), len(ss)))
     sync = [s for s in stacks if s["cbid"] == "131" and s["tid"] == str(exp["main_tid"])]
-    check(len(sync) == 1 and int(sync[0]["flags"], 16) & LONG and int(sync[0]["call_ns"]) >= 25_000_000
-          and leaf(sync[0]) == ("slow_sync", exp["sites"]["slow_sync"]),
-          "a 30 ms synchronize: one stack flagged LONG with its duration, at slow_sync's line")
+    fl = [int(s["flags"], 16) for s in sync]
+    check(len(sync) == 5 and all(f & LONG for f in fl) and all(int(s["call_ns"]) >= 25_000_000 for s in sync)
+          and all(leaf(s) == ("slow_sync", exp["sites"]["slow_sync"]) for s in sync),
+          "five 30 ms synchronizes: five stacks flagged LONG with their duration, at slow_sync's line")
+    check(sum(1 for f in fl if f & FIRST) == k and sum(1 for f in fl if f & (AT_EXIT | NTH)) == 5 - k,
+          "the first %d taken at entry, the next one (not sampled) at its exit: %s" % (k, [hex(f) for f in fl]))
+    short_long = [s for s in stacks if s["cbid"] in ("211", "307") and int(s["flags"], 16) & LONG]
+    check(not short_long, "no launch of a few microseconds is flagged LONG (%d)" % len(short_long))
     deep = by_fn.get(exp["fn"]["deep"], [])
     check(len(deep) == 1 and int(deep[0]["py"]) == exp["depth"] + 3 and leaf(deep[0]) == ("deep", exp["sites"]["deep"])
           and not int(deep[0]["flags"], 16) & PY_TRUNC,
