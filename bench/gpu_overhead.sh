@@ -20,8 +20,9 @@
 #        RUN_TIMEOUT 90    per run;  PYTHON python3;  BUILD build;  PERF .perf/perf
 #        PL_BACKEND cuda   the pipeline's backend (cpu: try the script on a machine without a GPU)
 #        MODES      a file with mode lines replacing the built-in table (format below)
-# Results: OUTDIR/gpu_overhead.txt (the tables), gpu_overhead_runs.txt (every run), and
-# gpu_overhead_logs.tar.gz (each run's output, the agent's summaries).
+# Results (two files: the GPU box brings back at most 8 per run): OUTDIR/gpu_overhead.txt (the
+# tables) and gpu_overhead_logs.tar.gz (every run's number in runs.txt, each run's output with
+# the agent's summary).
 set -u
 OUT=${1:?usage: bench/gpu_overhead.sh OUTDIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +49,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/gt-overhead.XXXXXX")
 LOGS=$W/logs
 mkdir -p "$LOGS"
 RES=$OUT/gpu_overhead.txt
-RUNS=$OUT/gpu_overhead_runs.txt
+RUNS=$LOGS/runs.txt
 : >"$RES"
 : >"$RUNS"
 T0=$SECONDS
