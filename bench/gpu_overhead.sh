@@ -55,14 +55,15 @@ RUNS=$LOGS/runs.txt
 T0=$SECONDS
 say() { echo "$*" | tee -a "$RES"; }
 
+# perf samples cpu-clock, like gt-record (the GPU box's VMs have no hardware events).
 # Mode table: WORKLOADS|NAME|KIND|OPTIONS. KIND none: no profiler; perf: perf record OPTIONS --
 # CMD; bare: CUPTI injected, the agent only counting records; agent: the agent injected and
 # writing a side file, no gt-record (OPTIONS: VAR=VALUE settings); gtr: gt-record OPTIONS -- CMD.
 # WORKLOADS is "all" or a comma list. Options are split on spaces.
 DEFAULT_MODES='
 all|none|none|
-all|perf_a|perf|-a -g -F 99
-torch,driver|perf_task|perf|-g -F 99
+all|perf_a|perf|-e cpu-clock -a -g -F 99
+torch,driver|perf_task|perf|-e cpu-clock -g -F 99
 all|bare|bare|
 all|agent|agent|
 all|agent_no_stacks|agent|GT_CUPTI_STACKS=0
