@@ -147,10 +147,12 @@ $(PL_SO): $(LIBPL) $(LIBGTT)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -shared -o $@ -Wl,--whole-archive $(LIBPL) -Wl,--no-whole-archive $(LIBGTT) $(CUDA_LIBS) $(LDLIBS) -ldl
 
-$(AGENT): $(call objs,$(AGENT_SRC)) $(LIBGTT)
+# The agent reads its own Python frames with the recorder's CPython tables (pyoffsets.c, procmem.c).
+$(AGENT): $(call objs,$(AGENT_SRC) record/pyoffsets.c record/procmem.c) $(LIBGTT) record/libgtcupti.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $^ -L$(CUDA_HOME)/extras/CUPTI/lib64 -L$(CUDA_HOME)/lib64 \
+	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $(filter %.o %.a,$^) -Wl,--version-script=record/libgtcupti.map \
+	  -L$(CUDA_HOME)/extras/CUPTI/lib64 -L$(CUDA_HOME)/lib64 \
 	  -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-Bsymbolic -lcupti -ldl $(LDLIBS)
 
 # ---- tests ----

@@ -59,6 +59,7 @@ enum gtt_tag {
 	GTT_REC_CUDA_ALLOC = 26,
 	GTT_REC_NVTX = 27,
 	GTT_REC_COUNTER = 28,
+	GTT_REC_CUDA_CALLSTACK = 29, /* native + Python stack taken inside a CUDA API call (the agent) */
 	GTT_REC_ARCHIVE = 30,     /* a piece of an embedded binary, keyed by build-id */
 	GTT_REC_END = 31,         /* clean end of recording */
 	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
@@ -322,6 +323,37 @@ typedef struct gtt_counter {
 	double value;
 } gtt_counter;
 
+/* Why a cuda_callstack was taken (bits 0-7; several may be set) and how complete it is. */
+#define GTT_CALLSTACK_FIRST 0x1u          /* one of the first K calls of its (API, function) pair on its thread */
+#define GTT_CALLSTACK_NTH 0x2u            /* a random 1-in-N sample of the pair's later calls */
+#define GTT_CALLSTACK_LONG 0x4u           /* the call lasted at least the long-call threshold */
+#define GTT_CALLSTACK_AT_EXIT 0x8u        /* taken when the call returned (LONG only), not when it began */
+#define GTT_CALLSTACK_NATIVE_TRUNC 0x100u /* native stack cut at the depth cap */
+#define GTT_CALLSTACK_NATIVE_NONE 0x200u  /* no native stack: no unwinder, or native stacks off */
+#define GTT_CALLSTACK_NATIVE_AT_PY 0x400u /* native stack ends where the Python interpreter begins:
+                                           * the Python frames continue it */
+#define GTT_CALLSTACK_PY_NONE 0x1000u     /* no Python frames: not a Python thread, or no interpreter */
+#define GTT_CALLSTACK_PY_TRUNC 0x2000u    /* Python chain cut at the depth cap, or unreadable beyond a frame */
+#define GTT_CALLSTACK_PY_FAIL 0x4000u     /* Python stack unreadable (unsupported interpreter, read error) */
+#define GTT_CALLSTACK_PY_OFF 0x8000u      /* Python frames not taken (switched off) */
+typedef struct gtt_cuda_callstack {
+	uint64_t time_ns;        /* when the stack was taken (the call's entry; its exit with AT_EXIT) */
+	uint64_t call_ns;        /* the call's duration as the agent saw it (approximate; 0 = unknown);
+	                          * exact times are in the cuda_api record of the same correlation */
+	uint32_t pid, tid;
+	uint32_t correlation;    /* CUPTI correlation id: the cuda_api record and the work it started */
+	uint32_t domain;         /* GTT_API_* */
+	uint32_t cbid;           /* CUPTI callback id */
+	uint32_t name_id;        /* GTT_REC_STRING id of the API name, as in cuda_api */
+	uint32_t flags;          /* GTT_CALLSTACK_* */
+	uint64_t function;       /* launches: the kernel's host function or CUfunction (the sampling
+	                          * key); 0 for other calls */
+	uint32_t n_native;       /* return addresses, leaf first (the caller of the CUDA API first) */
+	const uint64_t *ips;
+	uint32_t n_py;           /* Python frames, leaf first; code ids name py_code records of pid */
+	const gtt_py_frame *py;
+} gtt_cuda_callstack;
+
 /* An embedded binary is the concatenation of its pieces in offset order. */
 typedef struct gtt_archive {
 	uint32_t build_id_len;
@@ -372,6 +404,7 @@ typedef struct gtt_record {
 		gtt_cuda_alloc alloc;
 		gtt_nvtx nvtx;
 		gtt_counter counter;
+		gtt_cuda_callstack callstack;
 		gtt_archive archive;
 		gtt_end end;
 	} u;

@@ -422,6 +422,22 @@ static int write_ctl(const char *path, const char *text)
 	return 0;
 }
 
+/* Launch-stack settings from our own environment (--cuda-stacks sets GT_CUPTI_STACKS) go to an
+ * attached agent as "set NAME=VALUE" lines: its environment was fixed at --prepare. */
+static void append_settings(char *text, size_t cap)
+{
+	static const char *const keys[] = { "GT_CUPTI_STACKS", "GT_CUPTI_STACK_PYTHON", "GT_CUPTI_STACK_FIRST",
+	                                    "GT_CUPTI_STACK_EVERY", "GT_CUPTI_STACK_LONG_US", "GT_CUPTI_STACK_BUDGET",
+	                                    "GT_CUPTI_STACK_BURST_MS" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = getenv(keys[i]);
+		size_t used = strlen(text);
+		if (!v || !*v || strlen(v) > 32 || strpbrk(v, "\n\r"))
+			continue;
+		snprintf(text + used, cap - used, "set %s=%s\n", keys[i], v);
+	}
+}
+
 int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 {
 	int rc = 0;
@@ -439,7 +455,7 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 		goto out;
 	}
 	ctl_dir = proc_env(pid, "GT_CUPTI_CTL_DIR");
-	char path[PATH_MAX + 64], text[PATH_MAX + 16];
+	char path[PATH_MAX + 64], text[PATH_MAX + 1024];
 	ctl_path(c, ctl_dir, pid, path, sizeof(path));
 	if (on) {
 		uid_t uid;
@@ -450,6 +466,7 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 			goto out;
 		}
 		snprintf(text, sizeof(text), "on %s\n", c->dir);
+		append_settings(text, sizeof(text));
 	} else {
 		snprintf(text, sizeof(text), "off\n");
 	}

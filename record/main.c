@@ -43,6 +43,7 @@ static void usage(FILE *f)
 	        "  --all-frames             --dump: do not fold interpreter frames between Python frames\n"
 	        "  --top                    while recording, a live per-thread view on the terminal: CPU %%,\n"
 	        "                           GIL classes, hottest function, lost samples (q quits, t: totals)\n"
+	        "  --cuda-stacks=on|off     stacks at sampled CUDA API calls (default on; docs/CUDA.md)\n"
 	        "  -q, --quiet              no status line, no summary\n"
 	        "  -h, --help               this text\n"
 	        "  -V, --version            print the version\n"
@@ -96,7 +97,7 @@ static int parse_call_graph(const char *s, rec_opts *o)
 int main(int argc, char **argv)
 {
 	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
-	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP };
+	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP, OPT_CUDA_STACKS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
 		{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
 		{ "python", optional_argument, NULL, OPT_PYTHON },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
+		{ "cuda-stacks", required_argument, NULL, OPT_CUDA_STACKS },
 		{ "prepare", no_argument, NULL, OPT_PREPARE },
 		{ "dump", no_argument, NULL, OPT_DUMP },
 		{ "children", no_argument, NULL, OPT_CHILDREN },
@@ -168,6 +170,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_CUDA:
 			o.no_cuda = 1;
+			break;
+		case OPT_CUDA_STACKS:
+			/* the agent reads it from the command's environment (cuda_inject.c passes it on) */
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				return bad("--cuda-stacks=%s: expected on or off", optarg);
+			setenv("GT_CUPTI_STACKS", strcmp(optarg, "on") == 0 ? "1" : "0", 1);
 			break;
 		case OPT_PREPARE:
 			o.prepare = 1;
