@@ -16,6 +16,7 @@
 
 #include "archive.h"
 #include "cuda_inject.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "perf_sampler.h"
 #include "procfs.h"
@@ -26,9 +27,15 @@
 #define GT_VERSION "0"
 #endif
 
-#define TERM_GRACE_NS 3000000000ull   /* a launched command's time to exit after SIGTERM */
-#define STACK_SLACK_BYTES 512           /* kept above the outermost return address */
-#define SIGINT_WAIT_NS 1000000000ull  /* after Ctrl-C, the command's time to exit by itself */
+#define TERM_GRACE_NS (3 * GT_NS_PER_SEC)  /* a launched command's time to exit after SIGTERM */
+#define SIGINT_WAIT_NS GT_NS_PER_SEC       /* after Ctrl-C, the command's time to exit by itself */
+#define STACK_SLACK_BYTES 512              /* kept above the outermost return address */
+#define DRAIN_HZ 40                        /* ring-buffer drains per second (docs/RECORD.md) */
+#define FLUSH_NS GT_NS_PER_SEC             /* the trace is flushed this often */
+#define ATTACH_CHECK_NS (100 * GT_NS_PER_MS) /* attach mode: how often the target's life is checked */
+
+/* The shell's statuses for a command that could not be run. */
+enum { REC_EXIT_NOT_EXEC = 126, REC_EXIT_NOT_FOUND = 127 };
 
 static volatile sig_atomic_t g_signal, g_n_signals;
 
@@ -52,6 +59,8 @@ typedef struct sess {
 	int child_alive;        /* launch mode: the command has not been reaped */
 	int wait_status;        /* launch mode: the command's wait status */
 	uint64_t start_ns;
+	int ended;              /* the recording ended before the drain loop (attach: target gone) */
+	int discard;            /* the recording never began: its trace file is removed */
 	uint32_t end_reason;
 	int write_rc;
 	int tty;
@@ -69,7 +78,7 @@ void rec_opts_init(rec_opts *o)
 	o->stack_bytes = 8192;
 	o->python = REC_PY_AUTO;
 	o->procstat_hz = 10;
-	o->drain_hz = 40;
+	o->drain_hz = DRAIN_HZ;
 }
 
 static void say(const char *fmt, ...)
@@ -161,6 +170,11 @@ static void join_args(char **argv, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
 }
 
+static uint64_t ts_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * GT_NS_PER_SEC + (uint64_t)t->tv_nsec;
+}
+
 static void write_meta(sess *s, const char *command)
 {
 	struct utsname u;
@@ -170,8 +184,7 @@ static void write_meta(sess *s, const char *command)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	s->start_ns = ((uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec +
-	               (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec) / 2;
+	s->start_ns = (ts_ns(&a) + ts_ns(&b)) / 2;
 	gethostname(host, sizeof(host) - 1);
 	if (uname(&u) != 0)
 		strcpy(u.release, "?");
@@ -185,7 +198,7 @@ static void write_meta(sess *s, const char *command)
 	meta(s, "clock", "CLOCK_MONOTONIC");
 	meta(s, "start_ns", "%llu", (unsigned long long)s->start_ns);
 	meta(s, "start_realtime_ns", "%llu",
-	     (unsigned long long)((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec));
+	     (unsigned long long)ts_ns(&rt));
 	meta(s, "nr_cpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
 	meta(s, "mode", "%s", s->launch ? "launch" : "attach");
 	meta(s, "pid", "%d", (int)s->target);
@@ -230,7 +243,7 @@ static void status_line(sess *s, uint64_t now)
 {
 	rec_perf_stats st;
 	char size[32];
-	double dt = (double)(now - s->status_ns) / 1e9;
+	double dt = gt_ns_to_s(now - s->status_ns);
 	uint64_t lag = rec_ticker_last_late_ns(s->drain);
 
 	if (!s->tty || s->o->quiet || dt < 0.25)
@@ -238,8 +251,9 @@ static void status_line(sess *s, uint64_t now)
 	rec_perf_get_stats(s->perf, &st);
 	fmt_bytes(gtt_writer_bytes(s->w), size, sizeof(size));
 	fprintf(stderr, "\r\033[Kgt-record: %.1f s  %llu samples (%.0f/s)  lost %llu  lag %.1f ms  %u threads  %s",
-	        (double)(now - s->start_ns) / 1e9, (unsigned long long)st.samples,
-	        (double)(st.samples - s->status_samples) / dt, (unsigned long long)st.lost, (double)lag / 1e6,
+	        gt_ns_to_s(now - s->start_ns), (unsigned long long)st.samples,
+	        (double)(st.samples - s->status_samples) / dt, (unsigned long long)st.lost,
+	        (double)lag / (double)GT_NS_PER_MS,
 	        rec_procstat_threads(s->ps), size);
 	s->status_ns = now;
 	s->status_samples = st.samples;
@@ -334,13 +348,14 @@ static int reap(sess *s, uint64_t wait_ns)
 
 /* ---- attach ---- */
 
-/* Attach every thread of the target; rescans for threads born meanwhile. 0, or an exit status. */
+/* Attach every thread of the target; rescans for threads born meanwhile. GT_EXIT_OK,
+ * GT_EXIT_PARTIAL when the target exited during the attach, GT_EXIT_BROKEN on an error. */
 static int attach_all(sess *s)
 {
 	char err[512] = "";
-	int round, n_ok = 0;
+	int round, n_ok = 0, rc = GT_EXIT_OK;
 
-	for (round = 0; round < 3; round++) {
+	for (round = 0; round < 3 && rc == GT_EXIT_OK; round++) {
 		pid_t *tids = NULL;
 		int n = rec_procfs_tids(s->target, &tids), i, added = 0;
 
@@ -349,34 +364,30 @@ static int attach_all(sess *s)
 			break;
 		}
 		for (i = 0; i < n; i++) {
-			int rc;
+			int arc;
 			if (round > 0 && rec_perf_saw_thread(s->perf, tids[i]))
 				continue; /* born after its creator was attached: inherit covers it */
-			rc = rec_perf_attach_thread(s->perf, tids[i], err, sizeof(err));
-			if (rc == 0) {
+			arc = rec_perf_attach_thread(s->perf, tids[i], err, sizeof(err));
+			if (arc == 0) {
 				n_ok++;
 				added++;
-			} else if (rc == -EACCES || rc == -EPERM) {
-				free(tids);
+			} else if (arc < 0 && arc != -ESRCH) {
 				say("%s", err);
-				return 2;
-			} else if (rc < 0 && rc != -ESRCH) {
-				free(tids);
-				say("%s", err);
-				return 2;
+				rc = GT_EXIT_BROKEN;
+				break;
 			}
 		}
 		free(tids);
-		if (round > 0 && added == 0)
+		if (rc != GT_EXIT_OK || (round > 0 && added == 0))
 			break;
 		if (rec_perf_drain(s->perf, 1) < 0) /* all of it: FORK records decide the next round */
 			break;
 	}
-	if (n_ok == 0) {
+	if (rc == GT_EXIT_OK && n_ok == 0) {
 		say("process %d exited during attach", (int)s->target);
-		return 1;
+		rc = GT_EXIT_PARTIAL;
 	}
-	return 0;
+	return rc;
 }
 
 static int target_gone(sess *s)
@@ -407,7 +418,7 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 {
 	rec_perf_stats st;
 	char size[32], arch[96] = "";
-	double secs = (double)(end_ns - s->start_ns) / 1e9;
+	double secs = gt_ns_to_s(end_ns - s->start_ns);
 
 	if (s->o->quiet)
 		return;
@@ -422,7 +433,7 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 		fprintf(stderr, "\r\033[K");
 	fprintf(stderr, "gt-record: %s: %.2f s, %llu samples (%.1f/s), %llu lost, lag max %.1f ms%s, %s\n",
 	        s->o->output, secs, (unsigned long long)st.samples, secs > 0 ? (double)st.samples / secs : 0.0,
-	        (unsigned long long)st.lost, (double)rec_ticker_late_max_ns(s->drain) / 1e6, arch, size);
+	        (unsigned long long)st.lost, (double)rec_ticker_late_max_ns(s->drain) / (double)GT_NS_PER_MS, arch, size);
 	if (s->py_note[0] && !s->py_failed)
 		fprintf(stderr, "gt-record: %s\n", s->py_note);
 }
@@ -447,7 +458,7 @@ static void run_loop(sess *s)
 	uint64_t flush_ns = s->start_ns, check_ns = 0, deadline = 0;
 
 	if (s->o->duration_s > 0)
-		deadline = s->start_ns + (uint64_t)(s->o->duration_s * 1e9);
+		deadline = s->start_ns + gt_s_to_ns(s->o->duration_s);
 	for (;;) {
 		uint64_t now = rec_ticker_wait(s->drain);
 		int rc = rec_perf_drain(s->perf, 0);
@@ -467,7 +478,7 @@ static void run_loop(sess *s)
 				return;
 			}
 		} else if (now >= check_ns) {
-			check_ns = now + 100000000ull;
+			check_ns = now + ATTACH_CHECK_NS;
 			if (target_gone(s)) {
 				s->end_reason = GTT_END_TARGET_EXIT;
 				return;
@@ -477,7 +488,7 @@ static void run_loop(sess *s)
 			s->end_reason = GTT_END_DURATION;
 			return;
 		}
-		if (now >= flush_ns + 1000000000ull) {
+		if (now >= flush_ns + FLUSH_NS) {
 			flush_ns = now;
 			if (s->cuda)
 				rec_cuda_merge(s->cuda, s->w);
@@ -531,259 +542,334 @@ static void python_stop(sess *s)
 	s->py = NULL;
 }
 
-int rec_session_run(const rec_opts *o)
+/* ---- start: launch or attach, then the side loops ---- */
+
+/* The exit status of a command that could not be executed (the shell's convention). */
+static int exec_failure_status(int e)
 {
-	sess s;
-	char err[1024] = "", command[4096];
-	int rc = 2, why = 0, go_fd = -1, exec_fd = -1, werr = 0, status = 0;
+	return e == ENOENT ? REC_EXIT_NOT_FOUND : REC_EXIT_NOT_EXEC;
+}
+
+/* --prepare: no recording, just exec the command with the CUDA agent dormant. */
+static int prepare_exec(const rec_opts *o)
+{
+	char err[512] = "";
+	rec_cuda *cuda = rec_cuda_prepare(o->argv0, 1, err, sizeof(err));
+	int e;
+
+	if (!cuda)
+		say("--prepare: %s; running the command without the CUDA agent", err);
+	rec_cuda_child_env(cuda);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
+	execvp(o->argv[0], o->argv);
+	e = errno;
+	say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
+	rec_cuda_finish(cuda, NULL);
+	return exec_failure_status(e);
+}
+
+static void perf_opts(const rec_opts *o, rec_perf_opts *po)
+{
+	memset(po, 0, sizeof(*po));
+	po->freq_hz = o->freq_hz;
+	po->dwarf = o->dwarf;
+	po->stack_bytes = o->stack_bytes;
+}
+
+/* Launch mode: fork the command (held on a pipe), open the events on it, write the
+ * metadata, release it and learn whether its exec worked. 0, or the exit status of a
+ * recording that never began (s->discard set). */
+static int start_launch(sess *s, const char *command)
+{
+	const rec_opts *o = s->o;
+	char err[1024] = "";
 	rec_perf_opts po;
-	rec_archive_stats as;
-	uint64_t end_ns;
+	int e = 0, go_fd = -1, exec_fd = -1, rc = GT_EXIT_BROKEN, why = 0;
+	ssize_t n;
 
-	memset(&s, 0, sizeof(s));
-	memset(&as, 0, sizeof(as));
-	s.o = o;
-	s.launch = o->pid <= 0;
-	s.tty = isatty(2);
-	s.end_reason = GTT_END_ERROR;
-	if (setup_signals() < 0) {
-		say("cannot install signal handlers: %s", strerror(errno));
-		return 2;
+	if (!o->no_cuda) {
+		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
+		if (!s->cuda && err[0])
+			note(s, GTT_SRC_CUPTI, err);
 	}
-
-	if (o->prepare) {
-		s.cuda = rec_cuda_prepare(o->argv0, 1, err, sizeof(err));
-		if (!s.cuda)
-			say("--prepare: %s; running the command without the CUDA agent", err);
-		rec_cuda_child_env(s.cuda);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
-		execvp(o->argv[0], o->argv);
-		say("%s: %s", o->argv[0], errno == ENOENT ? "command not found" : strerror(errno));
-		return errno == ENOENT ? 127 : 126;
+	s->target = spawn(s, &go_fd, &exec_fd);
+	if (s->target < 0) {
+		say("fork: %s", strerror(errno));
+		goto out;
 	}
+	s->child_alive = 1;
+	write_meta(s, command);
+	perf_opts(o, &po);
+	s->perf = rec_perf_open_launch(s->target, &po, s->w, observe, s, err, sizeof(err), &why);
+	if (!s->perf) {
+		say("%s", err);
+		goto out;
+	}
+	rec_perf_set_stack_trim(s->perf, trim_stack, s);
+	rec_perf_write_config(s->perf, s->start_ns);
+	process_record(s, GTT_PROC_START, s->target, getpid(), 0, command);
+	if (write(go_fd, "g", 1) != 1) {
+		say("cannot start the command: %s", strerror(errno));
+		goto out;
+	}
+	close(go_fd);
+	go_fd = -1;
+	/* the exec pipe closes on a successful exec, or brings the exec's errno */
+	n = read(exec_fd, &e, sizeof(e));
+	if (n == (ssize_t)sizeof(e)) {
+		say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
+		rc = exec_failure_status(e);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (go_fd >= 0)
+		close(go_fd); /* a child still waiting reads EOF and exits 127 */
+	if (exec_fd >= 0)
+		close(exec_fd);
+	if (rc != 0) {
+		s->discard = 1;
+		reap(s, TERM_GRACE_NS);
+	}
+	return rc;
+}
 
-	if (!s.launch) {
+/* Attach mode: events on every thread of the running target, then what /proc knows of it.
+ * 0 (s->ended set when the target exited during the attach), or the exit status of a
+ * recording that never began (s->discard set). */
+static int start_attach(sess *s, const char *command)
+{
+	const rec_opts *o = s->o;
+	char err[1024] = "";
+	rec_perf_opts po;
+	pid_t *tids = NULL;
+	int n, i, rc, why = 0;
+
+	write_meta(s, command);
+	perf_opts(o, &po);
+	s->perf = rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err), &why);
+	if (!s->perf) {
+		say("%s", err);
+		s->discard = 1;
+		return GT_EXIT_BROKEN;
+	}
+	/* names first, so threads created from now on inherit them */
+	n = rec_procfs_tids(o->pid, &tids);
+	for (i = 0; i < n; i++) {
+		char name[64];
+		if (rec_procfs_comm(o->pid, tids[i], name, sizeof(name)) == 0)
+			rec_perf_note_name(s->perf, tids[i], name);
+	}
+	free(tids);
+	rc = attach_all(s);
+	if (rc == GT_EXIT_BROKEN) {
+		s->discard = 1;
+		return rc;
+	}
+	rec_perf_write_config(s->perf, s->start_ns);
+	/* mappings after the events exist: later mmaps arrive as MMAP2 records */
+	rec_procfs_synth(o->pid, gtt_now_ns(), s->w, observe, s);
+	rec_perf_set_stack_trim(s->perf, trim_stack, s);
+	if (rc != 0) {
+		s->end_reason = GTT_END_TARGET_EXIT;
+		s->ended = 1;
+		return 0;
+	}
+	if (!o->no_cuda) {
+		err[0] = 0;
+		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
+		if (s->cuda && rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err)) <= 0 && err[0])
+			note(s, GTT_SRC_CUPTI, err);
+		else if (!s->cuda && err[0])
+			note(s, GTT_SRC_CUPTI, err);
+	}
+	return 0;
+}
+
+/* Check the target and open the trace, then launch or attach, then start the side loops
+ * (/proc, Python) and the drain schedule. 0, or the exit status of a recording that never
+ * began (s->discard set when a trace file was created). */
+static int start(sess *s)
+{
+	const rec_opts *o = s->o;
+	char err[512] = "", command[4096];
+	int werr = 0, rc;
+	rec_perf_stats st;
+
+	if (!s->launch) {
 		if (kill(o->pid, 0) < 0 && errno == ESRCH) {
 			say("no process with PID %d", (int)o->pid);
-			return 2;
+			return GT_EXIT_BROKEN;
 		}
 		if (kill(o->pid, 0) < 0 && errno == EPERM) {
 			say("process %d belongs to another user: permission denied (run as that user or as root)",
 			    (int)o->pid);
-			return 2;
+			return GT_EXIT_BROKEN;
 		}
-		s.target = o->pid;
+		s->target = o->pid;
 		rec_procfs_cmdline(o->pid, command, sizeof(command));
 	} else {
 		join_args(o->argv, command, sizeof(command));
 	}
-
-	memset(&po, 0, sizeof(po));
-	po.freq_hz = o->freq_hz;
-	po.dwarf = o->dwarf;
-	po.stack_bytes = o->stack_bytes;
-	s.arch = rec_archive_create();
-	s.drain = NULL;
-	s.w = gtt_writer_open(o->output, &werr);
-	if (!s.w || !s.arch) {
-		say("cannot create %s: %s", o->output, s.w ? strerror(ENOMEM) : strerror(errno));
-		goto out;
-	}
-
-	if (s.launch) {
-		char cerr[512] = "";
-		if (!o->no_cuda) {
-			s.cuda = rec_cuda_prepare(o->argv0, 0, cerr, sizeof(cerr));
-			if (!s.cuda && cerr[0])
-				note(&s, GTT_SRC_CUPTI, cerr);
-		}
-		s.target = spawn(&s, &go_fd, &exec_fd);
-		if (s.target < 0) {
-			say("fork: %s", strerror(errno));
-			goto fail_unlink;
-		}
-		s.child_alive = 1;
-		write_meta(&s, command);
-		s.perf = rec_perf_open_launch(s.target, &po, s.w, observe, &s, err, sizeof(err), &why);
-		if (!s.perf) {
-			say("%s", err);
-			close(go_fd);
-			go_fd = -1;
-			reap(&s, TERM_GRACE_NS);
-			goto fail_unlink;
-		}
-		rec_perf_set_stack_trim(s.perf, trim_stack, &s);
-		rec_perf_write_config(s.perf, s.start_ns);
-		process_record(&s, GTT_PROC_START, s.target, getpid(), 0, command);
-		if (write(go_fd, "g", 1) != 1) {
-			say("cannot start the command: %s", strerror(errno));
-			goto fail_unlink;
-		}
-		close(go_fd);
-		go_fd = -1;
-		{
-			int e = 0;
-			ssize_t n = read(exec_fd, &e, sizeof(e));
-			close(exec_fd);
-			exec_fd = -1;
-			if (n == (ssize_t)sizeof(e)) {
-				say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
-				reap(&s, TERM_GRACE_NS);
-				rc = e == ENOENT ? 127 : 126;
-				goto fail_unlink_rc;
-			}
-		}
-	} else {
-		write_meta(&s, command);
-		s.perf = rec_perf_open_attach(&po, s.w, observe, &s, err, sizeof(err), &why);
-		if (!s.perf) {
-			say("%s", err);
-			goto fail_unlink;
-		}
-		/* names first, so threads created from now on inherit them */
-		{
-			pid_t *tids = NULL;
-			int n = rec_procfs_tids(o->pid, &tids), i;
-			for (i = 0; i < n; i++) {
-				char name[64];
-				if (rec_procfs_comm(o->pid, tids[i], name, sizeof(name)) == 0)
-					rec_perf_note_name(s.perf, tids[i], name);
-			}
-			free(tids);
-		}
-		rc = attach_all(&s);
-		if (rc == 2) {
-			goto fail_unlink;
-		}
-		rec_perf_write_config(s.perf, s.start_ns);
-		/* mappings after the events exist: later mmaps arrive as MMAP2 records */
-		rec_procfs_synth(o->pid, gtt_now_ns(), s.w, observe, &s);
-		rec_perf_set_stack_trim(s.perf, trim_stack, &s);
-		if (rc == 1) {
-			s.end_reason = GTT_END_TARGET_EXIT;
-			goto finish;
-		}
-		if (!o->no_cuda) {
-			char cerr[512] = "";
-			s.cuda = rec_cuda_prepare(o->argv0, 0, cerr, sizeof(cerr));
-			if (s.cuda && rec_cuda_attach(s.cuda, o->pid, 1, cerr, sizeof(cerr)) <= 0 && cerr[0])
-				note(&s, GTT_SRC_CUPTI, cerr);
-			else if (!s.cuda && cerr[0])
-				note(&s, GTT_SRC_CUPTI, cerr);
-		}
-	}
-	{
-		rec_perf_stats st;
-		rec_perf_get_stats(s.perf, &st);
-		if (st.user_only)
-			note(&s, GTT_SRC_PERF, "kernel samples not permitted (kernel.perf_event_paranoid): user space only");
-	}
-
-	s.ps = rec_procstat_start(s.w, o->procstat_hz, err, sizeof(err));
-	if (!s.ps)
-		note(&s, GTT_SRC_PROCSTAT, err);
-	rec_procstat_add(s.ps, s.target);
-	python_start(&s);
-
-	s.drain = rec_ticker_create(GTT_SRC_PERF, (uint64_t)(1e9 / (o->drain_hz > 0 ? o->drain_hz : 100)), 0, s.w);
-	s.status_ns = gtt_now_ns();
-	if (!s.drain) {
+	s->arch = rec_archive_create();
+	if (!s->arch) {
 		say("out of memory");
-		goto finish;
+		return GT_EXIT_BROKEN;
 	}
-	run_loop(&s);
+	s->w = gtt_writer_open(o->output, &werr);
+	if (!s->w) {
+		say("cannot create %s: %s", o->output, werr == GTT_EIO ? strerror(errno) : gtt_strerror(werr));
+		return GT_EXIT_BROKEN;
+	}
+	rc = s->launch ? start_launch(s, command) : start_attach(s, command);
+	if (rc != 0 || s->ended)
+		return rc;
+	rec_perf_get_stats(s->perf, &st);
+	if (st.user_only)
+		note(s, GTT_SRC_PERF, "kernel samples not permitted (kernel.perf_event_paranoid): user space only");
+	s->ps = rec_procstat_start(s->w, o->procstat_hz, err, sizeof(err));
+	if (!s->ps)
+		note(s, GTT_SRC_PROCSTAT, err);
+	rec_procstat_add(s->ps, s->target);
+	python_start(s);
+	s->drain = rec_ticker_create(GTT_SRC_PERF, gt_hz_to_period_ns(o->drain_hz > 0 ? o->drain_hz : DRAIN_HZ), 0, s->w);
+	s->status_ns = gtt_now_ns();
+	if (!s->drain) {
+		say("out of memory");
+		s->ended = 1;
+	}
+	return 0;
+}
 
-finish:
-	end_ns = gtt_now_ns();
-	rec_perf_disable(s.perf);
-	if (s.write_rc == 0 && rec_perf_drain(s.perf, 1) < 0)
-		s.write_rc = GTT_EIO;
-	rec_ticker_finish(s.drain, end_ns);
-	rec_procstat_stop(s.ps);
-	s.ps = NULL;
-	python_stop(&s);
-	if (s.launch && s.child_alive && s.write_rc == 0) {
-		/* Ctrl-C reached the command too: let it exit by itself; a signal aimed at
-		 * gt-record alone, or the end of -d, is passed on (SIGTERM for -d) */
-		int sig = s.end_reason == GTT_END_SIGNAL ? (int)g_signal : SIGTERM;
-		if (s.end_reason != GTT_END_SIGNAL || !reap(&s, SIGINT_WAIT_NS)) {
-			/* the agent flushes its last GPU records before the command is ended */
-			rec_cuda_switch_off(s.cuda);
-			kill(s.target, sig);
-			if (!reap(&s, TERM_GRACE_NS)) {
-				kill(s.target, SIGKILL);
-				reap(&s, TERM_GRACE_NS);
-			}
-		}
+/* ---- finish: stop sampling, end the command, write the archive and the END record ---- */
+
+/* A launched command still running when the recording ends: Ctrl-C reached it too, so it has
+ * a moment to exit by itself; a signal aimed at gt-record alone, or the end of -d, is passed
+ * on (SIGTERM for -d), then SIGKILL. */
+static void end_command(sess *s)
+{
+	int sig = s->end_reason == GTT_END_SIGNAL ? (int)g_signal : SIGTERM;
+
+	if (s->end_reason == GTT_END_SIGNAL && reap(s, SIGINT_WAIT_NS))
+		return;
+	/* the agent flushes its last GPU records before the command is ended */
+	rec_cuda_switch_off(s->cuda);
+	kill(s->target, sig);
+	if (!reap(s, TERM_GRACE_NS)) {
+		kill(s->target, SIGKILL);
+		reap(s, TERM_GRACE_NS);
 	}
-	if (s.launch && !s.child_alive)
-		process_record(&s, GTT_PROC_EXIT, s.target, getpid(), s.wait_status, "");
-	if (s.cuda) {
-		rec_cuda_finish(s.cuda, s.w);
-		s.cuda = NULL;
-	}
-	if (!o->no_archive && s.write_rc == 0) {
-		if (s.tty && !o->quiet)
-			fprintf(stderr, "\r\033[Kgt-record: writing the symbol archive...");
-		if (rec_archive_write(s.arch, s.w, &as) < 0)
-			s.write_rc = GTT_EIO;
-	}
-	if (s.launch)
-		status = s.wait_status;
-	write_end(&s, status);
-	if (gtt_writer_flush(s.w) < 0 && s.write_rc == 0)
-		s.write_rc = GTT_EIO;
-	summary(&s, &as, end_ns);
-	if (s.write_rc < 0) {
-		int e = gtt_writer_errno(s.w);
+}
+
+/* The exit status of a recording that ran (see session.h), with its last words on stderr. */
+static int exit_status(sess *s)
+{
+	if (s->write_rc < 0) {
+		int e = gtt_writer_errno(s->w);
 		struct stat fst;
 		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
-		    o->output, e ? strerror(e) : gtt_strerror(s.write_rc),
-		    stat(o->output, &fst) == 0 ? (long long)fst.st_size : -1ll);
-		if (s.launch && s.child_alive) {
+		    s->o->output, e ? strerror(e) : gtt_strerror(s->write_rc),
+		    stat(s->o->output, &fst) == 0 ? (long long)fst.st_size : -1ll);
+		if (s->launch && s->child_alive) {
 			say("the command keeps running, unrecorded");
-			rec_perf_close(s.perf);
-			s.perf = NULL;
-			while (!reap(&s, 1000000000ull))
+			rec_perf_close(s->perf);
+			s->perf = NULL;
+			while (!reap(s, GT_NS_PER_SEC))
 				;
 		}
-		rc = 2;
-	} else if (s.py_failed) {
-		say("%s", s.py_note);
-		rc = 2;
-	} else if (s.launch) {
-		rc = exit_code(s.wait_status);
-	} else if (s.end_reason == GTT_END_TARGET_EXIT) {
-		say("process %d exited during the recording", (int)s.target);
-		rc = 1;
-	} else {
-		rc = 0;
+		return GT_EXIT_BROKEN;
 	}
-	goto out;
+	if (s->py_failed) {
+		say("%s", s->py_note);
+		return GT_EXIT_BROKEN;
+	}
+	if (s->launch)
+		return exit_code(s->wait_status);
+	if (s->end_reason == GTT_END_TARGET_EXIT) {
+		say("process %d exited during the recording", (int)s->target);
+		return GT_EXIT_PARTIAL;
+	}
+	return GT_EXIT_OK;
+}
 
-fail_unlink:
-	rc = 2;
-fail_unlink_rc:
-	gtt_writer_close(s.w);
-	s.w = NULL;
-	unlink(o->output);
-out:
-	if (go_fd >= 0)
-		close(go_fd);
-	if (exec_fd >= 0)
-		close(exec_fd);
-	if (s.launch && s.child_alive && s.target > 0) {
-		kill(s.target, SIGKILL);
-		reap(&s, TERM_GRACE_NS);
+static int finish(sess *s)
+{
+	rec_archive_stats as;
+	uint64_t end_ns = gtt_now_ns();
+
+	memset(&as, 0, sizeof(as));
+	rec_perf_disable(s->perf);
+	if (s->write_rc == 0 && rec_perf_drain(s->perf, 1) < 0)
+		s->write_rc = GTT_EIO;
+	rec_ticker_finish(s->drain, end_ns);
+	rec_procstat_stop(s->ps);
+	s->ps = NULL;
+	python_stop(s);
+	if (s->launch && s->child_alive && s->write_rc == 0)
+		end_command(s);
+	if (s->launch && !s->child_alive)
+		process_record(s, GTT_PROC_EXIT, s->target, getpid(), s->wait_status, "");
+	if (s->cuda) {
+		rec_cuda_finish(s->cuda, s->w);
+		s->cuda = NULL;
 	}
-	rec_procstat_stop(s.ps);
-	rec_py_stop(s.py, err, sizeof(err));
-	rec_cuda_finish(s.cuda, NULL);
-	rec_perf_close(s.perf);
-	rec_ticker_destroy(s.drain);
-	rec_archive_destroy(s.arch);
-	if (s.w && gtt_writer_close(s.w) < 0 && rc == 0)
-		rc = 2;
+	if (!s->o->no_archive && s->write_rc == 0) {
+		if (s->tty && !s->o->quiet)
+			fprintf(stderr, "\r\033[Kgt-record: writing the symbol archive...");
+		if (rec_archive_write(s->arch, s->w, &as) < 0)
+			s->write_rc = GTT_EIO;
+	}
+	write_end(s, s->launch ? s->wait_status : 0);
+	if (gtt_writer_flush(s->w) < 0 && s->write_rc == 0)
+		s->write_rc = GTT_EIO;
+	summary(s, &as, end_ns);
+	return exit_status(s);
+}
+
+/* Release everything; a launched command still alive is killed (a recording that failed). */
+static int cleanup(sess *s, int rc)
+{
+	char err[512];
+
+	if (s->launch && s->child_alive && s->target > 0) {
+		kill(s->target, SIGKILL);
+		reap(s, TERM_GRACE_NS);
+	}
+	rec_procstat_stop(s->ps);
+	rec_py_stop(s->py, err, sizeof(err));
+	rec_cuda_finish(s->cuda, NULL);
+	rec_perf_close(s->perf);
+	rec_ticker_destroy(s->drain);
+	rec_archive_destroy(s->arch);
+	if (s->w && gtt_writer_close(s->w) < 0 && rc == GT_EXIT_OK)
+		rc = GT_EXIT_BROKEN;
+	if (s->w && s->discard)
+		unlink(s->o->output); /* a recording that never began leaves no file */
 	return rc;
+}
+
+int rec_session_run(const rec_opts *o)
+{
+	sess s;
+	int rc;
+
+	if (setup_signals() < 0) {
+		say("cannot install signal handlers: %s", strerror(errno));
+		return GT_EXIT_BROKEN;
+	}
+	if (o->prepare)
+		return prepare_exec(o);
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	s.launch = o->pid <= 0;
+	s.tty = isatty(2);
+	s.end_reason = GTT_END_ERROR;
+	rc = start(&s);
+	if (rc == 0) {
+		if (!s.ended)
+			run_loop(&s);
+		rc = finish(&s);
+	}
+	return cleanup(&s, rc);
 }
