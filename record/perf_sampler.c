@@ -152,9 +152,8 @@ static void fill_attr(rec_perf *p, int launch)
 	a->enable_on_exec = launch ? 1 : 0;
 }
 
-static void open_error(rec_perf *p, int e, const char *what, char *err, size_t errlen, int *why)
+static void open_error(int e, const char *what, char *err, size_t errlen)
 {
-	(void)p;
 	if (e == EACCES || e == EPERM) {
 		int paranoid = -9;
 		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -166,17 +165,13 @@ static void open_error(rec_perf *p, int e, const char *what, char *err, size_t e
 		snprintf(err, errlen, "perf_event_open %s: %s; need kernel.perf_event_paranoid <= 1 "
 		         "(now %d; sysctl -w kernel.perf_event_paranoid=1) or CAP_PERFMON/root",
 		         what, strerror(e), paranoid);
-		*why = REC_PERF_ERR_PERM;
 	} else if (e == ESRCH) {
 		snprintf(err, errlen, "perf_event_open %s: no such process", what);
-		*why = REC_PERF_ERR_NOPROC;
 	} else if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP) {
 		snprintf(err, errlen, "perf_event_open %s: %s (is perf_event supported in this kernel/container?)",
 		         what, strerror(e));
-		*why = REC_PERF_ERR_OTHER;
 	} else {
 		snprintf(err, errlen, "perf_event_open %s: %s", what, strerror(e));
-		*why = REC_PERF_ERR_OTHER;
 	}
 }
 
@@ -315,14 +310,13 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 }
 
 rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
-                               rec_perf_observer obs, void *ctx, char *err, size_t errlen, int *why)
+                               rec_perf_observer obs, void *ctx, char *err, size_t errlen)
 {
 	rec_perf *p = create(o, w, obs, ctx, 1);
 	int i, fd, rc;
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
-		*why = REC_PERF_ERR_OTHER;
 		return NULL;
 	}
 	for (i = 0; i < p->n_cpus; i++) {
@@ -330,18 +324,16 @@ rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
 		if (fd < 0) {
 			char what[64];
 			snprintf(what, sizeof(what), "(cpu %d)", p->cpus[i]);
-			open_error(p, -fd, what, err, errlen, why);
+			open_error(-fd, what, err, errlen);
 			goto fail;
 		}
 		if (keep_fd(p, fd) < 0) {
 			close(fd);
 			snprintf(err, errlen, "out of memory");
-			*why = REC_PERF_ERR_OTHER;
 			goto fail;
 		}
 		if ((rc = map_ring(p, i, fd)) < 0) {
 			snprintf(err, errlen, "mmap of the perf ring buffer (%zu bytes): %s", p->o.ring_bytes, strerror(-rc));
-			*why = REC_PERF_ERR_OTHER;
 			goto fail;
 		}
 	}
@@ -352,20 +344,19 @@ fail:
 }
 
 rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
-                               void *ctx, char *err, size_t errlen, int *why)
+                               void *ctx, char *err, size_t errlen)
 {
 	rec_perf *p = create(o, w, obs, ctx, 0);
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
-		*why = REC_PERF_ERR_OTHER;
 	}
 	return p;
 }
 
 int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 {
-	int i, fd, rc, why = 0;
+	int i, fd, rc;
 	size_t first = p->n_fds, k;
 	int mapped_here[p->n_cpus > 0 ? p->n_cpus : 1];
 
@@ -378,7 +369,7 @@ int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 		if (fd < 0) {
 			char what[64];
 			snprintf(what, sizeof(what), "(thread %d)", (int)tid);
-			open_error(p, -fd, what, err, errlen, &why);
+			open_error(-fd, what, err, errlen);
 			rc = fd;
 			goto fail;
 		}

@@ -26,17 +26,14 @@ typedef void (*rec_perf_observer)(void *ctx, const gtt_record *rec);
  * pointer up) are worth keeping for pid; called before the sample is written. */
 typedef uint32_t (*rec_perf_stack_trim)(void *ctx, uint32_t pid, const uint8_t *stack, uint32_t len);
 
-/* Why an open failed (for the exit status and message). */
-enum { REC_PERF_ERR_OTHER = 1, REC_PERF_ERR_PERM = 2, REC_PERF_ERR_NOPROC = 3 };
-
 /* Open disabled events on every CPU that follow pid and all the threads and processes it
  * creates (inherit), enabled when pid calls exec (launch mode). NULL on failure with a
- * one-line reason in err and *why = REC_PERF_ERR_*. */
+ * one-line reason in err. */
 rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
-                               rec_perf_observer obs, void *ctx, char *err, size_t errlen, int *why);
+                               rec_perf_observer obs, void *ctx, char *err, size_t errlen);
 /* Prepare per-CPU ring buffers for attach mode; threads are added with rec_perf_attach_thread. */
 rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
-                               void *ctx, char *err, size_t errlen, int *why);
+                               void *ctx, char *err, size_t errlen);
 /* Attach mode: sample thread tid (and threads it creates later) on every CPU, enabled at once.
  * 0 on success, 1 when already attached, <0 (-errno) on failure with a reason in err. */
 int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen);

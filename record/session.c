@@ -585,7 +585,7 @@ static int start_launch(sess *s, const char *command)
 	const rec_opts *o = s->o;
 	char err[1024] = "";
 	rec_perf_opts po;
-	int e = 0, go_fd = -1, exec_fd = -1, rc = GT_EXIT_BROKEN, why = 0;
+	int e = 0, go_fd = -1, exec_fd = -1, rc = GT_EXIT_BROKEN;
 	ssize_t n;
 
 	if (!o->no_cuda) {
@@ -601,7 +601,7 @@ static int start_launch(sess *s, const char *command)
 	s->child_alive = 1;
 	write_meta(s, command);
 	perf_opts(o, &po);
-	s->perf = rec_perf_open_launch(s->target, &po, s->w, observe, s, err, sizeof(err), &why);
+	s->perf = rec_perf_open_launch(s->target, &po, s->w, observe, s, err, sizeof(err));
 	if (!s->perf) {
 		say("%s", err);
 		goto out;
@@ -644,11 +644,11 @@ static int start_attach(sess *s, const char *command)
 	char err[1024] = "";
 	rec_perf_opts po;
 	pid_t *tids = NULL;
-	int n, i, rc, why = 0;
+	int n, i, rc;
 
 	write_meta(s, command);
 	perf_opts(o, &po);
-	s->perf = rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err), &why);
+	s->perf = rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err));
 	if (!s->perf) {
 		say("%s", err);
 		s->discard = 1;
