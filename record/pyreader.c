@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "gt_util.h"
 #include "procmem.h"
 #include "pyoffsets.h"
 #include "ticker.h"
@@ -25,13 +26,6 @@
 #define MAX_THREADS 4096
 #define REVALIDATE_PER_PASS 8   /* cached code objects re-checked per stack pass */
 #define TID_MAP_CAP 8192        /* PyThreadState -> tid, shared with the GIL loop */
-
-enum {
-	ST_LOOKING = 0,   /* no interpreter found yet */
-	ST_READING = 1,   /* reading stacks and GIL */
-	ST_NONE = 2,      /* gave up: unsupported, stripped, ... (reason says why) */
-	ST_GONE = 3,      /* the target exited */
-};
 
 typedef struct code_entry {
 	uint64_t addr;          /* 0 = empty slot */
@@ -58,7 +52,8 @@ struct rec_py {
 	pthread_t stack_thr, gil_thr;
 	int have_stack_thr, have_gil_thr;
 	atomic_int stop;
-	atomic_int state;
+	atomic_int state;       /* rec_py_state */
+	atomic_int gone;        /* the target exited */
 
 	pthread_mutex_t lock;   /* guards reason, version, tids[] */
 	char reason[320];
@@ -283,11 +278,14 @@ static int discover(rec_py *p)
 
 	n = read_maps(p->pid, maps, 16, exe, sizeof(exe));
 	if (n < 0) {
-		atomic_store(&p->state, ST_GONE);
-		if (p->tentative[0])
+		atomic_store(&p->gone, 1);
+		if (p->tentative[0]) {
+			atomic_store(&p->state, REC_PY_REFUSED);
 			set_reason(p, "%s%s", p->tentative, NULL);
-		else
+		} else {
+			atomic_store(&p->state, REC_PY_NOT_FOUND);
 			set_reason(p, "no CPython interpreter found in pid %s before it exited%s", p->pidstr, NULL);
+		}
 		return -1;
 	}
 	/* a libpython mapping wins over the executable (pyenv's --enable-shared builds) */
@@ -321,7 +319,8 @@ static int discover(rec_py *p)
 			snprintf(p->interp_path, sizeof(p->interp_path), "%s", maps[i].path);
 			if (rec_procmem_read(p->mem, p->runtime, dbg, sizeof(dbg)) < 0) {
 				if (rec_procmem_gone(p->mem)) {
-					atomic_store(&p->state, ST_GONE);
+					atomic_store(&p->gone, 1);
+					atomic_store(&p->state, REC_PY_NOT_FOUND);
 					set_reason(p, "no CPython interpreter found in pid %s before it exited%s", p->pidstr, NULL);
 					return -1;
 				}
@@ -940,15 +939,16 @@ static void *stack_main(void *arg)
 			goto out;
 	}
 	if (rc < 0) {
-		if (atomic_load(&p->state) != ST_GONE)
-			atomic_store(&p->state, ST_NONE);
+		if (!atomic_load(&p->gone))
+			atomic_store(&p->state, REC_PY_REFUSED);
 		goto out;
 	}
 	while ((rc = interp_ready(p)) == 0)
 		if (sleep_ns(p, 5000000u) < 0)
 			goto out;
 	if (rc < 0) {
-		atomic_store(&p->state, ST_GONE);
+		atomic_store(&p->gone, 1);
+		atomic_store(&p->state, REC_PY_EXITED_EARLY);
 		set_reason(p, "target exited before the interpreter was initialized%s%s", NULL, NULL);
 		goto out;
 	}
@@ -967,10 +967,10 @@ static void *stack_main(void *arg)
 	tk = rec_ticker_create(GTT_SRC_PYSTACK, period ? period : 1, 0, p->w);
 	if (!th || !raw || !frames || !tk) {
 		set_reason(p, "out of memory%s%s", NULL, NULL);
-		atomic_store(&p->state, ST_NONE);
+		atomic_store(&p->state, REC_PY_FAILED);
 		goto out;
 	}
-	atomic_store(&p->state, ST_READING);
+	atomic_store(&p->state, REC_PY_READING);
 	/* the same for the stack loop, below the GIL poll so that a long pass never delays it */
 	{
 		struct sched_param sp = { .sched_priority = 1 };
@@ -985,7 +985,7 @@ static void *stack_main(void *arg)
 		if (atomic_load(&p->stop))
 			break;
 		if (stack_pass(p, th, raw, frames) < 0) {
-			atomic_store(&p->state, ST_GONE);
+			atomic_store(&p->gone, 1);
 			break;
 		}
 		/* a real-time loop must not take most of a CPU: passes that need more than half
@@ -1056,7 +1056,7 @@ fail:
 
 void rec_py_status(rec_py *p, char *buf, size_t len)
 {
-	int st;
+	int st, gone;
 	uint64_t n_st, ns;
 
 	if (!p) {
@@ -1064,14 +1064,13 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 		return;
 	}
 	st = atomic_load(&p->state);
+	gone = atomic_load(&p->gone);
 	n_st = atomic_load(&p->n_stacks);
 	ns = atomic_load(&p->read_ns);
 	pthread_mutex_lock(&p->lock);
-	if (st == ST_LOOKING)
+	if (st == REC_PY_LOOKING)
 		snprintf(buf, len, "python: looking for CPython in pid %d", (int)p->pid);
-	else if (st == ST_NONE)
-		snprintf(buf, len, "python: %s", p->reason);
-	else if (st == ST_GONE && !p->version[0])
+	else if (st != REC_PY_READING)
 		snprintf(buf, len, "python: %s", p->reason);
 	else
 		snprintf(buf, len, "python %s: %llu stacks (%llu failed reads, %llu torn), %llu GIL polls, "
@@ -1079,40 +1078,50 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 		         p->version, (unsigned long long)n_st, (unsigned long long)atomic_load(&p->n_failed),
 		         (unsigned long long)atomic_load(&p->n_torn), (unsigned long long)atomic_load(&p->n_polls),
 		         (unsigned long long)atomic_load(&p->n_gil_changes),
-		         n_st ? (double)ns / (double)n_st / 1e3 : 0.0,
-		         n_st ? (double)atomic_load(&p->n_reads) / (double)n_st : 0.0, st == ST_GONE ? " (target exited)" : "");
+		         n_st ? (double)ns / (double)n_st / (double)GT_NS_PER_US : 0.0,
+		         n_st ? (double)atomic_load(&p->n_reads) / (double)n_st : 0.0, gone ? " (target exited)" : "");
 	pthread_mutex_unlock(&p->lock);
 }
 
-int rec_py_stop(rec_py *p, char *err, size_t errlen)
+void rec_py_stop(rec_py *p, rec_py_result *res)
 {
-	int rc = 0, st;
+	char text[sizeof(res->text)];
+	int st;
 	size_t i;
 
+	if (res)
+		memset(res, 0, sizeof(*res));
 	if (!p)
-		return 0;
+		return;
 	atomic_store(&p->stop, 1);
 	if (p->have_stack_thr)
 		pthread_join(p->stack_thr, NULL);
 	if (p->have_gil_thr)
 		pthread_join(p->gil_thr, NULL);
 	st = atomic_load(&p->state);
-	if (st == ST_READING || (st == ST_GONE && p->version[0])) {
-		char note[512];
-		rec_py_status(p, note, sizeof(note));
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, note);
-	} else {
-		if (st == ST_LOOKING && p->tentative[0])
+	if (st == REC_PY_LOOKING) {
+		/* the recording ended before an interpreter was found */
+		if (p->tentative[0]) {
+			st = REC_PY_REFUSED;
 			snprintf(p->reason, sizeof(p->reason), "%s", p->tentative);
-		else if (st == ST_LOOKING)
+		} else {
+			st = REC_PY_NOT_FOUND;
 			snprintf(p->reason, sizeof(p->reason),
-			         "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)",
-			         (int)p->pid);
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, p->reason);
-		if (p->opts.forced) {
-			snprintf(err, errlen, "--python: %s", p->reason);
-			rc = 1;
+			         "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)", (int)p->pid);
 		}
+		atomic_store(&p->state, st);
+	}
+	if (st == REC_PY_READING) {
+		rec_py_status(p, text, sizeof(text));
+		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, text);
+	} else {
+		snprintf(text, sizeof(text), "%s", p->reason);
+		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, p->reason);
+	}
+	if (res) {
+		res->state = (rec_py_state)st;
+		res->target_gone = atomic_load(&p->gone);
+		snprintf(res->text, sizeof(res->text), "%s", text);
 	}
 	for (i = 0; i < p->codes_cap; i++)
 		rec_pycode_clear(&p->codes[i].c);
@@ -1120,5 +1129,4 @@ int rec_py_stop(rec_py *p, char *err, size_t errlen)
 	rec_procmem_close(p->mem);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
-	return rc;
 }

@@ -512,9 +512,8 @@ static void python_start(sess *s)
 		return;
 	memset(&po, 0, sizeof(po));
 	po.stack_hz = s->o->freq_hz;
-	po.forced = s->o->python == REC_PY_ON;
 	s->py = rec_py_start(s->target, s->w, &po, err, sizeof(err));
-	if (!s->py && po.forced) {
+	if (!s->py && s->o->python == REC_PY_ON) {
 		snprintf(s->py_note, sizeof(s->py_note), "--python=on: %s", err);
 		s->py_failed = 1;
 	} else if (!s->py) {
@@ -524,22 +523,22 @@ static void python_start(sess *s)
 
 static void python_stop(sess *s)
 {
-	char status[sizeof(s->py_note)], err[512] = "";
+	rec_py_result res;
 
 	if (!s->py)
 		return;
-	rec_py_status(s->py, status, sizeof(status));
-	if (rec_py_stop(s->py, err, sizeof(err)) != 0) {
-		snprintf(s->py_note, sizeof(s->py_note), "%s", err);
-		s->py_failed = 1;
-	} else if (strncmp(status, "python 3", 8) == 0 ||
-	           (strncmp(status, "python: ", 8) == 0 && !strstr(status, "no CPython interpreter found") &&
-	            !strstr(status, "looking for CPython"))) {
-		/* a reader that ran, or a Python it had to refuse (unsupported, stripped):
-		 * the user hears of it now, not only from the trace's note */
-		snprintf(s->py_note, sizeof(s->py_note), "%s", status);
-	}
+	rec_py_stop(s->py, &res);
 	s->py = NULL;
+	if (s->o->python == REC_PY_ON && res.state != REC_PY_READING) {
+		snprintf(s->py_note, sizeof(s->py_note), "--python: %s", res.text);
+		s->py_failed = 1;
+	} else if (res.state == REC_PY_READING) {
+		snprintf(s->py_note, sizeof(s->py_note), "%s", res.text);
+	} else if (res.state != REC_PY_NOT_FOUND) {
+		/* a Python it had to refuse (unsupported, stripped): the user hears of it now, not
+		 * only from the trace's note; no Python at all is not worth a word */
+		snprintf(s->py_note, sizeof(s->py_note), "python: %s", res.text);
+	}
 }
 
 /* ---- start: launch or attach, then the side loops ---- */
@@ -830,14 +829,12 @@ static int finish(sess *s)
 /* Release everything; a launched command still alive is killed (a recording that failed). */
 static int cleanup(sess *s, int rc)
 {
-	char err[512];
-
 	if (s->launch && s->child_alive && s->target > 0) {
 		kill(s->target, SIGKILL);
 		reap(s, TERM_GRACE_NS);
 	}
 	rec_procstat_stop(s->ps);
-	rec_py_stop(s->py, err, sizeof(err));
+	rec_py_stop(s->py, NULL);
 	rec_cuda_finish(s->cuda, NULL);
 	rec_perf_close(s->perf);
 	rec_ticker_destroy(s->drain);
