@@ -1,4 +1,5 @@
-/* main.c — gt-record's command line: parses options into rec_opts; session.c does the work. */
+/* main.c — gt-record's command line: parses options into rec_opts; session.c does the work.
+ * Helpers return 0 or a negative errno (record/'s rule, rec_err.h); main returns GT_EXIT_*. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -6,13 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "session.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "0"
 #endif
-
-#define EXIT_USAGE 64
 
 static void usage(FILE *f)
 {
@@ -47,7 +47,7 @@ static int bad(const char *fmt, const char *arg)
 	fprintf(stderr, "gt-record: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, " (see gt-record --help)\n");
-	return EXIT_USAGE;
+	return GT_EXIT_USAGE;
 }
 
 static int parse_double(const char *s, double lo, double hi, double *out)
@@ -58,7 +58,7 @@ static int parse_double(const char *s, double lo, double hi, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v >= lo && v <= hi))
-		return -1;
+		return -EINVAL;
 	*out = v;
 	return 0;
 }
@@ -74,12 +74,12 @@ static int parse_call_graph(const char *s, rec_opts *o)
 		if (s[5] == ',') {
 			double b;
 			if (parse_double(s + 6, 8, 65528, &b) < 0 || b != (double)(uint32_t)b)
-				return -1;
+				return -EINVAL;
 			o->stack_bytes = ((uint32_t)b + 7) & ~7u;
 		}
 		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 int main(int argc, char **argv)
@@ -158,10 +158,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return GT_EXIT_OK;
 		case 'V':
 			printf("gt-record %s\n", GT_VERSION);
-			return 0;
+			return GT_EXIT_OK;
 		case ':':
 			return bad("%s needs an argument", argv[optind - 1]);
 		default:

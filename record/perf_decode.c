@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "rec_err.h"
 
 #define MAX_IPS 1024
 #define NAME_SLOTS 4096   /* tid -> comm table (open addressing, power of two) */
@@ -70,7 +71,7 @@ int rec_i32_push(int32_t **v, size_t *n, size_t *cap, int32_t x)
 		size_t c = *cap ? *cap * 2 : 64;
 		int32_t *p = realloc(*v, c * sizeof(*p));
 		if (!p)
-			return -1;
+			return -ENOMEM;
 		*v = p;
 		*cap = c;
 	}
@@ -194,7 +195,7 @@ static void emit(rec_perf_decoder *p, gtt_record *r)
 {
 	int rc = gtt_write(p->w, r);
 	if (rc < 0 && p->write_rc == 0)
-		p->write_rc = rc;
+		p->write_rc = rec_err_from_gtt(rc);
 	if (p->obs)
 		p->obs(p->ctx, r);
 }

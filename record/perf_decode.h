@@ -1,6 +1,7 @@
 /* perf_decode.h — turning perf ring-buffer records (our sample_type) into trace records; used
  * by perf_sampler.c only. Keeps the small tables decoding needs: thread names for new threads,
- * build-ids of mapped files, the tids seen being born. */
+ * build-ids of mapped files, the tids seen being born.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_PERF_DECODE_H
 #define REC_PERF_DECODE_H
 
@@ -34,10 +35,10 @@ int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);
 void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s);
 /* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx);
-/* First write error (a GTT_E*), 0 when none. */
+/* First write error (-EIO), 0 when none. */
 int rec_perf_decoder_write_rc(const rec_perf_decoder *d);
 
-/* Small tid sets (forked threads, attached threads): append x (0, or -1 on ENOMEM), and
+/* Small tid sets (forked threads, attached threads): append x (0, or -ENOMEM), and
  * whether x is among v[0..n). */
 int rec_i32_push(int32_t **v, size_t *n, size_t *cap, int32_t x);
 int rec_i32_has(const int32_t *v, size_t n, int32_t x);

@@ -18,6 +18,7 @@
 #endif
 
 #include "perf_decode.h"
+#include "rec_err.h"
 
 #define MAX_RECORD_BYTES 65536
 /* records newer than this before a drain round began may still be in flight in another ring;
@@ -87,7 +88,7 @@ static int online_cpus(int **out)
 		max = 1;
 	v = calloc((size_t)max, sizeof(*v));
 	if (!v)
-		return -1;
+		return -ENOMEM;
 	f = fopen("/sys/devices/system/cpu/online", "r");
 	if (f && fgets(buf, sizeof(buf), f)) {
 		char *s = buf;
@@ -220,7 +221,7 @@ static int keep_fd(rec_perf *p, int fd)
 		size_t c = p->cap_fds ? p->cap_fds * 2 : 64;
 		int *v = realloc(p->fds, c * sizeof(*v));
 		if (!v)
-			return -1;
+			return -ENOMEM;
 		p->fds = v;
 		p->cap_fds = c;
 	}
@@ -586,7 +587,7 @@ int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 	         p->o.dwarf ? "dwarf" : "fp", p->attr.exclude_kernel ? ", user only" : "",
 	         p->attr.build_id ? "" : ", build-ids read from files");
 	r.u.health.text = text;
-	return gtt_write(p->w, &r);
+	return rec_err_from_gtt(gtt_write(p->w, &r));
 }
 
 void rec_perf_close(rec_perf *p)

@@ -1,5 +1,7 @@
 /* perf_sampler.h — cpu-clock sampling through perf_event_open: per-CPU ring buffers that follow
- * a launched process tree (inherit) or every thread of a running process, drained into the trace. */
+ * a launched process tree (inherit) or every thread of a running process, drained into the trace.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno; the open
+ * functions return NULL with a one-line reason in err. */
 #ifndef REC_PERF_SAMPLER_H
 #define REC_PERF_SAMPLER_H
 
@@ -44,7 +46,7 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid);
 /* Read every ring buffer up to its head and write the records in time order across CPUs: a
  * record waits for the next call until it is older than this call's start minus a few ms (it
  * could still have older company in flight in another ring); final writes everything.
- * Returns records read or a GTT_E* (a write error). */
+ * Returns records read, or -EIO (a trace write error). */
 int rec_perf_drain(rec_perf *p, int final);
 /* Install a stack-copy trimmer (NULL: keep what the kernel copied). */
 void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx);
@@ -65,7 +67,8 @@ typedef struct rec_perf_stats {
 	int kernel_build_ids;    /* MMAP2 carries build-ids */
 } rec_perf_stats;
 void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s);
-/* Write a GTT_HEALTH_CONFIG record describing the buffers (ring bytes, period, stack bytes). */
+/* Write a GTT_HEALTH_CONFIG record describing the buffers (ring bytes, period, stack bytes).
+ * 0 or -EIO. */
 int rec_perf_write_config(rec_perf *p, uint64_t time_ns);
 /* Close every event and unmap the buffers. NULL ok. */
 void rec_perf_close(rec_perf *p);

@@ -308,7 +308,8 @@ static uint64_t field_after(const char *buf, const char *key)
 }
 
 /* Read one thread; write a THREAD_CPU record when its numbers changed (or always with force),
- * and a THREAD name record on a rename. Returns 0, or -1 when the thread is gone. */
+ * and a THREAD name record on a rename. Returns 0, or -ESRCH when the thread is gone
+ * (-EINVAL: its stat line did not parse). */
 static int read_thread(rec_procstat *s, tstat *t, int with_status, int force)
 {
 	char buf[1024];
@@ -321,14 +322,14 @@ static int read_thread(rec_procstat *s, tstat *t, int with_status, int force)
 	gtt_record r;
 
 	if (n <= 0)
-		return -1;
+		return -ESRCH;
 	buf[n] = 0;
 	open_paren = strchr(buf, '(');
 	close_paren = strrchr(buf, ')');
 	if (!open_paren || !close_paren || close_paren < open_paren)
-		return -1;
+		return -EINVAL;
 	if (sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &ut, &st) != 3)
-		return -1;
+		return -EINVAL;
 	clen = (size_t)(close_paren - open_paren - 1);
 	if (clen >= sizeof(comm))
 		clen = sizeof(comm) - 1;

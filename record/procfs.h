@@ -1,5 +1,6 @@
 /* procfs.h — what the recorder reads from /proc: a process's threads, names and executable
- * mappings (synthesized into the trace at attach), and a per-thread CPU stats loop. */
+ * mappings (synthesized into the trace at attach), and a per-thread CPU stats loop.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_PROCFS_H
 #define REC_PROCFS_H
 

@@ -2,6 +2,7 @@
  * the code object's address, with batched re-checks against address reuse. */
 #include "pycode.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +73,7 @@ static int grow(rec_pycache *c)
 	if (!c->v) {
 		c->v = old;
 		c->cap = old_cap;
-		return -1;
+		return -ENOMEM;
 	}
 	for (i = 0; i < old_cap; i++)
 		if (old[i].addr)

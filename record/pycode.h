@@ -1,7 +1,7 @@
 /* pycode.h — the Python reader's cache of the target's code objects: each read once, written
  * to the trace as a PY_CODE record under a code_id, re-checked so that a freed code object
  * whose address another one took is read afresh under a new code_id.
- * Return rule (all of record/): 0 or a count, or a negative errno; pointers NULL on failure. */
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_PYCODE_H
 #define REC_PYCODE_H
 

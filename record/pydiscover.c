@@ -50,7 +50,7 @@ static int read_maps(pid_t pid, mapping *out, int cap, char *exe, size_t exe_len
 	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
 	f = fopen(fn, "re");
 	if (!f)
-		return -1;
+		return -errno;
 	while (fgets(line, sizeof(line), f) && n < cap) {
 		unsigned long long lo, hi, off;
 		char path[PATH_MAX];

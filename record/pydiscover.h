@@ -1,7 +1,7 @@
 /* pydiscover.h — finding CPython in a target process: the mapping that has _PyRuntime (a
  * libpython before the executable), its version (Py_Version, _Py_DebugOffsets or the file
  * name) and the struct layout for it, and whether the interpreter is initialized yet.
- * Return rule (all of record/): 0 or a count, or a negative errno; pointers NULL on failure. */
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_PYDISCOVER_H
 #define REC_PYDISCOVER_H
 

@@ -134,9 +134,9 @@ static int sleep_ns(rec_py *p, uint64_t ns)
 	struct timespec ts = { (time_t)(ns / GT_NS_PER_SEC), (long)(ns % GT_NS_PER_SEC) };
 
 	if (atomic_load(&p->stop))
-		return -1;
+		return -ECANCELED;
 	nanosleep(&ts, NULL);
-	return atomic_load(&p->stop) ? -1 : 0;
+	return atomic_load(&p->stop) ? -ECANCELED : 0;
 }
 
 static pid_t my_tid(void)
@@ -247,19 +247,19 @@ static void tcb_calibrate(rec_py *p)
 			}
 }
 
-/* Walk all interpreters' thread lists. Returns the number of threads read, -1 when the
+/* Walk all interpreters' thread lists. Returns the number of threads read, -errno when the
  * interpreter list itself is unreadable. */
 static int read_threads(rec_py *p, thread_read *th, size_t cap)
 {
 	uint64_t interp = 0, ts;
 	size_t n = 0;
-	int k;
+	int k, rc;
 
-	if (rec_procmem_read(p->mem, p->py.runtime + (uint64_t)p->py.off.rt_interp_head, &interp, 8) < 0)
-		return -1;
+	if ((rc = rec_procmem_read(p->mem, p->py.runtime + (uint64_t)p->py.off.rt_interp_head, &interp, 8)) < 0)
+		return rc;
 	for (k = 0; interp && k < MAX_INTERPS; k++) {
-		if (rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_threads_head, &ts, 8) < 0)
-			return -1;
+		if ((rc = rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_threads_head, &ts, 8)) < 0)
+			return rc;
 		while (ts && n < cap) {
 			thread_read *t = &th[n];
 			memset(t, 0, sizeof(*t));
@@ -362,7 +362,7 @@ static int recheck(rec_py *p, const thread_read *t, const rec_pyframe_raw *raw, 
 	return 1;
 }
 
-/* One read of every thread's stack; writes PY_STACK records. -1 when the target is gone. */
+/* One read of every thread's stack; writes PY_STACK records. 0, or -ESRCH when the target is gone. */
 static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_frame *frames)
 {
 	uint64_t t0 = gtt_now_ns(), gil_addr = atomic_load(&p->gil_addr);
@@ -465,7 +465,7 @@ done:
 	atomic_fetch_add(&p->n_failed, rec_procmem_failures(p->mem) - failed0);
 	atomic_fetch_add(&p->read_ns, gtt_now_ns() - t0);
 	atomic_fetch_add(&p->n_passes, 1);
-	return rec_procmem_gone(p->mem) ? -1 : 0;
+	return rec_procmem_gone(p->mem) ? -ESRCH : 0;
 }
 
 /* Write a READ_ERRORS health record for the interval ending at now when it had failures. */
@@ -570,8 +570,8 @@ out:
 /* ---- the stack loop (discovery first) ---- */
 
 /* Look for the interpreter until it is found and initialized (in launch mode the target may
- * not have exec'd or initialized yet), then write what was found. 0 ready to read, or -1
- * with state and reason set (or the reader was stopped). */
+ * not have exec'd or initialized yet), then write what was found. 0 ready to read,
+ * -ECANCELED the reader was stopped, or the -errno of rec_pydisc_* with state and reason set. */
 static int find_interpreter(rec_py *p)
 {
 	uint64_t t_start = gtt_now_ns();
@@ -583,27 +583,27 @@ static int find_interpreter(rec_py *p)
 		if (rc != 0)
 			break;
 		/* often at first (an exec, a start-up), then rarely */
-		if (sleep_ns(p, gtt_now_ns() - t_start < FAST_LOOK_NS ? FAST_LOOK_PERIOD_NS : SLOW_LOOK_PERIOD_NS) < 0)
-			return -1;
+		if ((rc = sleep_ns(p, gtt_now_ns() - t_start < FAST_LOOK_NS ? FAST_LOOK_PERIOD_NS : SLOW_LOOK_PERIOD_NS)) < 0)
+			return rc;
 	}
 	if (rc < 0) {
 		if (rc == -ESRCH)
 			atomic_store(&p->gone, 1);
 		atomic_store(&p->state, rc == -ESRCH && !p->py.tentative[0] ? REC_PY_NOT_FOUND : REC_PY_REFUSED);
 		set_reason(p, "%s%s", reason, NULL);
-		return -1;
+		return rc;
 	}
 	pthread_mutex_lock(&p->lock);
 	snprintf(p->version, sizeof(p->version), "%s", p->py.version);
 	pthread_mutex_unlock(&p->lock);
 	while ((rc = rec_pydisc_ready(p->mem, &p->py)) == 0)
-		if (sleep_ns(p, READY_PERIOD_NS) < 0)
-			return -1;
+		if ((rc = sleep_ns(p, READY_PERIOD_NS)) < 0)
+			return rc;
 	if (rc < 0) {
 		atomic_store(&p->gone, 1);
 		atomic_store(&p->state, REC_PY_EXITED_EARLY);
 		set_reason(p, "target exited before the interpreter was initialized%s%s", NULL, NULL);
-		return -1;
+		return rc;
 	}
 	atomic_store(&p->gil_addr, rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime));
 	put_meta(p, "python_version", p->py.version);

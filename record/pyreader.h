@@ -1,5 +1,7 @@
 /* pyreader.h — CPython stacks and GIL state read from the target's memory (process_vm_readv),
- * on their own thread with an absolute schedule; never stops the target. */
+ * on their own thread with an absolute schedule; never stops the target.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno; how the
+ * reader ended is a rec_py_state, put into words only by gt-record's session. */
 #ifndef REC_PYREADER_H
 #define REC_PYREADER_H
 

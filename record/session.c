@@ -62,7 +62,7 @@ typedef struct sess {
 	int ended;              /* the recording ended before the drain loop (attach: target gone) */
 	int discard;            /* the recording never began: its trace file is removed */
 	uint32_t end_reason;
-	int write_rc;
+	int write_rc;           /* the first trace write error (-EIO), 0 when none */
 	int tty;
 	uint64_t status_ns, status_samples;
 	uint64_t py_failed;     /* --python=on and no interpreter found */
@@ -261,30 +261,31 @@ static void status_line(sess *s, uint64_t now)
 
 /* ---- launch ---- */
 
-/* Fork the command; it waits on a pipe until the events exist. Returns its pid, or -1. */
+/* Fork the command; it waits on a pipe until the events exist. Returns its pid, or -errno. */
 static pid_t spawn(sess *s, int *go_fd, int *exec_fd)
 {
-	int go[2], ex[2];
+	int go[2], ex[2], e;
 	pid_t pid;
 
 	if (pipe2(go, O_CLOEXEC) < 0)
-		return -1;
+		return -errno;
 	if (pipe2(ex, O_CLOEXEC) < 0) {
+		e = errno;
 		close(go[0]);
 		close(go[1]);
-		return -1;
+		return -e;
 	}
 	pid = fork();
 	if (pid < 0) {
+		e = errno;
 		close(go[0]);
 		close(go[1]);
 		close(ex[0]);
 		close(ex[1]);
-		return -1;
+		return -e;
 	}
 	if (pid == 0) {
 		char c;
-		int e;
 		sigset_t none;
 
 		close(go[1]);
@@ -446,7 +447,7 @@ static int setup_signals(void)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
-		return -1;
+		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
 	return 0;
@@ -493,7 +494,7 @@ static void run_loop(sess *s)
 			if (s->cuda)
 				rec_cuda_merge(s->cuda, s->w);
 			if (gtt_writer_flush(s->w) < 0) {
-				s->write_rc = GTT_EIO;
+				s->write_rc = -EIO;
 				s->end_reason = GTT_END_ERROR;
 				return;
 			}
@@ -594,7 +595,8 @@ static int start_launch(sess *s, const char *command)
 	}
 	s->target = spawn(s, &go_fd, &exec_fd);
 	if (s->target < 0) {
-		say("fork: %s", strerror(errno));
+		say("fork: %s", strerror(-s->target));
+		s->target = 0;
 		goto out;
 	}
 	s->child_alive = 1;
@@ -768,7 +770,7 @@ static int exit_status(sess *s)
 		int e = gtt_writer_errno(s->w);
 		struct stat fst;
 		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
-		    s->o->output, e ? strerror(e) : gtt_strerror(s->write_rc),
+		    s->o->output, strerror(e ? e : -s->write_rc),
 		    stat(s->o->output, &fst) == 0 ? (long long)fst.st_size : -1ll);
 		if (s->launch && s->child_alive) {
 			say("the command keeps running, unrecorded");
@@ -800,7 +802,7 @@ static int finish(sess *s)
 	memset(&as, 0, sizeof(as));
 	rec_perf_disable(s->perf);
 	if (s->write_rc == 0 && rec_perf_drain(s->perf, 1) < 0)
-		s->write_rc = GTT_EIO;
+		s->write_rc = -EIO;
 	rec_ticker_finish(s->drain, end_ns);
 	rec_procstat_stop(s->ps);
 	s->ps = NULL;
@@ -817,11 +819,11 @@ static int finish(sess *s)
 		if (s->tty && !s->o->quiet)
 			fprintf(stderr, "\r\033[Kgt-record: writing the symbol archive...");
 		if (rec_archive_write(s->arch, s->w, &as) < 0)
-			s->write_rc = GTT_EIO;
+			s->write_rc = -EIO;
 	}
 	write_end(s, s->launch ? s->wait_status : 0);
 	if (gtt_writer_flush(s->w) < 0 && s->write_rc == 0)
-		s->write_rc = GTT_EIO;
+		s->write_rc = -EIO;
 	summary(s, &as, end_ns);
 	return exit_status(s);
 }
@@ -851,8 +853,8 @@ int rec_session_run(const rec_opts *o)
 	sess s;
 	int rc;
 
-	if (setup_signals() < 0) {
-		say("cannot install signal handlers: %s", strerror(errno));
+	if ((rc = setup_signals()) < 0) {
+		say("cannot install signal handlers: %s", strerror(-rc));
 		return GT_EXIT_BROKEN;
 	}
 	if (o->prepare)

@@ -1,5 +1,7 @@
 /* session.h — one recording from start to end: launch or attach, the drain loop, the /proc,
- * Python and CUDA side loops, the symbol archive, and the exit status (gt-record's fileio.c). */
+ * Python and CUDA side loops, the symbol archive, and the exit status (gt-record's fileio.c).
+ * Return rule: rec_session_run returns gt-record's exit status (lib/gt_util.h GT_EXIT_*, or
+ * the launched command's); it is the one place besides main.c that prints. */
 #ifndef REC_SESSION_H
 #define REC_SESSION_H
 
@@ -21,7 +23,7 @@ typedef struct rec_opts {
 	int prepare;             /* exec COMMAND with the CUDA agent dormant; no recording */
 	int quiet;
 	double procstat_hz;      /* /proc thread-stat loop rate (10) */
-	double drain_hz;         /* ring-buffer drain rate (100) */
+	double drain_hz;         /* ring-buffer drain rate (40: every 25 ms) */
 	char **argv;             /* launch mode: COMMAND ARGS..., NULL-terminated */
 	const char *argv0;       /* gt-record's own argv[0] (locates the CUDA agent) */
 } rec_opts;
@@ -29,8 +31,9 @@ typedef struct rec_opts {
 /* Defaults for every field. */
 void rec_opts_init(rec_opts *o);
 /* Record as o says. Prints one-line errors and the summary on stderr, returns the exit status:
- * launch mode the command's (128+signal when killed), 127 command not found, 2 fatal
- * (permission, bad PID, write error), attach mode 0, or 1 when the target exited early. */
+ * launch mode the command's (128+signal when killed), 127 command not found, 126 not
+ * executable, GT_EXIT_BROKEN (2: permission, bad PID, write error), attach mode GT_EXIT_OK,
+ * or GT_EXIT_PARTIAL (1) when the target exited early. */
 int rec_session_run(const rec_opts *o);
 
 #endif

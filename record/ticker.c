@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "rec_err.h"
+
 #define INTERVAL_NS 1000000000ull
 
 struct rec_ticker {
@@ -84,7 +86,7 @@ static void put(rec_ticker *t, const gtt_record *rec)
 		return;
 	rc = gtt_write(t->w, rec);
 	if (rc < 0 && t->rc == 0)
-		t->rc = rc;
+		t->rc = rec_err_from_gtt(rc);
 }
 
 /* Write the TICKS record of the current interval, ending at end_ns, and start the next. */
