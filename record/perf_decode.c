@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "procfs.h"
 #include "rec_err.h"
 
 #define MAX_IPS 1024
@@ -134,7 +135,7 @@ static size_t file_build_id(rec_perf_decoder *p, uint32_t pid, uint32_t maj, uin
 	}
 	if (path[0] != '/')
 		return 0;
-	snprintf(root_path, sizeof(root_path), "/proc/%u/root%s", pid, path);
+	rec_procfs_root_path((pid_t)pid, path, root_path, sizeof(root_path));
 	n = rec_elf_build_id_of(root_path, out, 20);
 	if (n == 0)
 		n = rec_elf_build_id_of(path, out, 20);
@@ -342,24 +343,10 @@ static void do_comm(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint
 		return;
 	name_set(p, (int32_t)tid, name);
 	if (misc & PERF_RECORD_MISC_COMM_EXEC) {
-		char path[64], cmd[4096];
-		ssize_t n;
-		int fd;
+		char cmd[4096];
 
 		/* the command line as it is now (right after exec, normally the new one) */
-		snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
-		cmd[0] = 0;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			n = read(fd, cmd, sizeof(cmd) - 1);
-			close(fd);
-			if (n > 0) {
-				for (ssize_t k = 0; k < n - 1; k++)
-					if (cmd[k] == 0)
-						cmd[k] = ' ';
-				cmd[n] = 0;
-			}
-		}
+		rec_procfs_cmdline((pid_t)pid, cmd, sizeof(cmd));
 		memset(&r, 0, sizeof(r));
 		r.tag = GTT_REC_PROCESS;
 		r.u.process.time_ns = sid.time_ns;

@@ -18,6 +18,7 @@
 #endif
 
 #include "perf_decode.h"
+#include "procfs.h"
 #include "rec_err.h"
 
 #define MAX_RECORD_BYTES 65536
@@ -77,42 +78,6 @@ static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 
 /* ---- opening ---- */
 
-static int online_cpus(int **out)
-{
-	int max = (int)sysconf(_SC_NPROCESSORS_CONF), n = 0, i;
-	int *v;
-	FILE *f;
-	char buf[4096];
-
-	if (max < 1)
-		max = 1;
-	v = calloc((size_t)max, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	f = fopen("/sys/devices/system/cpu/online", "r");
-	if (f && fgets(buf, sizeof(buf), f)) {
-		char *s = buf;
-		while (*s && *s != '\n') {
-			long a = strtol(s, &s, 10), b = a;
-			if (*s == '-')
-				b = strtol(s + 1, &s, 10);
-			for (i = (int)a; i <= (int)b && n < max; i++)
-				v[n++] = i;
-			if (*s == ',')
-				s++;
-			else
-				break;
-		}
-	}
-	if (f)
-		fclose(f);
-	if (n == 0)
-		for (n = 0; n < max; n++)
-			v[n] = n;
-	*out = v;
-	return n;
-}
-
 static void fill_attr(rec_perf *p, int launch)
 {
 	struct perf_event_attr *a = &p->attr;
@@ -156,16 +121,13 @@ static void fill_attr(rec_perf *p, int launch)
 static void open_error(int e, const char *what, char *err, size_t errlen)
 {
 	if (e == EACCES || e == EPERM) {
-		int paranoid = -9;
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-		if (f) {
-			if (fscanf(f, "%d", &paranoid) != 1)
-				paranoid = -9;
-			fclose(f);
-		}
+		char now[32] = "unreadable";
+		int paranoid;
+		if (rec_procfs_perf_paranoid(&paranoid) == 0)
+			snprintf(now, sizeof(now), "%d", paranoid);
 		snprintf(err, errlen, "perf_event_open %s: %s; need kernel.perf_event_paranoid <= 1 "
-		         "(now %d; sysctl -w kernel.perf_event_paranoid=1) or CAP_PERFMON/root",
-		         what, strerror(e), paranoid);
+		         "(now %s; sysctl -w kernel.perf_event_paranoid=1) or CAP_PERFMON/root",
+		         what, strerror(e), now);
 	} else if (e == ESRCH) {
 		snprintf(err, errlen, "perf_event_open %s: no such process", what);
 	} else if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP) {
@@ -285,7 +247,7 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 			p->o.stack_bytes = 65528;
 	}
 	p->w = w;
-	p->n_cpus = online_cpus(&p->cpus);
+	p->n_cpus = rec_procfs_online_cpus(&p->cpus);
 	if (p->n_cpus < 0 || !(p->rings = calloc((size_t)p->n_cpus, sizeof(*p->rings)))) {
 		free(p->cpus);
 		free(p);

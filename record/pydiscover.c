@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "procfs.h"
 
 typedef struct mapping {
 	uint64_t start, end, off;
@@ -36,51 +37,49 @@ static int looks_like_python(const char *path)
 	return strncmp(b, "libpython", 9) == 0 || strncmp(b, "python", 6) == 0;
 }
 
-/* Lowest start of the mapping of file offset 0 of path, from /proc/pid/maps. */
+typedef struct maps_ctx {
+	mapping *out;
+	int n, cap;
+	const char *exe;
+} maps_ctx;
+
+/* Keep the executable's and libpython's mappings, one per file, at the lowest start of
+ * the mapping of file offset 0. */
+static int keep_map(void *ctx, const rec_procfs_map *m)
+{
+	maps_ctx *c = ctx;
+	int i;
+
+	if (m->path[0] != '/' || c->n >= c->cap)
+		return 0;
+	if (strcmp(m->path, c->exe) != 0 && !(strstr(m->path, "/libpython3.") && strstr(m->path, ".so")))
+		return 0;
+	for (i = 0; i < c->n; i++) {
+		if (strcmp(c->out[i].path, m->path) == 0) {
+			if (m->offset == 0 && (c->out[i].off != 0 || m->start < c->out[i].start)) {
+				c->out[i].start = m->start;
+				c->out[i].off = 0;
+			}
+			return 0;
+		}
+	}
+	c->out[c->n].start = m->start;
+	c->out[c->n].end = m->end;
+	c->out[c->n].off = m->offset;
+	snprintf(c->out[c->n].path, sizeof(c->out[c->n].path), "%s", m->path);
+	c->n++;
+	return 0;
+}
+
+/* The interpreter candidates among pid's mappings; their count, or -errno. */
 static int read_maps(pid_t pid, mapping *out, int cap, char *exe, size_t exe_len)
 {
-	char fn[64], line[PATH_MAX + 128];
-	FILE *f;
-	int n = 0;
-	ssize_t k;
+	maps_ctx c = { out, 0, cap, exe };
+	int rc;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
-	k = readlink(fn, exe, exe_len - 1);
-	exe[k > 0 ? k : 0] = 0;
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f) && n < cap) {
-		unsigned long long lo, hi, off;
-		char path[PATH_MAX];
-		int i, dup = 0;
-
-		path[0] = 0;
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]", &lo, &hi, &off, path) < 4 ||
-		    path[0] != '/')
-			continue;
-		if (strcmp(path, exe) != 0 && !(strstr(path, "/libpython3.") && strstr(path, ".so")))
-			continue;
-		for (i = 0; i < n; i++) {
-			if (strcmp(out[i].path, path) == 0) {
-				if (off == 0 && (out[i].off != 0 || lo < out[i].start)) {
-					out[i].start = lo;
-					out[i].off = 0;
-				}
-				dup = 1;
-			}
-		}
-		if (dup)
-			continue;
-		out[n].start = lo;
-		out[n].end = hi;
-		out[n].off = off;
-		snprintf(out[n].path, sizeof(out[n].path), "%s", path);
-		n++;
-	}
-	fclose(f);
-	return n;
+	rec_procfs_exe(pid, exe, exe_len);
+	rc = rec_procfs_maps(pid, keep_map, &c);
+	return rc < 0 ? rc : c.n;
 }
 
 /* Open the file behind a target mapping: through /proc/pid/root first (containers). */
@@ -89,7 +88,7 @@ static rec_elf *open_target_elf(pid_t pid, const char *path)
 	char fn[PATH_MAX + 32];
 	rec_elf *e;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid, path);
+	rec_procfs_root_path(pid, path, fn, sizeof(fn));
 	e = rec_elf_open(fn);
 	return e ? e : rec_elf_open(path);
 }

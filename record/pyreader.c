@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gt_util.h"
+#include "procfs.h"
 #include "procmem.h"
 #include "pycode.h"
 #include "pydiscover.h"
@@ -206,7 +207,6 @@ static void tids_310(rec_py *p, thread_read *th, size_t n)
 		for (i = 0; i < k; i++) {
 			thread_read *t = &th[at + i];
 			uint32_t tid = (uint32_t)t->tcb_tid_raw;
-			char fn[64];
 			size_t j, slot;
 			if (!req[2 * i].ok || !req[2 * i + 1].ok || t->tcb_self != t->t.thread_id || !tid)
 				continue;
@@ -222,8 +222,7 @@ static void tids_310(rec_py *p, thread_read *th, size_t n)
 			}
 			if (t->tid)
 				continue;
-			snprintf(fn, sizeof(fn), "/proc/%d/task/%u", (int)p->pid, tid);
-			if (access(fn, F_OK) == 0) {
+			if (rec_procfs_has_thread(p->pid, (pid_t)tid)) {
 				t->tid = tid;
 				p->tcb_seen[(slot + p->tcb_seen_rr++ % 4) % TCB_SEEN] = (tcb_seen){ t->t.thread_id, tid };
 			}

@@ -178,7 +178,7 @@ static uint64_t ts_ns(const struct timespec *t)
 static void write_meta(sess *s, const char *command)
 {
 	struct utsname u;
-	char host[256] = "";
+	char host[256] = "", boot_id[64];
 	struct timespec a, rt, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -203,14 +203,7 @@ static void write_meta(sess *s, const char *command)
 	meta(s, "mode", "%s", s->launch ? "launch" : "attach");
 	meta(s, "pid", "%d", (int)s->target);
 	/* kernel addresses mean something only on the boot that recorded them */
-	char boot_id[64] = "";
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-	if (f) {
-		if (fgets(boot_id, sizeof(boot_id), f))
-			boot_id[strcspn(boot_id, "\n")] = 0;
-		fclose(f);
-	}
-	if (boot_id[0])
+	if (rec_procfs_boot_id(boot_id, sizeof(boot_id)) == 0 && boot_id[0])
 		meta(s, "boot_id", "%s", boot_id);
 }
 
