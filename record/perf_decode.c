@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "gt_util.h"
 #include "procfs.h"
 #include "rec_err.h"
 
@@ -68,14 +69,8 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d)
 
 int rec_i32_push(int32_t **v, size_t *n, size_t *cap, int32_t x)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		int32_t *p = realloc(*v, c * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (GT_GROW(*v, *cap, *n + 1) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = x;
 	return 0;
 }

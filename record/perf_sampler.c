@@ -17,6 +17,7 @@
 #include <asm/perf_regs.h>
 #endif
 
+#include "gt_util.h"
 #include "perf_decode.h"
 #include "procfs.h"
 #include "rec_err.h"
@@ -179,14 +180,8 @@ static int open_event(rec_perf *p, pid_t pid, int cpu)
 
 static int keep_fd(rec_perf *p, int fd)
 {
-	if (p->n_fds == p->cap_fds) {
-		size_t c = p->cap_fds ? p->cap_fds * 2 : 64;
-		int *v = realloc(p->fds, c * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->fds = v;
-		p->cap_fds = c;
-	}
+	if (GT_GROW(p->fds, p->cap_fds, p->n_fds + 1) < 0)
+		return -ENOMEM;
 	p->fds[p->n_fds++] = fd;
 	p->st.n_fds = (uint32_t)p->n_fds;
 	return 0;
@@ -424,24 +419,10 @@ static int read_ring(rec_perf *p, int ri)
 		}
 		if (h.size < sizeof(h) || h.size > head - tail)
 			break; /* cannot happen with a sane kernel; do not spin */
-		if (p->n_arena + h.size > p->cap_arena) {
-			size_t c = p->cap_arena ? p->cap_arena * 2 : (1u << 20);
-			uint8_t *a;
-			while (c < p->n_arena + h.size)
-				c *= 2;
-			if (!(a = realloc(p->arena, c)))
-				break; /* leave the rest in the ring; the kernel counts what it cannot write */
-			p->arena = a;
-			p->cap_arena = c;
-		}
-		if (p->n_pend == p->cap_pend) {
-			size_t c = p->cap_pend ? p->cap_pend * 2 : 4096;
-			pending *v = realloc(p->pend, c * sizeof(*v));
-			if (!v)
-				break;
-			p->pend = v;
-			p->cap_pend = c;
-		}
+		/* out of memory: leave the rest in the ring; the kernel counts what it cannot write */
+		if (GT_GROW(p->arena, p->cap_arena, p->n_arena + h.size) < 0 ||
+		    GT_GROW(p->pend, p->cap_pend, p->n_pend + 1) < 0)
+			break;
 		dst = p->arena + p->n_arena;
 		if (off + h.size <= rg->size) {
 			memcpy(dst, rg->data + off, h.size);

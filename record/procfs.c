@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "gt_util.h"
 #include "ticker.h"
 
 static int read_file(const char *path, char *buf, size_t len)
@@ -51,16 +52,10 @@ int rec_procfs_tids(pid_t pid, pid_t **tids)
 		long t = strtol(de->d_name, &end, 10);
 		if (*end || t <= 0)
 			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 32;
-			pid_t *p = realloc(v, c * sizeof(*p));
-			if (!p) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = p;
-			cap = c;
+		if (GT_GROW(v, cap, n + 1) < 0) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[n++] = (pid_t)t;
 	}
@@ -415,14 +410,8 @@ static tstat *ts_add(rec_procstat *s, pid_t pid, pid_t tid)
 	char path[96];
 	tstat *t;
 
-	if (s->n_ts == s->cap_ts) {
-		size_t c = s->cap_ts ? s->cap_ts * 2 : 64;
-		tstat *v = realloc(s->ts, c * sizeof(*v));
-		if (!v)
-			return NULL;
-		s->ts = v;
-		s->cap_ts = c;
-	}
+	if (GT_GROW(s->ts, s->cap_ts, s->n_ts + 1) < 0)
+		return NULL;
 	t = &s->ts[s->n_ts];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -628,14 +617,8 @@ void rec_procstat_add(rec_procstat *s, pid_t pid)
 	for (i = 0; i < s->n_pids; i++)
 		if (s->pids[i] == pid)
 			goto out;
-	if (s->n_pids == s->cap_pids) {
-		size_t c = s->cap_pids ? s->cap_pids * 2 : 16;
-		pid_t *v = realloc(s->pids, c * sizeof(*v));
-		if (!v)
-			goto out;
-		s->pids = v;
-		s->cap_pids = c;
-	}
+	if (GT_GROW(s->pids, s->cap_pids, s->n_pids + 1) < 0)
+		goto out;
 	s->pids[s->n_pids++] = pid;
 out:
 	pthread_mutex_unlock(&s->lock);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gt_util.h"
 #include "rec_err.h"
 
 #define INTERVAL_NS 1000000000ull
@@ -147,15 +148,8 @@ void rec_ticker_tick(rec_ticker *t, uint64_t now_ns)
 	/* intervals end by intended time: the tick belongs to the interval of its due time */
 	while (due >= t->iv_start_ns + INTERVAL_NS)
 		close_interval(t, t->iv_start_ns + INTERVAL_NS);
-	if (t->n_late == t->cap_late) {
-		size_t cap = t->cap_late ? t->cap_late * 2 : 1024;
-		uint32_t *p = realloc(t->late, cap * sizeof(*p));
-		if (p) {
-			t->late = p;
-			t->cap_late = cap;
-		}
-	}
-	if (t->n_late < t->cap_late)
+	/* out of memory: the tick still counts, its lateness is not kept for the percentiles */
+	if (GT_GROW(t->late, t->cap_late, t->n_late + 1) == 0)
 		t->late[t->n_late++] = late > UINT32_MAX ? UINT32_MAX : (uint32_t)late;
 	if (late > t->iv_max_ns)
 		t->iv_max_ns = late;
