@@ -413,20 +413,12 @@ static void do_task(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, int 
 static void health(rec_perf_decoder *p, uint64_t t0, uint64_t t1, uint32_t kind, uint64_t count, uint32_t cpu,
                    uint32_t pid, uint32_t tid)
 {
-	gtt_record r;
+	gtt_health h = { .time_ns = t0, .end_ns = t1, .source = GTT_SRC_PERF, .kind = kind, .pid = pid,
+	                 .tid = tid, .count = count, .value = { cpu } };
+	int rc = gtt_write_health(p->w, &h);
 
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = t0;
-	r.u.health.end_ns = t1;
-	r.u.health.source = GTT_SRC_PERF;
-	r.u.health.kind = kind;
-	r.u.health.pid = pid;
-	r.u.health.tid = tid;
-	r.u.health.count = count;
-	r.u.health.value[0] = cpu;
-	r.u.health.text = "";
-	emit(p, &r);
+	if (rc < 0 && p->write_rc == 0)
+		p->write_rc = rec_err_from_gtt(rc);
 }
 
 static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)

@@ -511,26 +511,19 @@ void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 
 int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 {
-	gtt_record r;
 	char text[160];
+	gtt_health h = {
+		.time_ns = time_ns, .end_ns = time_ns, .source = GTT_SRC_PERF, .kind = GTT_HEALTH_CONFIG,
+		.count = (uint64_t)p->n_cpus,
+		.value = { p->st.ring_bytes, p->attr.sample_period, p->o.dwarf ? p->o.stack_bytes : 0, p->n_fds },
+		.text = text,
+	};
 
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = time_ns;
-	r.u.health.end_ns = time_ns;
-	r.u.health.source = GTT_SRC_PERF;
-	r.u.health.kind = GTT_HEALTH_CONFIG;
-	r.u.health.count = (uint64_t)p->n_cpus;
-	r.u.health.value[0] = p->st.ring_bytes;
-	r.u.health.value[1] = p->attr.sample_period;
-	r.u.health.value[2] = p->o.dwarf ? p->o.stack_bytes : 0;
-	r.u.health.value[3] = p->n_fds;
 	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s%s%s",
 	         p->st.ring_bytes >> 10, p->n_cpus, (unsigned long long)p->attr.sample_period,
 	         p->o.dwarf ? "dwarf" : "fp", p->attr.exclude_kernel ? ", user only" : "",
 	         p->attr.build_id ? "" : ", build-ids read from files");
-	r.u.health.text = text;
-	return rec_err_from_gtt(gtt_write(p->w, &r));
+	return rec_err_from_gtt(gtt_write_health(p->w, &h));
 }
 
 void rec_perf_close(rec_perf *p)

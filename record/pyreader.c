@@ -99,24 +99,22 @@ static void put_rec(rec_py *p, const gtt_record *r)
 		gtt_write(p->w, r);
 }
 
-static void put_health(rec_py *p, uint32_t source, uint32_t kind, uint64_t t0, uint64_t t1,
-                       uint64_t count, uint64_t v0, uint64_t v1, uint64_t v2, const char *text)
+/* A READ_ERRORS record over [t0, t1): count failures, value[0..2] failed reads, torn
+ * stacks, reads (docs/FORMAT.md). */
+static void put_read_errors(rec_py *p, uint32_t source, uint64_t t0, uint64_t t1, uint64_t failed,
+                            uint64_t torn, uint64_t reads)
 {
-	gtt_record r;
+	gtt_health h = { .time_ns = t0, .end_ns = t1, .source = source, .kind = GTT_HEALTH_READ_ERRORS,
+	                 .pid = (uint32_t)p->pid, .count = failed + torn, .value = { failed, torn, reads } };
 
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = t0;
-	r.u.health.end_ns = t1;
-	r.u.health.source = source;
-	r.u.health.kind = kind;
-	r.u.health.pid = (uint32_t)p->pid;
-	r.u.health.count = count;
-	r.u.health.value[0] = v0;
-	r.u.health.value[1] = v1;
-	r.u.health.value[2] = v2;
-	r.u.health.text = text ? text : "";
-	put_rec(p, &r);
+	if (p->w)
+		gtt_write_health(p->w, &h);
+}
+
+static void put_note(rec_py *p, uint32_t source, uint64_t time_ns, const char *text)
+{
+	if (p->w)
+		gtt_write_note(p->w, source, time_ns, (uint32_t)p->pid, 0, text);
 }
 
 static void put_meta(rec_py *p, const char *key, const char *value)
@@ -381,8 +379,8 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 			any |= th[i].tid != 0;
 		if (n > 0 && !any && !p->noted_no_tids) {
 			p->noted_no_tids = 1;
-			put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, t0, t0, 0, 0, 0, 0,
-			           "CPython 3.10: no thread state maps to an OS tid (another libc in the target?): "
+			put_note(p, GTT_SRC_PYSTACK, t0,
+			         "CPython 3.10: no thread state maps to an OS tid (another libc in the target?): "
 			           "its threads are not read");
 		}
 	}
@@ -473,8 +471,7 @@ static void stack_health_interval(rec_py *p, uint64_t now, int force)
 	if (!force && now - p->iv_start_ns < HEALTH_INTERVAL_NS)
 		return;
 	if (p->iv_failed || p->iv_torn)
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_READ_ERRORS, p->iv_start_ns, now,
-		           p->iv_failed + p->iv_torn, p->iv_failed, p->iv_torn, p->iv_reads, "");
+		put_read_errors(p, GTT_SRC_PYSTACK, p->iv_start_ns, now, p->iv_failed, p->iv_torn, p->iv_reads);
 	p->iv_start_ns = now;
 	p->iv_failed = p->iv_torn = p->iv_reads = 0;
 }
@@ -550,15 +547,13 @@ static void *gil_main(void *arg)
 		}
 		if (now - p->giv_start_ns >= HEALTH_INTERVAL_NS) {
 			if (p->giv_failed)
-				put_health(p, GTT_SRC_GIL, GTT_HEALTH_READ_ERRORS, p->giv_start_ns, now,
-				           p->giv_failed, p->giv_failed, 0, p->giv_reads, "");
+				put_read_errors(p, GTT_SRC_GIL, p->giv_start_ns, now, p->giv_failed, 0, p->giv_reads);
 			p->giv_start_ns = now;
 			p->giv_failed = p->giv_reads = 0;
 		}
 	}
 	if (p->giv_failed)
-		put_health(p, GTT_SRC_GIL, GTT_HEALTH_READ_ERRORS, p->giv_start_ns, gtt_now_ns(),
-		           p->giv_failed, p->giv_failed, 0, p->giv_reads, "");
+		put_read_errors(p, GTT_SRC_GIL, p->giv_start_ns, gtt_now_ns(), p->giv_failed, 0, p->giv_reads);
 	rec_ticker_finish(tk, 0);
 out:
 	rec_ticker_destroy(tk);
@@ -608,8 +603,8 @@ static int find_interpreter(rec_py *p)
 	put_meta(p, "python_version", p->py.version);
 	put_meta(p, "python_interpreter", p->py.path);
 	if (p->py.off.frame_kind == REC_PY_FRAMEOBJ && p->tcb_tid_off < 0)
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0,
-		           "CPython 3.10: cannot map threads to OS tids (glibc struct pthread layout not found)");
+		put_note(p, GTT_SRC_PYSTACK, gtt_now_ns(),
+		         "CPython 3.10: cannot map threads to OS tids (glibc struct pthread layout not found)");
 	return 0;
 }
 
@@ -660,8 +655,8 @@ static void *stack_main(void *arg)
 			struct sched_param sp = { .sched_priority = 0 };
 			pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 			p->stack_rt = 0;
-			put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, now, now, 0, 0, 0, 0,
-			           "Python stack passes take over half the read period: reader left real-time scheduling");
+			put_note(p, GTT_SRC_PYSTACK, now,
+			         "Python stack passes take over half the read period: reader left real-time scheduling");
 		} else if (gtt_now_ns() - now <= period / 2) {
 			n_long = 0;
 		}
@@ -777,10 +772,10 @@ void rec_py_stop(rec_py *p, rec_py_result *res)
 	}
 	if (st == REC_PY_READING) {
 		rec_py_status(p, text, sizeof(text));
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, text);
+		put_note(p, GTT_SRC_PYSTACK, gtt_now_ns(), text);
 	} else {
 		snprintf(text, sizeof(text), "%s", p->reason);
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, p->reason);
+		put_note(p, GTT_SRC_PYSTACK, gtt_now_ns(), p->reason);
 	}
 	if (res) {
 		res->state = (rec_py_state)st;

@@ -110,16 +110,7 @@ static void meta(sess *s, const char *key, const char *fmt, ...)
 
 static void note(sess *s, uint32_t source, const char *text)
 {
-	gtt_record r;
-
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = gtt_now_ns();
-	r.u.health.end_ns = r.u.health.time_ns;
-	r.u.health.source = source;
-	r.u.health.kind = GTT_HEALTH_NOTE;
-	r.u.health.text = text;
-	gtt_write(s->w, &r);
+	gtt_write_note(s->w, source, gtt_now_ns(), 0, 0, text);
 }
 
 /* DWARF stack copies end a little above the outermost return address. */

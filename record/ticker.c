@@ -119,22 +119,19 @@ static void close_interval(rec_ticker *t, uint64_t end_ns)
 
 static void close_lag(rec_ticker *t)
 {
-	gtt_record rec;
+	gtt_health h = { .time_ns = t->lag_start_ns, .end_ns = t->lag_end_ns, .source = t->source,
+	                 .kind = GTT_HEALTH_LAG_WINDOW, .count = t->lag_skipped,
+	                 .value = { t->lag_max_ns, t->period_ns } };
+	int rc;
 
 	if (!t->lag_open)
 		return;
-	memset(&rec, 0, sizeof(rec));
-	rec.tag = GTT_REC_HEALTH;
-	rec.u.health.time_ns = t->lag_start_ns;
-	rec.u.health.end_ns = t->lag_end_ns;
-	rec.u.health.source = t->source;
-	rec.u.health.kind = GTT_HEALTH_LAG_WINDOW;
-	rec.u.health.count = t->lag_skipped;
-	rec.u.health.value[0] = t->lag_max_ns;
-	rec.u.health.value[1] = t->period_ns;
-	rec.u.health.text = "";
-	put(t, &rec);
 	t->lag_open = 0;
+	if (!t->w)
+		return;
+	rc = gtt_write_health(t->w, &h);
+	if (rc < 0 && t->rc == 0)
+		t->rc = rec_err_from_gtt(rc);
 }
 
 void rec_ticker_tick(rec_ticker *t, uint64_t now_ns)
