@@ -14,6 +14,8 @@
 #define GT_VERSION "0"
 #endif
 
+#define MAX_DURATION_S 1e9 /* -d: about 30 years, and still a valid ns count */
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -121,7 +123,7 @@ int main(int argc, char **argv)
 			o.freq_hz = v;
 			break;
 		case 'd':
-			if (parse_double(optarg, 0.001, 1e9, &v) < 0)
+			if (parse_double(optarg, 0.001, MAX_DURATION_S, &v) < 0)
 				return bad("-d %s: not a positive number of seconds", optarg);
 			o.duration_s = v;
 			break;

@@ -25,7 +25,7 @@
 #define MAX_RECORD_BYTES 65536
 /* records newer than this before a drain round began may still be in flight in another ring;
  * they wait for the next round so that records leave in time order across CPUs */
-#define ORDER_MARGIN_NS 5000000ull
+#define ORDER_MARGIN_NS (5 * GT_NS_PER_MS)
 
 /* The user registers the analysis needs to start a DWARF unwind. */
 #if defined(__x86_64__)
@@ -90,9 +90,7 @@ static void fill_attr(rec_perf *p, int launch)
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
 	/* a fixed period in ns: cpu-clock is a timer, so every sample stands for exactly this much
 	 * on-CPU time, and intended samples = on-CPU time x rate holds without freq adjustments */
-	a->sample_period = (uint64_t)(1e9 / hz);
-	if (a->sample_period == 0)
-		a->sample_period = 1;
+	a->sample_period = gt_hz_to_period_ns(hz);
 	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 	                 PERF_SAMPLE_CALLCHAIN;
 	if (p->o.dwarf) {

@@ -585,10 +585,10 @@ rec_procstat *rec_procstat_start(gtt_writer *w, double hz, char *err, size_t err
 	if (hz <= 0)
 		hz = 10;
 	s->w = w;
-	s->ns_per_tick = clk > 0 ? 1000000000ull / (uint64_t)clk : 10000000ull;
+	s->ns_per_tick = GT_NS_PER_SEC / (uint64_t)(clk > 0 ? clk : 100); /* of utime/stime: USER_HZ */
 	s->status_every = hz >= 2 ? (uint32_t)(hz + 0.5) : 1;
 	pthread_mutex_init(&s->lock, NULL);
-	s->ticker = rec_ticker_create(GTT_SRC_PROCSTAT, (uint64_t)(1e9 / hz), 0, w);
+	s->ticker = rec_ticker_create(GTT_SRC_PROCSTAT, gt_hz_to_period_ns(hz), 0, w);
 	if (!s->ticker) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

@@ -9,7 +9,7 @@
 #include "gt_util.h"
 #include "rec_err.h"
 
-#define INTERVAL_NS 1000000000ull
+#define INTERVAL_NS GT_NS_PER_SEC
 
 struct rec_ticker {
 	uint32_t source;
@@ -186,7 +186,7 @@ uint64_t rec_ticker_wait(rec_ticker *t)
 	uint64_t now = gtt_now_ns();
 
 	while (now < due) {
-		struct timespec ts = { (time_t)(due / 1000000000ull), (long)(due % 1000000000ull) };
+		struct timespec ts = { (time_t)(due / GT_NS_PER_SEC), (long)(due % GT_NS_PER_SEC) };
 		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		now = gtt_now_ns();
 		if (rc != 0 && rc != EINTR)
