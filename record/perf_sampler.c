@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <asm/perf_regs.h>
 #endif
 
@@ -36,7 +36,7 @@
 	(1ull << PERF_REG_X86_R11) | (1ull << PERF_REG_X86_R12) | (1ull << PERF_REG_X86_R13) |              \
 	(1ull << PERF_REG_X86_R14) | (1ull << PERF_REG_X86_R15))
 #elif defined(__aarch64__)
-#define USER_REGS_MASK ((1ull << 33) - 1) /* x0..x30, sp, pc */
+#define USER_REGS_MASK ((1ull << PERF_REG_ARM64_MAX) - 1) /* x0..x30, sp, pc */
 #else
 #define USER_REGS_MASK 0ull
 #endif

@@ -10,8 +10,8 @@
 #include "gtt.h"
 
 typedef struct rec_py_opts {
-	double stack_hz;      /* Python stack reads per second (default: the sampling rate) */
-	double gil_hz;        /* GIL polls per second (default 1000) */
+	double stack_hz;      /* Python stack reads per second (0: 99; gt-record passes its -F) */
+	double gil_hz;        /* GIL polls per second (0: 1000) */
 } rec_py_opts;
 
 /* What the reader found; the CLI decides what to tell the user. */
@@ -38,7 +38,8 @@ typedef struct rec_py rec_py;
  * initialized yet (launch mode): the reader keeps looking for it for a while.
  * Returns NULL with a one-line reason in err when it cannot even start. */
 rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *err, size_t errlen);
-/* One-line status for the live status line and final summary ("python 3.12: 1234 stacks"). */
+/* One-line status of a running reader ("python 3.12: 1234 stacks ...", "python: looking for
+ * CPython in pid N", "python: <reason>"); also the text of the NOTE written at the end. */
 void rec_py_status(rec_py *p, char *buf, size_t len);
 /* Stop the threads, write final health/ticks records and a NOTE saying how it went, free.
  * res (may be NULL) gets the outcome. NULL p ok (res zeroed). */
