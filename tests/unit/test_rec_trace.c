@@ -380,16 +380,48 @@ static void test_trim(void)
 	th_check(t && rec_elf_first_load_vaddr(e) == rec_elf_first_load_vaddr(t), "trim: program headers kept");
 	th_check(rec_archive_trim_elf((const uint8_t *)"not an elf file at all, definitely not", 39, &tlen) == NULL,
 	         "trim: a non-ELF gives NULL");
-	/* every prefix of the file must fail or trim, never crash */
-	if (data) {
-		size_t cut, n = 0;
+	/* a prefix of the file that lacks part of the section header table (at the end of the
+	 * file, as every linker writes it) is refused; one that has it trims to an ELF image
+	 * whose header and section header table lie inside what was returned */
+	if (data && len >= sizeof(Elf64_Ehdr)) {
+		Elf64_Ehdr eh;
+		size_t cut, n = 0, n_null = 0, wrong = 0, shdr_end;
+		memcpy(&eh, data, sizeof(eh));
+		shdr_end = (size_t)eh.e_shoff + (size_t)eh.e_shnum * sizeof(Elf64_Shdr);
 		for (cut = 0; cut < len; cut += len / 300 + 1) {
-			size_t l2;
+			size_t l2 = 0;
 			uint8_t *x = rec_archive_trim_elf(data, cut, &l2);
+			Elf64_Ehdr oh;
+			if (!x) {
+				n_null++;
+				wrong += cut >= shdr_end; /* had everything it needs: should trim */
+			} else if (cut < shdr_end || l2 < sizeof(oh)) {
+				wrong++;
+			} else {
+				memcpy(&oh, x, sizeof(oh));
+				wrong += memcmp(oh.e_ident, ELFMAG, SELFMAG) != 0 ||
+				         oh.e_shoff + (uint64_t)oh.e_shnum * sizeof(Elf64_Shdr) > l2;
+			}
 			free(x);
 			n++;
 		}
-		th_check(n >= 300, "trim: %zu truncated inputs handled", n);
+		th_check(n >= 300 && shdr_end == len && n_null == n && wrong == 0,
+		         "trim: %zu truncated inputs (section headers end the file: %s), %zu refused, %zu wrong",
+		         n, shdr_end == len ? "yes" : "no", n_null, wrong);
+		/* the whole file, and the file with bytes after it, trim */
+		{
+			uint8_t *big = malloc(len + 64), *x;
+			size_t l2 = 0;
+			if (big) {
+				memcpy(big, data, len);
+				memset(big + len, 0xa5, 64);
+			}
+			x = big ? rec_archive_trim_elf(big, len + 64, &l2) : NULL;
+			th_check(x && l2 == tlen && memcmp(x, trimmed, tlen) == 0,
+			         "trim: trailing bytes after the file change nothing (%zu bytes)", l2);
+			free(x);
+			free(big);
+		}
 	}
 	free(trimmed);
 	rec_elf_close(t);
