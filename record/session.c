@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "cuda_inject.h"
 #include "gt_util.h"
 #include "gtt.h"
+#include "outfile.h"
 #include "perf_sampler.h"
 #include "procfs.h"
 #include "pyreader.h"
@@ -60,7 +62,9 @@ typedef struct sess {
 	int wait_status;        /* launch mode: the command's wait status */
 	uint64_t start_ns;
 	int ended;              /* the recording ended before the drain loop (attach: target gone) */
-	int discard;            /* the recording never began: its trace file is removed */
+	int discard;            /* the recording never began: the file gt-record created is removed */
+	rec_out *out;           /* the trace file */
+	char out_note[PATH_MAX * 2 + 64]; /* what became of an existing output, or why it could not */
 	uint32_t end_reason;
 	int write_rc;           /* the first trace write error (-EIO), 0 when none */
 	int tty;
@@ -417,8 +421,11 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 	if (s->tty)
 		fprintf(stderr, "\r\033[K");
 	fprintf(stderr, "gt-record: %s: %.2f s, %llu samples (%.1f/s), %llu lost, lag max %.1f ms%s, %s\n",
-	        s->o->output, secs, (unsigned long long)st.samples, secs > 0 ? (double)st.samples / secs : 0.0,
-	        (unsigned long long)st.lost, (double)rec_ticker_late_max_ns(s->drain) / (double)GT_NS_PER_MS, arch, size);
+	        rec_out_name(s->out), secs, (unsigned long long)st.samples,
+	        secs > 0 ? (double)st.samples / secs : 0.0, (unsigned long long)st.lost,
+	        (double)rec_ticker_late_max_ns(s->drain) / (double)GT_NS_PER_MS, arch, size);
+	if (s->out_note[0])
+		fprintf(stderr, "gt-record: %s\n", s->out_note);
 	if (s->py_note[0] && !s->py_failed)
 		fprintf(stderr, "gt-record: %s\n", s->py_note);
 }
@@ -563,7 +570,7 @@ static void perf_opts(const rec_opts *o, rec_perf_opts *po)
 
 /* Launch mode: fork the command (held on a pipe), open the events on it, write the
  * metadata, release it and learn whether its exec worked. 0, or the exit status of a
- * recording that never began (s->discard set). */
+ * recording that never began. */
 static int start_launch(sess *s, const char *command)
 {
 	const rec_opts *o = s->o;
@@ -614,7 +621,6 @@ out:
 	if (exec_fd >= 0)
 		close(exec_fd);
 	if (rc != 0) {
-		s->discard = 1;
 		reap(s, TERM_GRACE_NS);
 	}
 	return rc;
@@ -622,7 +628,7 @@ out:
 
 /* Attach mode: events on every thread of the running target, then what /proc knows of it.
  * 0 (s->ended set when the target exited during the attach), or the exit status of a
- * recording that never began (s->discard set). */
+ * recording that never began. */
 static int start_attach(sess *s, const char *command)
 {
 	const rec_opts *o = s->o;
@@ -636,7 +642,6 @@ static int start_attach(sess *s, const char *command)
 	s->perf = rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err));
 	if (!s->perf) {
 		say("%s", err);
-		s->discard = 1;
 		return GT_EXIT_BROKEN;
 	}
 	/* names first, so threads created from now on inherit them */
@@ -648,10 +653,8 @@ static int start_attach(sess *s, const char *command)
 	}
 	free(tids);
 	rc = attach_all(s);
-	if (rc == GT_EXIT_BROKEN) {
-		s->discard = 1;
+	if (rc == GT_EXIT_BROKEN)
 		return rc;
-	}
 	rec_perf_write_config(s->perf, s->start_ns);
 	/* mappings after the events exist: later mmaps arrive as MMAP2 records */
 	rec_procfs_synth(o->pid, gtt_now_ns(), s->w, observe, s);
@@ -672,14 +675,39 @@ static int start_attach(sess *s, const char *command)
 	return 0;
 }
 
+/* Create the trace file (outfile.h: private, locked, never through a link) and its writer.
+ * 0, or GT_EXIT_BROKEN with one line said. */
+static int open_output(sess *s)
+{
+	char err[PATH_MAX + 200];
+	int fd, werr = 0;
+
+	s->out = rec_out_open(s->o->output, err, sizeof(err));
+	if (!s->out) {
+		say("%s", err);
+		return GT_EXIT_BROKEN;
+	}
+	s->discard = 1; /* until the recording has begun */
+	fd = dup(rec_out_fd(s->out));
+	s->w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &werr) : NULL;
+	if (!s->w) {
+		int e = fd < 0 || werr == GTT_EIO ? errno : ENOMEM;
+		say("cannot write %s: %s", rec_out_name(s->out), strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return GT_EXIT_BROKEN;
+	}
+	return 0;
+}
+
 /* Check the target and open the trace, then launch or attach, then start the side loops
  * (/proc, Python) and the drain schedule. 0, or the exit status of a recording that never
- * began (s->discard set when a trace file was created). */
+ * began (its trace file, if one was created, is then removed). */
 static int start(sess *s)
 {
 	const rec_opts *o = s->o;
 	char err[512] = "", command[4096];
-	int werr = 0, rc;
+	int rc;
 	rec_perf_stats st;
 
 	if (!s->launch) {
@@ -702,14 +730,18 @@ static int start(sess *s)
 		say("out of memory");
 		return GT_EXIT_BROKEN;
 	}
-	s->w = gtt_writer_open(o->output, &werr);
-	if (!s->w) {
-		say("cannot create %s: %s", o->output, werr == GTT_EIO ? strerror(errno) : gtt_strerror(werr));
-		return GT_EXIT_BROKEN;
-	}
-	rc = s->launch ? start_launch(s, command) : start_attach(s, command);
-	if (rc != 0 || s->ended)
+	if ((rc = open_output(s)) != 0)
 		return rc;
+	rc = s->launch ? start_launch(s, command) : start_attach(s, command);
+	if (rc != 0)
+		return rc;
+	/* the recording has begun: from here on the trace is at -o (an existing file becomes
+	 * FILE.old), so a recorder killed from now on leaves it there, readable */
+	s->discard = 0;
+	if (rec_out_commit(s->out, s->out_note, sizeof(s->out_note)) < 0)
+		say("%s", s->out_note);
+	if (s->ended)
+		return 0;
 	rec_perf_get_stats(s->perf, &st);
 	if (st.user_only)
 		note(s, GTT_SRC_PERF, "kernel samples not permitted (kernel.perf_event_paranoid): user space only");
@@ -754,8 +786,8 @@ static int exit_status(sess *s)
 		int e = gtt_writer_errno(s->w);
 		struct stat fst;
 		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
-		    s->o->output, strerror(e ? e : -s->write_rc),
-		    stat(s->o->output, &fst) == 0 ? (long long)fst.st_size : -1ll);
+		    rec_out_name(s->out), strerror(e ? e : -s->write_rc),
+		    fstat(rec_out_fd(s->out), &fst) == 0 ? (long long)fst.st_size : -1ll);
 		if (s->launch && s->child_alive) {
 			say("the command keeps running, unrecorded");
 			rec_perf_close(s->perf);
@@ -827,8 +859,9 @@ static int cleanup(sess *s, int rc)
 	rec_archive_destroy(s->arch);
 	if (s->w && gtt_writer_close(s->w) < 0 && rc == GT_EXIT_OK)
 		rc = GT_EXIT_BROKEN;
-	if (s->w && s->discard)
-		unlink(s->o->output); /* a recording that never began leaves no file */
+	if (s->discard)
+		rec_out_discard(s->out); /* a recording that never began leaves no file of its own */
+	rec_out_close(s->out);
 	return rc;
 }
 
