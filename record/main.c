@@ -24,13 +24,16 @@ static void usage(FILE *f)
 	        "       gt-record --prepare -- COMMAND [ARGS...]   run COMMAND with the CUDA agent dormant, for a later -p\n"
 	        "\n"
 	        "options:\n"
-	        "  -o, --output FILE        trace file (default gt.gtt)\n"
+	        "  -o, --output FILE        trace file (default gt.gtt; created 0600; an existing FILE is\n"
+	        "                           kept as FILE.old; never written through a symbolic link)\n"
 	        "  -F, --freq HZ            samples per second of on-CPU time, per thread (default 99)\n"
 	        "  -d, --duration SECONDS   stop after this long (launch mode: the command gets SIGTERM)\n"
 	        "  -p, --pid PID            attach to a running process; Ctrl-C or -d ends the recording\n"
 	        "  --call-graph fp|dwarf[,BYTES]\n"
 	        "                           fp: frame-pointer callchains; dwarf: registers + a copy of BYTES\n"
 	        "                           of user stack (default 8192) unwound offline (default: dwarf)\n"
+	        "  --no-stack-copy          keep no bytes of thread stacks in the trace (they can hold\n"
+	        "                           secrets): frame-pointer callchains only, as --call-graph fp\n"
 	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
 	        "  --python[=auto|on|off]   read CPython stacks and GIL state (default auto; on: fail if none)\n"
 	        "  --no-cuda                do not inject the CUDA agent\n"
@@ -86,13 +89,14 @@ static int parse_call_graph(const char *s, rec_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE };
+	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_NO_STACK_COPY };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "no-stack-copy", no_argument, NULL, OPT_NO_STACK_COPY },
 		{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
 		{ "python", optional_argument, NULL, OPT_PYTHON },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
@@ -103,7 +107,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	rec_opts o;
-	int c;
+	int c, no_stack_copy = 0, asked_dwarf = 0;
 
 	rec_opts_init(&o);
 	o.argv0 = argv[0];
@@ -135,6 +139,10 @@ int main(int argc, char **argv)
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(optarg, &o) < 0)
 				return bad("--call-graph %s: expected fp, dwarf or dwarf,BYTES (8..65528)", optarg);
+			asked_dwarf = o.dwarf;
+			break;
+		case OPT_NO_STACK_COPY:
+			no_stack_copy = 1;
 			break;
 		case OPT_NO_ARCHIVE:
 			o.no_archive = 1;
@@ -172,6 +180,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
 		return bad("unknown option %s", argv[optind]);
+	if (no_stack_copy && asked_dwarf)
+		return bad("%s--no-stack-copy and --call-graph dwarf exclude each other (dwarf unwinding needs the copy)", "");
+	if (no_stack_copy)
+		o.dwarf = 0;
 	o.argv = argv + optind;
 	if (o.pid > 0 && optind < argc)
 		return bad("%s-p PID and a COMMAND exclude each other", "");

@@ -2,10 +2,10 @@
 # record_output.sh — gt-record's output file is safe: created 0600, never written through a
 # symbolic link (one planted in a shared directory), an existing file kept as FILE.old, left
 # untouched by a launch that fails, locked against a second recorder, and in place (readable)
-# as soon as the recording has begun.
+# as soon as the recording has begun; --no-stack-copy keeps stack bytes out of the trace.
 . "$(dirname "$0")/lib.sh"
 REC=$GT_BIN/gt-record P=$GT_TESTS/progs SUM=$GT_TESTS/test_rec_trace
-[ -x "$REC" ] && [ -x "$SUM" ] || { skip "gt-record or test_rec_trace not built"; exit 0; }
+[ -x "$REC" ] && [ -x "$SUM" ] && [ -x "$P/stack_secret" ] || { skip "gt-record, test_rec_trace or stack_secret not built"; exit 0; }
 if ! "$REC" -q -o "$TMP/probe.gtt" -- true 2>"$TMP/probe.err"; then
 	skip "gt-record cannot record here: $(head -1 "$TMP/probe.err")"; exit 0
 fi
@@ -95,3 +95,18 @@ check "SIGKILLed recorder over an existing file: trace at FILE with samples ($(v
 	test "$(val samples "$TMP/kill.sum")" -gt 20
 check "... and the earlier file is FILE.old" grep -qx before "$D/kill.gtt.old"
 sleep 1.5 # the orphaned command ends by itself
+
+# --no-stack-copy: what a thread keeps on its stack does not reach the trace
+W=gtsecret$$
+"$REC" -q -o "$TMP/dw.gtt" -- "$P/stack_secret" 1 "$W"
+"$SUM" find "$TMP/dw.gtt" "$W-on-the-stack" >"$TMP/dw.find"
+check "dwarf mode copies the stack: the secret is in $(val stack "$TMP/dw.find") samples' stack copies" \
+	test "$(val stack "$TMP/dw.find")" -gt 0
+check_rc "--no-stack-copy: exit 0" 0 "$REC" -q --no-stack-copy -o "$TMP/ns.gtt" -- "$P/stack_secret" 1 "$W"
+"$SUM" find "$TMP/ns.gtt" "$W-on-the-stack" >"$TMP/ns.find"
+"$SUM" summary "$TMP/ns.gtt" >"$TMP/ns.sum"
+check "--no-stack-copy: no stack bytes at all ($(val samples_stack "$TMP/ns.sum") of $(val samples "$TMP/ns.sum") samples carry a copy)" \
+	test "$(val samples_stack "$TMP/ns.sum")" -eq 0 -a "$(val samples_regs "$TMP/ns.sum")" -eq 0 -a "$(val samples "$TMP/ns.sum")" -gt 20
+check "--no-stack-copy: the secret is nowhere in the file" sh -c "! grep -aq '$W-on-the-stack' '$TMP/ns.gtt' && test $(val stack "$TMP/ns.find") -eq 0"
+check "--no-stack-copy: meta says fp, 0 stack bytes" sh -c "grep -q '^meta call_graph fp' '$TMP/ns.sum' && grep -q '^meta stack_bytes 0' '$TMP/ns.sum'"
+check_rc "--no-stack-copy with --call-graph dwarf: usage error 64" 64 "$REC" --no-stack-copy --call-graph dwarf -- true

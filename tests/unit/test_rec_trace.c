@@ -432,12 +432,92 @@ static void test_trim(void)
 	}
 }
 
+static int has_text(const char *s, const char *word)
+{
+	return s && strstr(s, word) != NULL;
+}
+
+/* Where a word (and a pid) shows up in a trace, for the CLI tests' "appears nowhere" checks:
+ * "stack N" samples whose stack copy holds the word, "text N" records with a string field
+ * holding it, "pid N" records about the pid (as process, thread, sample, switch, mapping,
+ * thread stats, Python stack or GIL holder). */
+static int find(const char *path, const char *word, long pid)
+{
+	int err = 0, rc;
+	gtt_reader *r = gtt_reader_open(path, &err);
+	gtt_record rec;
+	uint64_t n_stack = 0, n_text = 0, n_pid = 0;
+	uint32_t p = pid > 0 ? (uint32_t)pid : UINT32_MAX;
+	size_t wl = strlen(word);
+
+	if (!r) {
+		printf("error %s\n", gtt_strerror(err));
+		return 2;
+	}
+	while ((rc = gtt_reader_next(r, &rec)) != 0) {
+		if (rc < 0)
+			continue;
+		switch (rec.tag) {
+		case GTT_REC_SAMPLE:
+			if (wl && rec.u.sample.stack && rec.u.sample.stack_len >= wl &&
+			    memmem(rec.u.sample.stack, rec.u.sample.stack_len, word, wl))
+				n_stack++;
+			n_pid += rec.u.sample.pid == p || rec.u.sample.tid == p;
+			break;
+		case GTT_REC_META:
+			n_text += has_text(rec.u.meta.value, word);
+			break;
+		case GTT_REC_PROCESS:
+			n_text += has_text(rec.u.process.comm, word);
+			n_pid += rec.u.process.pid == p;
+			break;
+		case GTT_REC_THREAD:
+			n_text += has_text(rec.u.thread.name, word);
+			n_pid += rec.u.thread.pid == p || rec.u.thread.tid == p;
+			break;
+		case GTT_REC_MAPPING:
+			n_text += has_text(rec.u.mapping.path, word);
+			n_pid += rec.u.mapping.pid == p;
+			break;
+		case GTT_REC_SWITCH:
+			n_pid += rec.u.sw.pid == p || rec.u.sw.tid == p;
+			break;
+		case GTT_REC_THREAD_CPU:
+			n_pid += rec.u.thread_cpu.pid == p || rec.u.thread_cpu.tid == p;
+			break;
+		case GTT_REC_HEALTH:
+			n_text += has_text(rec.u.health.text, word);
+			n_pid += rec.u.health.pid == p || rec.u.health.tid == p;
+			break;
+		case GTT_REC_PY_STACK:
+			n_pid += rec.u.py_stack.pid == p || rec.u.py_stack.tid == p;
+			break;
+		case GTT_REC_GIL:
+			n_pid += rec.u.gil.pid == p || rec.u.gil.holder_tid == p;
+			break;
+		case GTT_REC_PY_CODE:
+			n_text += has_text(rec.u.py_code.name, word) || has_text(rec.u.py_code.filename, word);
+			break;
+		case GTT_REC_ARCHIVE:
+			n_text += has_text(rec.u.archive.path, word);
+			break;
+		default:
+			break;
+		}
+	}
+	printf("stack %" PRIu64 "\ntext %" PRIu64 "\npid %" PRIu64 "\n", n_stack, n_text, n_pid);
+	gtt_reader_close(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "summary") == 0)
 		return summary(argv[2], argc >= 5 ? argv[3] : NULL, argc >= 5 ? argv[4] : NULL);
+	if (argc >= 4 && strcmp(argv[1], "find") == 0)
+		return find(argv[2], argv[3], argc >= 5 ? atol(argv[4]) : 0);
 	if (argc > 1) {
-		fprintf(stderr, "usage: test_rec_trace [summary TRACE [BINARY FUNC,...]]\n");
+		fprintf(stderr, "usage: test_rec_trace [summary TRACE [BINARY FUNC,...]] [find TRACE WORD [PID]]\n");
 		return 64;
 	}
 	test_ticker();
