@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "perf_tree.h"
 #include "gt_util.h"
 #include "procfs.h"
 #include "rec_err.h"
@@ -35,6 +36,7 @@ struct rec_perf_decoder {
 	int write_rc;
 	rec_perf_stack_trim trim;
 	void *trim_ctx;
+	rec_ptree *tree;        /* system-wide: the processes to keep; NULL: keep everything */
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -440,13 +442,68 @@ static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, ui
 	emit(p, &r);
 }
 
+/* System-wide sampling: does this record belong to the target's tree? Updates the tree from
+ * FORK and exec records (they arrive in time order). Records that are not about one process
+ * (lost, throttle) are kept; *foreign is set when their pid/tid must not be written. */
+static int member(rec_perf_decoder *p, const struct perf_event_header *h, const uint8_t *rec, uint32_t size,
+                  int *foreign)
+{
+	uint32_t pid = 0, ppid = 0;
+
+	*foreign = 0;
+	if (size >= sizeof(*h) + 8) {
+		memcpy(&pid, rec + sizeof(*h), 4);
+		memcpy(&ppid, rec + sizeof(*h) + 4, 4);
+	}
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_EXIT:
+		return rec_ptree_has(p->tree, (pid_t)pid);
+	case PERF_RECORD_COMM:
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			return rec_ptree_exec(p->tree, (pid_t)pid);
+		return rec_ptree_has(p->tree, (pid_t)pid);
+	case PERF_RECORD_FORK:
+		/* a new thread (pid == ppid) follows its process; a new process its parent */
+		if (pid == ppid)
+			return rec_ptree_has(p->tree, (pid_t)pid);
+		return rec_ptree_fork(p->tree, (pid_t)ppid, (pid_t)pid);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* the switching task is in the trailer; the other one (next_prev) is never written */
+		return rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+	case PERF_RECORD_LOST:
+		rec_ptree_lossy(p->tree);
+		return 1;
+	case PERF_RECORD_LOST_SAMPLES:
+		rec_ptree_lossy(p->tree);
+		/* fall through */
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		*foreign = !rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t *rec, uint32_t size)
 {
 	struct perf_event_header h;
 	sample_id sid;
 	cursor c = { rec + sizeof(h), rec + size, 0 };
+	int foreign = 0;
 
 	memcpy(&h, rec, sizeof(h));
+	if (p->tree && !member(p, &h, rec, size, &foreign)) {
+		p->st.foreign++;
+		sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(rec, size) }
+		                                   : trailer(rec, size);
+		if (sid.time_ns)
+			rg->last_time_ns = sid.time_ns;
+		return;
+	}
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE:
 		do_sample(p, rec, size, h.misc);
@@ -467,6 +524,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 		do_task(p, rec, size, h.type == PERF_RECORD_FORK);
 		break;
 	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
 		do_switch(p, rec, size, h.misc);
 		break;
 	case PERF_RECORD_LOST: {
@@ -485,7 +543,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 		sid = trailer(rec, size);
 		p->st.lost += n;
 		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
-		       (uint32_t)rg->cpu, sid.pid, sid.tid);
+		       (uint32_t)rg->cpu, foreign ? 0 : sid.pid, foreign ? 0 : sid.tid);
 		break;
 	}
 	case PERF_RECORD_THROTTLE:
@@ -497,7 +555,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 			rg->throttle_start_ns = t;
 		} else {
 			health(p, rg->throttle_start_ns ? rg->throttle_start_ns : t, t, GTT_HEALTH_THROTTLE, 1,
-			       (uint32_t)rg->cpu, sid.pid, sid.tid);
+			       (uint32_t)rg->cpu, foreign ? 0 : sid.pid, foreign ? 0 : sid.tid);
 			rg->throttle_start_ns = 0;
 		}
 		break;
@@ -547,6 +605,12 @@ void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)
 	s->switches += d->st.switches;
 	s->sample_bytes += d->st.sample_bytes;
 	s->stack_bytes += d->st.stack_bytes;
+	s->foreign += d->st.foreign;
+}
+
+void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t)
+{
+	d->tree = t;
 }
 
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx)

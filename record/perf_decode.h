@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include "gtt.h"
 #include "perf_sampler.h"
+#include "perf_tree.h"
 
 typedef struct rec_perf_decoder rec_perf_decoder;
 
@@ -31,8 +32,11 @@ uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size);
 /* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);
-/* Add the decoder's counters (samples, lost, throttled, switches, bytes) to s. */
+/* Add the decoder's counters (samples, lost, throttled, switches, bytes, foreign) to s. */
 void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s);
+/* System-wide sampling: keep only the records of t's processes (t is updated from the FORK
+ * and exec records decoded; it outlives the decoder). NULL (the default): keep everything. */
+void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t);
 /* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx);
 /* First write error (-EIO), 0 when none. */

@@ -19,6 +19,7 @@
 
 #include "gt_util.h"
 #include "perf_decode.h"
+#include "perf_tree.h"
 #include "procfs.h"
 #include "rec_err.h"
 
@@ -69,6 +70,8 @@ struct rec_perf {
 	pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t seq;
+	int system;             /* per-CPU events for every task, filtered by tree */
+	rec_ptree *tree;        /* system-wide: the target's processes */
 	rec_perf_stats st;      /* configuration part; counters come from the decoder */
 };
 
@@ -79,7 +82,10 @@ static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 
 /* ---- opening ---- */
 
-static void fill_attr(rec_perf *p, int launch)
+/* How the events follow the target. */
+enum { MODE_LAUNCH, MODE_ATTACH, MODE_SYSTEM };
+
+static void fill_attr(rec_perf *p, int mode)
 {
 	struct perf_event_attr *a = &p->attr;
 	double hz = p->o.freq_hz > 0 ? p->o.freq_hz : 99;
@@ -88,8 +94,10 @@ static void fill_attr(rec_perf *p, int launch)
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	/* a fixed period in ns: cpu-clock is a timer, so every sample stands for exactly this much
-	 * on-CPU time, and intended samples = on-CPU time x rate holds without freq adjustments */
+	/* a fixed period in ns: cpu-clock is a timer, so every sample stands for this much on-CPU
+	 * time (per task: exactly, the remainder is kept across switches; system-wide: the CPU's
+	 * time, given to whichever task runs when the timer fires, so a task's samples are its
+	 * on-CPU time x rate on average), without freq adjustments */
 	a->sample_period = gt_hz_to_period_ns(hz);
 	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 	                 PERF_SAMPLE_CALLCHAIN;
@@ -111,10 +119,11 @@ static void fill_attr(rec_perf *p, int launch)
 	a->mmap2 = 1;
 	a->build_id = 1;
 	a->task = 1;
-	a->context_switch = 1;
-	a->inherit = 1;
-	a->disabled = launch ? 1 : 0;
-	a->enable_on_exec = launch ? 1 : 0;
+	a->context_switch = 1;    /* per CPU: PERF_RECORD_SWITCH_CPU_WIDE, with the other task */
+	a->inherit = mode != MODE_SYSTEM;
+	a->disabled = mode == MODE_LAUNCH;
+	a->enable_on_exec = mode == MODE_LAUNCH;
+	a->exclude_idle = mode == MODE_SYSTEM; /* the idle task is nobody's */
 }
 
 static void open_error(int e, const char *what, char *err, size_t errlen)
@@ -192,6 +201,11 @@ static size_t choose_ring_bytes(const rec_perf *p)
 	 * capped so that the total locked memory stays modest on many-core boxes */
 	uint64_t per_sample = p->o.dwarf ? p->o.stack_bytes + 512 : 256;
 	uint64_t want = (uint64_t)(2.0 * (p->o.freq_hz > 0 ? p->o.freq_hz : 99) * (double)per_sample) + (256u << 10);
+
+	/* system-wide rings also carry every other process's switch, fork and mmap records
+	 * until the drain drops them: 1 MiB more holds ~25 k switch records per CPU */
+	if (p->system)
+		want += 1u << 20;
 	uint64_t cap_total = 256ull << 20, bytes = 64u << 10;
 
 	while (bytes < want && bytes < (64ull << 20))
@@ -225,7 +239,7 @@ static int map_ring(rec_perf *p, int i, int fd)
 	return 0;
 }
 
-static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs, void *ctx, int launch)
+static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs, void *ctx, int mode)
 {
 	rec_perf *p = calloc(1, sizeof(*p));
 
@@ -240,6 +254,7 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 			p->o.stack_bytes = 65528;
 	}
 	p->w = w;
+	p->system = mode == MODE_SYSTEM;
 	p->n_cpus = rec_procfs_online_cpus(&p->cpus);
 	if (p->n_cpus < 0 || !(p->rings = calloc((size_t)p->n_cpus, sizeof(*p->rings)))) {
 		free(p->cpus);
@@ -254,7 +269,8 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 		p->o.ring_bytes = choose_ring_bytes(p);
 	p->st.n_cpus = (uint32_t)p->n_cpus;
 	p->st.user_only = p->o.user_only;
-	fill_attr(p, launch);
+	p->st.system = p->system;
+	fill_attr(p, mode);
 	p->dec = rec_perf_decoder_create(w, obs, ctx, p->attr.sample_type, p->attr.sample_regs_user);
 	if (!p->dec) {
 		free(p->rings);
@@ -265,44 +281,74 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 	return p;
 }
 
+/* One event per online CPU for pid (-1: every task), each with its own ring. 0 or -errno
+ * with the reason in err. */
+static int open_per_cpu(rec_perf *p, pid_t pid, char *err, size_t errlen)
+{
+	int i, fd, rc;
+
+	for (i = 0; i < p->n_cpus; i++) {
+		fd = open_event(p, pid, p->cpus[i]);
+		if (fd < 0) {
+			char what[64];
+			snprintf(what, sizeof(what), pid < 0 ? "(system-wide, cpu %d)" : "(cpu %d)", p->cpus[i]);
+			open_error(-fd, what, err, errlen);
+			return fd;
+		}
+		if (keep_fd(p, fd) < 0) {
+			close(fd);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		if ((rc = map_ring(p, i, fd)) < 0) {
+			snprintf(err, errlen, "mmap of the perf ring buffer (%zu bytes): %s", p->o.ring_bytes, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
 rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
                                rec_perf_observer obs, void *ctx, char *err, size_t errlen)
 {
-	rec_perf *p = create(o, w, obs, ctx, 1);
-	int i, fd, rc;
+	rec_perf *p = create(o, w, obs, ctx, MODE_LAUNCH);
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	for (i = 0; i < p->n_cpus; i++) {
-		fd = open_event(p, pid, p->cpus[i]);
-		if (fd < 0) {
-			char what[64];
-			snprintf(what, sizeof(what), "(cpu %d)", p->cpus[i]);
-			open_error(-fd, what, err, errlen);
-			goto fail;
-		}
-		if (keep_fd(p, fd) < 0) {
-			close(fd);
-			snprintf(err, errlen, "out of memory");
-			goto fail;
-		}
-		if ((rc = map_ring(p, i, fd)) < 0) {
-			snprintf(err, errlen, "mmap of the perf ring buffer (%zu bytes): %s", p->o.ring_bytes, strerror(-rc));
-			goto fail;
-		}
+	if (open_per_cpu(p, pid, err, errlen) < 0) {
+		rec_perf_close(p);
+		return NULL;
 	}
 	return p;
+}
+
+int rec_perf_open_system(pid_t root, int wait_exec, const rec_perf_opts *o, gtt_writer *w,
+                         rec_perf_observer obs, void *ctx, rec_perf **out, char *err, size_t errlen)
+{
+	rec_perf *p = create(o, w, obs, ctx, MODE_SYSTEM);
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (!p || !(p->tree = rec_ptree_create()) || rec_ptree_add_root(p->tree, root, wait_exec) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	rec_perf_decoder_set_tree(p->dec, p->tree);
+	if ((rc = open_per_cpu(p, -1, err, errlen)) < 0)
+		goto fail;
+	*out = p;
+	return 0;
 fail:
 	rec_perf_close(p);
-	return NULL;
+	return rc;
 }
 
 rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
                                void *ctx, char *err, size_t errlen)
 {
-	rec_perf *p = create(o, w, obs, ctx, 0);
+	rec_perf *p = create(o, w, obs, ctx, MODE_ATTACH);
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
@@ -503,7 +549,7 @@ void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 		return;
 	}
 	*s = p->st;
-	s->samples = s->lost = s->throttled = s->switches = s->sample_bytes = s->stack_bytes = 0;
+	s->samples = s->lost = s->throttled = s->switches = s->sample_bytes = s->stack_bytes = s->foreign = 0;
 	rec_perf_decoder_stats(p->dec, s);
 }
 
@@ -517,9 +563,10 @@ int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 		.text = text,
 	};
 
-	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s%s%s",
+	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s, %s%s%s",
 	         p->st.ring_bytes >> 10, p->n_cpus, (unsigned long long)p->attr.sample_period,
-	         p->o.dwarf ? "dwarf" : "fp", p->attr.exclude_kernel ? ", user only" : "",
+	         p->system ? "system-wide" : "per task", p->o.dwarf ? "dwarf" : "fp",
+	         p->attr.exclude_kernel ? ", user only" : "",
 	         p->attr.build_id ? "" : ", build-ids read from files");
 	return rec_err_from_gtt(gtt_write_health(p->w, &h));
 }
@@ -544,5 +591,6 @@ void rec_perf_close(rec_perf *p)
 	free(p->arena);
 	free(p->pend);
 	rec_perf_decoder_destroy(p->dec);
+	rec_ptree_destroy(p->tree);
 	free(p);
 }

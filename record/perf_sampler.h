@@ -33,6 +33,13 @@ typedef uint32_t (*rec_perf_stack_trim)(void *ctx, uint32_t pid, const uint8_t *
  * one-line reason in err. */
 rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
                                rec_perf_observer obs, void *ctx, char *err, size_t errlen);
+/* System-wide: one event per online CPU for every task (pid = -1; no cost on context
+ * switches), keeping only the records of root's process tree (perf_tree.h) — root from its
+ * first exec when wait_exec (a launched command). Enabled at once. 0, or -errno with a
+ * one-line reason in err (-EACCES/-EPERM: needs root, CAP_PERFMON or perf_event_paranoid
+ * <= 0). */
+int rec_perf_open_system(pid_t root, int wait_exec, const rec_perf_opts *o, gtt_writer *w,
+                         rec_perf_observer obs, void *ctx, rec_perf **out, char *err, size_t errlen);
 /* Prepare per-CPU ring buffers for attach mode; threads are added with rec_perf_attach_thread. */
 rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
                                void *ctx, char *err, size_t errlen);
@@ -60,10 +67,12 @@ typedef struct rec_perf_stats {
 	uint64_t switches;       /* context switch records */
 	uint64_t sample_bytes;   /* perf bytes of sample records read */
 	uint64_t stack_bytes;    /* user stack bytes kept (dwarf) */
+	uint64_t foreign;        /* system-wide: records of other processes, dropped unwritten */
 	size_t ring_bytes;       /* data area per CPU */
 	uint32_t n_cpus;
 	uint32_t n_fds;
 	int user_only;           /* kernel frames excluded (permission) */
+	int system;              /* system-wide events (rec_perf_open_system) */
 	int kernel_build_ids;    /* MMAP2 carries build-ids */
 } rec_perf_stats;
 void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s);
