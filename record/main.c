@@ -32,6 +32,10 @@ static void usage(FILE *f)
 	        "  --call-graph fp|dwarf[,BYTES]\n"
 	        "                           fp: frame-pointer callchains; dwarf: registers + a copy of BYTES\n"
 	        "                           of user stack (default 8192) unwound offline (default: dwarf)\n"
+	        "  --scope process|system   system: one event per CPU for every task, keeping only the\n"
+	        "                           target's process tree (no cost per context switch; needs root\n"
+	        "                           or perf_event_paranoid <= 0); process: events on the target's\n"
+	        "                           tasks (default: system when permitted, else process, with a note)\n"
 	        "  --no-stack-copy          keep no bytes of thread stacks in the trace (they can hold\n"
 	        "                           secrets): frame-pointer callchains only, as --call-graph fp\n"
 	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
@@ -89,7 +93,8 @@ static int parse_call_graph(const char *s, rec_opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_NO_STACK_COPY };
+	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_NO_STACK_COPY,
+	       OPT_SCOPE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -97,6 +102,7 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "no-stack-copy", no_argument, NULL, OPT_NO_STACK_COPY },
+		{ "scope", required_argument, NULL, OPT_SCOPE },
 		{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
 		{ "python", optional_argument, NULL, OPT_PYTHON },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
@@ -143,6 +149,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_STACK_COPY:
 			no_stack_copy = 1;
+			break;
+		case OPT_SCOPE:
+			if (strcmp(optarg, "process") == 0)
+				o.scope = REC_SCOPE_PROCESS;
+			else if (strcmp(optarg, "system") == 0)
+				o.scope = REC_SCOPE_SYSTEM;
+			else
+				return bad("--scope %s: expected process or system", optarg);
 			break;
 		case OPT_NO_ARCHIVE:
 			o.no_archive = 1;

@@ -568,6 +568,50 @@ static void perf_opts(const rec_opts *o, rec_perf_opts *po)
 	po->stack_bytes = o->stack_bytes;
 }
 
+/* Open the events in the scope asked for: system-wide (per-CPU events filtered to the
+ * target's tree, no cost on context switches) when permitted, else per task; write the
+ * scope meta key, and a note when system-wide was wanted but not possible. 0, or
+ * GT_EXIT_BROKEN with one line said. */
+static int open_sampler(sess *s)
+{
+	rec_perf_opts po;
+	rec_perf_stats st;
+	char err[1024] = "", why[1200];
+	int rc;
+
+	perf_opts(s->o, &po);
+	if (s->o->scope != REC_SCOPE_PROCESS) {
+		/* a launched command is kept from its exec on, as enable_on_exec does per task */
+		rc = rec_perf_open_system(s->target, s->launch, &po, s->w, observe, s, &s->perf, err, sizeof(err));
+		if (rc < 0 && s->o->scope == REC_SCOPE_SYSTEM) {
+			say("--scope system: %s", err);
+			return GT_EXIT_BROKEN;
+		}
+		if (rc < 0) {
+			if (rc == -EACCES || rc == -EPERM)
+				snprintf(why, sizeof(why), "system-wide sampling needs root or perf_event_paranoid <= 0; "
+				         "using per-task events");
+			else
+				snprintf(why, sizeof(why), "system-wide sampling failed (%s); using per-task events", err);
+			note(s, GTT_SRC_PERF, why);
+			if (!s->o->quiet)
+				say("%s", why);
+		}
+	}
+	if (!s->perf) {
+		err[0] = 0;
+		s->perf = s->launch ? rec_perf_open_launch(s->target, &po, s->w, observe, s, err, sizeof(err))
+		                    : rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err));
+		if (!s->perf) {
+			say("%s", err);
+			return GT_EXIT_BROKEN;
+		}
+	}
+	rec_perf_get_stats(s->perf, &st);
+	meta(s, "scope", "%s", st.system ? "system" : "process");
+	return 0;
+}
+
 /* Launch mode: fork the command (held on a pipe), open the events on it, write the
  * metadata, release it and learn whether its exec worked. 0, or the exit status of a
  * recording that never began. */
@@ -575,7 +619,6 @@ static int start_launch(sess *s, const char *command)
 {
 	const rec_opts *o = s->o;
 	char err[1024] = "";
-	rec_perf_opts po;
 	int e = 0, go_fd = -1, exec_fd = -1, rc = GT_EXIT_BROKEN;
 	ssize_t n;
 
@@ -592,12 +635,8 @@ static int start_launch(sess *s, const char *command)
 	}
 	s->child_alive = 1;
 	write_meta(s, command);
-	perf_opts(o, &po);
-	s->perf = rec_perf_open_launch(s->target, &po, s->w, observe, s, err, sizeof(err));
-	if (!s->perf) {
-		say("%s", err);
+	if (open_sampler(s) != 0)
 		goto out;
-	}
 	rec_perf_set_stack_trim(s->perf, trim_stack, s);
 	rec_perf_write_config(s->perf, s->start_ns);
 	process_record(s, GTT_PROC_START, s->target, getpid(), 0, command);
@@ -633,18 +672,16 @@ static int start_attach(sess *s, const char *command)
 {
 	const rec_opts *o = s->o;
 	char err[1024] = "";
-	rec_perf_opts po;
+	rec_perf_stats st;
 	pid_t *tids = NULL;
 	int n, i, rc;
 
 	write_meta(s, command);
-	perf_opts(o, &po);
-	s->perf = rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err));
-	if (!s->perf) {
-		say("%s", err);
+	if (open_sampler(s) != 0)
 		return GT_EXIT_BROKEN;
-	}
-	/* names first, so threads created from now on inherit them */
+	rec_perf_get_stats(s->perf, &st);
+	/* names first, so threads created from now on inherit them (nothing is decoded before
+	 * the first drain) */
 	n = rec_procfs_tids(o->pid, &tids);
 	for (i = 0; i < n; i++) {
 		char name[64];
@@ -652,7 +689,14 @@ static int start_attach(sess *s, const char *command)
 			rec_perf_note_name(s->perf, tids[i], name);
 	}
 	free(tids);
-	rc = attach_all(s);
+	if (!st.system) {
+		rc = attach_all(s);
+	} else if (target_gone(s)) {
+		say("process %d exited during attach", (int)s->target);
+		rc = GT_EXIT_PARTIAL;
+	} else {
+		rc = GT_EXIT_OK; /* its threads, and the processes it creates, are in the tree */
+	}
 	if (rc == GT_EXIT_BROKEN)
 		return rc;
 	rec_perf_write_config(s->perf, s->start_ns);
@@ -810,6 +854,20 @@ static int exit_status(sess *s)
 	return GT_EXIT_OK;
 }
 
+/* System-wide: say in the trace that other processes' records were dropped unwritten. */
+static void system_note(sess *s)
+{
+	rec_perf_stats st;
+	char text[160];
+
+	rec_perf_get_stats(s->perf, &st);
+	if (!st.system)
+		return;
+	snprintf(text, sizeof(text), "system-wide sampling: %llu records of other processes dropped before writing",
+	         (unsigned long long)st.foreign);
+	note(s, GTT_SRC_PERF, text);
+}
+
 static int finish(sess *s)
 {
 	rec_archive_stats as;
@@ -819,6 +877,7 @@ static int finish(sess *s)
 	rec_perf_disable(s->perf);
 	if (s->write_rc == 0 && rec_perf_drain(s->perf, 1) < 0)
 		s->write_rc = -EIO;
+	system_note(s);
 	rec_ticker_finish(s->drain, end_ns);
 	rec_procstat_stop(s->ps);
 	s->ps = NULL;

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 
 enum { REC_PY_AUTO = 0, REC_PY_ON = 1, REC_PY_OFF = 2 };
+/* --scope: system-wide when permitted (auto), or forced either way. */
+enum { REC_SCOPE_AUTO = 0, REC_SCOPE_PROCESS = 1, REC_SCOPE_SYSTEM = 2 };
 
 typedef struct rec_opts {
 	const char *output;      /* trace path ("gt.gtt") */
@@ -16,6 +18,7 @@ typedef struct rec_opts {
 	double duration_s;       /* 0: until the target exits or SIGINT/SIGTERM */
 	pid_t pid;               /* > 0: attach mode */
 	int dwarf;               /* call-graph mode: 1 dwarf, 0 fp */
+	int scope;               /* REC_SCOPE_* */
 	uint32_t stack_bytes;    /* dwarf stack copy size */
 	int no_archive;
 	int python;              /* REC_PY_* */
