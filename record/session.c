@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "child.h"
 #include "cuda_inject.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -58,8 +59,7 @@ typedef struct sess {
 	rec_ticker *drain;
 	pid_t target;
 	int launch;
-	int child_alive;        /* launch mode: the command has not been reaped */
-	int wait_status;        /* launch mode: the command's wait status */
+	rec_child child;        /* launch mode: the command */
 	uint64_t start_ns;
 	int ended;              /* the recording ended before the drain loop (attach: target gone) */
 	int discard;            /* the recording never began: the file gt-record created is removed */
@@ -247,94 +247,6 @@ static void status_line(sess *s, uint64_t now)
 	s->status_samples = st.samples;
 }
 
-/* ---- launch ---- */
-
-/* Fork the command; it waits on a pipe until the events exist. Returns its pid, or -errno. */
-static pid_t spawn(sess *s, int *go_fd, int *exec_fd)
-{
-	int go[2], ex[2], e;
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(ex, O_CLOEXEC) < 0) {
-		e = errno;
-		close(go[0]);
-		close(go[1]);
-		return -e;
-	}
-	pid = fork();
-	if (pid < 0) {
-		e = errno;
-		close(go[0]);
-		close(go[1]);
-		close(ex[0]);
-		close(ex[1]);
-		return -e;
-	}
-	if (pid == 0) {
-		char c;
-		sigset_t none;
-
-		close(go[1]);
-		close(ex[0]);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		rec_cuda_child_env(s->cuda);
-		execvp(s->o->argv[0], s->o->argv);
-		e = errno;
-		if (write(ex[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ex[1]);
-	*go_fd = go[1];
-	*exec_fd = ex[0];
-	return pid;
-}
-
-static int exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
-/* Reap the command when it has exited (or wait up to wait_ns for it). 1 when reaped. */
-static int reap(sess *s, uint64_t wait_ns)
-{
-	uint64_t until = gtt_now_ns() + wait_ns;
-
-	if (!s->child_alive)
-		return 1;
-	for (;;) {
-		int st;
-		pid_t r = waitpid(s->target, &st, WNOHANG);
-		if (r == s->target) {
-			s->child_alive = 0;
-			s->wait_status = st;
-			return 1;
-		}
-		if (r < 0 && errno != EINTR) {
-			s->child_alive = 0;
-			s->wait_status = 0;
-			return 1;
-		}
-		if (gtt_now_ns() >= until)
-			return 0;
-		usleep(10000);
-	}
-}
-
 /* ---- attach ---- */
 
 /* Attach every thread of the target; rescans for threads born meanwhile. GT_EXIT_OK,
@@ -465,7 +377,7 @@ static void run_loop(sess *s)
 			return;
 		}
 		if (s->launch) {
-			if (reap(s, 0)) {
+			if (rec_child_reap(&s->child, 0)) {
 				s->end_reason = GTT_END_TARGET_EXIT;
 				return;
 			}
@@ -539,6 +451,12 @@ static void python_stop(sess *s)
 static int exec_failure_status(int e)
 {
 	return e == ENOENT ? REC_EXIT_NOT_FOUND : REC_EXIT_NOT_EXEC;
+}
+
+/* In the launched child, between fork and exec. */
+static void child_env(const void *cuda)
+{
+	rec_cuda_child_env(cuda);
 }
 
 /* --prepare: no recording, just exec the command with the CUDA agent dormant. */
@@ -619,50 +537,37 @@ static int start_launch(sess *s, const char *command)
 {
 	const rec_opts *o = s->o;
 	char err[1024] = "";
-	int e = 0, go_fd = -1, exec_fd = -1, rc = GT_EXIT_BROKEN;
-	ssize_t n;
+	int rc;
 
 	if (!o->no_cuda) {
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
 		if (!s->cuda && err[0])
 			note(s, GTT_SRC_CUPTI, err);
 	}
-	s->target = spawn(s, &go_fd, &exec_fd);
-	if (s->target < 0) {
-		say("fork: %s", strerror(-s->target));
-		s->target = 0;
-		goto out;
+	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s->cuda)) < 0) {
+		say("fork: %s", strerror(-rc));
+		return GT_EXIT_BROKEN;
 	}
-	s->child_alive = 1;
+	s->target = s->child.pid;
 	write_meta(s, command);
 	if (open_sampler(s) != 0)
-		goto out;
+		goto fail;
 	rec_perf_set_stack_trim(s->perf, trim_stack, s);
 	rec_perf_write_config(s->perf, s->start_ns);
 	process_record(s, GTT_PROC_START, s->target, getpid(), 0, command);
-	if (write(go_fd, "g", 1) != 1) {
-		say("cannot start the command: %s", strerror(errno));
-		goto out;
-	}
-	close(go_fd);
-	go_fd = -1;
-	/* the exec pipe closes on a successful exec, or brings the exec's errno */
-	n = read(exec_fd, &e, sizeof(e));
-	if (n == (ssize_t)sizeof(e)) {
+	if ((rc = rec_child_release(&s->child)) == 0)
+		return 0;
+	if (s->child.exec_errno) {
+		int e = s->child.exec_errno;
 		say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
-		rc = exec_failure_status(e);
-		goto out;
+		rec_child_reap(&s->child, TERM_GRACE_NS);
+		return exec_failure_status(e);
 	}
-	rc = 0;
-out:
-	if (go_fd >= 0)
-		close(go_fd); /* a child still waiting reads EOF and exits 127 */
-	if (exec_fd >= 0)
-		close(exec_fd);
-	if (rc != 0) {
-		reap(s, TERM_GRACE_NS);
-	}
-	return rc;
+	say("cannot start the command: %s", strerror(-rc));
+fail:
+	rec_child_close(&s->child); /* a child still held reads EOF and exits 127 */
+	rec_child_reap(&s->child, TERM_GRACE_NS);
+	return GT_EXIT_BROKEN;
 }
 
 /* Attach mode: events on every thread of the running target, then what /proc knows of it.
@@ -812,14 +717,14 @@ static void end_command(sess *s)
 {
 	int sig = s->end_reason == GTT_END_SIGNAL ? (int)g_signal : SIGTERM;
 
-	if (s->end_reason == GTT_END_SIGNAL && reap(s, SIGINT_WAIT_NS))
+	if (s->end_reason == GTT_END_SIGNAL && rec_child_reap(&s->child, SIGINT_WAIT_NS))
 		return;
 	/* the agent flushes its last GPU records before the command is ended */
 	rec_cuda_switch_off(s->cuda);
 	kill(s->target, sig);
-	if (!reap(s, TERM_GRACE_NS)) {
+	if (!rec_child_reap(&s->child, TERM_GRACE_NS)) {
 		kill(s->target, SIGKILL);
-		reap(s, TERM_GRACE_NS);
+		rec_child_reap(&s->child, TERM_GRACE_NS);
 	}
 }
 
@@ -832,11 +737,11 @@ static int exit_status(sess *s)
 		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
 		    rec_out_name(s->out), strerror(e ? e : -s->write_rc),
 		    fstat(rec_out_fd(s->out), &fst) == 0 ? (long long)fst.st_size : -1ll);
-		if (s->launch && s->child_alive) {
+		if (s->launch && s->child.alive) {
 			say("the command keeps running, unrecorded");
 			rec_perf_close(s->perf);
 			s->perf = NULL;
-			while (!reap(s, GT_NS_PER_SEC))
+			while (!rec_child_reap(&s->child, GT_NS_PER_SEC))
 				;
 		}
 		return GT_EXIT_BROKEN;
@@ -846,7 +751,7 @@ static int exit_status(sess *s)
 		return GT_EXIT_BROKEN;
 	}
 	if (s->launch)
-		return exit_code(s->wait_status);
+		return rec_child_exit_code(s->child.wait_status);
 	if (s->end_reason == GTT_END_TARGET_EXIT) {
 		say("process %d exited during the recording", (int)s->target);
 		return GT_EXIT_PARTIAL;
@@ -882,10 +787,10 @@ static int finish(sess *s)
 	rec_procstat_stop(s->ps);
 	s->ps = NULL;
 	python_stop(s);
-	if (s->launch && s->child_alive && s->write_rc == 0)
+	if (s->launch && s->child.alive && s->write_rc == 0)
 		end_command(s);
-	if (s->launch && !s->child_alive)
-		process_record(s, GTT_PROC_EXIT, s->target, getpid(), s->wait_status, "");
+	if (s->launch && !s->child.alive)
+		process_record(s, GTT_PROC_EXIT, s->target, getpid(), s->child.wait_status, "");
 	if (s->cuda) {
 		rec_cuda_finish(s->cuda, s->w);
 		s->cuda = NULL;
@@ -896,7 +801,7 @@ static int finish(sess *s)
 		if (rec_archive_write(s->arch, s->w, &as) < 0)
 			s->write_rc = -EIO;
 	}
-	write_end(s, s->launch ? s->wait_status : 0);
+	write_end(s, s->launch ? s->child.wait_status : 0);
 	if (gtt_writer_flush(s->w) < 0 && s->write_rc == 0)
 		s->write_rc = -EIO;
 	summary(s, &as, end_ns);
@@ -906,9 +811,9 @@ static int finish(sess *s)
 /* Release everything; a launched command still alive is killed (a recording that failed). */
 static int cleanup(sess *s, int rc)
 {
-	if (s->launch && s->child_alive && s->target > 0) {
+	if (s->launch && s->child.alive && s->target > 0) {
 		kill(s->target, SIGKILL);
-		reap(s, TERM_GRACE_NS);
+		rec_child_reap(&s->child, TERM_GRACE_NS);
 	}
 	rec_procstat_stop(s->ps);
 	rec_py_stop(s->py, NULL);
