@@ -608,6 +608,32 @@ void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)
 	s->foreign += d->st.foreign;
 }
 
+int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size)
+{
+	struct perf_event_header h;
+	uint32_t pid;
+
+	if (!d->tree || size < sizeof(h) + 8)
+		return 0;
+	memcpy(&h, rec, sizeof(h));
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP2:
+		memcpy(&pid, rec + sizeof(h), 4);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		pid = trailer(rec, size).pid;
+		break;
+	default:
+		return 0;
+	}
+	if (!rec_ptree_known_other(d->tree, (pid_t)pid))
+		return 0;
+	d->st.foreign++;
+	return 1;
+}
+
 void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t)
 {
 	d->tree = t;

@@ -37,6 +37,10 @@ void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s);
 /* System-wide sampling: keep only the records of t's processes (t is updated from the FORK
  * and exec records decoded; it outlives the decoder). NULL (the default): keep everything. */
 void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t);
+/* System-wide: 1 when a record read from a ring is a sample, mapping or switch of a process
+ * already known to be outside the tree, so that it need not be copied and sorted at all (the
+ * decoder would drop it; records that change the tree are never skipped). Counted as foreign. */
+int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size);
 /* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx);
 /* First write error (-EIO), 0 when none. */

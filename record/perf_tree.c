@@ -168,6 +168,11 @@ int rec_ptree_exec(rec_ptree *t, pid_t pid)
 	return rec_ptree_has(t, pid);
 }
 
+int rec_ptree_known_other(const rec_ptree *t, pid_t pid)
+{
+	return find(t, (int32_t)pid)->state == OTHER;
+}
+
 void rec_ptree_lossy(rec_ptree *t)
 {
 	t->lossy = 1;

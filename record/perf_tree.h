@@ -29,6 +29,9 @@ int rec_ptree_fork(rec_ptree *t, pid_t parent, pid_t child);
 /* An exec of pid (a COMM record with the exec flag): arms a root waiting for it. Returns
  * pid's membership. */
 int rec_ptree_exec(rec_ptree *t, pid_t pid);
+/* 1 when pid is already known not to be a member (no lookup, nothing learned): the drain
+ * uses it to skip copying records of outsiders before they are sorted. */
+int rec_ptree_known_other(const rec_ptree *t, pid_t pid);
 /* Records were lost: from now on unknown pids are resolved through /proc. */
 void rec_ptree_lossy(rec_ptree *t);
 

@@ -236,12 +236,36 @@ static void test_decode(void)
 	sample(d, &rs, Y, 91);
 	task(d, &rs, PERF_RECORD_EXIT, Y, X, 95);
 	task(d, &rs, PERF_RECORD_EXIT, C, R, 100);
+	{
+		/* the drain's early skip: only records of pids already known to be outsiders */
+		buf b;
+		int skip_x, skip_r, skip_new, skip_fork;
+		begin(&b);
+		put32x2(&b, X, X);
+		put64(&b, 200);
+		finish(&b, PERF_RECORD_SAMPLE, 0);
+		skip_x = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		memcpy(b.b + sizeof(struct perf_event_header), &(uint64_t){ (uint64_t)R | (uint64_t)R << 32 }, 8);
+		skip_r = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		memcpy(b.b + sizeof(struct perf_event_header), &(uint64_t){ 7777 | (uint64_t)7777 << 32 }, 8);
+		skip_new = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		begin(&b);
+		put32x2(&b, 7778, X);
+		put32x2(&b, 7778, X);
+		put64(&b, 201);
+		trailer(&b, X, X, 201);
+		finish(&b, PERF_RECORD_FORK, 0);
+		skip_fork = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		th_check(skip_x && !skip_r && !skip_new && !skip_fork,
+		         "skip: an outsider's sample yes (%d), the root's no (%d), an unknown pid's no (%d), "
+		         "an outsider's fork no (%d)", skip_x, skip_r, skip_new, skip_fork);
+	}
 	rec_perf_decoder_stats(d, &st);
 	rec_perf_decoder_destroy(d);
 	rc = gtt_writer_close(w);
 	th_check(rc == 0, "decode: trace written");
-	th_check(st.foreign == 9 && st.samples == 2,
-	         "decode: 9 records of others (and the root before its exec) dropped (%" PRIu64 "), %" PRIu64 " samples kept",
+	th_check(st.foreign == 10 && st.samples == 2,
+	         "decode: 9 records of others (and the root before its exec) dropped, 1 skipped (%" PRIu64 "), %" PRIu64 " samples kept",
 	         st.foreign, st.samples);
 	r = gtt_reader_open(path, &err);
 	while (r && (rc = gtt_reader_next(r, &rec)) > 0) {
