@@ -80,7 +80,7 @@ static int summary(const char *path, const char *binary, const char *funcs)
 	bmap *maps = NULL;
 	uint64_t n_samples = 0, n_regs = 0, n_stack = 0, stack_bytes = 0, sample_bytes = 0, n_user = 0,
 	         n_kernel_frames = 0, n_switch = 0, n_cpu = 0, lost = 0, n_map = 0, n_map_bid = 0, n_records = 0,
-	         archive_bytes = 0, n_rename = 0;
+	         archive_bytes = 0, n_rename = 0, n_kernel_noregs = 0;
 	uint64_t bias = 0, last_ns = 0, oncpu_ns = 0, sampled_ns = 0;
 	char binpath[4096] = "";
 
@@ -168,6 +168,8 @@ static int summary(const char *path, const char *binary, const char *funcs)
 			n_kernel_frames += s->n_kernel;
 			if (s->flags & GTT_SAMPLE_REGS)
 				n_regs++;
+			else if (s->flags & GTT_SAMPLE_KERNEL)
+				n_kernel_noregs++;
 			if (s->flags & GTT_SAMPLE_STACK) {
 				n_stack++;
 				stack_bytes += s->stack_len;
@@ -276,6 +278,7 @@ static int summary(const char *path, const char *binary, const char *funcs)
 	printf("samples %" PRIu64 "\n", n_samples);
 	printf("samples_regs %" PRIu64 "\n", n_regs);
 	printf("samples_stack %" PRIu64 "\n", n_stack);
+	printf("samples_kernel_noregs %" PRIu64 "\n", n_kernel_noregs);
 	printf("stack_bytes_avg %" PRIu64 "\n", n_stack ? stack_bytes / n_stack : 0);
 	printf("sample_bytes_avg %" PRIu64 "\n", n_samples ? sample_bytes / n_samples : 0);
 	printf("user_frames_avg %.2f\n", n_samples ? (double)n_user / (double)n_samples : 0.0);
