@@ -14,7 +14,8 @@ struct rec_pycache {
 	rec_procmem *mem;
 	const rec_pyoff *off;
 	uint64_t code_type;
-	gtt_writer *w;
+	rec_pycache_emit emit;
+	void *emit_ctx;
 	rec_pycache_entry *v;
 	size_t cap, n, reval_at;
 	uint64_t gen;           /* bumped on every drop: a reused address gets a new code_id */
@@ -23,7 +24,7 @@ struct rec_pycache {
 };
 
 rec_pycache *rec_pycache_create(pid_t pid, rec_procmem *m, const rec_pyoff *o, uint64_t code_type,
-                                gtt_writer *w)
+                                rec_pycache_emit emit, void *ctx)
 {
 	rec_pycache *c = calloc(1, sizeof(*c));
 
@@ -33,7 +34,8 @@ rec_pycache *rec_pycache_create(pid_t pid, rec_procmem *m, const rec_pyoff *o, u
 	c->mem = m;
 	c->off = o;
 	c->code_type = code_type;
-	c->w = w;
+	c->emit = emit;
+	c->emit_ctx = ctx;
 	return c;
 }
 
@@ -115,8 +117,8 @@ const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr)
 	r.u.py_code.name = e->c.name;
 	r.u.py_code.qualname = e->c.qualname;
 	r.u.py_code.filename = e->c.filename;
-	if (c->w)
-		gtt_write(c->w, &r);
+	if (c->emit)
+		c->emit(c->emit_ctx, &r);
 	return e;
 }
 

@@ -22,10 +22,12 @@ typedef struct rec_pycache_entry {
 } rec_pycache_entry;
 
 /* A cache for pid's code objects, read through m with layout o (both outlive the cache);
- * code_type is PyCode_Type in the target (0: not checked). PY_CODE records go to w (may be
- * NULL). NULL on ENOMEM. */
+ * code_type is PyCode_Type in the target (0: not checked). Each new code object's PY_CODE
+ * record goes to emit(ctx, rec) (may be NULL: none), so the reader writes it like its other
+ * records (and its observers see it). NULL on ENOMEM. */
+typedef void (*rec_pycache_emit)(void *ctx, const gtt_record *rec);
 rec_pycache *rec_pycache_create(pid_t pid, rec_procmem *m, const rec_pyoff *o, uint64_t code_type,
-                                gtt_writer *w);
+                                rec_pycache_emit emit, void *ctx);
 /* Free every entry. NULL ok. */
 void rec_pycache_destroy(rec_pycache *c);
 

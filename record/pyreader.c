@@ -94,6 +94,14 @@ static void set_reason(rec_py *p, const char *fmt, const char *a, const char *b)
 	pthread_mutex_unlock(&p->lock);
 }
 
+static void put_rec(rec_py *p, const gtt_record *r);
+
+/* The code cache's PY_CODE records take the same way as the reader's own. */
+static void emit_code(void *ctx, const gtt_record *r)
+{
+	put_rec(ctx, r);
+}
+
 static void put_rec(rec_py *p, const gtt_record *r)
 {
 	if (p->w)
@@ -628,7 +636,7 @@ static void *stack_main(void *arg)
 	raw = calloc(REC_PY_MAX_FRAMES, sizeof(*raw));
 	frames = calloc(REC_PY_MAX_FRAMES, sizeof(*frames));
 	tk = rec_ticker_create(GTT_SRC_PYSTACK, period, 0, p->w);
-	p->codes = rec_pycache_create(p->pid, p->mem, &p->py.off, p->py.code_type, p->w);
+	p->codes = rec_pycache_create(p->pid, p->mem, &p->py.off, p->py.code_type, emit_code, p);
 	if (!th || !raw || !frames || !tk || !p->codes) {
 		set_reason(p, "out of memory%s%s", NULL, NULL);
 		atomic_store(&p->state, REC_PY_FAILED);
