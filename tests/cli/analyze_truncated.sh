@@ -12,7 +12,9 @@ REC=$GT_BIN/gt-record A=$GT_BIN/gt-analyze P=$GT_TESTS/progs
 unset DEBUGINFOD_URLS
 # where a process's or thread's stack really begins: the entries (and, for a stack completed
 # from the frame-pointer chain whose callers no complete stack showed, glibc's thread entry)
-ROOTS='^(_start|_dl_start_user|__clone3|__clone|clone3|clone|start_thread|__libc_start_call_main)$'
+# a kernel entry is the root of a kernel-only stack: a sample taken while a process exits, its user
+# memory already gone (system-wide sampling catches these), has no user stack and is not truncated
+ROOTS='^(_start|_dl_start_user|__clone3|__clone|clone3|clone|start_thread|__libc_start_call_main|entry_SYSCALL_64_after_hwframe|entry_SYSCALL_64|ret_from_fork|ret_from_fork_asm)$'
 
 # fold FILE -> "TOTAL NOT_AT_ROOT MARKED": samples, samples whose stack (without the marker)
 # does not start at a root, samples under [truncated]
