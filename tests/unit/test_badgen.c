@@ -43,7 +43,11 @@ static gtt_writer *tw_begin(void)
 		memfd = memfd_create("badgen", MFD_CLOEXEC);
 	if (memfd < 0 || ftruncate(memfd, 0) != 0 || lseek(memfd, 0, SEEK_SET) != 0)
 		abort();
-	gtt_writer *w = gtt_writer_fdopen(dup(memfd), 0, &err);
+	/* the corpus of 1.0 chunks: byte-level damage needs one record per chunk */
+	gtt_writer_opts o;
+	gtt_writer_opts_init(&o);
+	o.minor = 0;
+	gtt_writer *w = gtt_writer_fdopen_opts(dup(memfd), 0, &o, &err);
 	if (!w)
 		abort();
 	return w;
