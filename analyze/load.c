@@ -36,11 +36,11 @@ typedef struct chain {
 	size_t off;            /* ips in loader.chain_ips */
 } chain;
 
-/* Where pass 2 finds a sample it has to decode again (registers and stack copies): the
- * payload in the reader's memory, checked in pass 1. */
+/* Where pass 2 finds a sample it has to decode again (registers and stack copies): its
+ * position in the trace (a record of a packed chunk lives only until the next read), checked
+ * in pass 1. */
 typedef struct raw_sample {
-	const uint8_t *payload;
-	uint32_t len;
+	gtt_pos pos;
 } raw_sample;
 
 /* At most this many callchain words are kept for interning (the rest is decoded again). */
@@ -212,8 +212,7 @@ static int take_sample(loader *L, const gtt_record *rec)
 	raw_sample *r = ana_vec_push(L->raws);
 	if (!r)
 		return GTT_ENOMEM;
-	r->payload = rec->raw;
-	r->len = rec->len;
+	gtt_reader_tell(L->r, &r->pos);
 	return 0;
 }
 
@@ -450,8 +449,7 @@ static int pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
 	gtt_record rec;
-	void *scratch = NULL;
-	size_t scratch_cap = 0, next_raw = 0;
+	size_t next_raw = 0;
 	int rc = 0;
 	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
 	memset(tc, 0, sizeof(tc));
@@ -491,9 +489,17 @@ static int pass2(loader *L, char *errbuf, size_t errlen)
 			ok = c->ok;
 		} else {
 			const raw_sample *r = &L->raws.v[next_raw++];
-			/* the same bytes decoded in pass 1: no new error is possible but ENOMEM */
-			if (gtt_decode(GTT_REC_SAMPLE, r->payload, r->len, &rec, &scratch, &scratch_cap) < 0)
-				goto nomem;
+			/* the same bytes decoded in pass 1 (file order: a packed chunk is expanded once) */
+			int k;
+			if ((k = gtt_reader_seek(L->r, &r->pos)) < 0 || (k = gtt_reader_next(L->r, &rec)) != 1 ||
+			    rec.tag != GTT_REC_SAMPLE) {
+				if (k == GTT_ENOMEM)
+					goto nomem;
+				snprintf(errbuf, errlen, "%s: the sample at byte %" PRIu64 " no longer reads", m->path,
+				         r->pos.chunk);
+				rc = GTT_EINVAL;
+				goto out;
+			}
 			n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, &ok);
 			sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
 			if (sid == ANA_NO_ID)
@@ -509,7 +515,6 @@ nomem:
 	snprintf(errbuf, errlen, "%s: out of memory", m->path);
 	rc = GTT_ENOMEM;
 out:
-	free(scratch);
 	return rc;
 }
 
