@@ -52,7 +52,8 @@ check "... gt-analyze reads it" report_ok "$TMP/segv.gtt"
 # 3a. the disk fills (a small tmpfs): one clear line, exit 2, a valid partial trace
 mnt=$TMP/small
 mkdir -p "$mnt"
-if mount -t tmpfs -o size=256k tmpfs "$mnt" 2>/dev/null; then
+# (32 KiB: format 1.1 traces are compact; a 4 s recording at 999 Hz takes ~200 KiB with its archive)
+if mount -t tmpfs -o size=32k tmpfs "$mnt" 2>/dev/null; then
 	"$REC" -q -F 999 -o "$mnt/full.gtt" -- "$F" spin 4 2 2>"$TMP/full.err"; rc=$?
 	check "disk full: gt-record exits 2 ($rc)" test "$rc" -eq 2
 	check "... a first line that says so, at most one more ($(head -1 "$TMP/full.err"))" \
