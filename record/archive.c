@@ -316,26 +316,40 @@ void rec_archive_get_stats(const rec_archive *a, rec_archive_stats *st)
 
 /* ---- ELF trimming ---- */
 
+/* What unwinding and symbolization read: symbol tables (SHT_SYMTAB/DYNSYM and the string
+ * tables they link, kept by type below), call-frame information, the build-id and other notes
+ * (by type), the links to separate debug files, and MiniDebugInfo (an xz-compressed .symtab some
+ * distributions ship instead of one). Never kept: code and data, the dynamic-linking tables
+ * (.gnu.hash, .gnu.version*, .dynamic: megabytes in C++ libraries, and libdwfl does not read
+ * them when section headers are there), and the DWARF that no frame name needs (variable
+ * locations, macros, type units, name indexes). */
 static int keep_name(const char *n)
 {
 	static const char *const names[] = {
-		".symtab", ".strtab", ".dynsym", ".dynstr", ".eh_frame", ".eh_frame_hdr",
-		".gnu_debuglink", ".gnu_debugaltlink", ".gnu_debugdata", ".dynamic", ".gnu.hash", ".hash",
-		".gnu.version", ".gnu.version_d", ".gnu.version_r",
+		".eh_frame", ".eh_frame_hdr", ".debug_frame", ".zdebug_frame", ".gnu_debuglink",
+		".gnu_debugaltlink", ".gnu_debugdata",
 	};
-
-	/* variable locations, macros and name indexes are not needed for names, lines or CFI */
-	static const char *const skip[] = { "loc", "loclists", "macro", "macinfo", "pubnames", "pubtypes",
-		"gnu_pubnames", "gnu_pubtypes", "names" };
 	size_t i;
 
-	if (strncmp(n, ".debug_", 7) == 0 || strncmp(n, ".zdebug_", 8) == 0) {
-		const char *rest = n + (n[1] == 'z' ? 8 : 7);
-		for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-			if (strcmp(rest, skip[i]) == 0)
-				return 0;
-		return 1;
-	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(n, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The DWARF that inlined frames and source lines come from (dwarf_getscopes, decl_file/line),
+ * kept within a budget (rec_archive_trim_elf_dwarf): the size of the rest is fixed, this part
+ * can be tens of megabytes. */
+static int dwarf_name(const char *n)
+{
+	static const char *const names[] = {
+		"info", "abbrev", "str", "str_offsets", "line", "line_str", "ranges", "rnglists", "addr", "aranges",
+	};
+	size_t i;
+
+	if (strncmp(n, ".debug_", 7) != 0 && strncmp(n, ".zdebug_", 8) != 0)
+		return 0;
+	n += n[1] == 'z' ? 8 : 7;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(n, names[i]) == 0)
 			return 1;
@@ -344,6 +358,13 @@ static int keep_name(const char *n)
 
 uint8_t *rec_archive_trim_elf(const uint8_t *data, size_t len, size_t *out_len)
 {
+	return rec_archive_trim_elf_dwarf(data, len, 0, out_len, NULL);
+}
+
+uint8_t *rec_archive_trim_elf_dwarf(const uint8_t *data, size_t len, uint64_t dwarf_max, size_t *out_len,
+                                    uint64_t *dwarf_bytes)
+{
+	uint64_t dwarf = 0;
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh = NULL;
 	uint8_t *keep = NULL, *out = NULL;
@@ -385,12 +406,21 @@ uint8_t *rec_archive_trim_elf(const uint8_t *data, size_t len, size_t *out_len)
 		if (i == eh.e_shstrndx || sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM ||
 		    sh[i].sh_type == SHT_NOTE || sh[i].sh_type == SHT_SYMTAB_SHNDX || keep_name(name))
 			keep[i] = 1;
+		else if (dwarf_name(name) && sh[i].sh_offset <= len && sh[i].sh_size <= len - sh[i].sh_offset) {
+			keep[i] = 2;
+			dwarf += sh[i].sh_size;
+		}
 	}
-	/* string tables and symbol tables that kept sections refer to */
+	/* the DWARF goes in whole or not at all: half of it would name some inlined frames only */
+	for (i = 1; i < n_sh; i++)
+		if (keep[i] == 2 && dwarf > dwarf_max)
+			keep[i] = 0;
+	if (dwarf_bytes)
+		*dwarf_bytes = dwarf;
+	/* the string tables (and the symbol table of an SHNDX) that kept symbol tables refer to */
 	for (i = 1; i < n_sh; i++)
 		if (keep[i] && sh[i].sh_link > 0 && sh[i].sh_link < n_sh && sh[sh[i].sh_link].sh_type != SHT_NOBITS &&
-		    (sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB_SHNDX ||
-		     sh[i].sh_type == SHT_DYNAMIC || sh[i].sh_type == SHT_GNU_HASH || sh[i].sh_type == SHT_HASH))
+		    (sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB_SHNDX))
 			keep[sh[i].sh_link] = 1;
 	for (i = 1; i < n_sh; i++)
 		if (keep[i] && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset))
@@ -557,7 +587,19 @@ int rec_archive_write(rec_archive *a, gtt_writer *w, rec_archive_stats *st)
 			continue;
 		}
 		data = rec_elf_data(e, &len);
-		trimmed = rec_archive_trim_elf(data, len, &tlen);
+		/* DWARF while the budget lasts, in the order binaries were first hit */
+		uint64_t left = st->dwarf_bytes < REC_ARCHIVE_DWARF_TOTAL ? REC_ARCHIVE_DWARF_TOTAL - st->dwarf_bytes : 0;
+		uint64_t dwarf = 0, dwarf_max = left < REC_ARCHIVE_DWARF_ONE ? left : REC_ARCHIVE_DWARF_ONE;
+		trimmed = rec_archive_trim_elf_dwarf(data, len, dwarf_max, &tlen, &dwarf);
+		if (trimmed && dwarf && dwarf <= dwarf_max) {
+			st->dwarf_bytes += dwarf;
+		} else if (trimmed && dwarf) {
+			st->n_dwarf_left++;
+			snprintf(text, sizeof(text), "archive: %s embedded without its DWARF (%.1f MiB, over the archive's "
+			         "budget): inlined frames and source lines need its debug file at analysis (--symfs, "
+			         "/usr/lib/debug)", m->path, (double)dwarf / 1048576.0);
+			note(w, text);
+		}
 		rc = write_object(w, m, trimmed ? trimmed : data, trimmed ? tlen : len);
 		st->n_embedded++;
 		st->bytes += trimmed ? tlen : len;
