@@ -29,6 +29,7 @@ STAT=$ROOT/$BUILD/bench/gtt_stat
 PY=${PY:-python3}
 WORKLOAD=${WORKLOAD:-$PY $ROOT/bench/gil_pingpong.py {S}}
 OUT=${OUT:-$ROOT/$BUILD/bench/growth}
+RECORD_ARGS=${RECORD_ARGS:-}
 DURATIONS=("$@")
 [ ${#DURATIONS[@]} -gt 0 ] || DURATIONS=(10 30)
 for t in "$REC" "$STAT"; do
