@@ -455,8 +455,17 @@ static int intern(gtt_writer *w, const gtt_sample *s, uint32_t *id)
 	pk->n_words += n;
 	pk->slots[j] = (uint32_t)pk->n_chains;
 	*id = (uint32_t)pk->n_chains;
+	int rc = put_def(w, *id);
+	if (rc) {
+		/* never an id without its definition: forget the chain */
+		pk->slots[j] = 0;
+		pk->n_chains--;
+		pk->n_words -= n;
+		*id = 0;
+		return rc;
+	}
 	pk->n_chain_refs++;
-	return put_def(w, *id);
+	return 0;
 }
 
 int gtt_pack_redefine(gtt_writer *w, uint64_t since_seq)
