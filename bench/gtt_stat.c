@@ -5,6 +5,8 @@
  * kind that compresses well is not charged for one that does not.
  *   gtt_stat TRACE            a table
  *   gtt_stat --tsv TRACE      "kind records raw_bytes disk_bytes" lines, then "total ..." lines
+ * Both end with the embedded binaries ("binary PATH BYTES" in --tsv): which ones the archive's
+ * bytes go to (their size before compression).
  * Exit 0, or 2 when the trace does not open or a chunk is corrupt. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,6 +25,33 @@ typedef struct kind {
 } kind;
 
 static kind kinds[N_TAGS + 1]; /* the last one: tags >= N_TAGS */
+
+/* The embedded binaries, by path (pieces of one binary share it) */
+typedef struct binary {
+	char *path;
+	uint64_t bytes;
+} binary;
+static binary *bins;
+static size_t n_bins, cap_bins;
+
+static void add_binary(const gtt_archive *a)
+{
+	const char *path = a->path ? a->path : "";
+	for (size_t i = 0; i < n_bins; i++)
+		if (strcmp(bins[i].path, path) == 0) {
+			bins[i].bytes += a->len;
+			return;
+		}
+	if (GT_GROW(bins, cap_bins, n_bins + 1) != 0 || !(bins[n_bins].path = strdup(path)))
+		return;
+	bins[n_bins++].bytes = a->len;
+}
+
+static int bin_cmp(const void *x, const void *y)
+{
+	const binary *a = x, *b = y;
+	return a->bytes < b->bytes ? 1 : a->bytes > b->bytes ? -1 : strcmp(a->path, b->path);
+}
 static enc chunk_raw[N_TAGS + 1]; /* this chunk's records of each kind */
 static void *cctx;
 static uint8_t *zbuf;
@@ -137,6 +166,8 @@ int main(int argc, char **argv)
 		}
 		uint64_t raw = (rec.flags & GTT_RECF_PACKED) ? varint_len(rec.tag) + varint_len(rec.len) + rec.len
 		                                             : GTT_CHUNK_HEADER_LEN + (uint64_t)rec.len;
+		if (rec.tag == GTT_REC_ARCHIVE)
+			add_binary(&rec.u.archive);
 		kind *k = &kinds[slot(rec.tag)];
 		k->n++;
 		k->raw += raw;
@@ -190,6 +221,15 @@ int main(int argc, char **argv)
 		printf("records without the archive: %.0f bytes, %.3f MB/s; archive %.2f MiB on disk\n",
 		       (double)size - archive, secs > 0 ? ((double)size - archive) / secs / 1e6 : 0, archive / 1048576.0);
 	}
+	qsort(bins, n_bins, sizeof(*bins), bin_cmp);
+	for (size_t i = 0; i < n_bins; i++) {
+		if (tsv)
+			printf("binary\t%s\t%" PRIu64 "\n", bins[i].path, bins[i].bytes);
+		else
+			printf("  embedded %10.2f MiB  %s\n", (double)bins[i].bytes / 1048576.0, bins[i].path);
+		free(bins[i].path);
+	}
+	free(bins);
 	gtt_reader_close(r);
 	for (size_t i = 0; i <= N_TAGS; i++)
 		free(chunk_raw[i].p);
