@@ -1,7 +1,8 @@
 /* archive.h — the recorder's table of executable mappings per process, which of them samples
- * hit, and the symbol archive written at the end: each hit binary, deduplicated by build-id,
- * trimmed to its symbol and unwind sections and embedded as GTT_REC_ARCHIVE pieces (which the
- * 1.1 writer compresses with the definitions). */
+ * hit (and the addresses in them), and the symbol archive written at the end: each hit binary,
+ * deduplicated by build-id, trimmed to its symbol tables and the unwind entries of the functions
+ * the samples went through (archive_elf.c), embedded as GTT_REC_ARCHIVE pieces (which the 1.1
+ * writer compresses with the definitions). */
 #ifndef REC_ARCHIVE_H
 #define REC_ARCHIVE_H
 
@@ -47,19 +48,42 @@ typedef struct rec_archive_stats {
 	uint64_t bytes;          /* archive bytes written (sum of the embedded objects) */
 	uint64_t dwarf_bytes;    /* of which DWARF of inlined frames and lines */
 	uint32_t n_dwarf_left;   /* binaries whose DWARF was over the budget and left out */
+	uint64_t n_fde, n_fde_kept; /* unwind entries of the embedded binaries, and those kept */
 	uint64_t original_bytes; /* size of those files before trimming */
 } rec_archive_stats;
 
 /* Write the archive: for every hit binary with a build-id, the trimmed ELF (symbol tables and
- * their strings, .eh_frame(_hdr), .debug_frame, notes, debug links, section and program
- * headers, and the DWARF of inlined frames and lines within the DWARF budget; every other
- * section becomes NOBITS) in pieces of at most REC_ARCHIVE_PIECE_BYTES. The file is looked up through
+ * their strings, .eh_frame cut to the entries of the functions samples hit and its rebuilt
+ * .eh_frame_hdr, .debug_frame, notes, debug links, section and program headers, and the DWARF
+ * of inlined frames and lines within the DWARF budget; every other section becomes NOBITS) in
+ * pieces of at most REC_ARCHIVE_PIECE_BYTES. The file is looked up through
  * /proc/PID/map_files, /proc/PID/root and the path, and used only when its build-id matches.
  * Skipped binaries get a GTT_HEALTH_NOTE record saying why. Returns 0 or a GTT_E* write error. */
 int rec_archive_write(rec_archive *a, gtt_writer *w, rec_archive_stats *st);
 /* Statistics so far (n_mappings, n_hit). */
 void rec_archive_get_stats(const rec_archive *a, rec_archive_stats *st);
 
+/* How to trim: the DWARF budget, and the addresses the recording used (file offsets, sorted;
+ * NULL keeps every unwind entry). */
+typedef struct rec_trim_opts {
+	uint64_t dwarf_max;      /* keep the DWARF of inlined frames and lines up to this many bytes */
+	const uint64_t *hits;
+	size_t n_hits;
+} rec_trim_opts;
+typedef struct rec_trim_info {
+	uint64_t dwarf_bytes;    /* the file's DWARF of inlined frames and lines, kept or not */
+	uint32_t n_fde;          /* unwind entries (FDEs) in .eh_frame, when it was filtered */
+	uint32_t n_fde_kept;
+	int cfi_whole;           /* .eh_frame kept whole: no addresses, or a form the filter leaves be */
+} rec_trim_info;
+/* Trim an ELF image (rec_archive_write says to what). With hits, .eh_frame keeps only the
+ * entries of the functions holding those addresses (for each, the entry with the greatest start
+ * at or below it, and at or below it minus one), and .eh_frame_hdr is rebuilt for them; symbol
+ * tables stay whole. Returns a malloc'ed image and its length in *out_len, or NULL when the
+ * input is not a well-formed ELF64 with section headers (the caller then embeds the whole file).
+ * info may be NULL. */
+uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *o, size_t *out_len,
+                          rec_trim_info *info);
 /* Trim an ELF image to what symbolization and unwinding need (see rec_archive_write), without
  * DWARF. Returns a malloc'ed image and its length in *out_len, or NULL when the input is not a
  * well-formed ELF64 with section headers (the caller then embeds the whole file). */
