@@ -281,6 +281,16 @@ static void hit(aproc *p, uint64_t addr)
 	}
 }
 
+void rec_archive_hit_ips(rec_archive *a, uint32_t pid, const uint64_t *ips, uint32_t n)
+{
+	aproc *p;
+
+	if (!a || !(p = proc_get(a, pid, 0)) || p->n == 0)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		hit(p, ips[i]);
+}
+
 void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s)
 {
 	aproc *p;

@@ -33,6 +33,12 @@ void rec_archive_exec(rec_archive *a, uint32_t pid);
  * addresses the unwinder will need). */
 void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s);
 
+/* Mark the binaries and addresses of user frames ips[0..n) of pid taken outside a sample (a
+ * stack taken at a CUDA API call): the archive keeps only the symbols and unwind entries of the
+ * addresses marked, so every native address the trace holds must come through here or
+ * rec_archive_hit_sample. */
+void rec_archive_hit_ips(rec_archive *a, uint32_t pid, const uint64_t *ips, uint32_t n);
+
 /* How much of a DWARF stack copy of pid is worth keeping: up to the highest word that points
  * into one of pid's executable mappings (the outermost return address; what lies above it,
  * such as the environment strings above main's frames, no unwinder reads) plus slack_bytes.
@@ -75,11 +81,12 @@ typedef struct rec_trim_info {
 	uint32_t n_fde;          /* unwind entries (FDEs) in .eh_frame, when it was filtered */
 	uint32_t n_fde_kept;
 	int cfi_whole;           /* .eh_frame kept whole: no addresses, or a form the filter leaves be */
+	uint64_t n_syms, n_syms_kept; /* symbols in the tables that were cut, and those kept */
 } rec_trim_info;
 /* Trim an ELF image (rec_archive_write says to what). With hits, .eh_frame keeps only the
  * entries of the functions holding those addresses (for each, the entry with the greatest start
- * at or below it, and at or below it minus one), and .eh_frame_hdr is rebuilt for them; symbol
- * tables stay whole. Returns a malloc'ed image and its length in *out_len, or NULL when the
+ * at or below it, and at or below it minus one), and .eh_frame_hdr is rebuilt for them; the
+ * symbol tables keep the symbols an address lookup (libdwfl's rule) can return for them. Returns a malloc'ed image and its length in *out_len, or NULL when the
  * input is not a well-formed ELF64 with section headers (the caller then embeds the whole file).
  * info may be NULL. */
 uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *o, size_t *out_len,

@@ -404,11 +404,197 @@ out:
 	return rc;
 }
 
+/* ---- symbol tables: the symbols a lookup of the recorded addresses can return ---- */
+
+/* libdwfl's address lookup (__libdwfl_addrsym) looks at every defined symbol but sections, files
+ * and TLS: for an address it takes a sized symbol that covers it, else the nearest sizeless one
+ * below it unless a sized symbol ends between the two. Keeping, for each address, every symbol
+ * that covers it, the sizeless ones with the greatest start at or below it, and the sized ones
+ * with the greatest end at or below it, gives the same answer from the smaller table. */
+static int sym_candidate(const Elf64_Sym *y)
+{
+	int t = ELF64_ST_TYPE(y->st_info);
+	return y->st_shndx != SHN_UNDEF && t != STT_SECTION && t != STT_FILE && t != STT_TLS;
+}
+
+static const Elf64_Sym *sym_base;
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = sym_base[*(const uint32_t *)a].st_value, y = sym_base[*(const uint32_t *)b].st_value;
+	return x < y ? -1 : x > y;
+}
+static int by_end(const void *a, const void *b)
+{
+	const Elf64_Sym *x = &sym_base[*(const uint32_t *)a], *y = &sym_base[*(const uint32_t *)b];
+	uint64_t ex = x->st_value + x->st_size, ey = y->st_value + y->st_size;
+	return ex < ey ? -1 : ex > ey;
+}
+
+/* Last position in idx[0..n) (sorted by key) whose key is <= v, or SIZE_MAX. */
+static size_t last_le(const Elf64_Sym *sy, const uint32_t *idx, size_t n, uint64_t v, int end)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const Elf64_Sym *y = &sy[idx[mid]];
+		if ((end ? y->st_value + y->st_size : y->st_value) <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : SIZE_MAX;
+}
+
+/* Mark in keep[] the symbols of sy[0..n) that lookups of addrs (sorted) can return. */
+static int mark_symbols(const Elf64_Sym *sy, size_t n, const uint64_t *addrs, size_t n_addrs, uint8_t *keep)
+{
+	uint32_t *sized = malloc(n * sizeof(*sized)), *by_e = malloc(n * sizeof(*by_e)), *bare = malloc(n * sizeof(*bare));
+	uint32_t *heap = malloc(n * sizeof(*heap)); /* sized symbols started at or below the address, min-heap by end */
+	size_t ns = 0, nb = 0, nh = 0, next = 0;
+	int rc = -1;
+	if (!sized || !by_e || !bare || !heap)
+		goto out;
+	for (size_t i = 1; i < n; i++) {
+		if (!sym_candidate(&sy[i]))
+			continue;
+		if (sy[i].st_size)
+			sized[ns++] = (uint32_t)i;
+		else
+			bare[nb++] = (uint32_t)i;
+	}
+	sym_base = sy;
+	qsort(sized, ns, sizeof(*sized), by_value);
+	qsort(bare, nb, sizeof(*bare), by_value);
+	memcpy(by_e, sized, ns * sizeof(*by_e));
+	qsort(by_e, ns, sizeof(*by_e), by_end);
+#define END(k) (sy[heap[k]].st_value + sy[heap[k]].st_size)
+	for (size_t a = 0; a < n_addrs; a++) {
+		uint64_t h = addrs[a];
+		/* covering: a sweep, since the addresses come sorted */
+		for (; next < ns && sy[sized[next]].st_value <= h; next++) {
+			size_t k = nh++;
+			heap[k] = sized[next];
+			while (k && END((k - 1) / 2) > END(k)) {
+				uint32_t t = heap[k];
+				heap[k] = heap[(k - 1) / 2];
+				heap[(k - 1) / 2] = t;
+				k = (k - 1) / 2;
+			}
+		}
+		while (nh && END(0) <= h) {
+			heap[0] = heap[--nh];
+			for (size_t k = 0;;) {
+				size_t l = 2 * k + 1, r = l + 1, m = k;
+				if (l < nh && END(l) < END(m))
+					m = l;
+				if (r < nh && END(r) < END(m))
+					m = r;
+				if (m == k)
+					break;
+				uint32_t t = heap[k];
+				heap[k] = heap[m];
+				heap[m] = t;
+				k = m;
+			}
+		}
+		for (size_t k = 0; k < nh; k++)
+			keep[heap[k]] = 1;
+		/* the nearest sizeless symbols at or below, and the sized ones ending nearest below */
+		size_t p = last_le(sy, bare, nb, h, 0);
+		for (size_t k = p; p != SIZE_MAX && k < nb && sy[bare[k]].st_value == sy[bare[p]].st_value; k--) {
+			keep[bare[k]] = 1;
+			if (k == 0)
+				break;
+		}
+		p = last_le(sy, by_e, ns, h, 1);
+		uint64_t e = p != SIZE_MAX ? sy[by_e[p]].st_value + sy[by_e[p]].st_size : 0;
+		for (size_t k = p; p != SIZE_MAX && sy[by_e[k]].st_value + sy[by_e[k]].st_size == e; k--) {
+			keep[by_e[k]] = 1;
+			if (k == 0)
+				break;
+		}
+	}
+#undef END
+	rc = 0;
+out:
+	free(sized);
+	free(by_e);
+	free(bare);
+	free(heap);
+	return rc;
+}
+
+/* A symbol table (and its string table) holding only the symbols lookups of addrs can return.
+ * 0 with new contents and the new sh_info, -1 to keep both as they are. */
+static int filter_symbols(const uint8_t *tab, size_t tab_size, uint32_t info, const char *str, size_t str_size,
+                          const uint64_t *addrs, size_t n_addrs, uint8_t **tab_out, size_t *tab_len,
+                          uint8_t **str_out, size_t *str_len, uint32_t *new_info)
+{
+	size_t n = tab_size / sizeof(Elf64_Sym), k = 0, sn = 1, scap = 1;
+	Elf64_Sym *sy = malloc((n ? n : 1) * sizeof(*sy));
+	uint8_t *keep = calloc(n ? n : 1, 1), *out = NULL;
+	char *strs = NULL;
+	int rc = -1;
+	if (!sy || !keep || n == 0 || tab_size % sizeof(Elf64_Sym))
+		goto out;
+	memcpy(sy, tab, n * sizeof(*sy));
+	for (size_t i = 0; i < n; i++)
+		if (sy[i].st_name >= str_size)
+			goto out; /* a name outside its table: leave such a file alone */
+	if (mark_symbols(sy, n, addrs, n_addrs, keep) != 0)
+		goto out;
+	keep[0] = 1;
+	for (size_t i = 0; i < n; i++)
+		if (keep[i])
+			scap += strnlen(str + sy[i].st_name, str_size - sy[i].st_name) + 1;
+	out = malloc(n * sizeof(*sy));
+	strs = malloc(scap);
+	if (!out || !strs)
+		goto out;
+	strs[0] = 0;
+	*new_info = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!keep[i])
+			continue;
+		Elf64_Sym y = sy[i];
+		size_t l = strnlen(str + y.st_name, str_size - y.st_name);
+		if (i && y.st_name) {
+			memcpy(strs + sn, str + y.st_name, l);
+			strs[sn + l] = 0;
+			y.st_name = (uint32_t)sn;
+			sn += l + 1;
+		}
+		if (i < info) /* the locals come first and stay first */
+			(*new_info)++;
+		memcpy(out + k * sizeof(y), &y, sizeof(y));
+		k++;
+	}
+	*tab_out = out;
+	*tab_len = k * sizeof(Elf64_Sym);
+	*str_out = (uint8_t *)strs;
+	*str_len = sn;
+	out = NULL;
+	strs = NULL;
+	rc = 0;
+out:
+	free(sy);
+	free(keep);
+	free(out);
+	free(strs);
+	return rc;
+}
+
 /* ---- the copy ---- */
 
 static uint64_t align_up(uint64_t off, uint64_t al)
 {
 	return (off + al - 1) & ~(al - 1);
+}
+
+static int cmp_addr(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
 }
 
 /* Link-time addresses of the file offsets in o->hits (through the loadable segments), sorted. */
@@ -428,6 +614,7 @@ static uint64_t *hit_addrs(const uint8_t *data, const Elf64_Ehdr *eh, const rec_
 			}
 		}
 	}
+	qsort(v, *n, sizeof(*v), cmp_addr);
 	return v;
 }
 
@@ -507,11 +694,12 @@ uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *
 			keep[i] = 0;
 
 	/* the unwind table cut to the functions the recording's addresses are in */
-	if (o->hits && eh_i && keep[eh_i]) {
-		size_t n_addrs = 0;
-		int want_hdr = hdr_i && keep[hdr_i] && sh[hdr_i].sh_size >= 4 && data[sh[hdr_i].sh_offset] == 1;
+	size_t n_addrs = 0;
+	if (o->hits)
 		addrs = hit_addrs(data, &eh, o, &n_addrs);
-		if (addrs && filter_cfi(data + sh[eh_i].sh_offset, sh[eh_i].sh_size, sh[eh_i].sh_addr, want_hdr,
+	if (addrs && eh_i && keep[eh_i]) {
+		int want_hdr = hdr_i && keep[hdr_i] && sh[hdr_i].sh_size >= 4 && data[sh[hdr_i].sh_offset] == 1;
+		if (filter_cfi(data + sh[eh_i].sh_offset, sh[eh_i].sh_size, sh[eh_i].sh_addr, want_hdr,
 		                        hdr_i ? sh[hdr_i].sh_addr : 0, addrs, n_addrs, &repl[eh_i], &repl_len[eh_i],
 		                        want_hdr ? &repl[hdr_i] : NULL, want_hdr ? &repl_len[hdr_i] : NULL, info) == 0) {
 			info->cfi_whole = 0;
@@ -522,6 +710,38 @@ uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *
 				keep[hdr_i] = 0; /* a table of another form would point at entries that moved */
 		}
 	}
+
+	/* symbol tables cut to what lookups of those addresses return; a string table shared with
+	 * another kept table, or a table with extended section indexes, stays whole */
+	/* a caller's frame is looked up at its return address minus one (the call): both count */
+	uint64_t *both = addrs ? malloc((2 * n_addrs + 1) * sizeof(*both)) : NULL;
+	for (i = 0; both && i < n_addrs; i++) {
+		both[2 * i] = addrs[i] ? addrs[i] - 1 : 0;
+		both[2 * i + 1] = addrs[i];
+	}
+	if (both) {
+		for (i = 1; i < n_sh; i++) {
+			size_t l = sh[i].sh_link, j;
+			if (!keep[i] || (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM) || l == 0 || l >= n_sh ||
+			    !keep[l] || repl[l] || sh[l].sh_type != SHT_STRTAB || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
+			    sh[l].sh_size == 0 || data[sh[l].sh_offset + sh[l].sh_size - 1] != 0)
+				continue;
+			for (j = 1; j < n_sh; j++)
+				if (j != i && keep[j] && (sh[j].sh_link == l || (sh[j].sh_type == SHT_SYMTAB_SHNDX && sh[j].sh_link == i)))
+					break;
+			uint32_t new_info = 0;
+			if (j < n_sh || filter_symbols(data + sh[i].sh_offset, sh[i].sh_size, sh[i].sh_info,
+			                               (const char *)data + sh[l].sh_offset, sh[l].sh_size, both, 2 * n_addrs,
+			                               &repl[i], &repl_len[i], &repl[l], &repl_len[l], &new_info) != 0)
+				continue;
+			info->n_syms += sh[i].sh_size / sizeof(Elf64_Sym);
+			sh[i].sh_size = repl_len[i];
+			sh[i].sh_info = new_info;
+			sh[l].sh_size = repl_len[l];
+			info->n_syms_kept += repl_len[i] / sizeof(Elf64_Sym);
+		}
+	}
+	free(both);
 
 	/* layout: header, program headers (unchanged: addresses still describe the original),
 	 * kept section contents in their original order, then the section headers */

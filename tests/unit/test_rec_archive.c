@@ -4,6 +4,7 @@
  * .eh_frame_hdr table is sorted and points at the right entries, and the symbol tables name
  * the same functions. Run on libc and on this test program. */
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
@@ -72,6 +73,50 @@ static void rules(Dwarf_CFI *cfi, uint64_t addr, char *out, size_t cap)
 	if (dwarf_frame_info(fr, &start, &end, &signalp) >= 0 && k + 64 < cap)
 		snprintf(out + k, cap - k, "[%llx,%llx)", (unsigned long long)start, (unsigned long long)end);
 	free(fr);
+}
+
+/* Symbols only: no debug file, so that both images are judged on their own tables. */
+static int no_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base, const char *file,
+                        const char *link, GElf_Word crc, char **out)
+{
+	(void)mod; (void)ud; (void)modname; (void)base; (void)file; (void)link; (void)crc; (void)out;
+	return -1;
+}
+
+/* "name+off" for each address through libdwfl's lookup of the image in p[0..n), as gt-analyze
+ * names frames. */
+static char **dwfl_names(const uint8_t *p, size_t n, const uint64_t *vaddr, int count)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks cb = { .find_elf = dwfl_build_id_find_elf, .find_debuginfo = no_debuginfo,
+	                                   .section_address = dwfl_offline_section_address,
+	                                   .debuginfo_path = &debuginfo_path };
+	char path[] = "/tmp/gt-arch-XXXXXX";
+	int fd = mkstemp(path);
+	char **out = calloc((size_t)count, sizeof(*out));
+	if (fd < 0 || write(fd, p, n) != (ssize_t)n) {
+		if (fd >= 0)
+			close(fd);
+		return out;
+	}
+	Dwfl *d = dwfl_begin(&cb);
+	dwfl_report_begin(d);
+	Dwfl_Module *m = dwfl_report_elf(d, "m", path, fd, 0, true);
+	dwfl_report_end(d, NULL, NULL);
+	GElf_Addr bias = 0;
+	if (m)
+		dwfl_module_getelf(m, &bias);
+	for (int i = 0; i < count; i++) {
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		const char *name = m ? dwfl_module_addrinfo(m, vaddr[i] + bias, &off, &sym, NULL, NULL, NULL) : NULL;
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s+%llx", name ? name : "?", (unsigned long long)off);
+		out[i] = strdup(buf);
+	}
+	dwfl_end(d);
+	unlink(path);
+	return out;
 }
 
 static void check_file(const char *path, const char *label)
@@ -160,6 +205,35 @@ static void check_file(const char *path, const char *label)
 	}
 	th_check(table_ok, "%s: the rebuilt .eh_frame_hdr lists the %u kept entries, sorted, each where it points", label,
 	         count);
+	/* names: libdwfl's lookup gives the same symbol and offset from the cut tables */
+	char **na = dwfl_names(orig, len, vaddr, N), **nc = dwfl_names(cut, tlen, vaddr, N);
+	uint64_t before[N];
+	for (int i = 0; i < N; i++)
+		before[i] = vaddr[i] - 1;
+	char **nb = dwfl_names(orig, len, before, N), **nd = dwfl_names(cut, tlen, before, N);
+	int same_before = 0;
+	for (int i = 0; i < N; i++) {
+		same_before += nb[i] && nd[i] && strcmp(nb[i], nd[i]) == 0;
+		free(nb[i]);
+		free(nd[i]);
+	}
+	free(nb);
+	free(nd);
+	th_check(same_before == N, "%s: and alike one byte below each (a caller's frame is looked up there)", label);
+	int same_names = 0, named = 0;
+	for (int i = 0; i < N; i++) {
+		same_names += na[i] && nc[i] && strcmp(na[i], nc[i]) == 0;
+		named += na[i] && na[i][0] != '?';
+		if (na[i] && nc[i] && strcmp(na[i], nc[i]) != 0 && same_names + 3 > i)
+			printf("  %s: %llx: %s vs %s\n", label, (unsigned long long)vaddr[i], na[i], nc[i]);
+		free(na[i]);
+		free(nc[i]);
+	}
+	free(na);
+	free(nc);
+	th_check(same_names == N && named > 0 && info.n_syms_kept < info.n_syms,
+	         "%s: libdwfl names all %d addresses alike (%d named) from %llu of %llu symbols", label, N, named,
+	         (unsigned long long)info.n_syms_kept, (unsigned long long)info.n_syms);
 	elf_end(ec);
 	elf_end(eo);
 	free(cut);
