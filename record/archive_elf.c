@@ -263,11 +263,11 @@ static int parse_cfi(const uint8_t *eh, size_t len, uint64_t eh_addr, cfi *f)
 	return 0;
 }
 
-/* FDE indices sorted by start address */
-static const fde *sort_base;
-static int by_start(const void *a, const void *b)
+/* FDE indices sorted by start address (qsort_r: the FDE array is the context) */
+static int by_start(const void *a, const void *b, void *ctx)
 {
-	uint64_t x = sort_base[*(const size_t *)a].start, y = sort_base[*(const size_t *)b].start;
+	const fde *v = ctx;
+	uint64_t x = v[*(const size_t *)a].start, y = v[*(const size_t *)b].start;
 	return x < y ? -1 : x > y;
 }
 
@@ -385,8 +385,7 @@ static int filter_cfi(const uint8_t *eh, size_t eh_size, uint64_t eh_addr, int w
 		goto out;
 	for (size_t i = 0; i < f.n_fde; i++)
 		order[i] = i;
-	sort_base = f.fdes;
-	qsort(order, f.n_fde, sizeof(*order), by_start);
+	qsort_r(order, f.n_fde, sizeof(*order), by_start, f.fdes);
 	for (size_t i = 0; i < n_addrs; i++) {
 		mark(f.fdes, order, f.n_fde, addrs[i]);
 		/* a return address may sit just past the end of its call's function (a noreturn call) */
@@ -417,15 +416,15 @@ static int sym_candidate(const Elf64_Sym *y)
 	return y->st_shndx != SHN_UNDEF && t != STT_SECTION && t != STT_FILE && t != STT_TLS;
 }
 
-static const Elf64_Sym *sym_base;
-static int by_value(const void *a, const void *b)
+static int by_value(const void *a, const void *b, void *ctx)
 {
-	uint64_t x = sym_base[*(const uint32_t *)a].st_value, y = sym_base[*(const uint32_t *)b].st_value;
+	const Elf64_Sym *sy = ctx;
+	uint64_t x = sy[*(const uint32_t *)a].st_value, y = sy[*(const uint32_t *)b].st_value;
 	return x < y ? -1 : x > y;
 }
-static int by_end(const void *a, const void *b)
+static int by_end(const void *a, const void *b, void *ctx)
 {
-	const Elf64_Sym *x = &sym_base[*(const uint32_t *)a], *y = &sym_base[*(const uint32_t *)b];
+	const Elf64_Sym *sy = ctx, *x = &sy[*(const uint32_t *)a], *y = &sy[*(const uint32_t *)b];
 	uint64_t ex = x->st_value + x->st_size, ey = y->st_value + y->st_size;
 	return ex < ey ? -1 : ex > ey;
 }
@@ -462,11 +461,10 @@ static int mark_symbols(const Elf64_Sym *sy, size_t n, const uint64_t *addrs, si
 		else
 			bare[nb++] = (uint32_t)i;
 	}
-	sym_base = sy;
-	qsort(sized, ns, sizeof(*sized), by_value);
-	qsort(bare, nb, sizeof(*bare), by_value);
+	qsort_r(sized, ns, sizeof(*sized), by_value, (void *)sy);
+	qsort_r(bare, nb, sizeof(*bare), by_value, (void *)sy);
 	memcpy(by_e, sized, ns * sizeof(*by_e));
-	qsort(by_e, ns, sizeof(*by_e), by_end);
+	qsort_r(by_e, ns, sizeof(*by_e), by_end, (void *)sy);
 #define END(k) (sy[heap[k]].st_value + sy[heap[k]].st_size)
 	for (size_t a = 0; a < n_addrs; a++) {
 		uint64_t h = addrs[a];
