@@ -234,6 +234,8 @@ static void check_file(const char *path, const char *label)
 	th_check(same_names == N && named > 0 && info.n_syms_kept < info.n_syms,
 	         "%s: libdwfl names all %d addresses alike (%d named) from %llu of %llu symbols", label, N, named,
 	         (unsigned long long)info.n_syms_kept, (unsigned long long)info.n_syms);
+	dwarf_cfi_end(co);
+	dwarf_cfi_end(cc);
 	elf_end(ec);
 	elf_end(eo);
 	free(cut);
