@@ -22,7 +22,8 @@ SAN      ?=
 CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -fno-omit-frame-pointer -pthread
 CPPFLAGS += -Ilib -Ikernels -D_GNU_SOURCE -DGT_VERSION='"$(VERSION)"' -MMD -MP
 LDFLAGS  += $(SAN) -pthread
-LDLIBS   += -lm
+# -ldl: lib/ loads libzstd at run time (in libc itself from glibc 2.34; a stub there)
+LDLIBS   += -lm -ldl
 
 ifeq ($(V),1)
 Q :=
@@ -72,7 +73,7 @@ PL_SO       := $(LIBDIR)/libgtpipeline.so
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench fuzz fuzz-smoke fuzzers tests help
+.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench bench-tools fuzz fuzz-smoke fuzzers tests help
 
 all: record pipeline analyze render
 
@@ -174,7 +175,18 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -g -pthread $$(sed -n '1s|^// build: ||p' $<) -o $@ $< -lm -lz
 
-tests: all $(UNIT_BINS) $(TEST_PROGS)
+tests: all $(UNIT_BINS) $(TEST_PROGS) bench-tools
+
+# ---- benchmark tools: bench/NAME.c -> $(BUILD)/bench/NAME, on lib/ alone (built with the
+# tests, so that they keep compiling) ----
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+$(BUILD)/bench/%: $(OBJ)/bench/%.o $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-tools: $(BENCH_BINS)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory tests
@@ -228,7 +240,7 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) tests/demo.sh
 
-bench: all
+bench: all bench-tools
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
 install: all

@@ -24,6 +24,8 @@
 #include "demangle.h"
 #include "dwfl_priv.h"
 
+#define ARCHIVE_NAME_PREFIX "gt-archive:"
+
 /* ---- address spaces ---- */
 
 static int space_eq(uint32_t id, const void *key, void *ctx)
@@ -221,8 +223,11 @@ static int space_build(ana_sym *s, sym_space *sp)
 		int fd = f->memfd >= 0 ? dup(f->memfd) : -1;
 		if (f->memfd >= 0 && fd < 0)
 			continue;
-		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->path, fd,
-		                         md->bias, true);
+		/* an embedded copy is reported under a name of its own: see find_debuginfo */
+		char arch_name[4200];
+		snprintf(arch_name, sizeof(arch_name), "%s%s", ARCHIVE_NAME_PREFIX, f->path);
+		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->memfd >= 0 ? arch_name : f->path,
+		                         fd, md->bias, true);
 		if (!md->dm) {
 			if (fd >= 0)
 				close(fd);
@@ -652,6 +657,20 @@ static int exec_cmp(const void *a, const void *b)
 	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* DWARF for a module without its own (inlined frames, lines): for an embedded copy only from a
+ * debug file found by build-id (/usr/lib/debug, --symfs), never from the original file beside
+ * it, so that analysis gives the same stacks whether or not the binary is still there. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name)
+{
+	if (file_name && strncmp(file_name, ARCHIVE_NAME_PREFIX, strlen(ARCHIVE_NAME_PREFIX)) == 0)
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+		                                    debuglink_crc, debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+	                                    debuginfo_file_name);
+}
+
 ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 {
 	ana_sym *s = calloc(1, sizeof(*s));
@@ -674,7 +693,7 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 	else
 		snprintf(s->debuginfo_path, plen, ":.debug:/usr/lib/debug");
 	s->cb.find_elf = dwfl_build_id_find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	for (size_t i = 0; i < m->mappings.n; i++)

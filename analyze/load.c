@@ -165,8 +165,7 @@ static int take_sample(loader *L, const gtt_record *rec)
 	raw_sample *r = ana_vec_push(L->raws);
 	if (!r)
 		return GTT_ENOMEM;
-	r->payload = rec->raw;
-	r->len = rec->len;
+	gtt_reader_tell(L->r, &r->pos);
 	return 0;
 }
 

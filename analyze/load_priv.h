@@ -32,11 +32,11 @@ typedef struct chain {
 	size_t off;            /* ips in loader.chain_ips */
 } chain;
 
-/* Where pass 2 finds a sample it has to decode again (registers and stack copies): the
- * payload in the reader's memory, checked in pass 1. */
+/* Where pass 2 finds a sample it has to decode again (registers and stack copies): its
+ * position in the trace (a record of a packed chunk lives only until the next read), checked
+ * in pass 1. */
 typedef struct raw_sample {
-	const uint8_t *payload;
-	uint32_t len;
+	gtt_pos pos;
 } raw_sample;
 
 /* A sample stitched up to a thread entry before any complete stack showed the entry's

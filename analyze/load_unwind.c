@@ -36,31 +36,32 @@ static int count_truncated(loader *L, const ana_sample *e, const uint32_t *fr, i
 	return 0;
 }
 
-/* Unwind a sample of the raw list again (pass 2 decoded it before). Its stack id, or
- * ANA_NO_ID on ENOMEM. */
-static uint32_t unwind_raw(loader *L, const raw_sample *r, void **scratch, size_t *scratch_cap,
-                           ana_unwind_info *ui, int *n_out)
+/* Unwind a sample of the raw list again (pass 1 decoded it: read it again where it was, a
+ * packed chunk is expanded once for the run of its samples). Its stack id in *sid; 0,
+ * GTT_ENOMEM, or GTT_EINVAL when the sample no longer reads. */
+static int unwind_raw(loader *L, const raw_sample *r, ana_unwind_info *ui, uint32_t *sid)
 {
 	gtt_record rec;
-	/* the same bytes decoded in pass 1: no new error is possible but ENOMEM */
-	if (gtt_decode(GTT_REC_SAMPLE, r->payload, r->len, &rec, scratch, scratch_cap) < 0)
-		return ANA_NO_ID;
+	int k;
+	if ((k = gtt_reader_seek(L->r, &r->pos)) < 0 || (k = gtt_reader_next(L->r, &rec)) != 1 ||
+	    rec.tag != GTT_REC_SAMPLE)
+		return k == GTT_ENOMEM ? GTT_ENOMEM : GTT_EINVAL;
 	int n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, ui);
-	*n_out = n;
-	return n < 0 ? ANA_NO_ID : ana_stack_intern(L->m, L->frames, (uint32_t)n);
+	*sid = n < 0 ? ANA_NO_ID : ana_stack_intern(L->m, L->frames, (uint32_t)n);
+	return *sid == ANA_NO_ID ? GTT_ENOMEM : 0;
 }
 
 /* Samples stitched up to a thread entry early on, before the image's complete stacks showed
  * the entry's callers: unwound again now that they may have. */
-static int redo_deferred(loader *L, void **scratch, size_t *scratch_cap)
+static int redo_deferred(loader *L)
 {
 	for (size_t i = 0; i < L->deferred.n; i++) {
 		ana_sample *e = &L->m->samples.v[L->deferred.v[i].sample];
 		ana_unwind_info ui;
-		int n;
-		uint32_t sid = unwind_raw(L, &L->raws.v[L->deferred.v[i].raw], scratch, scratch_cap, &ui, &n);
-		if (sid == ANA_NO_ID)
-			return GTT_ENOMEM;
+		uint32_t sid;
+		int rc = unwind_raw(L, &L->raws.v[L->deferred.v[i].raw], &ui, &sid);
+		if (rc < 0)
+			return rc;
 		if (!ui.pending && ui.unwind == e->unwind)
 			e->stack_id = sid;
 	}
@@ -70,8 +71,7 @@ static int redo_deferred(loader *L, void **scratch, size_t *scratch_cap)
 int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
-	void *scratch = NULL;
-	size_t scratch_cap = 0, next_raw = 0;
+	size_t next_raw = 0;
 	int rc = 0;
 	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
 	memset(tc, 0, sizeof(tc));
@@ -112,9 +112,8 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 			ui.unwind = c->unwind;
 		} else {
 			size_t raw = next_raw++;
-			sid = unwind_raw(L, &L->raws.v[raw], &scratch, &scratch_cap, &ui, &n);
-			if (sid == ANA_NO_ID)
-				goto nomem;
+			if ((rc = unwind_raw(L, &L->raws.v[raw], &ui, &sid)) < 0)
+				goto fail;
 			if (ui.pending && L->deferred.n < MAX_DEFERRED) {
 				deferred *d = ana_vec_push(L->deferred);
 				if (!d)
@@ -134,14 +133,16 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 		if (((i + 1) & 0x3ff) == 0)
 			ana_load_progress(L, "symbolizing", i + 1, L->n_samples_seen);
 	}
-	if (redo_deferred(L, &scratch, &scratch_cap) < 0)
-		goto nomem;
-	goto out;
+	if ((rc = redo_deferred(L)) < 0)
+		goto fail;
+	return 0;
 nomem:
-	snprintf(errbuf, errlen, "%s: out of memory", m->path);
 	rc = GTT_ENOMEM;
-out:
-	free(scratch);
+fail:
+	if (rc == GTT_ENOMEM)
+		snprintf(errbuf, errlen, "%s: out of memory", m->path);
+	else
+		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
 	return rc;
 }
 

@@ -283,6 +283,12 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		put_u64(e, r->n_samples); put_u64(e, r->n_records);
 		break;
 	}
+	case GTT_REC_CALLCHAIN: {
+		const gtt_callchain *r = u;
+		put_u32(e, r->id); put_u32(e, r->n_kernel); put_u32(e, r->n_user);
+		put_u64s(e, r->ips, r->n_kernel + r->n_user);
+		break;
+	}
 	default:
 		return GTT_EINVAL;
 	}
@@ -426,6 +432,7 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 	rec->tag = tag;
 	rec->len = len;
 	rec->raw = payload;
+	rec->flags = 0;
 	void *u = &rec->u;
 	switch (tag) {
 	case GTT_REC_META: {
@@ -655,6 +662,17 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		r->n_samples = get_u64(d); r->n_records = get_u64(d);
 		break;
 	}
+	case GTT_REC_CALLCHAIN: {
+		gtt_callchain *r = u;
+		r->id = get_u32(d); r->n_kernel = get_u32(d); r->n_user = get_u32(d);
+		uint64_t nips = (uint64_t)r->n_kernel + r->n_user;
+		if (d->err || r->id == 0 || r->id > GTT_CHAIN_ID_MAX || nips > len / 8) {
+			d->err = GTT_EINVAL;
+			break;
+		}
+		r->ips = get_u64s(d, (uint32_t)nips);
+		break;
+	}
 	default:
 		/* Unknown tags (written by a newer minor version) are returned raw. */
 		return 0;
@@ -680,6 +698,9 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_PY_STACK: return "py_stack";
 	case GTT_REC_GIL: return "gil";
 	case GTT_REC_STRING: return "string";
+	case GTT_REC_CALLCHAIN: return "callchain";
+	case GTT_REC_PACKED: return "packed";
+	case GTT_REC_INDEX: return "index";
 	case GTT_REC_CUDA_DEVICE: return "cuda_device";
 	case GTT_REC_CUDA_KERNEL: return "cuda_kernel";
 	case GTT_REC_CUDA_MEMCPY: return "cuda_memcpy";

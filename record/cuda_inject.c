@@ -46,7 +46,29 @@ struct rec_cuda {
 	size_t n_attached, cap_attached;
 	uint8_t *buf;
 	size_t buf_cap;
+	rec_cuda_observer observe;  /* sees launch stacks as they are merged; NULL none */
+	void *observe_ctx;
+	void *scratch;              /* decoding them */
+	size_t scratch_cap;
 };
+
+void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx)
+{
+	if (!c)
+		return;
+	c->observe = fn;
+	c->observe_ctx = ctx;
+}
+
+/* A launch stack names return addresses in the target's binaries: the observer (the symbol
+ * archive) must see them, or binaries that only launch stacks hit would not be embedded. */
+static void observe_chunk(rec_cuda *c, uint32_t tag, const uint8_t *payload, uint32_t len)
+{
+	gtt_record rec;
+	if (c->observe && tag == GTT_REC_CUDA_CALLSTACK &&
+	    gtt_decode(tag, payload, len, &rec, &c->scratch, &c->scratch_cap) >= 0)
+		c->observe(c->observe_ctx, &rec);
+}
 
 static int file_exists(const char *p)
 {
@@ -241,6 +263,7 @@ static int merge_file(rec_cuda *c, side_file *f, gtt_writer *w, int final)
 			} else if ((rc = gtt_write_raw(w, tag, h + GTT_CHUNK_HEADER_LEN, len)) < 0) {
 				goto out;
 			} else {
+				observe_chunk(c, tag, h + GTT_CHUNK_HEADER_LEN, len);
 				merged++;
 				f->n_merged++;
 			}
@@ -649,6 +672,7 @@ int rec_cuda_finish(rec_cuda *c, gtt_writer *w)
 	free(c->files);
 	free(c->attached);
 	free(c->buf);
+	free(c->scratch);
 	free(c);
 	return rc;
 }

@@ -136,6 +136,9 @@ static void observe(void *ctx, const gtt_record *r)
 	case GTT_REC_SAMPLE:
 		rec_archive_hit_sample(s->arch, &r->u.sample);
 		break;
+	case GTT_REC_CUDA_CALLSTACK: /* merged from the agent's side files */
+		rec_archive_hit_ips(s->arch, r->u.callstack.pid, r->u.callstack.ips, r->u.callstack.n_native);
+		break;
 	case GTT_REC_MAPPING:
 		rec_archive_add(s->arch, &r->u.mapping);
 		break;
@@ -564,6 +567,7 @@ static int start_launch(sess *s, const char *command)
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
 		if (!s->cuda && err[0])
 			note(s, GTT_SRC_CUPTI, err);
+		rec_cuda_set_observer(s->cuda, observe, s);
 	}
 	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s->cuda)) < 0) {
 		say("fork: %s", strerror(-rc));
@@ -637,6 +641,7 @@ static int start_attach(sess *s, const char *command)
 	if (!o->no_cuda) {
 		err[0] = 0;
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
+		rec_cuda_set_observer(s->cuda, observe, s);
 		if (s->cuda && rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err)) <= 0 && err[0])
 			note(s, GTT_SRC_CUPTI, err);
 		else if (!s->cuda && err[0])
