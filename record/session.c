@@ -17,6 +17,7 @@
 
 #include "archive.h"
 #include "child.h"
+#include "counters.h"
 #include "cuda_inject.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -56,6 +57,7 @@ typedef struct sess {
 	rec_archive *arch;
 	rec_procstat *ps;
 	rec_cuda *cuda;
+	rec_counters *counters;  /* launch mode: GT_COUNTERS_DIR for the command (docs/COUNTERS.md) */
 	rec_py *py;
 	rec_ticker *drain;
 	rec_top *top;            /* --top, NULL without */
@@ -402,6 +404,8 @@ static void run_loop(sess *s)
 			flush_ns = now;
 			if (s->cuda)
 				rec_cuda_merge(s->cuda, s->w);
+			if (s->counters && rec_counters_merge(s->counters, s->w) == -EIO)
+				s->write_rc = -EIO;
 			if (gtt_writer_flush(s->w) < 0) {
 				s->write_rc = -EIO;
 				s->end_reason = GTT_END_ERROR;
@@ -478,9 +482,11 @@ static int exec_failure_status(int e)
 }
 
 /* In the launched child, between fork and exec. */
-static void child_env(const void *cuda)
+static void child_env(const void *ctx)
 {
-	rec_cuda_child_env(cuda);
+	const sess *s = ctx;
+	rec_cuda_child_env(s->cuda);
+	rec_counters_child_env(s->counters);
 }
 
 /* --prepare: no recording, just exec the command with the CUDA agent dormant. */
@@ -569,7 +575,9 @@ static int start_launch(sess *s, const char *command)
 			note(s, GTT_SRC_CUPTI, err);
 		rec_cuda_set_observer(s->cuda, observe, s);
 	}
-	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s->cuda)) < 0) {
+	if (!(s->counters = rec_counters_create(&rc)))
+		note(s, GTT_SRC_WRITER, "counters: no directory for GT_COUNTERS_DIR; program counters are not recorded");
+	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s)) < 0) {
 		say("fork: %s", strerror(-rc));
 		return GT_EXIT_BROKEN;
 	}
@@ -823,6 +831,11 @@ static int finish(sess *s)
 		rec_cuda_finish(s->cuda, s->w);
 		s->cuda = NULL;
 	}
+	if (s->counters) {
+		if (rec_counters_finish(s->counters, s->write_rc == 0 ? s->w : NULL) == -EIO)
+			s->write_rc = -EIO;
+		s->counters = NULL;
+	}
 	if (!s->o->no_archive && s->write_rc == 0) {
 		if (s->tty && !s->o->quiet)
 			fprintf(stderr, "\r\033[Kgt-record: writing the symbol archive...");
@@ -847,6 +860,7 @@ static int cleanup(sess *s, int rc)
 	rec_py_stop(s->py, NULL);
 	rec_top_stop(s->top, NULL);
 	rec_cuda_finish(s->cuda, NULL);
+	rec_counters_finish(s->counters, NULL);
 	rec_perf_close(s->perf);
 	rec_ticker_destroy(s->drain);
 	rec_archive_destroy(s->arch);
