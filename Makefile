@@ -24,7 +24,8 @@ SAN      ?=
 CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -fno-omit-frame-pointer -pthread
 CPPFLAGS += -Ilib -Ikernels -D_GNU_SOURCE -DGT_VERSION='"$(VERSION)"' -MMD -MP
 LDFLAGS  += $(SAN) -pthread
-LDLIBS   += -lm
+# -ldl: lib/ loads libzstd at run time (in libc itself from glibc 2.34; a stub there)
+LDLIBS   += -lm -ldl
 
 ifeq ($(V),1)
 Q :=
@@ -74,7 +75,7 @@ PL_SO       := $(LIBDIR)/libgtpipeline.so
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench fuzz fuzz-smoke fuzzers tests help
+.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench bench-tools fuzz fuzz-smoke fuzzers tests help
 
 all: record pipeline analyze render
 
@@ -121,10 +122,11 @@ ifeq ($(HAVE_CUDA),1)
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 endif
 
+# -ldl: --dump demangles C++ names through a dlopen'ed libstdc++ (glibc < 2.34 keeps dlopen there)
 $(GT_RECORD): $(OBJ)/record/main.o $(LIBREC) $(LIBGTT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 
 $(GT_ANALYZE): $(OBJ)/analyze/main.o $(LIBANA) $(LIBGTT)
 	@mkdir -p $(@D)
@@ -147,10 +149,12 @@ $(PL_SO): $(LIBPL) $(LIBGTT)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -shared -o $@ -Wl,--whole-archive $(LIBPL) -Wl,--no-whole-archive $(LIBGTT) $(CUDA_LIBS) $(LDLIBS) -ldl
 
-$(AGENT): $(call objs,$(AGENT_SRC)) $(LIBGTT)
+# The agent reads its own Python frames with the recorder's CPython tables (pyoffsets.c, procmem.c).
+$(AGENT): $(call objs,$(AGENT_SRC) record/pyoffsets.c record/procmem.c) $(LIBGTT) record/libgtcupti.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $^ -L$(CUDA_HOME)/extras/CUPTI/lib64 -L$(CUDA_HOME)/lib64 \
+	$(Q)$(CC) $(LDFLAGS) -shared -o $@ $(filter %.o %.a,$^) -Wl,--version-script=record/libgtcupti.map \
+	  -L$(CUDA_HOME)/extras/CUPTI/lib64 -L$(CUDA_HOME)/lib64 \
 	  -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-Bsymbolic -lcupti -ldl $(LDLIBS)
 
 # ---- tests ----
@@ -158,27 +162,37 @@ $(AGENT): $(call objs,$(AGENT_SRC)) $(LIBGTT)
 # build/fuzz/fuzz/fuzz_NAME (its replay test is test_fuzz_NAME). Each is compiled and linked
 # with lib/ and the modules it names below, nothing more: a recorder test builds where there
 # is no libdw or Cairo (the GPU box), and only analysis tests see libdw's headers. A new test
-# that uses analyze/, render/ (which brings analyze/), record/ or pipeline/ goes in its list.
-UNIT_ANA := bounds diff export fold gpu_golden gpu_report import_perf model_load python_merge textin \
-            fuzz_analyze fuzz_fold_parse fuzz_import_perf
+# that uses analyze/, render/ (which brings analyze/), record/ or pipeline/ goes in its list;
+# UNIT_DW is for a test outside analyze/ that checks its results against libdw itself (it does
+# not build on the GPU box).
+UNIT_ANA := bounds demangle diff export fold gpu_golden gpu_report import_perf model_load python_merge \
+            textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
 UNIT_REN := bounds render_flame render_timeline svg_escape fuzz_render
-UNIT_REC := gpu_merge pyoffsets pyreader rec_elf rec_trace fuzz_pyreader fuzz_elf
+UNIT_REC := counters gpu_merge pyoffsets pyreader rec_archive rec_elf rec_trace rec_tree rec_unwind top \
+            fuzz_pyreader fuzz_elf fuzz_unwind
 UNIT_PL  := kernels
+UNIT_DW  := rec_archive
 # the modules of test or fuzz target $(1) (NAME or fuzz_NAME), in link order
 test_mods = $(if $(filter $(1),$(UNIT_REN)),ren) $(if $(filter $(1),$(UNIT_ANA) $(UNIT_REN)),ana) \
-            $(if $(filter $(1),$(UNIT_REC)),rec) $(if $(filter $(1),$(UNIT_PL)),pl)
+            $(if $(filter $(1),$(UNIT_REC)),rec) $(if $(filter $(1),$(UNIT_PL)),pl) \
+            $(if $(filter $(1),$(UNIT_DW)),dw)
 MOD_ARCH_ren := $(LIBREN)
 MOD_ARCH_ana := $(LIBANA)
 MOD_ARCH_rec := $(LIBREC)
 MOD_ARCH_pl  := $(LIBPL)
+MOD_ARCH_dw  :=
 MOD_CPP_ren   = $(CAIRO_CFLAGS) -iquote render
 MOD_CPP_ana   = $(DW_CFLAGS) -iquote analyze
 MOD_CPP_rec   = -iquote record
 MOD_CPP_pl    = -iquote pipeline
+MOD_CPP_dw    = $(DW_CFLAGS)
 MOD_LIBS_ren  = $(CAIRO_LIBS)
 MOD_LIBS_ana  = $(DW_LIBS) -lz
 MOD_LIBS_rec  =
 MOD_LIBS_pl   = $(CUDA_LIBS) -ldl
+MOD_LIBS_dw   = $(DW_LIBS)
+# libraries a test itself calls, beyond its modules' (by program name)
+LIBS_test_top := -lz
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(UNIT_SRC))
@@ -192,7 +206,7 @@ $(1): CPPFLAGS += $(foreach m,$(3),$$(MOD_CPP_$(m)))
 $(2): $(1) $(foreach m,$(3),$(MOD_ARCH_$(m))) $(LIBGTT)
 	@mkdir -p $$(@D)
 	@$$(if $$(Q),echo "  LD      $$@")
-	$$(Q)$$(CC) $$(LDFLAGS) $(4) -o $$@ $$^ $(foreach m,$(3),$$(MOD_LIBS_$(m))) $$(LDLIBS)
+	$$(Q)$$(CC) $$(LDFLAGS) $(4) -o $$@ $$^ $(foreach m,$(3),$$(MOD_LIBS_$(m))) $$(LIBS_$(notdir $(2))) $$(LDLIBS)
 endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call test_rule,$(OBJ)/tests/unit/test_$(t).o,$(BUILD)/tests/test_$(t),$(call test_mods,$(t)))))
 
@@ -203,7 +217,18 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -g -pthread $$(sed -n '1s|^// build: ||p' $<) -o $@ $< -lm -lz
 
-tests: all $(UNIT_BINS) $(TEST_PROGS)
+tests: all $(UNIT_BINS) $(TEST_PROGS) bench-tools
+
+# ---- benchmark tools: bench/NAME.c -> $(BUILD)/bench/NAME, on lib/ alone (built with the
+# tests, so that they keep compiling) ----
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+$(BUILD)/bench/%: $(OBJ)/bench/%.o $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-tools: $(BENCH_BINS)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory tests
@@ -256,7 +281,7 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) tests/demo.sh
 
-bench: all
+bench: all bench-tools
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
 install: all

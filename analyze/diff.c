@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "diff.h"
-#include "dwfl.h"
+#include "demangle.h"
 #include "export.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -183,18 +183,16 @@ ana_profile *ana_profile_from_model(const ana_model *m)
 	}
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const gtt_cuda_kernel *k = &m->kernels.v[i];
-		const char *mangled = ana_string_get(m, k->pid, k->name_id);
-		char *dem = ana_demangle(mangled);
+		const char *name = ana_kernel_name(m, k->pid, k->name_id);
 		int is_new = 0;
-		int64_t id = ana_keymap_str(p->kmap, dem ? dem : mangled, &is_new);
+		int64_t id = ana_keymap_str(p->kmap, name, &is_new);
 		if (id >= 0 && is_new) {
 			pkern *pk = ana_vec_push(p->kernels);
 			if (pk)
-				pk->name = strdup(dem ? dem : mangled);
+				pk->name = strdup(name);
 			if (!pk || !pk->name)
 				id = -1;
 		}
-		free(dem);
 		if (id < 0)
 			goto fail;
 		uint64_t ns = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;

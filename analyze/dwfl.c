@@ -21,23 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "dwfl_priv.h"
 
-/* From libstdc++ (linked with -lstdc++); declared here to keep this a C file. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
-char *ana_demangle(const char *name)
-{
-	if (!name || name[0] != '_' || name[1] != 'Z')
-		return NULL;
-	int status = -1;
-	char *d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
+#define ARCHIVE_NAME_PREFIX "gt-archive:"
 
 /* ---- address spaces ---- */
 
@@ -96,7 +83,7 @@ static int mod_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static const sym_mod *mod_find(const sym_space *sp, uint64_t addr)
+const sym_mod *ana_sym_mod_find(const sym_space *sp, uint64_t addr)
 {
 	size_t lo = 0, hi = sp->n_mods;
 	while (lo < hi) {
@@ -232,8 +219,11 @@ static int space_build(ana_sym *s, sym_space *sp)
 		int fd = f->memfd >= 0 ? dup(f->memfd) : -1;
 		if (f->memfd >= 0 && fd < 0)
 			continue;
-		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->path, fd,
-		                         md->bias, true);
+		/* an embedded copy is reported under a name of its own: see find_debuginfo */
+		char arch_name[4200];
+		snprintf(arch_name, sizeof(arch_name), "%s%s", ARCHIVE_NAME_PREFIX, f->path);
+		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->memfd >= 0 ? arch_name : f->path,
+		                         fd, md->bias, true);
 		if (!md->dm) {
 			if (fd >= 0)
 				close(fd);
@@ -291,136 +281,6 @@ uint32_t ana_sym_space_id(ana_sym *s, uint32_t pid, uint64_t time_ns)
 	s->last_pid = pid;
 	s->last_space = sp->id;
 	return sp->id;
-}
-
-/* ---- unwinding callbacks ---- */
-
-/* perf's x86-64 register numbers (PERF_REG_X86_*) to DWARF register numbers; -1 unused,
- * 16 is the return-address column (rip). */
-static const int8_t perf_to_dwarf[24] = {
-	0, 3, 2, 1, 4, 5, 6, 7, 16, -1, -1, -1, -1, -1, -1, -1,
-	8, 9, 10, 11, 12, 13, 14, 15,
-};
-
-static int sample_reg(const gtt_sample *smp, unsigned perf_reg, uint64_t *val)
-{
-	if (!(smp->regs_mask & (1ull << perf_reg)))
-		return -1;
-	unsigned idx = (unsigned)__builtin_popcountll(smp->regs_mask & ((1ull << perf_reg) - 1));
-	if (idx >= smp->n_regs)
-		return -1;
-	*val = smp->regs[idx];
-	return 0;
-}
-
-static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
-{
-	(void)dwfl;
-	sym_space *sp = arg;
-	if (*thread_argp || !sp->cur)
-		return 0;
-	*thread_argp = sp;
-	return (pid_t)sp->cur->tid;
-}
-
-static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
-{
-	(void)dwfl;
-	(void)tid;
-	*thread_argp = arg;
-	return true;
-}
-
-/* Read 8 bytes at a runtime address from the mapped file (read-only data, code). */
-static bool read_file_word(const sym_mod *md, uint64_t addr, Dwarf_Word *out)
-{
-	GElf_Addr bias;
-	Elf *elf = md->dm ? dwfl_module_getelf(md->dm, &bias) : NULL;
-	const uint8_t *p = ana_symf_bytes_at(elf, addr - md->bias, 8);
-	if (!p)
-		return false;
-	memcpy(out, p, 8);
-	return true;
-}
-
-static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
-{
-	(void)dwfl;
-	sym_space *sp = arg;
-	const gtt_sample *smp = sp->cur;
-	if (!smp)
-		return false;
-	if (addr >= sp->cur_sp && addr - sp->cur_sp + 8 <= smp->stack_len) {
-		memcpy(result, smp->stack + (addr - sp->cur_sp), 8);
-		return true;
-	}
-	const sym_mod *md = mod_find(sp, addr);
-	return md && read_file_word(md, addr, result);
-}
-
-static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
-{
-	sym_space *sp = arg;
-	const gtt_sample *smp = sp->cur;
-	uint64_t ip;
-	if (!smp || sample_reg(smp, 8, &ip) < 0)
-		return false;
-	for (unsigned r = 0; r < 24; r++) {
-		uint64_t v;
-		if (perf_to_dwarf[r] < 0 || r == 8 || sample_reg(smp, r, &v) < 0)
-			continue;
-		Dwarf_Word w = v;
-		if (!dwfl_thread_state_registers(thread, perf_to_dwarf[r], 1, &w))
-			return false;
-	}
-	dwfl_thread_state_register_pc(thread, ip);
-	return true;
-}
-
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = cb_next_thread,
-	.get_thread = cb_get_thread,
-	.memory_read = cb_memory_read,
-	.set_initial_registers = cb_set_initial_registers,
-};
-
-struct unwind_ctx { uint64_t *pcs; size_t n, cap; };
-
-static int cb_frame(Dwfl_Frame *state, void *arg)
-{
-	struct unwind_ctx *u = arg;
-	Dwarf_Addr pc;
-	bool activation = false;
-	if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0 || u->n == u->cap)
-		return DWARF_CB_ABORT;
-	/* a return address points after the call: look up the call itself */
-	u->pcs[u->n++] = activation ? pc : pc - 1;
-	return DWARF_CB_OK;
-}
-
-/* Unwind the sample's stack copy; lookup pcs leaf first. Returns their count. */
-static size_t unwind_dwarf(ana_sym *s, sym_space *sp, const gtt_sample *smp, uint64_t *pcs, size_t cap,
-                           int *complete)
-{
-	uint64_t rsp;
-	*complete = 0;
-	if (!sp->dwfl || smp->regs_abi != PERF_REGS_ABI_64 || sample_reg(smp, 7, &rsp) < 0)
-		return 0;
-	if (sp->attach == 0)
-		sp->attach = dwfl_attach_state(sp->dwfl, NULL, (pid_t)sp->pid, &thread_callbacks, sp) ? 1 : -1;
-	if (sp->attach < 0)
-		return 0;
-	sp->cur = smp;
-	sp->cur_sp = rsp;
-	struct unwind_ctx u = { pcs, 0, cap };
-	int rc = dwfl_getthread_frames(sp->dwfl, (pid_t)(smp->tid ? smp->tid : smp->pid), cb_frame, &u);
-	sp->cur = NULL;
-	s->st.n_dwarf++;
-	if (rc == 0)
-		*complete = 1;
-	else if (rc < 0)
-		s->st.n_dwarf_errors++;
-	return u.n;
 }
 
 /* ---- symbolization ---- */
@@ -587,7 +447,7 @@ static int sym_user(ana_sym *s, sym_space *sp, uint64_t pc, uint32_t *out, size_
 {
 	if (cap == 0)
 		return 0;
-	const sym_mod *md = mod_find(sp, pc);
+	const sym_mod *md = ana_sym_mod_find(sp, pc);
 	if (!md) {
 		out[0] = special_frame(s, &s->unknown_frame, "[unknown]", NULL, ANA_FRAME_NATIVE);
 		return out[0] == ANA_NO_ID ? -1 : 1;
@@ -652,44 +512,121 @@ static uint32_t sym_kernel(ana_sym *s, uint64_t pc)
 	return special_frame(s, &s->kernel_frame, "[kernel]", "[kernel.kallsyms]", ANA_FRAME_KERNEL);
 }
 
-static int is_root_name(const char *n)
+/* Where stacks begin. Process and thread entries written in assembly: the bottom of every
+ * stack, whatever their CFI says (ld.so's _dl_start_user has none). */
+static int is_os_entry(const char *n)
 {
-	static const char *const roots[] = {
-		"_start", "__libc_start_main", "__libc_start_call_main", "main", "start_thread",
-		"clone", "clone3", "__clone", "__clone3", "__GI___clone", "__GI___clone3", "_dl_start_user",
+	static const char *const names[] = {
+		"_start", "_dl_start_user", "clone", "clone3", "__clone", "__clone3", "__GI___clone", "__GI___clone3",
 	};
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
-		if (strcmp(n, roots[i]) == 0)
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(n, names[i]) == 0)
 			return 1;
 	return 0;
 }
 
-int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, int *unwind_ok)
+/* C library entries that run once at the bottom of a thread: where frame-pointer chains end
+ * (glibc is built without frame pointers), and whose callers are the same in every stack. */
+static int is_libc_entry(const char *n)
 {
-	*unwind_ok = 0;
-	sym_space *sp = space_get(s, smp->pid, smp->time_ns);
-	if (!sp)
-		return GTT_ENOMEM;
-	size_t npc = 0;
-	int complete = 0;
+	static const char *const names[] = {
+		"start_thread", "__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+		"__libc_start_main_alias_2",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(n, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The function (not an inlined call) at a user address, as a frame id; ANA_NO_ID on ENOMEM. */
+static uint32_t func_frame(ana_sym *s, sym_space *sp, uint64_t pc)
+{
+	uint32_t ids[MAX_INLINE + 1];
+	int k = sym_user(s, sp, pc, ids, MAX_INLINE + 1);
+	return k > 0 ? ids[k - 1] : ANA_NO_ID;
+}
+
+/* How many of the outermost frames of a complete stack are looked at for thread entries. */
+#define ROOT_SCAN_FRAMES 4
+
+/* Frames of the sample's user stack into s->uw, and how it ends. */
+static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unwind_info *ui)
+{
+	uw_state *u = &s->uw;
+	u->n = u->n_dwarf = 0;
+	u->stitched = 0;
+	u->stop = ANA_UNWIND_NO_USER;
+	uint64_t ip;
 	if ((smp->flags & GTT_SAMPLE_REGS) && (smp->flags & GTT_SAMPLE_STACK))
-		npc = unwind_dwarf(s, sp, smp, s->pcs, MAX_UNWIND, &complete);
-	uint64_t ip_reg;
-	if (npc == 0 && smp->n_user == 0 && (smp->flags & GTT_SAMPLE_REGS) && smp->regs_abi == PERF_REGS_ABI_64 &&
-	    sample_reg(smp, 8, &ip_reg) == 0 && ip_reg) {
+		ana_uw_dwarf(s, sp, smp, u);
+	if (u->n == 0 && smp->n_user == 0 && ana_uw_sample_ip(smp, &ip) == 0) {
 		/* nothing to unwind with: at least the sampled instruction */
-		s->pcs[0] = ip_reg;
-		npc = 1;
+		u->raw[0] = ip;
+		u->exact[0] = 1;
+		u->n = 1;
+		u->stop = ANA_UNWIND_IP_ONLY;
 	}
-	if (npc <= 1 && smp->n_user > npc) {
+	if (u->n >= 1 && u->n_dwarf == u->n && ANA_UNWIND_TRUNCATED(u->stop) && smp->n_user >= 2)
+		ana_uw_stitch(sp, smp, u);
+	int fp_chain = 0;
+	if (u->n <= 1 && !u->stitched && smp->n_user > u->n) {
 		/* the recorded callchain: its first entry is exact, the others return addresses */
-		npc = smp->n_user < MAX_UNWIND ? smp->n_user : MAX_UNWIND;
-		complete = 0;
-		for (size_t i = 0; i < npc; i++) {
-			uint64_t ip = smp->ips[smp->n_kernel + i];
-			s->pcs[i] = i == 0 || ip == 0 ? ip : ip - 1;
+		u->n = smp->n_user < MAX_UNWIND ? smp->n_user : MAX_UNWIND;
+		for (size_t i = 0; i < u->n; i++) {
+			u->raw[i] = smp->ips[smp->n_kernel + i];
+			u->exact[i] = i == 0;
+		}
+		fp_chain = 1;
+	}
+	if (u->n == 0)
+		return 0;
+	/* the function the stack ends in decides what the unwinder could not */
+	uint32_t outer_id = func_frame(s, sp, uw_pc(u, u->n - 1));
+	if (outer_id == ANA_NO_ID)
+		return GTT_ENOMEM;
+	const char *outer = s->m->frames.v[outer_id].name;
+	if (fp_chain) {
+		/* no CFI was asked: a chain is complete when it ends in an entry function */
+		u->stop = is_os_entry(outer) || is_libc_entry(outer) ? ANA_UNWIND_ROOT : ANA_UNWIND_FP_END;
+	} else if (u->stitched) {
+		if (is_libc_entry(outer)) {
+			/* the FP chain stops in the C library's thread entry: its callers, from this
+			 * image's complete stacks, finish it; until one is seen, try again later */
+			if (!ana_uw_root_complete(sp, u, outer_id))
+				ui->pending = 1;
+			u->stop = ANA_UNWIND_STITCHED;
+		} else if (is_os_entry(outer)) {
+			u->stop = ANA_UNWIND_STITCHED;
+		}
+	} else if (ANA_UNWIND_TRUNCATED(u->stop) && u->stop != ANA_UNWIND_IP_ONLY && is_os_entry(outer)) {
+		u->stop = ANA_UNWIND_ROOT;
+	}
+	if (u->stop == ANA_UNWIND_ROOT && !fp_chain && u->n >= 2) {
+		/* learn the callers of this image's thread entries, for stitched stacks: they sit
+		 * within the outermost few frames (clone3 > start_thread; _start >
+		 * __libc_start_main > __libc_start_call_main) */
+		size_t lo = u->n > ROOT_SCAN_FRAMES ? u->n - ROOT_SCAN_FRAMES : 0;
+		for (size_t k = u->n - 1; k-- > lo;) {
+			uint32_t id = func_frame(s, sp, uw_pc(u, k));
+			if (id == ANA_NO_ID)
+				return GTT_ENOMEM;
+			if (is_libc_entry(s->m->frames.v[id].name) && ana_uw_root_learn(sp, u, k, id) < 0)
+				return GTT_ENOMEM;
 		}
 	}
+	return 0;
+}
+
+int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, ana_unwind_info *ui)
+{
+	ui->unwind = ANA_UNWIND_NO_USER;
+	ui->pending = 0;
+	sym_space *sp = space_get(s, smp->pid, smp->time_ns);
+	if (!sp || user_frames(s, sp, smp, ui) < 0)
+		return GTT_ENOMEM;
+	const uw_state *u = &s->uw;
+	ui->unwind = (uint8_t)u->stop;
 	/* leaf first: kernel frames, then user frames */
 	size_t n = 0, lcap = sizeof(s->leaf_first) / sizeof(s->leaf_first[0]);
 	if (s->o.kernel) {
@@ -703,8 +640,8 @@ int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t
 			s->leaf_first[n++] = id;
 		}
 	}
-	for (size_t i = 0; i < npc && n < lcap; i++) {
-		int k = sym_user(s, sp, s->pcs[i], s->leaf_first + n, lcap - n);
+	for (size_t i = 0; i < u->n && n < lcap; i++) {
+		int k = sym_user(s, sp, uw_pc(u, i), s->leaf_first + n, lcap - n);
 		if (k < 0)
 			return GTT_ENOMEM;
 		n += (size_t)k;
@@ -713,8 +650,6 @@ int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t
 		n = cap; /* keep the leaf side of an absurdly deep stack */
 	for (size_t i = 0; i < n; i++)
 		frames[i] = s->leaf_first[n - 1 - i];
-	if (npc && (complete || (n && is_root_name(s->m->frames.v[frames[0]].name))))
-		*unwind_ok = 1;
 	return (int)n;
 }
 
@@ -740,6 +675,20 @@ static int exec_cmp(const void *a, const void *b)
 	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* DWARF for a module without its own (inlined frames, lines): for an embedded copy only from a
+ * debug file found by build-id (/usr/lib/debug, --symfs), never from the original file beside
+ * it, so that analysis gives the same stacks whether or not the binary is still there. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name)
+{
+	if (file_name && strncmp(file_name, ARCHIVE_NAME_PREFIX, strlen(ARCHIVE_NAME_PREFIX)) == 0)
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+		                                    debuglink_crc, debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+	                                    debuginfo_file_name);
+}
+
 ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 {
 	ana_sym *s = calloc(1, sizeof(*s));
@@ -762,7 +711,7 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 	else
 		snprintf(s->debuginfo_path, plen, ":.debug:/usr/lib/debug");
 	s->cb.find_elf = dwfl_build_id_find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	for (size_t i = 0; i < m->mappings.n; i++)
@@ -802,6 +751,8 @@ void ana_sym_destroy(ana_sym *s)
 		if (sp->dwfl)
 			dwfl_end(sp->dwfl);
 		free(sp->mods);
+		free(sp->roots.v);
+		free(sp->cfi);
 		free(sp);
 	}
 	free(s->spaces.v);

@@ -28,11 +28,18 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o);
  * symbolizer from now on, also on failure). Call before the first ana_sym_sample. 0 or <0. */
 int ana_sym_add_archive(ana_sym *s, const uint8_t *build_id, uint32_t build_id_len,
                         const char *path, uint8_t *data, size_t len);
+/* How a sample's stack ended (ana_sym_sample). */
+typedef struct ana_unwind_info {
+	uint8_t unwind;        /* enum ana_unwind */
+	uint8_t pending;       /* completed from the frame-pointer callchain up to a thread entry whose
+	                          callers no complete stack of the image has shown yet: the same sample
+	                          unwound again after the others may reach further */
+} ana_unwind_info;
 /* Native stack of one sample as frame ids, root first, into frames[0..cap). Unwinds the
- * regs+stack copy when the sample carries one, else uses its callchain. Returns the number
- * of frames (0 when nothing is known) or <0 on ENOMEM; *unwind_ok = 1 when the user stack
- * reached its root. */
-int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, int *unwind_ok);
+ * regs+stack copy when the sample carries one (continued with its frame-pointer callchain
+ * where the copy ran out and the two agree), else uses its callchain. Returns the number of
+ * frames (0 when nothing is known) or <0 on ENOMEM; *ui says how the user stack ended. */
+int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, ana_unwind_info *ui);
 /* The address space (process image) a sample of pid at time_ns is symbolized in, as a number
  * > 0: equal numbers give equal ana_sym_sample results for equal callchains without registers.
  * Creates the space on first use; 0 on ENOMEM. */
@@ -43,7 +50,7 @@ typedef struct ana_sym_stats {
 	uint64_t n_from_archive, n_from_symfs, n_from_debugdir, n_from_path, n_missing;
 	uint64_t n_mismatch;       /* binaries found on disk whose build-id did not match */
 	uint64_t n_dwarf;          /* samples unwound from a stack copy */
-	uint64_t n_dwarf_errors;   /* of those, unwinds that stopped on an error */
+	uint64_t n_dwarf_errors;   /* of those, unwinds that stopped before a root */
 	uint64_t n_addr_cached;    /* distinct (binary, address) pairs symbolized */
 	uint64_t n_overlaps;       /* mappings over an earlier one of another file (the earlier is used) */
 } ana_sym_stats;
@@ -53,9 +60,5 @@ void ana_sym_get_stats(const ana_sym *s, ana_sym_stats *st);
 size_t ana_sym_missing(const ana_sym *s, const char *const **lines);
 /* Free everything. NULL ok. */
 void ana_sym_destroy(ana_sym *s);
-
-/* Demangle an Itanium C++ symbol ("_Z..."): a malloc'd string, or NULL when name is not
- * mangled or does not demangle (use it as is). */
-char *ana_demangle(const char *name);
 
 #endif

@@ -53,6 +53,41 @@ typedef struct sym_mod {
 	uint32_t order;               /* recording order among the image's mappings */
 } sym_mod;
 
+/* What complete stacks showed above one of the image's thread entry functions (start_thread,
+ * __libc_start_call_main): the callers of the entry. An entry runs once at the bottom of its
+ * thread, called from one place, so its callers are the same for every sample that passes
+ * through it, whichever call inside it is active (main or exit); stitched stacks that end in
+ * it are completed with them. */
+#define MAX_ROOT_TAIL 8
+typedef struct root_tail {
+	uint32_t entry;               /* frame id of the entry function */
+	uint32_t n;                   /* callers, innermost first (return addresses) */
+	uint8_t conflict;             /* two complete stacks disagreed: never used */
+	uint64_t callers[MAX_ROOT_TAIL];
+} root_tail;
+
+/* What the CFI says at one code address (dwfl_unwind.c's per-space cache: the same few
+ * addresses end or continue most stacks, and a CFI lookup costs thousands of instructions). */
+#define CFI_CACHE 256
+typedef struct cfi_fact {
+	uint64_t pc;                  /* + 1; 0 empty */
+	uint8_t has_row, no_caller, fp_frame;
+} cfi_fact;
+
+/* The user frames of one sample, leaf first, as the unwinder found them. */
+typedef struct uw_state {
+	size_t n;
+	uint64_t raw[MAX_UNWIND];     /* the sampled instruction, then return addresses */
+	uint8_t exact[MAX_UNWIND];    /* 1: look raw up as is (leaf, signal frame); 0: raw - 1 (the call) */
+	int stop;                     /* enum ana_unwind */
+	size_t n_dwarf;               /* frames [0, n_dwarf) came from DWARF, the rest from the FP callchain */
+	int stitched;
+	/* while unwinding: a memory read since the last frame failed above the stack copy / elsewhere */
+	int read_beyond, read_bad;
+	uint64_t last_rbp;            /* rbp in the last DWARF frame, when last_rbp_ok */
+	int last_rbp_ok;
+} uw_state;
+
 typedef struct sym_space {
 	uint32_t pid;
 	uint32_t gen;                 /* image of the pid: number of execs before */
@@ -64,6 +99,9 @@ typedef struct sym_space {
 	size_t n_mods;
 	const gtt_sample *cur;        /* the sample being unwound */
 	uint64_t cur_sp;
+	uw_state *uw;                 /* its frames */
+	ANA_VEC(root_tail) roots;     /* learnt from complete stacks of this image */
+	cfi_fact *cfi;                /* CFI_CACHE entries, allocated at first use */
 } sym_space;
 
 typedef struct addr_ent {
@@ -95,9 +133,33 @@ struct ana_sym {
 	ANA_VEC(char *) missing;
 	int missing_built;
 	ana_sym_stats st;
-	uint64_t pcs[MAX_UNWIND];
+	uw_state uw;
 	uint32_t leaf_first[MAX_UNWIND * 2];
 };
+
+/* The module holding a runtime address of the space, or NULL. */
+const sym_mod *ana_sym_mod_find(const sym_space *sp, uint64_t addr);
+
+/* ---- dwfl_unwind.c ---- */
+/* Lookup address of frame i (the call instruction for a return address). */
+static inline uint64_t uw_pc(const uw_state *u, size_t i)
+{
+	return u->exact[i] || u->raw[i] == 0 ? u->raw[i] : u->raw[i] - 1;
+}
+/* Unwind the sample's registers and stack copy into u (u->n frames, u->stop why it ended:
+ * ANA_UNWIND_ROOT only when the last frame's CFI says it has no caller). */
+void ana_uw_dwarf(ana_sym *s, sym_space *sp, const gtt_sample *smp, uw_state *u);
+/* Continue a truncated DWARF unwind with the sample's frame-pointer callchain, where the two
+ * agree: 1 when frames were added (u->stitched), else 0 and u unchanged. */
+int ana_uw_stitch(sym_space *sp, const gtt_sample *smp, uw_state *u);
+/* The sampled instruction from the registers; 0 or -1. */
+int ana_uw_sample_ip(const gtt_sample *smp, uint64_t *ip);
+/* Remember the callers above frame k of a complete unwind, in entry function entry (a frame
+ * id). 0 or GTT_ENOMEM. */
+int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, uint32_t entry);
+/* Append the callers remembered for entry function entry, which the outermost frame is in:
+ * 1 when known. */
+int ana_uw_root_complete(const sym_space *sp, uw_state *u, uint32_t entry);
 
 /* The file of a mapping (by build-id, else path), created on first use, not yet resolved.
  * NULL on ENOMEM. */

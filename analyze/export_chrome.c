@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bounds.h"
-#include "dwfl.h"
+#include "demangle.h"
 #include "export.h"
 #include "gtt.h"
 #include "json.h"
@@ -238,11 +238,8 @@ static void gpu_events(chrome_ctx *c)
 	}
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const gtt_cuda_kernel *k = &m->kernels.v[i];
-		const char *mangled = ana_string_get(m, k->pid, k->name_id);
-		char *dem = ana_demangle(mangled);
-		x_event(c, dem ? dem : mangled, "cuda_kernel", k->pid, track(c, TRACK_STREAM, k->pid, k->device, k->stream),
-		        k->start_ns, k->end_ns);
-		free(dem);
+		x_event(c, ana_kernel_name(m, k->pid, k->name_id), "cuda_kernel", k->pid,
+		        track(c, TRACK_STREAM, k->pid, k->device, k->stream), k->start_ns, k->end_ns);
 		ana_json_key(j, "args");
 		ana_json_obj_begin(j);
 		char g[96];

@@ -31,10 +31,12 @@ const char *ana_fold_class_suffix(int cls)
 	return "";
 }
 
-/* One aggregation key: a stack, and the thread and class when they change the text. */
+/* One aggregation key: a stack, the thread and class when they change the text, and
+ * whether the stack is truncated (it then hangs under a "[truncated]" frame). */
 typedef struct fold_key {
 	uint32_t stack_id, thread_idx;
 	uint32_t cls;
+	uint32_t truncated;
 	uint32_t cls_mask;
 	uint64_t count, weight_ns;
 } fold_key;
@@ -47,7 +49,8 @@ typedef struct fold_ctx {
 static int key_eq(uint32_t id, const void *key, void *ctx)
 {
 	const fold_key *a = &((fold_ctx *)ctx)->keys.v[id], *b = key;
-	return a->stack_id == b->stack_id && a->thread_idx == b->thread_idx && a->cls == b->cls;
+	return a->stack_id == b->stack_id && a->thread_idx == b->thread_idx && a->cls == b->cls &&
+	       a->truncated == b->truncated;
 }
 
 typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
@@ -177,9 +180,11 @@ int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 			if (t == n_tids)
 				continue;
 		}
-		fold_key k = { s->stack_id, o->threads ? s->thread_idx : 0, o->annotate_class ? s->cls : 0, 0, 0, 0 };
+		fold_key k = { s->stack_id, o->threads ? s->thread_idx : 0, o->annotate_class ? s->cls : 0,
+		               ANA_UNWIND_TRUNCATED(s->unwind) && !o->python_only, 0, 0, 0 };
 		uint32_t *slot = ana_idtable_slot(&ctx.table, ana_hash_u64(((uint64_t)k.stack_id << 32) ^
-		                                                           ((uint64_t)k.thread_idx << 4) ^ k.cls),
+		                                                           ((uint64_t)k.thread_idx << 4) ^ k.cls ^
+		                                                           (uint64_t)k.truncated << 3),
 		                                  key_eq, &k, &ctx);
 		if (!slot) {
 			rc = GTT_ENOMEM;
@@ -219,7 +224,22 @@ int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 			sb_name(&b, buf + 1);
 		}
 		int any = 0;
-		for (uint32_t f = 0; f < st->n; f++) {
+		/* where the native stack's root side is missing: at the root, or after the Python
+		 * frames that the merge put there in its place */
+		uint32_t gap = UINT32_MAX;
+		if (k->truncated) {
+			gap = 0;
+			while (gap < st->n && m->frames.v[st->frames[gap]].kind == ANA_FRAME_PYTHON)
+				gap++;
+		}
+		for (uint32_t f = 0; f <= st->n; f++) {
+			if (f == gap) {
+				if (b.n)
+					sb_put(&b, ";", 1);
+				sb_put(&b, ANA_TRUNCATED_FRAME, strlen(ANA_TRUNCATED_FRAME));
+			}
+			if (f == st->n)
+				break;
 			const ana_frame *fr = &m->frames.v[st->frames[f]];
 			if (o->python_only && fr->kind != ANA_FRAME_PYTHON && fr->kind != ANA_FRAME_ROOT)
 				continue;

@@ -20,6 +20,10 @@ void ana_fold_opts_init(ana_fold_opts *o);
  * "" for ANA_CLASS_NONPY. */
 const char *ana_fold_class_suffix(int cls);
 
+/* The frame that truncated stacks (enum ana_unwind) hang under: a stack that did not reach
+ * its root does not pose as a root of its own. */
+#define ANA_TRUNCATED_FRAME "[truncated]"
+
 typedef struct ana_folded_line {
 	char *stack;          /* "a;b;c" */
 	uint64_t count;       /* samples */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bounds.h"
-#include "dwfl.h"
+#include "demangle.h"
 #include "gpu_idle.h"
 #include "model_priv.h"
 
@@ -207,7 +207,7 @@ static void free_ctx(ana_gpu_ctx *g)
 
 typedef struct name_row {
 	const char *name;      /* model string (mangled) */
-	char *shown;           /* demangled, or NULL (use name) */
+	const char *shown;     /* as shown (demangled), model-owned */
 	uint64_t count, total_ns, max_ns;
 	uint64_t first_idx;    /* an element of the group, for launch-site lookup */
 } name_row;
@@ -225,13 +225,13 @@ static int cmp_row_total(const void *a, const void *b)
 	const name_row *x = a, *y = b;
 	if (x->total_ns != y->total_ns)
 		return x->total_ns > y->total_ns ? -1 : 1;
-	const char *nx = x->shown ? x->shown : x->name, *ny = y->shown ? y->shown : y->name;
-	return strcmp(nx, ny);
+	int c = strcmp(x->shown, y->shown);
+	return c ? c : strcmp(x->name, y->name);
 }
 
 static void print_name(FILE *out, const name_row *r)
 {
-	const char *n = r->shown ? r->shown : r->name;
+	const char *n = r->shown;
 	size_t len = strlen(n);
 	if (len > 110)
 		fprintf(out, "%.107s...\n", n);
@@ -269,18 +269,11 @@ static name_row *kernel_rows(const ana_model *m, size_t *n_rows, size_t **order_
 			r->max_ns = d;
 	}
 	for (size_t i = 0; i < nr; i++)
-		rows[i].shown = ana_demangle(rows[i].name);
+		rows[i].shown = ana_display_name(m, rows[i].name);
 	qsort(rows, nr, sizeof(*rows), cmp_row_total);
 	*n_rows = nr;
 	*order_out = order;
 	return rows;
-}
-
-static void free_rows(name_row *rows, size_t n)
-{
-	for (size_t i = 0; rows && i < n; i++)
-		free(rows[i].shown);
-	free(rows);
 }
 
 static void report_kernels(const ana_model *m, FILE *out, int top_n, const name_row *rows, size_t nr,
@@ -649,7 +642,7 @@ void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
 		if (names && shown) {
 			for (size_t i = 0; i < nr; i++) {
 				names[i] = rows[i].name;
-				shown[i] = rows[i].shown ? rows[i].shown : rows[i].name;
+				shown[i] = rows[i].shown;
 			}
 			ana_gpu_report_launches(&g, out, names, shown, nr < 5 ? nr : 5);
 		}
@@ -657,7 +650,7 @@ void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
 		free(shown);
 	}
 out:
-	free_rows(rows, nr);
+	free(rows);
 	free(order);
 	free_ctx(&g);
 }

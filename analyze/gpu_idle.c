@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
+
 /* What a host thread can be doing, in report order. */
 enum {
 	ST_SYNC, ST_LAUNCH, ST_ALLOC, ST_COPY, ST_API_OTHER,            /* inside a CUDA API call */
@@ -561,7 +563,7 @@ static void act_pid_corr(const ana_model *m, const ana_gpu_act *a, uint32_t *pid
 	case ANA_GPU_KERNEL:
 		*pid = m->kernels.v[a->idx].pid;
 		*corr = m->kernels.v[a->idx].correlation;
-		*name = ana_string_get(m, *pid, m->kernels.v[a->idx].name_id);
+		*name = ana_kernel_name(m, *pid, m->kernels.v[a->idx].name_id);
 		break;
 	case ANA_GPU_COPY:
 		*pid = m->memcpys.v[a->idx].pid;

@@ -279,14 +279,107 @@ static void print_lag_windows(FILE *out, const ana_model *m, int top_n)
 	free(w);
 }
 
-static void print_unwinding(FILE *out, const ana_model *m)
+/* What to do about stacks truncated for a reason (stack_bytes: the copy's size, 0 unknown). */
+static void print_remedy(FILE *out, int why, uint64_t stack_bytes)
 {
-	uint64_t ok = 0;
-	for (size_t i = 0; i < m->samples.n; i++)
-		ok += m->samples.v[i].unwind_ok;
-	if (m->samples.n)
-		fprintf(out, "  stacks reaching their root (_start, thread start): %" PRIu64 " of %zu (%.1f%%)\n", ok,
-		        m->samples.n, 100.0 * (double)ok / (double)m->samples.n);
+	switch (why) {
+	case ANA_UNWIND_STACK_END:
+		if (stack_bytes)
+			fprintf(out, "    stack copy too short: the %" PRIu64 "-byte copy of the stack ended before the next "
+			        "caller;", stack_bytes);
+		else
+			fprintf(out, "    stack copy too short: the copy of the stack ended before the next caller;");
+		fprintf(out, " record with --call-graph dwarf,65528 (perf's limit). Callers above a single stack frame "
+		        "larger than that are found through frame pointers: build that code with "
+		        "-fno-omit-frame-pointer (gt-record records the frame-pointer chain with the copy)\n");
+		break;
+	case ANA_UNWIND_NO_CFI:
+		fprintf(out, "    no unwind info: code without CFI or outside every known binary (JIT code, hand-written "
+		        "assembly, a binary missing from the trace: see the warnings, --symfs DIR)\n");
+		break;
+	case ANA_UNWIND_BAD_READ:
+		fprintf(out, "    register or memory not in sample: the unwind info needed a value the sample did not "
+		        "carry (a corrupted stack, or CFI that describes the code wrongly)\n");
+		break;
+	case ANA_UNWIND_DEPTH:
+		fprintf(out, "    too deep: more frames than the unwinder follows (deep recursion)\n");
+		break;
+	case ANA_UNWIND_FP_END:
+		fprintf(out, "    frame-pointer chain broken: code built without frame pointers ends the chain; record with "
+		        "--call-graph dwarf (the default)\n");
+		break;
+	case ANA_UNWIND_IP_ONLY:
+		fprintf(out, "    no stack recorded: the sample carries neither a callchain nor a stack copy\n");
+		break;
+	}
+}
+
+static int trunc_cmp(const void *a, const void *b)
+{
+	const ana_trunc *x = a, *y = b;
+	if (x->n_samples != y->n_samples)
+		return x->n_samples > y->n_samples ? -1 : 1;
+	if (x->thread_idx != y->thread_idx)
+		return x->thread_idx < y->thread_idx ? -1 : 1;
+	return x->unwind < y->unwind ? -1 : x->unwind > y->unwind;
+}
+
+static void print_unwinding(FILE *out, const ana_model *m, int top_n)
+{
+	uint64_t n_trunc = 0, n_stitched = 0, n_why[ANA_UNWIND_COUNT] = { 0 }, stack_bytes = 0;
+	if (!m->samples.n)
+		return;
+	for (size_t i = 0; i < m->samples.n; i++) {
+		const ana_sample *s = &m->samples.v[i];
+		n_trunc += ANA_UNWIND_TRUNCATED(s->unwind);
+		n_stitched += s->unwind == ANA_UNWIND_STITCHED;
+	}
+	for (size_t i = 0; i < m->health.n; i++)
+		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF)
+			stack_bytes = m->health.v[i].value[2];
+	uint64_t ok = m->samples.n - n_trunc;
+	fprintf(out, "  stacks reaching their root (_start, thread start): %" PRIu64 " of %zu (%.1f%%)", ok, m->samples.n,
+	        100.0 * (double)ok / (double)m->samples.n);
+	if (n_stitched)
+		fprintf(out, "; %" PRIu64 " of them completed from the frame-pointer callchain where the stack copy "
+		        "ran out", n_stitched);
+	fputc('\n', out);
+	if (!n_trunc)
+		return;
+	fprintf(out, "  truncated stacks: %" PRIu64 " (%.1f%%), under a [truncated] root in folded stacks and flame "
+	        "graphs\n", n_trunc, 100.0 * (double)n_trunc / (double)m->samples.n);
+	ana_trunc *rows = malloc(m->truncs.n * sizeof(*rows));
+	if (!rows)
+		return;
+	memcpy(rows, m->truncs.v, m->truncs.n * sizeof(*rows));
+	qsort(rows, m->truncs.n, sizeof(*rows), trunc_cmp);
+	size_t limit = (size_t)(top_n > 0 ? top_n : 20);
+	fprintf(out, "  %7s  %-16s %9s %6s  %-34s %s\n", "TID", "NAME", "TRUNCATED", "OF_THR", "STOPPED AT", "WHY");
+	for (size_t i = 0; i < m->truncs.n; i++) {
+		const ana_trunc *r = &rows[i];
+		n_why[r->unwind < ANA_UNWIND_COUNT ? r->unwind : 0] += r->n_samples;
+		if (i >= limit)
+			continue;
+		const ana_thread *t = &m->threads.v[r->thread_idx];
+		char at[300] = "-";
+		if (r->frame != ANA_NO_ID) {
+			const ana_frame *f = &m->frames.v[r->frame];
+			if (f->module && f->module[0] && f->name[0] != '[') /* "[lib.so+0x10]" names it already */
+				snprintf(at, sizeof(at), "%s (%s)", f->name, f->module);
+			else
+				snprintf(at, sizeof(at), "%s", f->name);
+		}
+		fprintf(out, "  %7u  %-16s %9" PRIu64 " %5.1f%%  %-34s %s\n", t->tid, t->name ? t->name : "?", r->n_samples,
+		        t->n_samples ? 100.0 * (double)r->n_samples / (double)t->n_samples : 0.0, at,
+		        ana_unwind_name((int)r->unwind));
+	}
+	if (m->truncs.n > limit)
+		fprintf(out, "  (%zu more)\n", m->truncs.n - limit);
+	fprintf(out, "  remedies:\n");
+	for (int why = ANA_UNWIND_STACK_END; why < ANA_UNWIND_COUNT; why++)
+		if (n_why[why])
+			print_remedy(out, why, stack_bytes);
+	free(rows);
 }
 
 void ana_health_report(const ana_model *m, FILE *out, int top_n)
@@ -298,7 +391,7 @@ void ana_health_report(const ana_model *m, FILE *out, int top_n)
 	print_losses(out, m);
 	print_ticks(out, m);
 	print_lag_windows(out, m, top_n);
-	print_unwinding(out, m);
+	print_unwinding(out, m, top_n);
 	for (size_t i = 0; i < m->health.n; i++)
 		if (m->health.v[i].kind == GTT_HEALTH_NOTE && m->health.v[i].text && m->health.v[i].text[0])
 			fprintf(out, "  note (%s): %s\n", source_name(m->health.v[i].source), m->health.v[i].text);

@@ -11,59 +11,11 @@
 
 #include "dwfl.h"
 #include "gt_util.h"
+#include "load_priv.h"
 #include "model.h"
 #include "model_priv.h"
 #include "python.h"
 #include "source.h"
-
-#define MAX_DEPTH 2048
-
-/* An embedded binary being assembled from its archive pieces. */
-typedef struct pending_archive {
-	uint8_t build_id[GTT_BUILD_ID_MAX];
-	uint32_t build_id_len;
-	char *path;
-	uint64_t total, got;
-	uint8_t *data;
-	int bad;
-} pending_archive;
-
-/* A distinct callchain of samples without registers (frame-pointer callchains): pass 1
- * interns them, pass 2 symbolizes each once per address space. */
-typedef struct chain {
-	uint32_t pid, n_kernel, n_user;
-	uint32_t space;        /* address space of the cached result + 1, 0 none yet */
-	uint32_t stack_id;     /* cached result */
-	uint8_t ok;
-	size_t off;            /* ips in loader.chain_ips */
-} chain;
-
-/* Where pass 2 finds a sample it has to decode again (registers and stack copies): the
- * payload in the reader's memory, checked in pass 1. */
-typedef struct raw_sample {
-	const uint8_t *payload;
-	uint32_t len;
-} raw_sample;
-
-/* At most this many callchain words are kept for interning (the rest is decoded again). */
-#define MAX_CHAIN_WORDS (16u << 20)
-
-typedef struct loader {
-	ana_model *m;
-	const ana_opts *o;
-	gtt_reader *r;
-	ana_sym *sym;
-	ANA_VEC(pending_archive) archives;
-	ANA_VEC(chain) chains;
-	ANA_VEC(uint64_t) chain_ips;
-	ana_idtable chain_table;
-	ANA_VEC(raw_sample) raws;
-	ana_idtable thread_table;  /* (pid, tid) -> index in m->threads, kept unsorted until sort_threads */
-	uint64_t n_samples_seen;
-	uint64_t t0_ns, last_progress_ns;
-	int progress_shown;
-	uint32_t frames[MAX_DEPTH];
-} loader;
 
 static char *dupstr(const char *s)
 {
@@ -86,7 +38,7 @@ static void see_time(ana_model *m, uint64_t t)
 		m->end_ns = t;
 }
 
-static void progress(loader *L, const char *phase, uint64_t done, uint64_t total)
+void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t total)
 {
 	if (!L->o->progress)
 		return;
@@ -262,8 +214,7 @@ static int take_sample(loader *L, const gtt_record *rec)
 	raw_sample *r = ana_vec_push(L->raws);
 	if (!r)
 		return GTT_ENOMEM;
-	r->payload = rec->raw;
-	r->len = rec->len;
+	gtt_reader_tell(L->r, &r->pos);
 	return 0;
 }
 
@@ -478,82 +429,9 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 			return rc;
 		}
 		if ((++n & 0xffff) == 0)
-			progress(L, "reading", gtt_reader_offset(L->r), size);
+			ana_load_progress(L, "reading", gtt_reader_offset(L->r), size);
 	}
 	return 0;
-}
-
-/* Direct-mapped cache of threads by (pid, tid), for per-sample thread lookups. */
-enum { TCACHE = 256 };
-#define TCACHE_SLOT(pid, tid) (((tid) * 31u + (pid)) & (TCACHE - 1))
-
-/* Symbolize and unwind every sample (read in pass 1) and intern its stack; count it for its
- * thread (ensure_threads made them all, with their weights filled in). */
-static int pass2(loader *L, char *errbuf, size_t errlen)
-{
-	ana_model *m = L->m;
-	gtt_record rec;
-	void *scratch = NULL;
-	size_t scratch_cap = 0, next_raw = 0;
-	int rc = 0;
-	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
-	memset(tc, 0, sizeof(tc));
-	for (size_t i = 0; i < m->samples.n; i++) {
-		ana_sample *e = &m->samples.v[i];
-		int ok = 0, n;
-		uint32_t sid;
-		size_t h = TCACHE_SLOT(e->pid, e->tid);
-		if (!tc[h].used || tc[h].pid != e->pid || tc[h].tid != e->tid) {
-			tc[h].used = 1;
-			tc[h].pid = e->pid;
-			tc[h].tid = e->tid;
-			tc[h].idx = (uint32_t)(ana_thread_find(m, e->pid, e->tid) - m->threads.v);
-		}
-		ana_thread *t = &m->threads.v[tc[h].idx];
-		e->thread_idx = tc[h].idx;
-		t->n_samples++;
-		t->sampled_ns += e->weight_ns;
-		if (e->stack_id != ANA_NO_ID) {
-			chain *c = &L->chains.v[e->stack_id];
-			uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
-			if (!space)
-				goto nomem;
-			if (c->space != space) {
-				gtt_sample smp = { .time_ns = e->time_ns, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
-				                   .n_kernel = c->n_kernel, .n_user = c->n_user,
-				                   .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
-				n = ana_sym_sample(L->sym, &smp, L->frames, MAX_DEPTH, &ok);
-				sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
-				if (sid == ANA_NO_ID)
-					goto nomem;
-				c->space = space;
-				c->stack_id = sid;
-				c->ok = (uint8_t)ok;
-			}
-			sid = c->stack_id;
-			ok = c->ok;
-		} else {
-			const raw_sample *r = &L->raws.v[next_raw++];
-			/* the same bytes decoded in pass 1: no new error is possible but ENOMEM */
-			if (gtt_decode(GTT_REC_SAMPLE, r->payload, r->len, &rec, &scratch, &scratch_cap) < 0)
-				goto nomem;
-			n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, &ok);
-			sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
-			if (sid == ANA_NO_ID)
-				goto nomem;
-		}
-		e->stack_id = sid;
-		e->unwind_ok = (uint8_t)ok;
-		if (((i + 1) & 0x3ff) == 0)
-			progress(L, "symbolizing", i + 1, L->n_samples_seen);
-	}
-	goto out;
-nomem:
-	snprintf(errbuf, errlen, "%s: out of memory", m->path);
-	rc = GTT_ENOMEM;
-out:
-	free(scratch);
-	return rc;
 }
 
 /* ---- derived figures ---- */
@@ -747,6 +625,8 @@ static void loader_cleanup(loader *L)
 	ana_idtable_free(&L->chain_table);
 	ana_idtable_free(&L->thread_table);
 	free(L->raws.v);
+	free(L->deferred.v);
+	ana_idtable_free(&L->trunc_table);
 	ana_sym_destroy(L->sym);
 	gtt_reader_close(L->r);
 	if (L->progress_shown)
@@ -855,7 +735,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		goto fail;
 	}
 	sort_threads(L);
-	if (pass2(L, errbuf, errlen) < 0)
+	if (ana_load_pass2(L, errbuf, errlen) < 0)
 		goto fail;
 
 	if (sort_if_needed(m->samples.v, m->samples.n, sizeof(ana_sample), sample_cmp) < 0 ||

@@ -64,6 +64,22 @@ int ana_gil_parse(const char *spec)
 	return mask == (1 << ANA_CLASS_COUNT) - 1 ? -1 : mask;
 }
 
+const char *ana_unwind_name(int u)
+{
+	switch (u) {
+	case ANA_UNWIND_ROOT: return "reached its root";
+	case ANA_UNWIND_STITCHED: return "completed from the frame-pointer callchain";
+	case ANA_UNWIND_NO_USER: return "no user stack";
+	case ANA_UNWIND_STACK_END: return "stack copy too short";
+	case ANA_UNWIND_NO_CFI: return "no unwind info";
+	case ANA_UNWIND_BAD_READ: return "register or memory not in sample";
+	case ANA_UNWIND_DEPTH: return "too deep";
+	case ANA_UNWIND_FP_END: return "frame-pointer chain broken";
+	case ANA_UNWIND_IP_ONLY: return "no stack recorded";
+	}
+	return "?";
+}
+
 void ana_opts_init(ana_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -426,11 +442,14 @@ void ana_model_free(ana_model *m)
 	free(m->allocs.v);
 	free(m->nvtx.v);
 	free(m->counters.v);
+	free(m->truncs.v);
 	ana_priv *p = m->priv;
 	if (p) {
 		ana_idtable_free(&p->str_table);
 		ana_idtable_free(&p->frame_table);
 		ana_idtable_free(&p->stack_table);
+		ana_idtable_free(&p->dem_table);
+		free(p->dems.v);
 		free(p->strs.v);
 		for (size_t i = 0; i < p->warnings.n; i++)
 			free(p->warnings.v[i]);

@@ -66,6 +66,25 @@ const char *ana_class_name(int cls);
  * as a class mask (bit 1 << ANA_CLASS_*), -1 for every class, or -2 for a word it does not know. */
 int ana_gil_parse(const char *spec);
 #define ANA_GIL_WORDS "held, released, python, native-gil, nogil, wait, native, nopy or any (comma list)"
+/* How the native (user) stack of a sample ended: at a root, or truncated and why. Every
+ * reason from ANA_UNWIND_STACK_END on means the stack does not reach its root (folded stacks
+ * put such samples under a "[truncated]" root frame). */
+enum ana_unwind {
+	ANA_UNWIND_ROOT = 0,      /* reached a root: a process or thread entry, or a frame whose CFI says it has no caller */
+	ANA_UNWIND_STITCHED = 1,  /* reached a root: the DWARF unwind ran out of stack copy and the recorded
+	                             frame-pointer callchain, checked against it, supplied the callers */
+	ANA_UNWIND_NO_USER = 2,   /* no user stack to unwind (kernel thread, or no user registers): not truncated */
+	ANA_UNWIND_STACK_END = 3, /* the next return address lies above the end of the stack copy */
+	ANA_UNWIND_NO_CFI = 4,    /* code without unwind information, or outside every known binary */
+	ANA_UNWIND_BAD_READ = 5,  /* a register or memory word the unwind needed was not in the sample */
+	ANA_UNWIND_DEPTH = 6,     /* deeper than the unwinder's frame limit */
+	ANA_UNWIND_FP_END = 7,    /* a frame-pointer callchain that ended before a root */
+	ANA_UNWIND_IP_ONLY = 8,   /* nothing to unwind with: the sampled instruction only */
+	ANA_UNWIND_COUNT = 9,
+};
+#define ANA_UNWIND_TRUNCATED(u) ((u) >= ANA_UNWIND_STACK_END)
+/* Report words for a reason: "stack copy too short", ... */
+const char *ana_unwind_name(int u);
 
 typedef struct ana_sample {
 	uint64_t time_ns;
@@ -75,7 +94,17 @@ typedef struct ana_sample {
 	uint32_t thread_idx;   /* index into model->threads */
 	uint8_t cls;           /* enum ana_class */
 	uint8_t unwind_ok;     /* 1 when the user stack reached a root (not truncated) */
+	uint8_t unwind;        /* enum ana_unwind: how the native stack ended */
 } ana_sample;
+
+/* Truncated stacks counted by (thread, reason, outermost frame reached): the sampler-health
+ * section shows them per thread. */
+typedef struct ana_trunc {
+	uint32_t thread_idx;
+	uint32_t frame;        /* outermost native frame of the truncated stack, ANA_NO_ID when none */
+	uint32_t unwind;       /* enum ana_unwind, a truncated one */
+	uint64_t n_samples;
+} ana_trunc;
 
 typedef struct ana_thread {
 	uint32_t pid, tid;
@@ -149,6 +178,7 @@ typedef struct ana_model {
 	ANA_VEC(gtt_cuda_alloc) allocs;
 	ANA_VEC(gtt_nvtx) nvtx;
 	ANA_VEC(gtt_counter) counters;
+	ANA_VEC(ana_trunc) truncs;       /* truncated native stacks by thread, reason and frame */
 
 	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */
 	void *priv;                      /* load.c's private state (symbolizer, interning tables) */

@@ -31,6 +31,9 @@ uint32_t *ana_idtable_slot(ana_idtable *t, uint64_t hash, int (*eq)(uint32_t id,
                            const void *key, void *ctx);
 void ana_idtable_free(ana_idtable *t);
 
+/* A name and how it is shown (demangle.c's cache); both model-interned. */
+typedef struct ana_dem { const char *from, *to; } ana_dem;
+
 typedef struct ana_priv {
 	ana_arena arena;
 	ana_idtable str_table, frame_table, stack_table;
@@ -41,6 +44,8 @@ typedef struct ana_priv {
 	struct proc_comm *comms, *parents; /* process records with a command, with a parent (threads.c) */
 	size_t n_comms, n_parents;
 	int procs_indexed;
+	ana_idtable dem_table;     /* demangled display names, by name */
+	ANA_VEC(ana_dem) dems;
 } ana_priv;
 
 /* The model's private state, created on first use. NULL on ENOMEM. */

@@ -249,6 +249,21 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		put_u32(e, r->name_id); put_u32(e, r->color); put_u32(e, r->depth);
 		break;
 	}
+	case GTT_REC_CUDA_CALLSTACK: {
+		const gtt_cuda_callstack *r = u;
+		put_u64(e, r->time_ns); put_u64(e, r->call_ns); put_u32(e, r->pid); put_u32(e, r->tid);
+		put_u32(e, r->correlation); put_u32(e, r->domain); put_u32(e, r->cbid);
+		put_u32(e, r->name_id); put_u32(e, r->flags); put_u64(e, r->function);
+		put_u32(e, r->n_native);
+		put_u64s(e, r->ips, r->n_native);
+		put_u32(e, r->n_py);
+		for (uint32_t k = 0; k < r->n_py; k++) {
+			put_u64(e, r->py[k].code_id);
+			put_i32(e, r->py[k].line);
+			put_u32(e, r->py[k].flags);
+		}
+		break;
+	}
 	case GTT_REC_COUNTER: {
 		const gtt_counter *r = u;
 		put_u64(e, r->time_ns); put_u32(e, r->pid); put_u32(e, r->name_id);
@@ -266,6 +281,12 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		const gtt_end *r = u;
 		put_u64(e, r->time_ns); put_u32(e, r->reason); put_i32(e, r->status);
 		put_u64(e, r->n_samples); put_u64(e, r->n_records);
+		break;
+	}
+	case GTT_REC_CALLCHAIN: {
+		const gtt_callchain *r = u;
+		put_u32(e, r->id); put_u32(e, r->n_kernel); put_u32(e, r->n_user);
+		put_u64s(e, r->ips, r->n_kernel + r->n_user);
 		break;
 	}
 	default:
@@ -411,6 +432,7 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 	rec->tag = tag;
 	rec->len = len;
 	rec->raw = payload;
+	rec->flags = 0;
 	void *u = &rec->u;
 	switch (tag) {
 	case GTT_REC_META: {
@@ -592,6 +614,33 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		r->name_id = get_u32(d); r->color = get_u32(d); r->depth = get_u32(d);
 		break;
 	}
+	case GTT_REC_CUDA_CALLSTACK: {
+		gtt_cuda_callstack *r = u;
+		r->time_ns = get_u64(d); r->call_ns = get_u64(d); r->pid = get_u32(d); r->tid = get_u32(d);
+		r->correlation = get_u32(d); r->domain = get_u32(d); r->cbid = get_u32(d);
+		r->name_id = get_u32(d); r->flags = get_u32(d); r->function = get_u64(d);
+		r->n_native = get_u32(d);
+		if (d->err || r->n_native > d->left / 8) {
+			d->err = GTT_EINVAL;
+			break;
+		}
+		r->ips = get_u64s(d, r->n_native);
+		r->n_py = get_u32(d);
+		if (d->err || r->n_py > d->left / 16) {
+			d->err = GTT_EINVAL;
+			break;
+		}
+		gtt_py_frame *f = scratch_alloc(d, (size_t)r->n_py * sizeof(*f) + 8);
+		if (!f)
+			break;
+		for (uint32_t k = 0; k < r->n_py; k++) {
+			f[k].code_id = get_u64(d);
+			f[k].line = get_i32(d);
+			f[k].flags = get_u32(d);
+		}
+		r->py = f;
+		break;
+	}
 	case GTT_REC_COUNTER: {
 		gtt_counter *r = u;
 		r->time_ns = get_u64(d); r->pid = get_u32(d); r->name_id = get_u32(d);
@@ -611,6 +660,17 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		gtt_end *r = u;
 		r->time_ns = get_u64(d); r->reason = get_u32(d); r->status = get_i32(d);
 		r->n_samples = get_u64(d); r->n_records = get_u64(d);
+		break;
+	}
+	case GTT_REC_CALLCHAIN: {
+		gtt_callchain *r = u;
+		r->id = get_u32(d); r->n_kernel = get_u32(d); r->n_user = get_u32(d);
+		uint64_t nips = (uint64_t)r->n_kernel + r->n_user;
+		if (d->err || r->id == 0 || r->id > GTT_CHAIN_ID_MAX || nips > len / 8) {
+			d->err = GTT_EINVAL;
+			break;
+		}
+		r->ips = get_u64s(d, (uint32_t)nips);
 		break;
 	}
 	default:
@@ -638,6 +698,9 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_PY_STACK: return "py_stack";
 	case GTT_REC_GIL: return "gil";
 	case GTT_REC_STRING: return "string";
+	case GTT_REC_CALLCHAIN: return "callchain";
+	case GTT_REC_PACKED: return "packed";
+	case GTT_REC_INDEX: return "index";
 	case GTT_REC_CUDA_DEVICE: return "cuda_device";
 	case GTT_REC_CUDA_KERNEL: return "cuda_kernel";
 	case GTT_REC_CUDA_MEMCPY: return "cuda_memcpy";
@@ -647,6 +710,7 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_CUDA_ALLOC: return "cuda_alloc";
 	case GTT_REC_NVTX: return "nvtx";
 	case GTT_REC_COUNTER: return "counter";
+	case GTT_REC_CUDA_CALLSTACK: return "cuda_callstack";
 	case GTT_REC_ARCHIVE: return "archive";
 	case GTT_REC_END: return "end";
 	default: return "unknown";

@@ -5,6 +5,13 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "gt_counters.h"
+
+/* The ready count as a counter on the profiler's clock (a no-op unless run under gt-record):
+ * emitted at the same instant the telemetry's observation uses, so the trace's step function
+ * and telemetry.json's samples agree exactly. */
+#define COUNTER_READY "queue.ready"
+
 struct pl_queue {
 	pthread_mutex_t mu;
 	pthread_cond_t not_full, ready;
@@ -53,6 +60,8 @@ pl_queue *pl_queue_create(int depth, int min_ready, int n_producers, int64_t sta
 	q->interval_ns = sample_interval_ns;
 	q->max_samples = max_samples;
 	q->min_seen = q->max_seen = 0;
+	gt_counter_watermark(COUNTER_READY, min_ready);
+	gt_counter_at(COUNTER_READY, (uint64_t)start_ns, 0);
 	return q;
 }
 
@@ -112,11 +121,13 @@ int pl_queue_put(pl_queue *q, void *item, int64_t *waited_ns)
 		rc = -1;
 		goto out;
 	}
-	observe(q, pl_now_ns());
+	int64_t now = pl_now_ns();
+	observe(q, now);
 	q->ring[(q->head + q->count) % q->depth] = item;
 	q->count++;
 	q->puts++;
 	counted(q);
+	gt_counter_at(COUNTER_READY, (uint64_t)now, q->count);
 	if (q->count >= q->min_ready)
 		pthread_cond_broadcast(&q->ready);
 out:
@@ -141,12 +152,14 @@ void *pl_queue_get(pl_queue *q, int64_t *waited_ns)
 	}
 	if (q->aborted || q->count == 0)
 		goto out;
-	observe(q, pl_now_ns());
+	int64_t now = pl_now_ns();
+	observe(q, now);
 	item = q->ring[q->head];
 	q->head = (q->head + 1) % q->depth;
 	q->count--;
 	q->gets++;
 	counted(q);
+	gt_counter_at(COUNTER_READY, (uint64_t)now, q->count);
 	pthread_cond_signal(&q->not_full);
 out:
 	pthread_mutex_unlock(&q->mu);

@@ -46,7 +46,29 @@ struct rec_cuda {
 	size_t n_attached, cap_attached;
 	uint8_t *buf;
 	size_t buf_cap;
+	rec_cuda_observer observe;  /* sees launch stacks as they are merged; NULL none */
+	void *observe_ctx;
+	void *scratch;              /* decoding them */
+	size_t scratch_cap;
 };
+
+void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx)
+{
+	if (!c)
+		return;
+	c->observe = fn;
+	c->observe_ctx = ctx;
+}
+
+/* A launch stack names return addresses in the target's binaries: the observer (the symbol
+ * archive) must see them, or binaries that only launch stacks hit would not be embedded. */
+static void observe_chunk(rec_cuda *c, uint32_t tag, const uint8_t *payload, uint32_t len)
+{
+	gtt_record rec;
+	if (c->observe && tag == GTT_REC_CUDA_CALLSTACK &&
+	    gtt_decode(tag, payload, len, &rec, &c->scratch, &c->scratch_cap) >= 0)
+		c->observe(c->observe_ctx, &rec);
+}
 
 static int file_exists(const char *p)
 {
@@ -241,6 +263,7 @@ static int merge_file(rec_cuda *c, side_file *f, gtt_writer *w, int final)
 			} else if ((rc = gtt_write_raw(w, tag, h + GTT_CHUNK_HEADER_LEN, len)) < 0) {
 				goto out;
 			} else {
+				observe_chunk(c, tag, h + GTT_CHUNK_HEADER_LEN, len);
 				merged++;
 				f->n_merged++;
 			}
@@ -422,6 +445,22 @@ static int write_ctl(const char *path, const char *text)
 	return 0;
 }
 
+/* Launch-stack settings from our own environment (--cuda-stacks sets GT_CUPTI_STACKS) go to an
+ * attached agent as "set NAME=VALUE" lines: its environment was fixed at --prepare. */
+static void append_settings(char *text, size_t cap)
+{
+	static const char *const keys[] = { "GT_CUPTI_STACKS", "GT_CUPTI_STACK_PYTHON", "GT_CUPTI_STACK_FIRST",
+	                                    "GT_CUPTI_STACK_EVERY", "GT_CUPTI_STACK_LONG_US", "GT_CUPTI_STACK_BUDGET",
+	                                    "GT_CUPTI_STACK_BURST_MS" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = getenv(keys[i]);
+		size_t used = strlen(text);
+		if (!v || !*v || strlen(v) > 32 || strpbrk(v, "\n\r"))
+			continue;
+		snprintf(text + used, cap - used, "set %s=%s\n", keys[i], v);
+	}
+}
+
 int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 {
 	int rc = 0;
@@ -439,7 +478,7 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 		goto out;
 	}
 	ctl_dir = proc_env(pid, "GT_CUPTI_CTL_DIR");
-	char path[PATH_MAX + 64], text[PATH_MAX + 16];
+	char path[PATH_MAX + 64], text[PATH_MAX + 1024];
 	ctl_path(c, ctl_dir, pid, path, sizeof(path));
 	if (on) {
 		uid_t uid;
@@ -450,6 +489,7 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 			goto out;
 		}
 		snprintf(text, sizeof(text), "on %s\n", c->dir);
+		append_settings(text, sizeof(text));
 	} else {
 		snprintf(text, sizeof(text), "off\n");
 	}
@@ -632,6 +672,7 @@ int rec_cuda_finish(rec_cuda *c, gtt_writer *w)
 	free(c->files);
 	free(c->attached);
 	free(c->buf);
+	free(c->scratch);
 	free(c);
 	return rc;
 }

@@ -27,6 +27,10 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen);
 /* Before ending a launched command early (-d: SIGTERM skips its exit handlers): ask every agent
  * still running to flush and close its side file, waiting up to 3 s. NULL ok. */
 void rec_cuda_switch_off(rec_cuda *c);
+/* Records the merge hands on besides writing them (launch stacks, tag cuda_callstack): fn is
+ * called from the merging thread with each decoded record. NULL c ok. */
+typedef void (*rec_cuda_observer)(void *ctx, const gtt_record *rec);
+void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx);
 /* Final merge, remove side files, free. NULL ok. */
 int rec_cuda_finish(rec_cuda *c, gtt_writer *w);
 

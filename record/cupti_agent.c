@@ -2,10 +2,12 @@
  * (and by NVTX through NVTX_INJECTION64_PATH), it collects CUPTI activity on CLOCK_MONOTONIC and
  * writes it as .gtt chunks to a side file that gt-record merges (record/cuda_inject.c).
  *
- * Threads: CUPTI's worker thread hands us full buffers (translated in cupti_encode.c); our flush
- * thread asks CUPTI for the rest every GT_CUPTI_FLUSH_MS, polls the control file that switches a
- * dormant agent on and off, and pushes the writer's buffer to the file. The application's
- * threads only ever take an empty buffer from a free list. Protocol and knobs: docs/CUDA.md. */
+ * Threads: the application's threads take a ready empty buffer from a stock and, inside their
+ * CUDA calls, keep the in-flight table and take the sampled launch stacks (cupti_calls.c); CUPTI
+ * hands full buffers back (cupti_bufq.c: one pointer queued). Our flush thread does the rest:
+ * translates buffers (cupti_encode.c) and queued stacks into records, keeps the buffer stock
+ * filled, asks CUPTI for partial buffers every GT_CUPTI_FLUSH_MS, polls the control file that
+ * switches a dormant agent on and off, and writes the side file. Protocol, knobs: docs/CUDA.md. */
 #include "cupti_agent.h"
 
 #include <dlfcn.h>
@@ -19,29 +21,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cupti.h>
+#include "cupti_bufq.h"
+#include "cupti_calls.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_FREE_BUFFERS 32
-#define TICK_MS 100
+#define TICK_ON_MS 50         /* flush thread wake-up while tracing (and at each full buffer) */
 #define CTL_POLL_MS 200
+#define STOCK_BUFFERS 2       /* empty buffers kept ready for CUPTI */
 
 enum { MODE_FULL = 0, MODE_BARE = 1 };
 
 static struct agent {
 	pthread_mutex_t lock;       /* writer, encoder, stats */
 	pthread_mutex_t ctl_lock;   /* on/off transitions */
-	pthread_mutex_t buf_lock;   /* free buffer list (taken on application threads) */
-	pthread_cond_t cv;
 	int state;                  /* 0 new, 1 initializing, 2 ready, -1 CPU-only */
 	pid_t pid;
 	int forked;                 /* we are a fork()ed child of the process that set us up */
 	int mode, api_mode, verbose;
 	uint64_t flush_ns;
 	size_t buf_bytes;
+	unsigned max_bufs;
+	ag_bufq *q;                 /* activity buffers: stock and full queue */
+	ag_calls_cfg calls;         /* in-flight table and launch stacks */
+	int calls_ok;               /* ag_calls_init done */
+	CUpti_SubscriberHandle sub;
+	int callbacks_on;           /* API callbacks enabled */
+	uint8_t *cb_want[2];        /* per domain (driver, runtime): cbids whose callbacks we enable */
+	uint64_t pending_dropped;   /* CUPTI's dropped count, not yet written (atomic) */
 	int on;                     /* activity kinds enabled */
 	char dir[PATH_MAX];         /* side-file directory while on */
 	char ctl_dir[PATH_MAX];
-	char ctl_last[PATH_MAX + 16];
+	char ctl_last[PATH_MAX + 1024];
 	int fd;
 	gtt_writer *w;
 	ag_enc *enc;
@@ -51,13 +61,9 @@ static struct agent {
 	ag_stats st;
 	int flusher_started, stop;
 	pthread_t flusher;
-	uint8_t *free_bufs[MAX_FREE_BUFFERS];
-	int n_free;
 } A = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.ctl_lock = PTHREAD_MUTEX_INITIALIZER,
-	.buf_lock = PTHREAD_MUTEX_INITIALIZER,
-	.cv = PTHREAD_COND_INITIALIZER,
 	.fd = -1,
 };
 
@@ -82,31 +88,14 @@ static const char *cupti_err(CUptiResult r)
 	return s ? s : "unknown CUPTI error";
 }
 
-/* ---- buffers: requested on application threads, so only a short lock ---- */
+/* ---- buffers: CUPTI asks and returns them; the flush thread does the work ---- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	uint8_t *b = NULL;
-	pthread_mutex_lock(&A.buf_lock);
-	if (A.n_free)
-		b = A.free_bufs[--A.n_free];
-	pthread_mutex_unlock(&A.buf_lock);
-	if (!b && posix_memalign((void **)&b, 8, A.buf_bytes) != 0)
-		b = NULL;
+	uint8_t *b = ag_bufq_request(A.q);
 	*buffer = b;
 	*size = b ? A.buf_bytes : 0;
 	*max_records = 0;
-}
-
-static void release_buffer(uint8_t *b)
-{
-	pthread_mutex_lock(&A.buf_lock);
-	if (A.n_free < MAX_FREE_BUFFERS) {
-		A.free_bufs[A.n_free++] = b;
-		b = NULL;
-	}
-	pthread_mutex_unlock(&A.buf_lock);
-	free(b);
 }
 
 static int open_side_locked(int announce);
@@ -127,34 +116,55 @@ static void write_dropped_locked(size_t dropped)
 	gtt_write(A.w, &r);
 }
 
+/* On CUPTI's thread (or the one flushing): only queue the buffer. Bare mode counts its records
+ * here: it is the reference of a minimal injection library. */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
 	(void)ctx;
 	(void)stream;
 	(void)size;
-	uint64_t t0 = ag_now_ns();
 	size_t dropped = 0;
-	pthread_mutex_lock(&A.lock);
-	if (A.forked && A.on && !A.w && A.mode == MODE_FULL)
-		open_side_locked(1);    /* a fork()ed child gets its own file */
-	if (valid) {
-		if (A.mode == MODE_FULL && A.enc) {
-			ag_enc_buffer(A.enc, buf, valid, &A.st);
-		} else if (A.mode == MODE_BARE) {
+	if (A.mode == MODE_BARE) {
+		uint64_t t0 = ag_now_ns();
+		pthread_mutex_lock(&A.lock);
+		if (buf && valid)
 			ag_enc_count(buf, valid, &A.st);
-		} else {
+		A.st.n_buffers++;
+		A.st.process_ns += ag_now_ns() - t0;
+		pthread_mutex_unlock(&A.lock);
+		ag_bufq_release(A.q, buf, valid);
+	} else {
+		ag_bufq_complete(A.q, buf, valid);
+	}
+	if (!A.forked && cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+		__atomic_fetch_add(&A.pending_dropped, (uint64_t)dropped, __ATOMIC_RELAXED);
+}
+
+/* Translate every queued buffer and launch stack into the side file (the flush thread; at exit
+ * the exiting thread). Buffers are taken in order under A.lock, so records keep their order. */
+static void drain_locked(void)
+{
+	uint8_t *buf;
+	size_t valid;
+	while (ag_bufq_take(A.q, &buf, &valid)) {
+		uint64_t t0 = ag_now_ns();
+		if (A.forked && A.on && !A.w && A.mode == MODE_FULL)
+			open_side_locked(1);    /* a fork()ed child gets its own file */
+		if (valid && A.enc) {
+			ag_enc_buffer(A.enc, buf, valid, &A.st);
+		} else if (valid) {
 			ag_stats junk = { 0 };
 			ag_enc_count(buf, valid, &junk);
 			A.st.n_discarded += junk.n_records;
 		}
+		A.st.n_buffers++;
+		A.st.process_ns += ag_now_ns() - t0;
+		ag_bufq_release(A.q, buf, valid);
 	}
-	if (!A.forked && cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+	ag_calls_drain(A.enc, A.w);
+	uint64_t dropped = __atomic_exchange_n(&A.pending_dropped, 0, __ATOMIC_RELAXED);
+	if (dropped)
 		write_dropped_locked(dropped);
-	A.st.n_buffers++;
-	A.st.process_ns += ag_now_ns() - t0;
-	pthread_mutex_unlock(&A.lock);
-	if (buf)
-		release_buffer(buf);
 }
 
 /* ---- side file ---- */
@@ -195,9 +205,10 @@ static int open_side_locked(int announce)
 		A.devices_written = 0;
 		if (!announce)
 			return 0;
-		char text[160];
-		snprintf(text, sizeof(text), "cupti agent on: api=%s flush=%llums buffer=%zuKiB",
-		         api_mode_names[A.api_mode], (unsigned long long)(A.flush_ns / 1000000), A.buf_bytes >> 10);
+		char text[200];
+		snprintf(text, sizeof(text), "cupti agent on: api=%s flush=%llums buffer=%zuKiB max_buffers=%u inflight=%s",
+		         api_mode_names[A.api_mode], (unsigned long long)(A.flush_ns / 1000000), A.buf_bytes >> 10,
+		         A.max_bufs, A.calls.inflight ? "on" : "off");
 		write_note_locked(text, 0);
 		gtt_record r = { .tag = GTT_REC_HEALTH };
 		r.u.health.time_ns = r.u.health.end_ns = ag_now_ns();
@@ -208,6 +219,7 @@ static int open_side_locked(int announce)
 		r.u.health.value[1] = A.flush_ns;
 		r.u.health.text = "";
 		gtt_write(A.w, &r);
+		ag_calls_write_config(A.w);
 		return 0;
 	}
 	warn("cannot create a side file in %s; CUDA activity is not recorded", A.dir);
@@ -217,10 +229,22 @@ static int open_side_locked(int announce)
 static void summary_text(char *buf, size_t len)
 {
 	const ag_stats *s = &A.st;
+	ag_bufq_stats bq = { 0 };
+	ag_calls_stats cs;
+	if (A.q)
+		ag_bufq_stats_get(A.q, &bq);
+	ag_calls_stats_get(&cs);
 	double per = s->n_records ? (double)s->process_ns / (double)s->n_records : 0;
+	double cb = cs.n_timed ? (double)cs.timed_ns / (double)cs.n_timed : 0;
+	/* application-thread cost per activity record: two callbacks per call, the stacks taken */
+	double app = s->n_records ? (2.0 * cb * (double)cs.n_calls + (double)cs.capture_ns) / (double)s->n_records : 0;
 	snprintf(buf, len, "cupti agent %s: mode=%s api=%s records=%llu kernel=%llu memcpy=%llu memset=%llu "
 	         "sync=%llu runtime=%llu driver=%llu driver_nested_dropped=%llu alloc=%llu nvtx=%llu "
-	         "overhead=%llu other=%llu discarded=%llu dropped=%llu buffers=%llu ns_per_record=%.1f",
+	         "overhead=%llu other=%llu discarded=%llu dropped=%llu buffers=%llu ns_per_record=%.1f "
+	         "buffers_allocated_on_app_thread=%llu buffer_requests_refused=%llu peak_queued_buffers=%u "
+	         "api_calls=%llu callback_ns=%.1f stacks=%llu stacks_first=%llu stacks_nth=%llu stacks_long=%llu "
+	         "stacks_long_at_exit=%llu stacks_skipped_budget=%llu stacks_lost_ring=%llu stack_us=%.2f "
+	         "app_ns_per_record=%.1f",
 	         A.forked ? "(forked child)" : "summary", A.mode == MODE_BARE ? "bare" : "full",
 	         api_mode_names[A.api_mode],
 	         (unsigned long long)s->n_records, (unsigned long long)s->n_kernel, (unsigned long long)s->n_memcpy,
@@ -228,7 +252,12 @@ static void summary_text(char *buf, size_t len)
 	         (unsigned long long)s->n_driver, (unsigned long long)s->n_driver_nested,
 	         (unsigned long long)s->n_alloc, (unsigned long long)s->n_nvtx, (unsigned long long)s->n_overhead,
 	         (unsigned long long)s->n_other, (unsigned long long)s->n_discarded, (unsigned long long)s->n_dropped,
-	         (unsigned long long)s->n_buffers, per);
+	         (unsigned long long)s->n_buffers, per, (unsigned long long)bq.n_alloc_app,
+	         (unsigned long long)bq.n_refused, bq.peak_queued, (unsigned long long)cs.n_calls, cb,
+	         (unsigned long long)cs.n_taken, (unsigned long long)cs.n_first, (unsigned long long)cs.n_nth,
+	         (unsigned long long)cs.n_long, (unsigned long long)cs.n_long_exit, (unsigned long long)cs.n_skip_budget,
+	         (unsigned long long)cs.n_skip_ring,
+	         cs.n_taken ? (double)cs.capture_ns / 1000.0 / (double)cs.n_taken : 0, app);
 }
 
 /* Summary, close, and a .done marker so gt-record knows the file is complete. */
@@ -236,7 +265,7 @@ static void close_side_locked(int summary)
 {
 	if (!A.w)
 		return;
-	char text[640];
+	char text[1200];
 	if (summary && !A.devices_written && !A.forked)
 		write_devices_locked();    /* switched off before the first flush */
 	summary_text(text, sizeof(text));
@@ -356,6 +385,45 @@ static void set_kinds(int enable)
 		        (int)A.pid, n_off);
 }
 
+/* The API callbacks (in-flight table, launch stacks) for every call whose activity we would
+ * record: all calls with GT_CUPTI_API=all, else all but the trivial state queries — whatever
+ * the API activity mode, since driver calls (cuBLAS, Triton launches) matter to both. */
+static void set_callbacks(int enable)
+{
+	static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API };
+	static const uint32_t sizes[2] = { CUPTI_DRIVER_TRACE_CBID_SIZE, CUPTI_RUNTIME_TRACE_CBID_SIZE };
+	int n_on = 0;
+	for (int d = 0; d < 2; d++) {
+		if (!A.cb_want[d]) {
+			if (!(A.cb_want[d] = calloc(sizes[d], 1)))
+				continue;
+			for (uint32_t cbid = 1; cbid < sizes[d]; cbid++) {
+				const char *name = NULL;
+				A.cb_want[d][cbid] = cuptiGetCallbackName(doms[d], cbid, &name) == CUPTI_SUCCESS && name &&
+				                     (A.api_mode == AG_API_ALL || !ag_api_trivial(name));
+			}
+		}
+		for (uint32_t cbid = 1; cbid < sizes[d]; cbid++)
+			if (A.cb_want[d][cbid] && cuptiEnableCallback(enable, A.sub, doms[d], cbid) == CUPTI_SUCCESS)
+				n_on++;
+	}
+	A.callbacks_on = enable && n_on > 0;
+	if (A.verbose)
+		fprintf(stderr, "gt-cupti[%d]: API callbacks %s for %d calls\n", (int)A.pid, enable ? "on" : "off", n_on);
+}
+
+/* Callbacks run while the in-flight table is kept (always, unless GT_CUPTI_INFLIGHT=0) or
+ * launch stacks are taken (while tracing). Caller holds ctl_lock. */
+static void update_callbacks(void)
+{
+	int stacks = A.calls.stacks && A.on && A.mode == MODE_FULL;
+	int inflight = A.calls.inflight && A.mode == MODE_FULL;
+	int want = stacks || inflight;
+	if (want != A.callbacks_on)
+		set_callbacks(want);
+	ag_calls_set(inflight && A.callbacks_on, stacks && A.callbacks_on);
+}
+
 /* Caller holds ctl_lock. dir NULL in bare mode. */
 static void turn_on(const char *dir)
 {
@@ -376,6 +444,7 @@ static void turn_on(const char *dir)
 		set_kinds(1);
 		A.on = 1;
 	}
+	update_callbacks();
 }
 
 /* Caller holds ctl_lock. */
@@ -385,17 +454,39 @@ static void turn_off(void)
 		set_kinds(0);
 		A.on = 0;
 	}
+	update_callbacks();
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_lock(&A.lock);
+	drain_locked();
 	close_side_locked(1);
 	pthread_mutex_unlock(&A.lock);
 }
 
-/* The control file (written by gt-record, atomically): "on DIR\n" or "off\n". Only files owned by
- * root or by us, and not writable by others, are obeyed. */
+/* Launch-stack settings gt-record passes with "on": lines "set NAME=VALUE" after the first. */
+static void apply_settings(char *lines)
+{
+	int changed = 0;
+	for (char *l = lines; l && *l;) {
+		char *next = strchr(l, '\n');
+		if (next)
+			*next++ = 0;
+		char *eq = strncmp(l, "set ", 4) == 0 ? strchr(l + 4, '=') : NULL;
+		if (eq && A.calls_ok) {
+			*eq = 0;
+			changed |= ag_calls_config_set(&A.calls, l + 4, eq + 1, warn) == 0;
+		}
+		l = next;
+	}
+	if (changed)
+		ag_calls_reconfigure(&A.calls);
+}
+
+/* The control file (written by gt-record, atomically): "on DIR\n" (optionally followed by
+ * "set NAME=VALUE\n" lines) or "off\n". Only files owned by root or by us, and not writable by
+ * others, are obeyed. */
 static void poll_control(void)
 {
-	char path[PATH_MAX + 64], text[PATH_MAX + 16];
+	char path[PATH_MAX + 64], text[sizeof(A.ctl_last)];
 	snprintf(path, sizeof(path), "%s/gt-cupti.%d.ctl", A.ctl_dir, (int)A.pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -411,9 +502,12 @@ static void poll_control(void)
 	if (strcmp(text, A.ctl_last) == 0)
 		return;
 	snprintf(A.ctl_last, sizeof(A.ctl_last), "%s", text);
-	text[strcspn(text, "\n")] = 0;
+	char *rest = strchr(text, '\n');
+	if (rest)
+		*rest++ = 0;
 	if (strncmp(text, "on ", 3) == 0 && text[3] == '/') {
 		struct stat ds;
+		apply_settings(rest);
 		if (stat(text + 3, &ds) == 0 && S_ISDIR(ds.st_mode))
 			turn_on(text + 3);
 	} else if (strcmp(text, "off") == 0) {
@@ -431,37 +525,42 @@ static int side_unlinked_locked(void)
 static void *flusher_main(void *arg)
 {
 	(void)arg;
+	ag_calls_ignore_thread();    /* our own CUDA calls (device queries) are not the program's */
 	uint64_t next_flush = ag_now_ns() + A.flush_ns, next_poll = 0;
-	pthread_mutex_lock(&A.ctl_lock);
-	while (!A.stop) {
+	for (;;) {
+		int gone = 0;
+		pthread_mutex_lock(&A.ctl_lock);
+		if (A.stop) {
+			pthread_mutex_unlock(&A.ctl_lock);
+			break;
+		}
 		uint64_t now = ag_now_ns();
 		if (now >= next_poll) {
 			poll_control();
 			next_poll = now + CTL_POLL_MS * 1000000ull;
 		}
-		if (A.on && now >= next_flush) {
-			cuptiActivityFlushAll(0);
-			pthread_mutex_lock(&A.lock);
-			int gone = side_unlinked_locked();
+		int periodic = A.on && now >= next_flush;
+		if (periodic) {
+			cuptiActivityFlushAll(0);    /* partial buffers: completed here, queued, drained below */
+			next_flush = now + A.flush_ns;
+		}
+		pthread_mutex_lock(&A.lock);
+		drain_locked();
+		if (periodic) {
+			gone = side_unlinked_locked();
 			if (A.w && !A.devices_written)
 				write_devices_locked();
 			if (A.w)
 				gtt_writer_flush(A.w);
-			pthread_mutex_unlock(&A.lock);
-			if (gone)
-				turn_off();
-			next_flush = now + A.flush_ns;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += TICK_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&A.cv, &A.ctl_lock, &ts);
+		pthread_mutex_unlock(&A.lock);
+		if (gone)
+			turn_off();
+		int on = A.on;
+		pthread_mutex_unlock(&A.ctl_lock);
+		ag_bufq_refill(A.q);
+		ag_bufq_wait(A.q, (on ? TICK_ON_MS : CTL_POLL_MS) * 1000000ull);
 	}
-	pthread_mutex_unlock(&A.ctl_lock);
 	return NULL;
 }
 
@@ -473,17 +572,18 @@ static void at_exit(void)
 		return;
 	pthread_mutex_lock(&A.ctl_lock);
 	A.stop = 1;
-	pthread_cond_broadcast(&A.cv);
+	ag_bufq_wake(A.q);
 	if (A.forked) {
 		/* CUPTI does not work in a fork()ed child: keep what we have, never call it. */
 		pthread_mutex_lock(&A.lock);
+		drain_locked();
 		close_side_locked(1);
 		pthread_mutex_unlock(&A.lock);
 	} else {
 		turn_off();
 	}
 	if (A.verbose) {
-		char text[640];
+		char text[1200];
 		summary_text(text, sizeof(text));
 		fprintf(stderr, "gt-cupti[%d]: %s\n", (int)getpid(), text);
 	}
@@ -494,12 +594,12 @@ static void fork_prepare(void)
 {
 	pthread_mutex_lock(&A.ctl_lock);
 	pthread_mutex_lock(&A.lock);
-	pthread_mutex_lock(&A.buf_lock);
+	ag_bufq_atfork(A.q, 0);
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&A.buf_lock);
+	ag_bufq_atfork(A.q, 1);
 	pthread_mutex_unlock(&A.lock);
 	pthread_mutex_unlock(&A.ctl_lock);
 }
@@ -518,7 +618,9 @@ static void fork_child(void)
 	A.next_gen = 0;
 	A.flusher_started = 0;
 	memset(&A.st, 0, sizeof(A.st));
-	pthread_mutex_unlock(&A.buf_lock);
+	A.pending_dropped = 0;
+	ag_bufq_atfork(A.q, 2);
+	ag_calls_fork_child((uint32_t)A.pid);
 	pthread_mutex_unlock(&A.lock);
 	pthread_mutex_unlock(&A.ctl_lock);
 }
@@ -526,9 +628,8 @@ static void fork_child(void)
 static void CUPTIAPI subscriber_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
 	(void)ud;
-	(void)dom;
-	(void)cbid;
-	(void)data;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API)
+		ag_calls_callback(dom, cbid, data);
 }
 
 static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
@@ -563,6 +664,14 @@ static void read_config(void)
 	A.verbose = (s = getenv("GT_CUPTI_VERBOSE")) && *s && strcmp(s, "0") != 0;
 	A.flush_ns = env_u64("GT_CUPTI_FLUSH_MS", 1000, 10, 60000) * 1000000ull;
 	A.buf_bytes = (size_t)env_u64("GT_CUPTI_BUFFER_KB", 4096, 64, 1 << 20) << 10;
+	/* memory for activity buffers (stock + with CUPTI + queued): bounded, losses counted. CUPTI
+	 * keeps one buffer per thread that makes CUDA calls (per-thread buffers, its default) */
+	uint64_t mem_mb = env_u64("GT_CUPTI_MEMORY_MB", 1024, 1, 1 << 20);
+	uint64_t nb = (mem_mb << 20) / A.buf_bytes;
+	A.max_bufs = nb < 2 ? 2 : nb > 65536 ? 65536 : (unsigned)nb;
+	ag_calls_config(&A.calls, warn);
+	if (A.mode == MODE_BARE)
+		A.calls.inflight = A.calls.stacks = 0;    /* bare: CUPTI activity and nothing of ours */
 	s = getenv("GT_CUPTI_CTL_DIR");
 	snprintf(A.ctl_dir, sizeof(A.ctl_dir), "%s", s && *s ? s : "/tmp");
 }
@@ -585,8 +694,10 @@ static int subscribe(void)
 	} else {
 		r = cuptiSubscribe(&sub, subscriber_cb, NULL);
 	}
-	if (r == CUPTI_SUCCESS)
+	if (r == CUPTI_SUCCESS) {
+		A.sub = sub;
 		return 0;
+	}
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 		warn("another CUPTI tool holds this process (%s); CUDA tracing off, CPU data only",
 		     other[0] ? other : "unknown");
@@ -630,9 +741,28 @@ static void agent_init(void)
 		__atomic_store_n(&A.state, -1, __ATOMIC_RELEASE);
 		goto out;
 	}
+	if (!(A.q = ag_bufq_create(A.buf_bytes, A.max_bufs, STOCK_BUFFERS))) {
+		warn("%s", "out of memory; CUDA tracing off");
+		__atomic_store_n(&A.state, -1, __ATOMIC_RELEASE);
+		goto out;
+	}
+	ag_bufq_refill(A.q);
+	if (A.mode == MODE_FULL && ag_calls_init(&A.calls, (uint32_t)A.pid) < 0) {
+		warn("%s", "out of memory: no in-flight table, no launch stacks");
+		A.calls.inflight = A.calls.stacks = 0;
+	} else {
+		A.calls_ok = A.mode == MODE_FULL;
+	}
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if ((r = cuptiActivityRegisterTimestampCallback(timestamp_cb)) != CUPTI_SUCCESS)
 		warn("cannot put CUPTI on CLOCK_MONOTONIC (%s); GPU times will not line up", cupti_err(r));
+	/* Our buffers come zeroed (the flush thread clears what CUPTI wrote): otherwise CUPTI clears
+	 * each 4 MiB buffer itself, on the application thread that asked for it. */
+	uint8_t zeroed = 1;
+	size_t zsize = sizeof(zeroed);
+	if ((r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zsize, &zeroed)) != CUPTI_SUCCESS &&
+	    A.verbose)
+		fprintf(stderr, "gt-cupti[%d]: CUPTI clears buffers itself (%s)\n", (int)A.pid, cupti_err(r));
 	if ((r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
 		warn("cuptiActivityRegisterCallbacks: %s; CUDA tracing off", cupti_err(r));
 		__atomic_store_n(&A.state, -1, __ATOMIC_RELEASE);
@@ -648,6 +778,8 @@ static void agent_init(void)
 	pthread_mutex_lock(&A.ctl_lock);
 	if (!start_dormant)
 		turn_on(A.mode == MODE_FULL ? dir : NULL);
+	else
+		update_callbacks();    /* a dormant agent keeps the in-flight table for --dump */
 	pthread_mutex_unlock(&A.ctl_lock);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);

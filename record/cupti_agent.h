@@ -43,6 +43,9 @@ ag_enc *ag_enc_create(gtt_writer *w, uint32_t pid, uint32_t gen, int api_mode);
 void ag_enc_buffer(ag_enc *e, uint8_t *buf, size_t valid_bytes, ag_stats *st);
 /* Only count the records of a buffer by kind (bare mode: CUPTI collection without our work). */
 void ag_enc_count(uint8_t *buf, size_t valid_bytes, ag_stats *st);
+/* The string id of an API's name (domain GTT_API_RUNTIME or GTT_API_DRIVER, CUPTI callback id),
+ * interned once per side file, version tag removed: the name_id of cuda_api records. */
+uint32_t ag_enc_api_name(ag_enc *e, uint32_t domain, uint32_t cbid);
 /* Intern text as a string record (written once); returns its id. */
 uint32_t ag_enc_string(ag_enc *e, const char *text);
 /* Free; writes nothing more. NULL ok. */

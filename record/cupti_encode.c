@@ -190,6 +190,11 @@ static uint32_t api_name_id(ag_enc *e, CUpti_CallbackDomain dom, uint32_t cbid)
 	return id;
 }
 
+uint32_t ag_enc_api_name(ag_enc *e, uint32_t domain, uint32_t cbid)
+{
+	return api_name_id(e, domain == GTT_API_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+}
+
 int ag_api_trivial(const char *name)
 {
 	static const char *const trivial[] = {

@@ -181,13 +181,13 @@ static int find_in(const rec_elf *e, uint32_t type, const char *name, uint64_t *
 			}
 		}
 	}
-	return -1;
+	return -ENOENT;
 }
 
 int rec_elf_symbol(const rec_elf *e, const char *name, uint64_t *value, uint64_t *size)
 {
 	if (!e || !name || !value)
-		return -1;
+		return -EINVAL;
 	if (find_in(e, SHT_SYMTAB, name, value, size) == 0)
 		return 0;
 	return find_in(e, SHT_DYNSYM, name, value, size);

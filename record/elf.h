@@ -1,5 +1,6 @@
 /* elf.h — just enough ELF reading for the recorder (no libelf on the GPU box): build-ids,
- * symbol lookup in .dynsym/.symtab, and load segments, through <elf.h> on a mapped file. */
+ * symbol lookup in .dynsym/.symtab, and load segments, through <elf.h> on a mapped file.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 /* Tests compile with -Irecord, where a plain <elf.h> (also the one inside <libelf.h>) would
  * find this file: pull in the system header here so both sets of names are always defined. */
 #include_next <elf.h>
@@ -18,7 +19,7 @@ void rec_elf_close(rec_elf *e);
 /* Copy the GNU build-id note into buf (up to cap bytes); returns its length, 0 when none. */
 size_t rec_elf_build_id(const rec_elf *e, uint8_t *buf, size_t cap);
 /* Find a symbol by exact name in .symtab, then .dynsym. Returns 0 and sets *value (the
- * st_value, a link-time address) and *size, or -1 when absent. */
+ * st_value, a link-time address) and *size, or -ENOENT when absent. */
 int rec_elf_symbol(const rec_elf *e, const char *name, uint64_t *value, uint64_t *size);
 /* Lowest p_vaddr - p_offset of PT_LOAD segments, to turn link-time addresses into runtime
  * ones: runtime = value - first_load_vaddr + mapping start of file offset 0. */

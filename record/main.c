@@ -1,4 +1,5 @@
-/* main.c — gt-record's command line: parses options into rec_opts; session.c does the work. */
+/* main.c — gt-record's command line: parses options into rec_opts; session.c does the work.
+ * Helpers return 0 or a negative errno (record/'s rule, rec_err.h); main returns GT_EXIT_*. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -6,13 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dump.h"
+#include "gt_util.h"
 #include "session.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "0"
 #endif
 
-#define EXIT_USAGE 64
+#define MAX_DURATION_S 1e9 /* -d: about 30 years, and still a valid ns count */
 
 static void usage(FILE *f)
 {
@@ -20,18 +23,36 @@ static void usage(FILE *f)
 	        "usage: gt-record [options] -- COMMAND [ARGS...]   record a command (and its threads and children)\n"
 	        "       gt-record [options] -p PID                 attach to a running process\n"
 	        "       gt-record --prepare -- COMMAND [ARGS...]   run COMMAND with the CUDA agent dormant, for a later -p\n"
+	        "       gt-record --dump -p PID [--children] [--json | -o FILE]   what every thread does now\n"
 	        "\n"
 	        "options:\n"
-	        "  -o, --output FILE        trace file (default gt.gtt)\n"
+	        "  -o, --output FILE        trace file (default gt.gtt; created 0600; an existing FILE is\n"
+	        "                           kept as FILE.old; never written through a symbolic link)\n"
 	        "  -F, --freq HZ            samples per second of on-CPU time, per thread (default 99)\n"
 	        "  -d, --duration SECONDS   stop after this long (launch mode: the command gets SIGTERM)\n"
 	        "  -p, --pid PID            attach to a running process; Ctrl-C or -d ends the recording\n"
 	        "  --call-graph fp|dwarf[,BYTES]\n"
 	        "                           fp: frame-pointer callchains; dwarf: registers + a copy of BYTES\n"
-	        "                           of user stack (default 8192) unwound offline (default: dwarf)\n"
+	        "                           of user stack (default 8192) unwound offline, and the fp chain\n"
+	        "                           for callers above the copy (default: dwarf)\n"
+	        "  --scope process|system   system: one event per CPU for every task, keeping only the\n"
+	        "                           target's process tree (no cost per context switch; needs root\n"
+	        "                           or perf_event_paranoid <= 0); process: events on the target's\n"
+	        "                           tasks (default: system when permitted, else process, with a note)\n"
+	        "  --no-stack-copy          keep no bytes of thread stacks in the trace (they can hold\n"
+	        "                           secrets): frame-pointer callchains only, as --call-graph fp\n"
 	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
 	        "  --python[=auto|on|off]   read CPython stacks and GIL state (default auto; on: fail if none)\n"
 	        "  --no-cuda                do not inject the CUDA agent\n"
+	        "  --dump                   print each thread's state, GIL state and Python + native stack now\n"
+	        "                           (each thread stopped alone, for microseconds; see docs/DUMP.md);\n"
+	        "                           with -o FILE: a one-snapshot trace for gt-analyze instead\n"
+	        "  --children               --dump: also every descendant process\n"
+	        "  --json                   --dump: JSON on stdout\n"
+	        "  --all-frames             --dump: do not fold interpreter frames between Python frames\n"
+	        "  --top                    while recording, a live per-thread view on the terminal: CPU %%,\n"
+	        "                           GIL classes, hottest function, lost samples (q quits, t: totals)\n"
+	        "  --cuda-stacks=on|off     stacks at sampled CUDA API calls (default on; docs/CUDA.md)\n"
 	        "  -q, --quiet              no status line, no summary\n"
 	        "  -h, --help               this text\n"
 	        "  -V, --version            print the version\n"
@@ -47,7 +68,7 @@ static int bad(const char *fmt, const char *arg)
 	fprintf(stderr, "gt-record: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, " (see gt-record --help)\n");
-	return EXIT_USAGE;
+	return GT_EXIT_USAGE;
 }
 
 static int parse_double(const char *s, double lo, double hi, double *out)
@@ -58,7 +79,7 @@ static int parse_double(const char *s, double lo, double hi, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v >= lo && v <= hi))
-		return -1;
+		return -EINVAL;
 	*out = v;
 	return 0;
 }
@@ -74,34 +95,44 @@ static int parse_call_graph(const char *s, rec_opts *o)
 		if (s[5] == ',') {
 			double b;
 			if (parse_double(s + 6, 8, 65528, &b) < 0 || b != (double)(uint32_t)b)
-				return -1;
+				return -EINVAL;
 			o->stack_bytes = ((uint32_t)b + 7) & ~7u;
 		}
 		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE };
+	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
+	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP, OPT_CUDA_STACKS, OPT_NO_STACK_COPY, OPT_SCOPE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "no-stack-copy", no_argument, NULL, OPT_NO_STACK_COPY },
+		{ "scope", required_argument, NULL, OPT_SCOPE },
 		{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
 		{ "python", optional_argument, NULL, OPT_PYTHON },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
+		{ "cuda-stacks", required_argument, NULL, OPT_CUDA_STACKS },
 		{ "prepare", no_argument, NULL, OPT_PREPARE },
+		{ "dump", no_argument, NULL, OPT_DUMP },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
+		{ "top", no_argument, NULL, OPT_TOP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	rec_opts o;
-	int c;
+	rec_dump_opts dump = { 0 };
+	int c, want_dump = 0, output_given = 0, no_stack_copy = 0, asked_dwarf = 0;
 
 	rec_opts_init(&o);
 	o.argv0 = argv[0];
@@ -114,6 +145,7 @@ int main(int argc, char **argv)
 			if (!optarg[0])
 				return bad("%s-o needs a file name", "");
 			o.output = optarg;
+			output_given = 1;
 			break;
 		case 'F':
 			if (parse_double(optarg, 0.001, 100000, &v) < 0)
@@ -121,7 +153,7 @@ int main(int argc, char **argv)
 			o.freq_hz = v;
 			break;
 		case 'd':
-			if (parse_double(optarg, 0.001, 1e9, &v) < 0)
+			if (parse_double(optarg, 0.001, MAX_DURATION_S, &v) < 0)
 				return bad("-d %s: not a positive number of seconds", optarg);
 			o.duration_s = v;
 			break;
@@ -133,6 +165,18 @@ int main(int argc, char **argv)
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(optarg, &o) < 0)
 				return bad("--call-graph %s: expected fp, dwarf or dwarf,BYTES (8..65528)", optarg);
+			asked_dwarf = o.dwarf;
+			break;
+		case OPT_NO_STACK_COPY:
+			no_stack_copy = 1;
+			break;
+		case OPT_SCOPE:
+			if (strcmp(optarg, "process") == 0)
+				o.scope = REC_SCOPE_PROCESS;
+			else if (strcmp(optarg, "system") == 0)
+				o.scope = REC_SCOPE_SYSTEM;
+			else
+				return bad("--scope %s: expected process or system", optarg);
 			break;
 		case OPT_NO_ARCHIVE:
 			o.no_archive = 1;
@@ -150,18 +194,39 @@ int main(int argc, char **argv)
 		case OPT_NO_CUDA:
 			o.no_cuda = 1;
 			break;
+		case OPT_CUDA_STACKS:
+			/* the agent reads it from the command's environment (cuda_inject.c passes it on) */
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				return bad("--cuda-stacks=%s: expected on or off", optarg);
+			setenv("GT_CUPTI_STACKS", strcmp(optarg, "on") == 0 ? "1" : "0", 1);
+			break;
 		case OPT_PREPARE:
 			o.prepare = 1;
+			break;
+		case OPT_DUMP:
+			want_dump = 1;
+			break;
+		case OPT_CHILDREN:
+			dump.children = 1;
+			break;
+		case OPT_JSON:
+			dump.json = 1;
+			break;
+		case OPT_ALL_FRAMES:
+			dump.all_frames = 1;
+			break;
+		case OPT_TOP:
+			o.top = 1;
 			break;
 		case 'q':
 			o.quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return GT_EXIT_OK;
 		case 'V':
 			printf("gt-record %s\n", GT_VERSION);
-			return 0;
+			return GT_EXIT_OK;
 		case ':':
 			return bad("%s needs an argument", argv[optind - 1]);
 		default:
@@ -170,7 +235,26 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
 		return bad("unknown option %s", argv[optind]);
+	if (no_stack_copy && asked_dwarf)
+		return bad("%s--no-stack-copy and --call-graph dwarf exclude each other (dwarf unwinding needs the copy)", "");
+	if (no_stack_copy)
+		o.dwarf = 0;
 	o.argv = argv + optind;
+	if (o.top && (want_dump || o.prepare))
+		return bad("%s--top goes with a recording (a COMMAND or -p PID), not --dump or --prepare", "");
+	if (want_dump) {
+		if (o.pid <= 0 || optind < argc)
+			return bad("%s--dump takes -p PID (and no command)", "");
+		if (dump.json && output_given)
+			return bad("%s--json prints; -o writes a trace: choose one", "");
+		dump.pid = o.pid;
+		dump.output = output_given ? o.output : NULL;
+		dump.no_archive = o.no_archive;
+		dump.quiet = o.quiet;
+		return rec_dump_run(&dump);
+	}
+	if (dump.children || dump.json || dump.all_frames)
+		return bad("%s--children, --json and --all-frames go with --dump", "");
 	if (o.pid > 0 && optind < argc)
 		return bad("%s-p PID and a COMMAND exclude each other", "");
 	if (o.pid > 0 && o.prepare)

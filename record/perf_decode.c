@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "perf_tree.h"
+#include "gt_util.h"
+#include "procfs.h"
+#include "rec_err.h"
 
 #define MAX_IPS 1024
 #define NAME_SLOTS 4096   /* tid -> comm table (open addressing, power of two) */
@@ -32,6 +36,7 @@ struct rec_perf_decoder {
 	int write_rc;
 	rec_perf_stack_trim trim;
 	void *trim_ctx;
+	rec_ptree *tree;        /* system-wide: the processes to keep; NULL: keep everything */
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -66,14 +71,8 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d)
 
 int rec_i32_push(int32_t **v, size_t *n, size_t *cap, int32_t x)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		int32_t *p = realloc(*v, c * sizeof(*p));
-		if (!p)
-			return -1;
-		*v = p;
-		*cap = c;
-	}
+	if (GT_GROW(*v, *cap, *n + 1) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = x;
 	return 0;
 }
@@ -133,7 +132,7 @@ static size_t file_build_id(rec_perf_decoder *p, uint32_t pid, uint32_t maj, uin
 	}
 	if (path[0] != '/')
 		return 0;
-	snprintf(root_path, sizeof(root_path), "/proc/%u/root%s", pid, path);
+	rec_procfs_root_path((pid_t)pid, path, root_path, sizeof(root_path));
 	n = rec_elf_build_id_of(root_path, out, 20);
 	if (n == 0)
 		n = rec_elf_build_id_of(path, out, 20);
@@ -194,7 +193,7 @@ static void emit(rec_perf_decoder *p, gtt_record *r)
 {
 	int rc = gtt_write(p->w, r);
 	if (rc < 0 && p->write_rc == 0)
-		p->write_rc = rc;
+		p->write_rc = rec_err_from_gtt(rc);
 	if (p->obs)
 		p->obs(p->ctx, r);
 }
@@ -341,24 +340,10 @@ static void do_comm(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint
 		return;
 	name_set(p, (int32_t)tid, name);
 	if (misc & PERF_RECORD_MISC_COMM_EXEC) {
-		char path[64], cmd[4096];
-		ssize_t n;
-		int fd;
+		char cmd[4096];
 
 		/* the command line as it is now (right after exec, normally the new one) */
-		snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
-		cmd[0] = 0;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			n = read(fd, cmd, sizeof(cmd) - 1);
-			close(fd);
-			if (n > 0) {
-				for (ssize_t k = 0; k < n - 1; k++)
-					if (cmd[k] == 0)
-						cmd[k] = ' ';
-				cmd[n] = 0;
-			}
-		}
+		rec_procfs_cmdline((pid_t)pid, cmd, sizeof(cmd));
 		memset(&r, 0, sizeof(r));
 		r.tag = GTT_REC_PROCESS;
 		r.u.process.time_ns = sid.time_ns;
@@ -430,20 +415,12 @@ static void do_task(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, int 
 static void health(rec_perf_decoder *p, uint64_t t0, uint64_t t1, uint32_t kind, uint64_t count, uint32_t cpu,
                    uint32_t pid, uint32_t tid)
 {
-	gtt_record r;
+	gtt_health h = { .time_ns = t0, .end_ns = t1, .source = GTT_SRC_PERF, .kind = kind, .pid = pid,
+	                 .tid = tid, .count = count, .value = { cpu } };
+	int rc = gtt_write_health(p->w, &h);
 
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = t0;
-	r.u.health.end_ns = t1;
-	r.u.health.source = GTT_SRC_PERF;
-	r.u.health.kind = kind;
-	r.u.health.pid = pid;
-	r.u.health.tid = tid;
-	r.u.health.count = count;
-	r.u.health.value[0] = cpu;
-	r.u.health.text = "";
-	emit(p, &r);
+	if (rc < 0 && p->write_rc == 0)
+		p->write_rc = rec_err_from_gtt(rc);
 }
 
 static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)
@@ -465,13 +442,68 @@ static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, ui
 	emit(p, &r);
 }
 
+/* System-wide sampling: does this record belong to the target's tree? Updates the tree from
+ * FORK and exec records (they arrive in time order). Records that are not about one process
+ * (lost, throttle) are kept; *foreign is set when their pid/tid must not be written. */
+static int member(rec_perf_decoder *p, const struct perf_event_header *h, const uint8_t *rec, uint32_t size,
+                  int *foreign)
+{
+	uint32_t pid = 0, ppid = 0;
+
+	*foreign = 0;
+	if (size >= sizeof(*h) + 8) {
+		memcpy(&pid, rec + sizeof(*h), 4);
+		memcpy(&ppid, rec + sizeof(*h) + 4, 4);
+	}
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_EXIT:
+		return rec_ptree_has(p->tree, (pid_t)pid);
+	case PERF_RECORD_COMM:
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			return rec_ptree_exec(p->tree, (pid_t)pid);
+		return rec_ptree_has(p->tree, (pid_t)pid);
+	case PERF_RECORD_FORK:
+		/* a new thread (pid == ppid) follows its process; a new process its parent */
+		if (pid == ppid)
+			return rec_ptree_has(p->tree, (pid_t)pid);
+		return rec_ptree_fork(p->tree, (pid_t)ppid, (pid_t)pid);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* the switching task is in the trailer; the other one (next_prev) is never written */
+		return rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+	case PERF_RECORD_LOST:
+		rec_ptree_lossy(p->tree);
+		return 1;
+	case PERF_RECORD_LOST_SAMPLES:
+		rec_ptree_lossy(p->tree);
+		/* fall through */
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		*foreign = !rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t *rec, uint32_t size)
 {
 	struct perf_event_header h;
 	sample_id sid;
 	cursor c = { rec + sizeof(h), rec + size, 0 };
+	int foreign = 0;
 
 	memcpy(&h, rec, sizeof(h));
+	if (p->tree && !member(p, &h, rec, size, &foreign)) {
+		p->st.foreign++;
+		sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(rec, size) }
+		                                   : trailer(rec, size);
+		if (sid.time_ns)
+			rg->last_time_ns = sid.time_ns;
+		return;
+	}
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE:
 		do_sample(p, rec, size, h.misc);
@@ -492,6 +524,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 		do_task(p, rec, size, h.type == PERF_RECORD_FORK);
 		break;
 	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
 		do_switch(p, rec, size, h.misc);
 		break;
 	case PERF_RECORD_LOST: {
@@ -510,7 +543,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 		sid = trailer(rec, size);
 		p->st.lost += n;
 		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
-		       (uint32_t)rg->cpu, sid.pid, sid.tid);
+		       (uint32_t)rg->cpu, foreign ? 0 : sid.pid, foreign ? 0 : sid.tid);
 		break;
 	}
 	case PERF_RECORD_THROTTLE:
@@ -522,7 +555,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 			rg->throttle_start_ns = t;
 		} else {
 			health(p, rg->throttle_start_ns ? rg->throttle_start_ns : t, t, GTT_HEALTH_THROTTLE, 1,
-			       (uint32_t)rg->cpu, sid.pid, sid.tid);
+			       (uint32_t)rg->cpu, foreign ? 0 : sid.pid, foreign ? 0 : sid.tid);
 			rg->throttle_start_ns = 0;
 		}
 		break;
@@ -572,6 +605,38 @@ void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)
 	s->switches += d->st.switches;
 	s->sample_bytes += d->st.sample_bytes;
 	s->stack_bytes += d->st.stack_bytes;
+	s->foreign += d->st.foreign;
+}
+
+int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size)
+{
+	struct perf_event_header h;
+	uint32_t pid;
+
+	if (!d->tree || size < sizeof(h) + 8)
+		return 0;
+	memcpy(&h, rec, sizeof(h));
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP2:
+		memcpy(&pid, rec + sizeof(h), 4);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		pid = trailer(rec, size).pid;
+		break;
+	default:
+		return 0;
+	}
+	if (!rec_ptree_known_other(d->tree, (pid_t)pid))
+		return 0;
+	d->st.foreign++;
+	return 1;
+}
+
+void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t)
+{
+	d->tree = t;
 }
 
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx)

@@ -1,6 +1,7 @@
 /* perf_decode.h — turning perf ring-buffer records (our sample_type) into trace records; used
  * by perf_sampler.c only. Keeps the small tables decoding needs: thread names for new threads,
- * build-ids of mapped files, the tids seen being born. */
+ * build-ids of mapped files, the tids seen being born.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_PERF_DECODE_H
 #define REC_PERF_DECODE_H
 
@@ -8,6 +9,7 @@
 #include <sys/types.h>
 #include "gtt.h"
 #include "perf_sampler.h"
+#include "perf_tree.h"
 
 typedef struct rec_perf_decoder rec_perf_decoder;
 
@@ -30,14 +32,21 @@ uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size);
 /* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);
-/* Add the decoder's counters (samples, lost, throttled, switches, bytes) to s. */
+/* Add the decoder's counters (samples, lost, throttled, switches, bytes, foreign) to s. */
 void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s);
+/* System-wide sampling: keep only the records of t's processes (t is updated from the FORK
+ * and exec records decoded; it outlives the decoder). NULL (the default): keep everything. */
+void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t);
+/* System-wide: 1 when a record read from a ring is a sample, mapping or switch of a process
+ * already known to be outside the tree, so that it need not be copied and sorted at all (the
+ * decoder would drop it; records that change the tree are never skipped). Counted as foreign. */
+int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size);
 /* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx);
-/* First write error (a GTT_E*), 0 when none. */
+/* First write error (-EIO), 0 when none. */
 int rec_perf_decoder_write_rc(const rec_perf_decoder *d);
 
-/* Small tid sets (forked threads, attached threads): append x (0, or -1 on ENOMEM), and
+/* Small tid sets (forked threads, attached threads): append x (0, or -ENOMEM), and
  * whether x is among v[0..n). */
 int rec_i32_push(int32_t **v, size_t *n, size_t *cap, int32_t x);
 int rec_i32_has(const int32_t *v, size_t n, int32_t x);

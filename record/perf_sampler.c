@@ -13,16 +13,20 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <asm/perf_regs.h>
 #endif
 
+#include "gt_util.h"
 #include "perf_decode.h"
+#include "perf_tree.h"
+#include "procfs.h"
+#include "rec_err.h"
 
 #define MAX_RECORD_BYTES 65536
 /* records newer than this before a drain round began may still be in flight in another ring;
  * they wait for the next round so that records leave in time order across CPUs */
-#define ORDER_MARGIN_NS 5000000ull
+#define ORDER_MARGIN_NS (5 * GT_NS_PER_MS)
 
 /* The user registers the analysis needs to start a DWARF unwind. */
 #if defined(__x86_64__)
@@ -33,7 +37,7 @@
 	(1ull << PERF_REG_X86_R11) | (1ull << PERF_REG_X86_R12) | (1ull << PERF_REG_X86_R13) |              \
 	(1ull << PERF_REG_X86_R14) | (1ull << PERF_REG_X86_R15))
 #elif defined(__aarch64__)
-#define USER_REGS_MASK ((1ull << 33) - 1) /* x0..x30, sp, pc */
+#define USER_REGS_MASK ((1ull << PERF_REG_ARM64_MAX) - 1) /* x0..x30, sp, pc */
 #else
 #define USER_REGS_MASK 0ull
 #endif
@@ -66,6 +70,8 @@ struct rec_perf {
 	pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t seq;
+	int system;             /* per-CPU events for every task, filtered by tree */
+	rec_ptree *tree;        /* system-wide: the target's processes */
 	rec_perf_stats st;      /* configuration part; counters come from the decoder */
 };
 
@@ -76,43 +82,10 @@ static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 
 /* ---- opening ---- */
 
-static int online_cpus(int **out)
-{
-	int max = (int)sysconf(_SC_NPROCESSORS_CONF), n = 0, i;
-	int *v;
-	FILE *f;
-	char buf[4096];
+/* How the events follow the target. */
+enum { MODE_LAUNCH, MODE_ATTACH, MODE_SYSTEM };
 
-	if (max < 1)
-		max = 1;
-	v = calloc((size_t)max, sizeof(*v));
-	if (!v)
-		return -1;
-	f = fopen("/sys/devices/system/cpu/online", "r");
-	if (f && fgets(buf, sizeof(buf), f)) {
-		char *s = buf;
-		while (*s && *s != '\n') {
-			long a = strtol(s, &s, 10), b = a;
-			if (*s == '-')
-				b = strtol(s + 1, &s, 10);
-			for (i = (int)a; i <= (int)b && n < max; i++)
-				v[n++] = i;
-			if (*s == ',')
-				s++;
-			else
-				break;
-		}
-	}
-	if (f)
-		fclose(f);
-	if (n == 0)
-		for (n = 0; n < max; n++)
-			v[n] = n;
-	*out = v;
-	return n;
-}
-
-static void fill_attr(rec_perf *p, int launch)
+static void fill_attr(rec_perf *p, int mode)
 {
 	struct perf_event_attr *a = &p->attr;
 	double hz = p->o.freq_hz > 0 ? p->o.freq_hz : 99;
@@ -121,18 +94,20 @@ static void fill_attr(rec_perf *p, int launch)
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	/* a fixed period in ns: cpu-clock is a timer, so every sample stands for exactly this much
-	 * on-CPU time, and intended samples = on-CPU time x rate holds without freq adjustments */
-	a->sample_period = (uint64_t)(1e9 / hz);
-	if (a->sample_period == 0)
-		a->sample_period = 1;
+	/* a fixed period in ns: cpu-clock is a timer, so every sample stands for this much on-CPU
+	 * time (per task: exactly, the remainder is kept across switches; system-wide: the CPU's
+	 * time, given to whichever task runs when the timer fires, so a task's samples are its
+	 * on-CPU time x rate on average), without freq adjustments */
+	a->sample_period = gt_hz_to_period_ns(hz);
 	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 	                 PERF_SAMPLE_CALLCHAIN;
 	if (p->o.dwarf) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = USER_REGS_MASK;
 		a->sample_stack_user = p->o.stack_bytes;
-		a->exclude_callchain_user = 1; /* user frames come from unwinding the copy */
+		/* the user callchain stays: where a frame larger than the copy hides the callers
+		 * from the unwinder, the analyzer continues from this frame-pointer chain (a few
+		 * words per sample; see docs/RECORD.md) */
 	}
 	a->exclude_kernel = p->o.user_only ? 1 : 0;
 	a->exclude_hv = 1;
@@ -146,37 +121,30 @@ static void fill_attr(rec_perf *p, int launch)
 	a->mmap2 = 1;
 	a->build_id = 1;
 	a->task = 1;
-	a->context_switch = 1;
-	a->inherit = 1;
-	a->disabled = launch ? 1 : 0;
-	a->enable_on_exec = launch ? 1 : 0;
+	a->context_switch = 1;    /* per CPU: PERF_RECORD_SWITCH_CPU_WIDE, with the other task */
+	a->inherit = mode != MODE_SYSTEM;
+	a->disabled = mode == MODE_LAUNCH;
+	a->enable_on_exec = mode == MODE_LAUNCH;
+	a->exclude_idle = mode == MODE_SYSTEM; /* the idle task is nobody's */
 }
 
-static void open_error(rec_perf *p, int e, const char *what, char *err, size_t errlen, int *why)
+static void open_error(int e, const char *what, char *err, size_t errlen)
 {
-	(void)p;
 	if (e == EACCES || e == EPERM) {
-		int paranoid = -9;
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-		if (f) {
-			if (fscanf(f, "%d", &paranoid) != 1)
-				paranoid = -9;
-			fclose(f);
-		}
+		char now[32] = "unreadable";
+		int paranoid;
+		if (rec_procfs_perf_paranoid(&paranoid) == 0)
+			snprintf(now, sizeof(now), "%d", paranoid);
 		snprintf(err, errlen, "perf_event_open %s: %s; need kernel.perf_event_paranoid <= 1 "
-		         "(now %d; sysctl -w kernel.perf_event_paranoid=1) or CAP_PERFMON/root",
-		         what, strerror(e), paranoid);
-		*why = REC_PERF_ERR_PERM;
+		         "(now %s; sysctl -w kernel.perf_event_paranoid=1) or CAP_PERFMON/root",
+		         what, strerror(e), now);
 	} else if (e == ESRCH) {
 		snprintf(err, errlen, "perf_event_open %s: no such process", what);
-		*why = REC_PERF_ERR_NOPROC;
 	} else if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP) {
 		snprintf(err, errlen, "perf_event_open %s: %s (is perf_event supported in this kernel/container?)",
 		         what, strerror(e));
-		*why = REC_PERF_ERR_OTHER;
 	} else {
 		snprintf(err, errlen, "perf_event_open %s: %s", what, strerror(e));
-		*why = REC_PERF_ERR_OTHER;
 	}
 }
 
@@ -221,14 +189,8 @@ static int open_event(rec_perf *p, pid_t pid, int cpu)
 
 static int keep_fd(rec_perf *p, int fd)
 {
-	if (p->n_fds == p->cap_fds) {
-		size_t c = p->cap_fds ? p->cap_fds * 2 : 64;
-		int *v = realloc(p->fds, c * sizeof(*v));
-		if (!v)
-			return -1;
-		p->fds = v;
-		p->cap_fds = c;
-	}
+	if (GT_GROW(p->fds, p->cap_fds, p->n_fds + 1) < 0)
+		return -ENOMEM;
 	p->fds[p->n_fds++] = fd;
 	p->st.n_fds = (uint32_t)p->n_fds;
 	return 0;
@@ -241,6 +203,11 @@ static size_t choose_ring_bytes(const rec_perf *p)
 	 * capped so that the total locked memory stays modest on many-core boxes */
 	uint64_t per_sample = p->o.dwarf ? p->o.stack_bytes + 512 : 256;
 	uint64_t want = (uint64_t)(2.0 * (p->o.freq_hz > 0 ? p->o.freq_hz : 99) * (double)per_sample) + (256u << 10);
+
+	/* system-wide rings also carry every other process's switch, fork and mmap records
+	 * until the drain drops them: 1 MiB more holds ~25 k switch records per CPU */
+	if (p->system)
+		want += 1u << 20;
 	uint64_t cap_total = 256ull << 20, bytes = 64u << 10;
 
 	while (bytes < want && bytes < (64ull << 20))
@@ -274,7 +241,7 @@ static int map_ring(rec_perf *p, int i, int fd)
 	return 0;
 }
 
-static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs, void *ctx, int launch)
+static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs, void *ctx, int mode)
 {
 	rec_perf *p = calloc(1, sizeof(*p));
 
@@ -289,7 +256,8 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 			p->o.stack_bytes = 65528;
 	}
 	p->w = w;
-	p->n_cpus = online_cpus(&p->cpus);
+	p->system = mode == MODE_SYSTEM;
+	p->n_cpus = rec_procfs_online_cpus(&p->cpus);
 	if (p->n_cpus < 0 || !(p->rings = calloc((size_t)p->n_cpus, sizeof(*p->rings)))) {
 		free(p->cpus);
 		free(p);
@@ -303,7 +271,8 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 		p->o.ring_bytes = choose_ring_bytes(p);
 	p->st.n_cpus = (uint32_t)p->n_cpus;
 	p->st.user_only = p->o.user_only;
-	fill_attr(p, launch);
+	p->st.system = p->system;
+	fill_attr(p, mode);
 	p->dec = rec_perf_decoder_create(w, obs, ctx, p->attr.sample_type, p->attr.sample_regs_user);
 	if (!p->dec) {
 		free(p->rings);
@@ -314,58 +283,84 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 	return p;
 }
 
-rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
-                               rec_perf_observer obs, void *ctx, char *err, size_t errlen, int *why)
+/* One event per online CPU for pid (-1: every task), each with its own ring. 0 or -errno
+ * with the reason in err. */
+static int open_per_cpu(rec_perf *p, pid_t pid, char *err, size_t errlen)
 {
-	rec_perf *p = create(o, w, obs, ctx, 1);
 	int i, fd, rc;
 
-	if (!p) {
-		snprintf(err, errlen, "out of memory");
-		*why = REC_PERF_ERR_OTHER;
-		return NULL;
-	}
 	for (i = 0; i < p->n_cpus; i++) {
 		fd = open_event(p, pid, p->cpus[i]);
 		if (fd < 0) {
 			char what[64];
-			snprintf(what, sizeof(what), "(cpu %d)", p->cpus[i]);
-			open_error(p, -fd, what, err, errlen, why);
-			goto fail;
+			snprintf(what, sizeof(what), pid < 0 ? "(system-wide, cpu %d)" : "(cpu %d)", p->cpus[i]);
+			open_error(-fd, what, err, errlen);
+			return fd;
 		}
 		if (keep_fd(p, fd) < 0) {
 			close(fd);
 			snprintf(err, errlen, "out of memory");
-			*why = REC_PERF_ERR_OTHER;
-			goto fail;
+			return -ENOMEM;
 		}
 		if ((rc = map_ring(p, i, fd)) < 0) {
 			snprintf(err, errlen, "mmap of the perf ring buffer (%zu bytes): %s", p->o.ring_bytes, strerror(-rc));
-			*why = REC_PERF_ERR_OTHER;
-			goto fail;
+			return rc;
 		}
 	}
-	return p;
-fail:
-	rec_perf_close(p);
-	return NULL;
+	return 0;
 }
 
-rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
-                               void *ctx, char *err, size_t errlen, int *why)
+rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
+                               rec_perf_observer obs, void *ctx, char *err, size_t errlen)
 {
-	rec_perf *p = create(o, w, obs, ctx, 0);
+	rec_perf *p = create(o, w, obs, ctx, MODE_LAUNCH);
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
-		*why = REC_PERF_ERR_OTHER;
+		return NULL;
+	}
+	if (open_per_cpu(p, pid, err, errlen) < 0) {
+		rec_perf_close(p);
+		return NULL;
+	}
+	return p;
+}
+
+int rec_perf_open_system(pid_t root, int wait_exec, const rec_perf_opts *o, gtt_writer *w,
+                         rec_perf_observer obs, void *ctx, rec_perf **out, char *err, size_t errlen)
+{
+	rec_perf *p = create(o, w, obs, ctx, MODE_SYSTEM);
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (!p || !(p->tree = rec_ptree_create()) || rec_ptree_add_root(p->tree, root, wait_exec) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	rec_perf_decoder_set_tree(p->dec, p->tree);
+	if ((rc = open_per_cpu(p, -1, err, errlen)) < 0)
+		goto fail;
+	*out = p;
+	return 0;
+fail:
+	rec_perf_close(p);
+	return rc;
+}
+
+rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
+                               void *ctx, char *err, size_t errlen)
+{
+	rec_perf *p = create(o, w, obs, ctx, MODE_ATTACH);
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
 	}
 	return p;
 }
 
 int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 {
-	int i, fd, rc, why = 0;
+	int i, fd, rc;
 	size_t first = p->n_fds, k;
 	int mapped_here[p->n_cpus > 0 ? p->n_cpus : 1];
 
@@ -378,7 +373,7 @@ int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 		if (fd < 0) {
 			char what[64];
 			snprintf(what, sizeof(what), "(thread %d)", (int)tid);
-			open_error(p, -fd, what, err, errlen, &why);
+			open_error(-fd, what, err, errlen);
 			rc = fd;
 			goto fail;
 		}
@@ -470,24 +465,17 @@ static int read_ring(rec_perf *p, int ri)
 		}
 		if (h.size < sizeof(h) || h.size > head - tail)
 			break; /* cannot happen with a sane kernel; do not spin */
-		if (p->n_arena + h.size > p->cap_arena) {
-			size_t c = p->cap_arena ? p->cap_arena * 2 : (1u << 20);
-			uint8_t *a;
-			while (c < p->n_arena + h.size)
-				c *= 2;
-			if (!(a = realloc(p->arena, c)))
-				break; /* leave the rest in the ring; the kernel counts what it cannot write */
-			p->arena = a;
-			p->cap_arena = c;
+		/* system-wide: samples, mappings and switches of known outsiders are not even copied
+		 * (at 1 kHz with DWARF stacks they are most of the bytes; after a stall, most of the
+		 * catching up) */
+		if (off + h.size <= rg->size && rec_perf_decoder_skip(p->dec, rg->data + off, h.size)) {
+			tail += h.size;
+			continue;
 		}
-		if (p->n_pend == p->cap_pend) {
-			size_t c = p->cap_pend ? p->cap_pend * 2 : 4096;
-			pending *v = realloc(p->pend, c * sizeof(*v));
-			if (!v)
-				break;
-			p->pend = v;
-			p->cap_pend = c;
-		}
+		/* out of memory: leave the rest in the ring; the kernel counts what it cannot write */
+		if (GT_GROW(p->arena, p->cap_arena, p->n_arena + h.size) < 0 ||
+		    GT_GROW(p->pend, p->cap_pend, p->n_pend + 1) < 0)
+			break;
 		dst = p->arena + p->n_arena;
 		if (off + h.size <= rg->size) {
 			memcpy(dst, rg->data + off, h.size);
@@ -570,32 +558,26 @@ void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 		return;
 	}
 	*s = p->st;
-	s->samples = s->lost = s->throttled = s->switches = s->sample_bytes = s->stack_bytes = 0;
+	s->samples = s->lost = s->throttled = s->switches = s->sample_bytes = s->stack_bytes = s->foreign = 0;
 	rec_perf_decoder_stats(p->dec, s);
 }
 
 int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 {
-	gtt_record r;
 	char text[160];
+	gtt_health h = {
+		.time_ns = time_ns, .end_ns = time_ns, .source = GTT_SRC_PERF, .kind = GTT_HEALTH_CONFIG,
+		.count = (uint64_t)p->n_cpus,
+		.value = { p->st.ring_bytes, p->attr.sample_period, p->o.dwarf ? p->o.stack_bytes : 0, p->n_fds },
+		.text = text,
+	};
 
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = time_ns;
-	r.u.health.end_ns = time_ns;
-	r.u.health.source = GTT_SRC_PERF;
-	r.u.health.kind = GTT_HEALTH_CONFIG;
-	r.u.health.count = (uint64_t)p->n_cpus;
-	r.u.health.value[0] = p->st.ring_bytes;
-	r.u.health.value[1] = p->attr.sample_period;
-	r.u.health.value[2] = p->o.dwarf ? p->o.stack_bytes : 0;
-	r.u.health.value[3] = p->n_fds;
-	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s%s%s",
+	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s, %s%s%s",
 	         p->st.ring_bytes >> 10, p->n_cpus, (unsigned long long)p->attr.sample_period,
-	         p->o.dwarf ? "dwarf" : "fp", p->attr.exclude_kernel ? ", user only" : "",
+	         p->system ? "system-wide" : "per task", p->o.dwarf ? "dwarf" : "fp",
+	         p->attr.exclude_kernel ? ", user only" : "",
 	         p->attr.build_id ? "" : ", build-ids read from files");
-	r.u.health.text = text;
-	return gtt_write(p->w, &r);
+	return rec_err_from_gtt(gtt_write_health(p->w, &h));
 }
 
 void rec_perf_close(rec_perf *p)
@@ -618,5 +600,6 @@ void rec_perf_close(rec_perf *p)
 	free(p->arena);
 	free(p->pend);
 	rec_perf_decoder_destroy(p->dec);
+	rec_ptree_destroy(p->tree);
 	free(p);
 }

@@ -1,5 +1,7 @@
 /* perf_sampler.h — cpu-clock sampling through perf_event_open: per-CPU ring buffers that follow
- * a launched process tree (inherit) or every thread of a running process, drained into the trace. */
+ * a launched process tree (inherit) or every thread of a running process, drained into the trace.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno; the open
+ * functions return NULL with a one-line reason in err. */
 #ifndef REC_PERF_SAMPLER_H
 #define REC_PERF_SAMPLER_H
 
@@ -12,7 +14,7 @@ typedef struct rec_perf rec_perf;
 
 typedef struct rec_perf_opts {
 	double freq_hz;          /* samples per second of on-CPU time, per thread */
-	int dwarf;               /* 1: user regs + stack copy (kernel callchain only); 0: fp callchains */
+	int dwarf;               /* 1: user regs + stack copy (+ the fp callchain); 0: fp callchains only */
 	uint32_t stack_bytes;    /* dwarf: bytes of user stack to copy (rounded to 8, capped at 65528) */
 	size_t ring_bytes;       /* data area per CPU, a power of two; 0 = choose from mode and CPUs */
 	int user_only;           /* exclude kernel samples/frames (retried automatically on EACCES) */
@@ -26,17 +28,21 @@ typedef void (*rec_perf_observer)(void *ctx, const gtt_record *rec);
  * pointer up) are worth keeping for pid; called before the sample is written. */
 typedef uint32_t (*rec_perf_stack_trim)(void *ctx, uint32_t pid, const uint8_t *stack, uint32_t len);
 
-/* Why an open failed (for the exit status and message). */
-enum { REC_PERF_ERR_OTHER = 1, REC_PERF_ERR_PERM = 2, REC_PERF_ERR_NOPROC = 3 };
-
 /* Open disabled events on every CPU that follow pid and all the threads and processes it
  * creates (inherit), enabled when pid calls exec (launch mode). NULL on failure with a
- * one-line reason in err and *why = REC_PERF_ERR_*. */
+ * one-line reason in err. */
 rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
-                               rec_perf_observer obs, void *ctx, char *err, size_t errlen, int *why);
+                               rec_perf_observer obs, void *ctx, char *err, size_t errlen);
+/* System-wide: one event per online CPU for every task (pid = -1; no cost on context
+ * switches), keeping only the records of root's process tree (perf_tree.h) — root from its
+ * first exec when wait_exec (a launched command). Enabled at once. 0, or -errno with a
+ * one-line reason in err (-EACCES/-EPERM: needs root, CAP_PERFMON or perf_event_paranoid
+ * <= 0). */
+int rec_perf_open_system(pid_t root, int wait_exec, const rec_perf_opts *o, gtt_writer *w,
+                         rec_perf_observer obs, void *ctx, rec_perf **out, char *err, size_t errlen);
 /* Prepare per-CPU ring buffers for attach mode; threads are added with rec_perf_attach_thread. */
 rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer obs,
-                               void *ctx, char *err, size_t errlen, int *why);
+                               void *ctx, char *err, size_t errlen);
 /* Attach mode: sample thread tid (and threads it creates later) on every CPU, enabled at once.
  * 0 on success, 1 when already attached, <0 (-errno) on failure with a reason in err. */
 int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen);
@@ -47,7 +53,7 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid);
 /* Read every ring buffer up to its head and write the records in time order across CPUs: a
  * record waits for the next call until it is older than this call's start minus a few ms (it
  * could still have older company in flight in another ring); final writes everything.
- * Returns records read or a GTT_E* (a write error). */
+ * Returns records read, or -EIO (a trace write error). */
 int rec_perf_drain(rec_perf *p, int final);
 /* Install a stack-copy trimmer (NULL: keep what the kernel copied). */
 void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx);
@@ -61,14 +67,17 @@ typedef struct rec_perf_stats {
 	uint64_t switches;       /* context switch records */
 	uint64_t sample_bytes;   /* perf bytes of sample records read */
 	uint64_t stack_bytes;    /* user stack bytes kept (dwarf) */
+	uint64_t foreign;        /* system-wide: records of other processes, dropped unwritten */
 	size_t ring_bytes;       /* data area per CPU */
 	uint32_t n_cpus;
 	uint32_t n_fds;
 	int user_only;           /* kernel frames excluded (permission) */
+	int system;              /* system-wide events (rec_perf_open_system) */
 	int kernel_build_ids;    /* MMAP2 carries build-ids */
 } rec_perf_stats;
 void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s);
-/* Write a GTT_HEALTH_CONFIG record describing the buffers (ring bytes, period, stack bytes). */
+/* Write a GTT_HEALTH_CONFIG record describing the buffers (ring bytes, period, stack bytes).
+ * 0 or -EIO. */
 int rec_perf_write_config(rec_perf *p, uint64_t time_ns);
 /* Close every event and unmap the buffers. NULL ok. */
 void rec_perf_close(rec_perf *p);

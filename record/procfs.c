@@ -1,9 +1,11 @@
-/* procfs.c — /proc readers: thread lists, names, executable mappings, and the per-thread CPU loop. */
+/* procfs.c — the recorder's one reader of /proc (and /sys): thread lists, names, mappings,
+ * kernel settings, and the per-thread CPU loop. */
 #include "procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "gt_util.h"
 #include "ticker.h"
 
 static int read_file(const char *path, char *buf, size_t len)
@@ -49,16 +52,10 @@ int rec_procfs_tids(pid_t pid, pid_t **tids)
 		long t = strtol(de->d_name, &end, 10);
 		if (*end || t <= 0)
 			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 32;
-			pid_t *p = realloc(v, c * sizeof(*p));
-			if (!p) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = p;
-			cap = c;
+		if (GT_GROW(v, cap, n + 1) < 0) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[n++] = (pid_t)t;
 	}
@@ -120,9 +117,143 @@ char rec_procfs_state(pid_t pid, pid_t *ppid)
 	return st;
 }
 
+int rec_procfs_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, len - 1);
+	if (n < 0) {
+		buf[0] = 0;
+		return -errno;
+	}
+	buf[n] = 0;
+	return 0;
+}
+
+int rec_procfs_has_thread(pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
+void rec_procfs_root_path(pid_t pid, const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
+}
+
+int rec_procfs_maps(pid_t pid, rec_procfs_map_fn fn, void *ctx)
+{
+	char path[64];
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		unsigned long long lo, hi, off, ino;
+		char perms[8];
+		rec_procfs_map m;
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu %n", &lo, &hi, perms, &off, m.dev, &ino, &pos) < 6)
+			continue;
+		m.path = pos > 0 ? line + pos : line + strlen(line);
+		m.path[strcspn(m.path, "\n")] = 0;
+		m.start = lo;
+		m.end = hi;
+		m.offset = off;
+		m.inode = ino;
+		m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		         (perms[2] == 'x' ? PROT_EXEC : 0);
+		rc = fn(ctx, &m);
+		n++;
+	}
+	free(line);
+	fclose(f);
+	return rc < 0 ? rc : n;
+}
+
+int rec_procfs_boot_id(char *buf, size_t len)
+{
+	int n = read_file("/proc/sys/kernel/random/boot_id", buf, len);
+
+	if (n < 0) {
+		buf[0] = 0;
+		return n;
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int rec_procfs_perf_paranoid(int *level)
+{
+	char buf[32], *end;
+	long v;
+	int n = read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	v = strtol(buf, &end, 10);
+	if (end == buf)
+		return -EINVAL;
+	*level = (int)v;
+	return 0;
+}
+
+int rec_procfs_online_cpus(int **cpus)
+{
+	int max = (int)sysconf(_SC_NPROCESSORS_CONF), n = 0, i;
+	char buf[4096];
+	int *v;
+
+	if (max < 1)
+		max = 1;
+	v = calloc((size_t)max, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0) {
+		char *s = buf;
+		while (*s && *s != '\n') {
+			long a = strtol(s, &s, 10), b = a;
+			if (*s == '-')
+				b = strtol(s + 1, &s, 10);
+			for (i = (int)a; i <= (int)b && n < max; i++)
+				v[n++] = i;
+			if (*s == ',')
+				s++;
+			else
+				break;
+		}
+	}
+	if (n == 0) /* unreadable: every configured CPU */
+		for (n = 0; n < max; n++)
+			v[n] = n;
+	*cpus = v;
+	return n;
+}
+
 /* ---- synthesis ---- */
 
-typedef struct bid_cache { char dev[16]; unsigned long ino; size_t len; uint8_t id[GTT_BUILD_ID_MAX]; } bid_cache;
+typedef struct bid_cache { char dev[16]; uint64_t ino; size_t len; uint8_t id[GTT_BUILD_ID_MAX]; } bid_cache;
+
+typedef struct synth {
+	pid_t pid;
+	uint64_t time_ns;
+	gtt_writer *w;
+	rec_procfs_observer obs;
+	void *ctx;
+	size_t n_cache;
+	bid_cache cache[64];
+	int n_maps;
+} synth;
 
 static void put(gtt_writer *w, gtt_record *r, rec_procfs_observer obs, void *ctx)
 {
@@ -131,16 +262,69 @@ static void put(gtt_writer *w, gtt_record *r, rec_procfs_observer obs, void *ctx
 		obs(ctx, r);
 }
 
+/* Build-id of a mapped file: through /proc/PID/map_files (deleted files, other mount
+ * namespaces), /proc/PID/root, then the path; cached by (device, inode). */
+static size_t map_build_id(synth *sy, const rec_procfs_map *mp, uint8_t *out)
+{
+	char path[PATH_MAX + 64];
+	size_t k, len;
+
+	for (k = 0; k < sy->n_cache; k++)
+		if (sy->cache[k].ino == mp->inode && strcmp(sy->cache[k].dev, mp->dev) == 0) {
+			memcpy(out, sy->cache[k].id, sy->cache[k].len);
+			return sy->cache[k].len;
+		}
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)sy->pid, (unsigned long long)mp->start,
+	         (unsigned long long)mp->end);
+	len = rec_elf_build_id_of(path, out, GTT_BUILD_ID_MAX);
+	if (len == 0) {
+		rec_procfs_root_path(sy->pid, mp->path, path, sizeof(path));
+		len = rec_elf_build_id_of(path, out, GTT_BUILD_ID_MAX);
+	}
+	if (len == 0)
+		len = rec_elf_build_id_of(mp->path, out, GTT_BUILD_ID_MAX);
+	if (sy->n_cache < sizeof(sy->cache) / sizeof(sy->cache[0])) {
+		bid_cache *c = &sy->cache[sy->n_cache++];
+		snprintf(c->dev, sizeof(c->dev), "%s", mp->dev);
+		c->ino = mp->inode;
+		c->len = len;
+		memcpy(c->id, out, len);
+	}
+	return len;
+}
+
+/* One MAPPING record per executable mapping. */
+static int synth_map(void *ctx, const rec_procfs_map *mp)
+{
+	synth *sy = ctx;
+	gtt_record r;
+	gtt_mapping *m = &r.u.mapping;
+
+	if (!(mp->prot & PROT_EXEC))
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_MAPPING;
+	m->time_ns = sy->time_ns;
+	m->pid = (uint32_t)sy->pid;
+	m->prot = (uint32_t)mp->prot;
+	m->start = mp->start;
+	m->end = mp->end;
+	m->pgoff = mp->offset;
+	m->path = mp->path;
+	if (mp->path[0] == '/' && mp->inode != 0)
+		m->build_id_len = (uint32_t)map_build_id(sy, mp, m->build_id);
+	put(sy->w, &r, sy->obs, sy->ctx);
+	sy->n_maps++;
+	return 0;
+}
+
 int rec_procfs_synth(pid_t pid, uint64_t time_ns, gtt_writer *w, rec_procfs_observer obs, void *ctx)
 {
-	char path[128], cmd[4096], name[64];
+	char cmd[4096], name[64];
 	gtt_record r;
 	pid_t *tids = NULL, ppid = 0;
-	int n, i, n_maps = 0;
-	FILE *f = NULL;
-	char *line = NULL;
-	size_t cap = 0, n_cache = 0;
-	bid_cache cache[64];
+	int n, i, rc = 0;
+	synth *sy;
 
 	if (!rec_procfs_state(pid, &ppid))
 		return -ESRCH;
@@ -171,68 +355,15 @@ int rec_procfs_synth(pid_t pid, uint64_t time_ns, gtt_writer *w, rec_procfs_obse
 	}
 	free(tids);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long lo, hi, off;
-		unsigned long ino;
-		char perms[8], dev[16];
-		int pos = 0;
-		char *file;
-		gtt_mapping *m = &r.u.mapping;
-		size_t k;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %15s %lu %n", &lo, &hi, perms, &off, dev, &ino, &pos) < 6)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		file = pos > 0 ? line + pos : line + strlen(line);
-		file[strcspn(file, "\n")] = 0;
-		memset(&r, 0, sizeof(r));
-		r.tag = GTT_REC_MAPPING;
-		m->time_ns = time_ns;
-		m->pid = (uint32_t)pid;
-		m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
-		m->start = lo;
-		m->end = hi;
-		m->pgoff = off;
-		m->path = file;
-		if (file[0] == '/' && ino != 0) {
-			for (k = 0; k < n_cache; k++)
-				if (cache[k].ino == ino && strcmp(cache[k].dev, dev) == 0)
-					break;
-			if (k < n_cache) {
-				m->build_id_len = (uint32_t)cache[k].len;
-				memcpy(m->build_id, cache[k].id, cache[k].len);
-			} else {
-				char mf[128], rp[4200];
-				size_t len;
-				snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
-				len = rec_elf_build_id_of(mf, m->build_id, GTT_BUILD_ID_MAX);
-				if (len == 0) {
-					snprintf(rp, sizeof(rp), "/proc/%d/root%s", (int)pid, file);
-					len = rec_elf_build_id_of(rp, m->build_id, GTT_BUILD_ID_MAX);
-				}
-				if (len == 0)
-					len = rec_elf_build_id_of(file, m->build_id, GTT_BUILD_ID_MAX);
-				m->build_id_len = (uint32_t)len;
-				if (n_cache < sizeof(cache) / sizeof(cache[0])) {
-					snprintf(cache[n_cache].dev, sizeof(cache[n_cache].dev), "%s", dev);
-					cache[n_cache].ino = ino;
-					cache[n_cache].len = len;
-					memcpy(cache[n_cache].id, m->build_id, len);
-					n_cache++;
-				}
-			}
-		}
-		put(w, &r, obs, ctx);
-		n_maps++;
-	}
-	free(line);
-	fclose(f);
-	return n_maps;
+	sy = calloc(1, sizeof(*sy));
+	if (!sy)
+		return -ENOMEM;
+	*sy = (synth){ .pid = pid, .time_ns = time_ns, .w = w, .obs = obs, .ctx = ctx };
+	rc = rec_procfs_maps(pid, synth_map, sy);
+	if (rc >= 0)
+		rc = sy->n_maps;
+	free(sy);
+	return rc;
 }
 
 /* ---- the per-thread CPU loop ---- */
@@ -279,14 +410,8 @@ static tstat *ts_add(rec_procstat *s, pid_t pid, pid_t tid)
 	char path[96];
 	tstat *t;
 
-	if (s->n_ts == s->cap_ts) {
-		size_t c = s->cap_ts ? s->cap_ts * 2 : 64;
-		tstat *v = realloc(s->ts, c * sizeof(*v));
-		if (!v)
-			return NULL;
-		s->ts = v;
-		s->cap_ts = c;
-	}
+	if (GT_GROW(s->ts, s->cap_ts, s->n_ts + 1) < 0)
+		return NULL;
 	t = &s->ts[s->n_ts];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -308,7 +433,8 @@ static uint64_t field_after(const char *buf, const char *key)
 }
 
 /* Read one thread; write a THREAD_CPU record when its numbers changed (or always with force),
- * and a THREAD name record on a rename. Returns 0, or -1 when the thread is gone. */
+ * and a THREAD name record on a rename. Returns 0, or -ESRCH when the thread is gone
+ * (-EINVAL: its stat line did not parse). */
 static int read_thread(rec_procstat *s, tstat *t, int with_status, int force)
 {
 	char buf[1024];
@@ -321,14 +447,14 @@ static int read_thread(rec_procstat *s, tstat *t, int with_status, int force)
 	gtt_record r;
 
 	if (n <= 0)
-		return -1;
+		return -ESRCH;
 	buf[n] = 0;
 	open_paren = strchr(buf, '(');
 	close_paren = strrchr(buf, ')');
 	if (!open_paren || !close_paren || close_paren < open_paren)
-		return -1;
+		return -EINVAL;
 	if (sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &ut, &st) != 3)
-		return -1;
+		return -EINVAL;
 	clen = (size_t)(close_paren - open_paren - 1);
 	if (clen >= sizeof(comm))
 		clen = sizeof(comm) - 1;
@@ -459,10 +585,10 @@ rec_procstat *rec_procstat_start(gtt_writer *w, double hz, char *err, size_t err
 	if (hz <= 0)
 		hz = 10;
 	s->w = w;
-	s->ns_per_tick = clk > 0 ? 1000000000ull / (uint64_t)clk : 10000000ull;
+	s->ns_per_tick = GT_NS_PER_SEC / (uint64_t)(clk > 0 ? clk : 100); /* of utime/stime: USER_HZ */
 	s->status_every = hz >= 2 ? (uint32_t)(hz + 0.5) : 1;
 	pthread_mutex_init(&s->lock, NULL);
-	s->ticker = rec_ticker_create(GTT_SRC_PROCSTAT, (uint64_t)(1e9 / hz), 0, w);
+	s->ticker = rec_ticker_create(GTT_SRC_PROCSTAT, gt_hz_to_period_ns(hz), 0, w);
 	if (!s->ticker) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -491,14 +617,8 @@ void rec_procstat_add(rec_procstat *s, pid_t pid)
 	for (i = 0; i < s->n_pids; i++)
 		if (s->pids[i] == pid)
 			goto out;
-	if (s->n_pids == s->cap_pids) {
-		size_t c = s->cap_pids ? s->cap_pids * 2 : 16;
-		pid_t *v = realloc(s->pids, c * sizeof(*v));
-		if (!v)
-			goto out;
-		s->pids = v;
-		s->cap_pids = c;
-	}
+	if (GT_GROW(s->pids, s->cap_pids, s->n_pids + 1) < 0)
+		goto out;
 	s->pids[s->n_pids++] = pid;
 out:
 	pthread_mutex_unlock(&s->lock);

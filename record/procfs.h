@@ -1,5 +1,7 @@
-/* procfs.h — what the recorder reads from /proc: a process's threads, names and executable
- * mappings (synthesized into the trace at attach), and a per-thread CPU stats loop. */
+/* procfs.h — everything the recorder reads from /proc (and /sys; no other file parses them):
+ * a process's threads, names and mappings (synthesized into the trace at attach), kernel
+ * settings, and a per-thread CPU stats loop.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_PROCFS_H
 #define REC_PROCFS_H
 
@@ -20,6 +22,34 @@ void rec_procfs_cmdline(pid_t pid, char *buf, size_t len);
 int rec_procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* State letter of pid from /proc/PID/stat, and its parent; 0 when gone. */
 char rec_procfs_state(pid_t pid, pid_t *ppid);
+/* The executable of pid (/proc/PID/exe) into buf; 0 or -errno ("" then). */
+int rec_procfs_exe(pid_t pid, char *buf, size_t len);
+/* 1 when tid is a thread of pid now, else 0. */
+int rec_procfs_has_thread(pid_t pid, pid_t tid);
+/* The path under which the recorder opens a file the target sees as path (/proc/PID/root/...:
+ * the target's mount namespace, e.g. inside a container). */
+void rec_procfs_root_path(pid_t pid, const char *path, char *buf, size_t len);
+
+/* One line of /proc/PID/maps. */
+typedef struct rec_procfs_map {
+	uint64_t start, end, offset, inode;
+	int prot;               /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	char dev[16];           /* "fd:01" */
+	char *path;             /* "" for anonymous memory, "[vdso]", a file path */
+} rec_procfs_map;
+/* Called for every mapping, in address order; a negative return stops the walk with it. */
+typedef int (*rec_procfs_map_fn)(void *ctx, const rec_procfs_map *m);
+/* Walk pid's mappings: the number of mappings, the callback's negative return, or -errno
+ * (-ESRCH: pid is gone). */
+int rec_procfs_maps(pid_t pid, rec_procfs_map_fn fn, void *ctx);
+
+/* The kernel's boot id (/proc/sys/kernel/random/boot_id) into buf; 0 or -errno. */
+int rec_procfs_boot_id(char *buf, size_t len);
+/* kernel.perf_event_paranoid into *level; 0 or -errno. */
+int rec_procfs_perf_paranoid(int *level);
+/* The online CPU numbers (/sys/devices/system/cpu/online; every configured CPU when that
+ * cannot be read) into a malloc'ed array; their count, or -ENOMEM. */
+int rec_procfs_online_cpus(int **cpus);
 
 /* Write what an attach needs to know about a running pid at time_ns: a PROCESS start record
  * (command line), a THREAD start record per thread (with its name), and a MAPPING record per

@@ -60,15 +60,13 @@ int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 		return 0;
 	if (addr == 0 || addr + len < addr) {
 		m->n_failed++;
-		errno = EFAULT;
-		return -1;
+		return -EFAULT;
 	}
 	if (m->fn) {
 		if (m->fn(m->ctx, addr, buf, len) == 0)
 			return 0;
 		m->n_failed++;
-		errno = EFAULT;
-		return -1;
+		return -EFAULT;
 	}
 	local.iov_base = buf;
 	local.iov_len = len;
@@ -78,16 +76,16 @@ int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 	if (got == (ssize_t)len)
 		return 0;
 	m->n_failed++;
-	if (got < 0 && errno == ESRCH)
-		m->gone = 1;
 	if (got >= 0)
-		errno = EFAULT;
-	return -1;
+		return -EFAULT; /* partly readable */
+	if (errno == ESRCH)
+		m->gone = 1;
+	return -errno;
 }
 
 /* One process_vm_readv over req[0..n), n <= MAX_IOV; marks ok for the requests read whole.
- * The kernel stops at the first fault, so they form a prefix. -1 when the call failed for
- * another reason than a fault (ESRCH: the process is gone). */
+ * The kernel stops at the first fault, so they form a prefix. 0, or -errno when the call
+ * failed for another reason than a fault (-ESRCH: the process is gone). */
 static int readv_some(rec_procmem *m, rec_procmem_req *req, size_t n)
 {
 	struct iovec local[MAX_IOV], remote[MAX_IOV];
@@ -110,7 +108,7 @@ static int readv_some(rec_procmem *m, rec_procmem_req *req, size_t n)
 	if (got < 0) {
 		if (errno == ESRCH)
 			m->gone = 1;
-		return errno == EFAULT ? 0 : -1;
+		return errno == EFAULT ? 0 : -errno;
 	}
 	for (i = 0; i < n && got > 0; i++) {
 		if (req[i].len == 0 || req[i].addr == 0)
@@ -126,16 +124,16 @@ static int readv_some(rec_procmem *m, rec_procmem_req *req, size_t n)
 int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n)
 {
 	size_t i, at;
-	int n_ok = 0;
+	int n_ok = 0, rc;
 
 	for (at = 0; at < n; at += MAX_IOV) {
 		size_t k = n - at < MAX_IOV ? n - at : MAX_IOV;
 
 		if (!m->fn) {
-			if (readv_some(m, req + at, k) < 0) {
+			if ((rc = readv_some(m, req + at, k)) < 0) {
 				m->n_reads += k;
 				m->n_failed += k;
-				return -1;
+				return rc;
 			}
 		} else {
 			for (i = at; i < at + k; i++)

@@ -2,6 +2,7 @@
  * process: thread states, frame chains, code objects, str objects, the GIL. */
 #include "pyoffsets.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,7 @@ int rec_pyoff_has_debug(const uint8_t *buf, size_t len, uint32_t *version_hex)
 
 /* Every field the reader reads must fit the buffer it reads that struct into (offsets of -1
  * are fields the version lacks). A layout that fails is refused with the first field that
- * does not fit; 0 or -1. */
+ * does not fit; 0 or -EINVAL. */
 static int check_buffers(const rec_pyoff *o, char *err, size_t errlen)
 {
 	const struct { const char *what; int32_t off, width, limit; } f[] = {
@@ -164,7 +165,7 @@ static int check_buffers(const rec_pyoff *o, char *err, size_t errlen)
 		if (f[i].off < 0 || (int64_t)f[i].off + f[i].width > f[i].limit) {
 			snprintf(err, errlen, "_Py_DebugOffsets: %s at offset %d does not fit the %d bytes read",
 			         f[i].what, (int)f[i].off, (int)f[i].limit);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -178,22 +179,22 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 
 	if (!rec_pyoff_has_debug(buf, len, &ver)) {
 		snprintf(err, errlen, "no _Py_DebugOffsets cookie at the start of _PyRuntime");
-		return -1;
+		return -EINVAL;
 	}
 	if ((ver >> 16) != 0x030d) {
 		snprintf(err, errlen, "CPython %u.%u: its _Py_DebugOffsets layout is not known (3.13 is)",
 		         ver >> 24, (ver >> 16) & 0xff);
-		return -1;
+		return -EINVAL;
 	}
 	if (len < 8 + sizeof(f)) {
 		snprintf(err, errlen, "_Py_DebugOffsets cut short");
-		return -1;
+		return -EINVAL;
 	}
 	for (i = 0; i < DO_COUNT_313; i++)
 		f[i] = get_u64(buf + 8 + 8 * (size_t)i);
 	if (f[DO_FREE_THREADED]) {
 		snprintf(err, errlen, "free-threaded CPython build (no GIL): not supported");
-		return -1;
+		return -EINVAL;
 	}
 	/* every field (offset + width) must lie inside its struct, and the structs be of sane
 	 * size; offset < size first, so a huge offset cannot wrap round the sum */
@@ -216,7 +217,7 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 	    f[DO_GIL_HOLDER] < f[DO_IS_GIL_STATE] || f[DO_GIL_LOCKED] - f[DO_IS_GIL_STATE] > 256 ||
 	    f[DO_GIL_HOLDER] - f[DO_IS_GIL_STATE] > 256 || f[DO_OB_TYPE] > 64) {
 		snprintf(err, errlen, "_Py_DebugOffsets holds impossible offsets");
-		return -1;
+		return -EINVAL;
 	}
 #undef INSIDE
 #undef FITS
@@ -410,9 +411,12 @@ int rec_py_read_thread(rec_procmem *m, const rec_pyoff *o, uint64_t ts, rec_pyth
 	                   o->ts_cframe };
 	uint8_t buf[TS_BUF];
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8;
+	int rc;
 
-	if (len > sizeof(buf) || rec_procmem_read(m, ts, buf, len) < 0)
-		return -1;
+	if (len > sizeof(buf))
+		return -EINVAL;
+	if ((rc = rec_procmem_read(m, ts, buf, len)) < 0)
+		return rc;
 	memset(out, 0, sizeof(*out));
 	out->addr = ts;
 	out->next = rd64(buf, o->ts_next);
@@ -425,8 +429,8 @@ int rec_py_read_thread(rec_procmem *m, const rec_pyoff *o, uint64_t ts, rec_pyth
 	} else if (o->ts_cframe >= 0) {
 		uint64_t cf = rd64(buf, o->ts_cframe);
 		out->cframe = cf;
-		if (cf && rec_procmem_read(m, cf + (uint64_t)o->cf_current_frame, &out->frame, 8) < 0)
-			return -1;
+		if (cf && (rc = rec_procmem_read(m, cf + (uint64_t)o->cf_current_frame, &out->frame, 8)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -439,10 +443,11 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 	uint8_t buf[FR_BUF];
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8, n = 0, steps = 0;
 	uint64_t prev_addr = 0;
+	int rc;
 
 	*torn = 0;
 	if (len > sizeof(buf))
-		return -1;
+		return -EINVAL;
 	while (frame) {
 		uint64_t code;
 		rec_pyframe_raw *f;
@@ -451,9 +456,9 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 			*torn = 1;
 			break;
 		}
-		if (rec_procmem_read_cached(m, frame, buf, len) < 0) {
+		if ((rc = rec_procmem_read_cached(m, frame, buf, len)) < 0) {
 			if (n == 0 && steps == 1)
-				return -1;
+				return rc;
 			*torn = 1;
 			break;
 		}
@@ -509,9 +514,12 @@ int rec_py_read_gil(rec_procmem *m, const rec_pyoff *o, uint64_t gil, rec_pygil 
 	int32_t offs[] = { o->gil_holder, o->gil_locked, o->gil_switches };
 	uint8_t buf[GIL_BUF];
 	size_t len = (size_t)max_off(offs, 3) + 8;
+	int rc;
 
-	if (len > sizeof(buf) || rec_procmem_read(m, gil, buf, len) < 0)
-		return -1;
+	if (len > sizeof(buf))
+		return -EINVAL;
+	if ((rc = rec_procmem_read(m, gil, buf, len)) < 0)
+		return rc;
 	out->holder = rd64(buf, o->gil_holder);
 	out->locked = (int32_t)rd32(buf, o->gil_locked);
 	out->switches = o->gil_switches >= 0 ? rd64(buf, o->gil_switches) : 0;
@@ -564,26 +572,26 @@ int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf
 	size_t head_len = (size_t)o->str_ascii_size, got, n = 0, i, want, data_off, bytes;
 	uint64_t length;
 	uint32_t state;
-	int kind, rc = -1;
+	int kind, rc;
 
 	/* the offsets may come from the target: everything read from head must lie in the
 	 * header read (head_len bytes), and the header in head */
 	if (cap == 0 || o->str_ascii_size < 0 || o->str_compact_size < o->str_ascii_size ||
 	    (size_t)o->str_compact_size + 8 > STR_HEAD || o->str_length < 0 || o->str_state < 0 ||
 	    (size_t)o->str_length + 8 > head_len || (size_t)o->str_state + 4 > head_len)
-		return -1;
+		return -EINVAL;
 	buf[0] = 0;
 	got = head_len + STR_INLINE;
 	if (rec_procmem_read(m, addr, head, got) < 0) {
 		got = head_len;
-		if (rec_procmem_read(m, addr, head, got) < 0)
-			return -1;
+		if ((rc = rec_procmem_read(m, addr, head, got)) < 0)
+			return rc;
 	}
 	length = rd64(head, o->str_length);
 	state = rd32(head, o->str_state);
 	kind = (state >> 2) & 7;
 	if (!(state & (1u << 5)) || (kind != 1 && kind != 2 && kind != 4) || length > (1u << 20))
-		return -1;
+		return -EINVAL; /* not a compact str */
 	if (state & (1u << 6)) {
 		data_off = (size_t)o->str_ascii_size;
 		kind = 1;
@@ -595,12 +603,13 @@ int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf
 	if (data_off + bytes <= got) {
 		chars = head + data_off;
 	} else if (data_off + bytes <= sizeof(head)) {
-		if (rec_procmem_read(m, addr + data_off, head + data_off, bytes) < 0)
-			return -1;
+		if ((rc = rec_procmem_read(m, addr + data_off, head + data_off, bytes)) < 0)
+			return rc;
 		chars = head + data_off;
 	} else {
 		data = malloc(bytes + 1);
-		if (!data || rec_procmem_read(m, addr + data_off, data, bytes) < 0)
+		rc = -ENOMEM;
+		if (!data || (rc = rec_procmem_read(m, addr + data_off, data, bytes)) < 0)
 			goto out;
 		chars = data;
 	}
@@ -628,7 +637,7 @@ void rec_pycode_clear(rec_pycode *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Read the code object's header fields into buf; len returned in *len. */
+/* Read the code object's header fields into buf. 0 or -errno. */
 static int read_code_head(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint8_t *buf, size_t cap)
 {
 	int32_t offs[] = { o->ob_type, o->co_filename, o->co_name, o->co_qualname, o->co_firstlineno,
@@ -636,7 +645,7 @@ static int read_code_head(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uin
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8;
 
 	if (len > cap)
-		return -1;
+		return -EINVAL;
 	return rec_procmem_read(m, addr, buf, len);
 }
 
@@ -654,12 +663,13 @@ int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t
 {
 	uint8_t head[CODE_BUF], bhead[BYTES_HEAD];
 	uint64_t lt, lt_len;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (read_code_head(m, o, addr, head, sizeof(head)) < 0)
-		return -1;
+	if ((rc = read_code_head(m, o, addr, head, sizeof(head))) < 0)
+		return rc;
 	if (type_addr && rd64(head, o->ob_type) != type_addr)
-		return -1;
+		return -EINVAL; /* not a code object */
 	out->name_ptr = rd64(head, o->co_name);
 	out->filename_ptr = rd64(head, o->co_filename);
 	out->firstlineno = (int32_t)rd32(head, o->co_firstlineno);
@@ -697,17 +707,19 @@ int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t
 		goto fail;
 	return 0;
 fail:
+	/* a name that is not a readable str: a torn or freed object */
 	rec_pycode_clear(out);
-	return -1;
+	return -EFAULT;
 }
 
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c)
 {
 	int8_t same;
+	int rc;
 
-	if (rec_py_codes_same(m, o, &addr, &c, &same, 1) < 0)
-		return -1;
-	return same;
+	if ((rc = rec_py_codes_same(m, o, &addr, &c, &same, 1)) < 0)
+		return rc;
+	return same < 0 ? -EFAULT : same;
 }
 
 int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
@@ -718,13 +730,14 @@ int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8, i;
 	uint8_t buf[REC_PY_CHECK_BATCH][CODE_BUF];
 	rec_procmem_req req[REC_PY_CHECK_BATCH];
+	int rc;
 
 	if (n > REC_PY_CHECK_BATCH || len > CODE_BUF)
-		return -1;
+		return -EINVAL;
 	for (i = 0; i < n; i++)
 		req[i] = (rec_procmem_req){ addrs[i], buf[i], len, 0 };
-	if (n && rec_procmem_readv(m, req, n) < 0)
-		return -1;
+	if (n && (rc = rec_procmem_readv(m, req, n)) < 0)
+		return rc;
 	for (i = 0; i < n; i++) {
 		if (!req[i].ok)
 			same[i] = -1;

@@ -1,5 +1,7 @@
 /* pyoffsets.h — CPython struct layouts (3.10–3.12 from tables, 3.13 from _Py_DebugOffsets)
- * and the structure reader that walks threads, frames, code objects and strings with them. */
+ * and the structure reader that walks threads, frames, code objects and strings with them.
+ * Return rule (all of record/): 0 or a count, or a negative errno (a failed read passes on
+ * rec_procmem's -EFAULT/-ESRCH; -EINVAL for data that is not what it should be). */
 #ifndef REC_PYOFFSETS_H
 #define REC_PYOFFSETS_H
 
@@ -45,7 +47,7 @@ typedef struct rec_pyoff {
 /* The built-in table for 3.minor (10, 11 or 12); NULL for any other version. */
 const rec_pyoff *rec_pyoff_table(int minor);
 /* Fill out from the _Py_DebugOffsets that start _PyRuntime (3.13; buf holds at least
- * REC_PY_DEBUG_OFFSETS_LEN bytes read from the target). 0, or -1 with a one-line reason
+ * REC_PY_DEBUG_OFFSETS_LEN bytes read from the target). 0, or -EINVAL with a one-line reason
  * (no cookie, a version whose debug-offsets layout we do not know, free-threaded build). */
 #define REC_PY_DEBUG_OFFSETS_LEN 1024
 int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *err, size_t errlen);
@@ -53,8 +55,8 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 int rec_pyoff_has_debug(const uint8_t *buf, size_t len, uint32_t *version_hex);
 
 /* Source line of code unit index (instruction index, 2-byte units) in a code object whose
- * line table is tab[0..len) and first line firstlineno. Index < 0 gives firstlineno; -1 when
- * the table has no line for the index. */
+ * line table is tab[0..len) and first line firstlineno. Index < 0 gives firstlineno; -1 (a
+ * value, not an error: "unknown line") when the table has no line for the index. */
 int rec_py_line(int line_format, const uint8_t *tab, size_t len, int firstlineno, int64_t index);
 
 /* ---- the structure reader (all reads through rec_procmem) ---- */
@@ -69,7 +71,7 @@ typedef struct rec_pythread {
 	uint64_t frame;         /* current (leaf) frame, 0 when idle */
 	uint64_t cframe;        /* 3.11/3.12: the _PyCFrame the frame was read through */
 } rec_pythread;
-/* Read the thread state at ts: one read, two on 3.11/3.12 (cframe). 0 or -1. */
+/* Read the thread state at ts: one read, two on 3.11/3.12 (cframe). 0 or -errno. */
 int rec_py_read_thread(rec_procmem *m, const rec_pyoff *o, uint64_t ts, rec_pythread *out);
 
 /* One frame of a chain, leaf first. */
@@ -83,7 +85,7 @@ typedef struct rec_pyframe_raw {
 /* Walk the chain from frame (leaf) towards the root into out[0..cap), reading through the
  * procmem block cache (clear it first for fresh frames);
  * C-stack shim frames (3.12+) are skipped and mark their callee as an entry. Returns the
- * number of frames, or -1 when the first read failed; *torn is set when the chain broke
+ * number of frames, or -errno when the first read failed; *torn is set when the chain broke
  * off (a failed read, a cycle, cap reached) after at least one frame. */
 int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
                        rec_pyframe_raw *out, size_t cap, int *torn);
@@ -94,7 +96,7 @@ typedef struct rec_pygil {
 	int32_t locked;         /* 1 held, 0 free, -1 not initialized */
 	uint64_t switches;      /* switch_number, 0 when unknown */
 } rec_pygil;
-/* One read of the _gil_runtime_state at gil. 0 or -1. */
+/* One read of the _gil_runtime_state at gil. 0 or -errno. */
 int rec_py_read_gil(rec_procmem *m, const rec_pyoff *o, uint64_t gil, rec_pygil *out);
 /* Address of the GIL state: embedded in _PyRuntime (3.10/3.11) or the main interpreter's
  * ceval.gil pointer (3.12+). 0 when not readable yet. */
@@ -115,21 +117,22 @@ typedef struct rec_pycode {
  * and the code object is kept without lines (the caller counts it as a failed read). */
 #define REC_PY_LINETABLE_MAX (1u << 20)
 /* Read the code object at addr; type_addr (PyCode_Type in the target, 0 = do not check)
- * guards against a pointer that is not a code object. 0 or -1; rec_pycode_clear() frees. */
+ * guards against a pointer that is not a code object (-EINVAL). 0 or -errno;
+ * rec_pycode_clear() frees. */
 int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t type_addr,
                      rec_pycode *out);
 void rec_pycode_clear(rec_pycode *c);
 /* Read the header of the code object at addr only (name/filename pointers and first line)
- * and tell whether it still matches c: 1 same, 0 changed, -1 unreadable. */
+ * and tell whether it still matches c: 1 same, 0 changed, -errno unreadable. */
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c);
-/* The same for n code objects in one batched read (n <= REC_PY_CHECK_BATCH): same[i] gets 1,
- * 0 or -1 as above for addrs[i] against cs[i]. 0, or -1 when nothing could be read (the
- * target is gone, or n is too large). */
+/* The same for n code objects in one batched read (n <= REC_PY_CHECK_BATCH): same[i] gets 1
+ * (same), 0 (changed) or -1 (unreadable) for addrs[i] against cs[i]. 0, or -errno when
+ * nothing could be read (-ESRCH the target is gone, -EINVAL n is too large). */
 #define REC_PY_CHECK_BATCH 32
 int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
                       const rec_pycode *const *cs, int8_t *same, size_t n);
 /* Read a str object into buf as NUL-terminated UTF-8 (truncated to cap-1 bytes at a
- * character boundary). Returns the length, or -1 when unreadable or not a compact str. */
+ * character boundary). Returns the length, or -errno: unreadable, -EINVAL not a compact str. */
 int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf, size_t cap);
 
 #endif

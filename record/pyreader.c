@@ -1,13 +1,13 @@
-/* pyreader.c — finds CPython in the target and reads its thread stacks and GIL state on two
- * background threads with absolute schedules (process_vm_readv; the target never stops). */
+/* pyreader.c — reads the target's CPython thread stacks and GIL state on two background
+ * threads with absolute schedules (process_vm_readv; the target never stops), once
+ * pydiscover.c has found the interpreter; pycode.c names the frames. */
 #include "pyreader.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,29 +16,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elf.h"
+#include "gt_util.h"
+#include "procfs.h"
 #include "procmem.h"
+#include "pycode.h"
+#include "pydiscover.h"
 #include "pyoffsets.h"
 #include "ticker.h"
 
 #define MAX_INTERPS 16
 #define MAX_THREADS 4096
-#define REVALIDATE_PER_PASS 8   /* cached code objects re-checked per stack pass */
 #define TID_MAP_CAP 8192        /* PyThreadState -> tid, shared with the GIL loop */
-
-enum {
-	ST_LOOKING = 0,   /* no interpreter found yet */
-	ST_READING = 1,   /* reading stacks and GIL */
-	ST_NONE = 2,      /* gave up: unsupported, stripped, ... (reason says why) */
-	ST_GONE = 3,      /* the target exited */
-};
-
-typedef struct code_entry {
-	uint64_t addr;          /* 0 = empty slot */
-	uint64_t code_id;       /* addr | generation << 48 */
-	uint64_t checked_pass;  /* the stack pass that last found the object unchanged */
-	rec_pycode c;
-} code_entry;
+#define FAST_LOOK_NS (2 * GT_NS_PER_SEC)          /* looking for the interpreter: at first ... */
+#define FAST_LOOK_PERIOD_NS (10 * GT_NS_PER_MS)   /* ... every 10 ms, */
+#define SLOW_LOOK_PERIOD_NS (250 * GT_NS_PER_MS)  /* then every 250 ms */
+#define READY_PERIOD_NS (5 * GT_NS_PER_MS)        /* waiting for its initialization */
+#define HEALTH_INTERVAL_NS GT_NS_PER_SEC          /* READ_ERRORS records cover 1 s each */
 
 #define TCB_SEEN 4096
 typedef struct tcb_seen {
@@ -58,19 +51,15 @@ struct rec_py {
 	pthread_t stack_thr, gil_thr;
 	int have_stack_thr, have_gil_thr;
 	atomic_int stop;
-	atomic_int state;
+	atomic_int state;       /* rec_py_state */
+	atomic_int gone;        /* the target exited */
 
 	pthread_mutex_t lock;   /* guards reason, version, tids[] */
 	char reason[320];
-	char tentative[320];    /* "stripped?" until the loader has mapped everything */
-	char version[32];       /* "3.12.1" */
-	char pidstr[16];
-	char interp_path[PATH_MAX];
+	char version[32];       /* "3.12.1", once found */
 
-	/* found at discovery, read-only afterwards */
-	rec_pyoff off;
-	uint64_t runtime;       /* _PyRuntime in the target */
-	uint64_t code_type;     /* PyCode_Type in the target, 0 unknown */
+	/* found at discovery, read-only afterwards (the stack loop's until then) */
+	rec_pyinterp py;
 	atomic_uint_fast64_t gil_addr;
 	int32_t tcb_tid_off;    /* 3.10: offset of the tid in glibc's struct pthread, -1 unknown */
 	int32_t tcb_cands[64];  /* candidates from the starting thread */
@@ -81,9 +70,7 @@ struct rec_py {
 
 	/* stack loop state */
 	rec_procmem *mem;
-	code_entry *codes;
-	size_t codes_cap, codes_n, reval_at;
-	uint64_t code_gen;
+	rec_pycache *codes;
 	uint64_t pass_no;       /* stack passes started, from 1 */
 
 	/* tid map for the GIL loop: a snapshot written by the stack loop */
@@ -107,30 +94,38 @@ static void set_reason(rec_py *p, const char *fmt, const char *a, const char *b)
 	pthread_mutex_unlock(&p->lock);
 }
 
+static void put_rec(rec_py *p, const gtt_record *r);
+
+/* The code cache's PY_CODE records take the same way as the reader's own. */
+static void emit_code(void *ctx, const gtt_record *r)
+{
+	put_rec(ctx, r);
+}
+
 static void put_rec(rec_py *p, const gtt_record *r)
 {
 	if (p->w)
 		gtt_write(p->w, r);
+	if (p->opts.observe)
+		p->opts.observe(p->opts.observe_ctx, r);
 }
 
-static void put_health(rec_py *p, uint32_t source, uint32_t kind, uint64_t t0, uint64_t t1,
-                       uint64_t count, uint64_t v0, uint64_t v1, uint64_t v2, const char *text)
+/* A READ_ERRORS record over [t0, t1): count failures, value[0..2] failed reads, torn
+ * stacks, reads (docs/FORMAT.md). */
+static void put_read_errors(rec_py *p, uint32_t source, uint64_t t0, uint64_t t1, uint64_t failed,
+                            uint64_t torn, uint64_t reads)
 {
-	gtt_record r;
+	gtt_health h = { .time_ns = t0, .end_ns = t1, .source = source, .kind = GTT_HEALTH_READ_ERRORS,
+	                 .pid = (uint32_t)p->pid, .count = failed + torn, .value = { failed, torn, reads } };
 
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = t0;
-	r.u.health.end_ns = t1;
-	r.u.health.source = source;
-	r.u.health.kind = kind;
-	r.u.health.pid = (uint32_t)p->pid;
-	r.u.health.count = count;
-	r.u.health.value[0] = v0;
-	r.u.health.value[1] = v1;
-	r.u.health.value[2] = v2;
-	r.u.health.text = text ? text : "";
-	put_rec(p, &r);
+	if (p->w)
+		gtt_write_health(p->w, &h);
+}
+
+static void put_note(rec_py *p, uint32_t source, uint64_t time_ns, const char *text)
+{
+	if (p->w)
+		gtt_write_note(p->w, source, time_ns, (uint32_t)p->pid, 0, text);
 }
 
 static void put_meta(rec_py *p, const char *key, const char *value)
@@ -146,12 +141,12 @@ static void put_meta(rec_py *p, const char *key, const char *value)
 
 static int sleep_ns(rec_py *p, uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	struct timespec ts = { (time_t)(ns / GT_NS_PER_SEC), (long)(ns % GT_NS_PER_SEC) };
 
 	if (atomic_load(&p->stop))
-		return -1;
+		return -ECANCELED;
 	nanosleep(&ts, NULL);
-	return atomic_load(&p->stop) ? -1 : 0;
+	return atomic_load(&p->stop) ? -ECANCELED : 0;
 }
 
 static pid_t my_tid(void)
@@ -189,348 +184,6 @@ static int tcb_candidates(int32_t *out, int cap)
 	return n;
 }
 
-/* ---- discovery ---- */
-
-typedef struct mapping {
-	uint64_t start, end, off;
-	char path[PATH_MAX];
-} mapping;
-
-/* Parse "3.12" out of a name like libpython3.12.so.1.0 or python3.12; 0 when none. */
-static int minor_from_name(const char *path)
-{
-	const char *b = strrchr(path, '/'), *s;
-
-	b = b ? b + 1 : path;
-	s = strstr(b, "python3.");
-	if (!s || !isdigit((unsigned char)s[8]))
-		return 0;
-	return atoi(s + 8);
-}
-
-static int looks_like_python(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	b = b ? b + 1 : path;
-	return strncmp(b, "libpython", 9) == 0 || strncmp(b, "python", 6) == 0;
-}
-
-/* Lowest start of the mapping of file offset 0 of path, from /proc/pid/maps. */
-static int read_maps(pid_t pid, mapping *out, int cap, char *exe, size_t exe_len)
-{
-	char fn[64], line[PATH_MAX + 128];
-	FILE *f;
-	int n = 0;
-	ssize_t k;
-
-	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
-	k = readlink(fn, exe, exe_len - 1);
-	exe[k > 0 ? k : 0] = 0;
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f) && n < cap) {
-		unsigned long long lo, hi, off;
-		char path[PATH_MAX];
-		int i, dup = 0;
-
-		path[0] = 0;
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]", &lo, &hi, &off, path) < 4 ||
-		    path[0] != '/')
-			continue;
-		if (strcmp(path, exe) != 0 && !(strstr(path, "/libpython3.") && strstr(path, ".so")))
-			continue;
-		for (i = 0; i < n; i++) {
-			if (strcmp(out[i].path, path) == 0) {
-				if (off == 0 && (out[i].off != 0 || lo < out[i].start)) {
-					out[i].start = lo;
-					out[i].off = 0;
-				}
-				dup = 1;
-			}
-		}
-		if (dup)
-			continue;
-		out[n].start = lo;
-		out[n].end = hi;
-		out[n].off = off;
-		snprintf(out[n].path, sizeof(out[n].path), "%s", path);
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/* Open the file behind a target mapping: through /proc/pid/root first (containers). */
-static rec_elf *open_target_elf(pid_t pid, const char *path)
-{
-	char fn[PATH_MAX + 32];
-	rec_elf *e;
-
-	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid, path);
-	e = rec_elf_open(fn);
-	return e ? e : rec_elf_open(path);
-}
-
-/* One discovery attempt. 1 found (offsets set), 0 not yet, -1 final failure (reason set). */
-static int discover(rec_py *p)
-{
-	mapping maps[16];
-	char exe[PATH_MAX];
-	int n, i, libpy_first, stripped_at = -1;
-
-	n = read_maps(p->pid, maps, 16, exe, sizeof(exe));
-	if (n < 0) {
-		atomic_store(&p->state, ST_GONE);
-		if (p->tentative[0])
-			set_reason(p, "%s%s", p->tentative, NULL);
-		else
-			set_reason(p, "no CPython interpreter found in pid %s before it exited%s", p->pidstr, NULL);
-		return -1;
-	}
-	/* a libpython mapping wins over the executable (pyenv's --enable-shared builds) */
-	for (libpy_first = 1; libpy_first >= 0; libpy_first--) {
-		for (i = 0; i < n; i++) {
-			int is_lib = strstr(maps[i].path, "/libpython3.") != NULL;
-			uint64_t val, base, pyver = 0, cty;
-			rec_elf *e;
-			uint32_t hex = 0;
-			uint8_t dbg[REC_PY_DEBUG_OFFSETS_LEN];
-			char err[200];
-
-			if (is_lib != libpy_first || maps[i].off != 0)
-				continue;
-			e = open_target_elf(p->pid, maps[i].path);
-			if (!e)
-				continue;
-			if (rec_elf_symbol(e, "_PyRuntime", &val, NULL) < 0) {
-				if (looks_like_python(maps[i].path))
-					stripped_at = i;
-				rec_elf_close(e);
-				continue;
-			}
-			base = maps[i].start - rec_elf_first_load_vaddr(e);
-			p->runtime = base + val;
-			p->code_type = rec_elf_symbol(e, "PyCode_Type", &cty, NULL) == 0 ? base + cty : 0;
-			if (rec_elf_symbol(e, "Py_Version", &val, NULL) == 0 &&
-			    rec_procmem_read(p->mem, base + val, &pyver, 4) == 0)
-				hex = (uint32_t)pyver;
-			rec_elf_close(e);
-			snprintf(p->interp_path, sizeof(p->interp_path), "%s", maps[i].path);
-			if (rec_procmem_read(p->mem, p->runtime, dbg, sizeof(dbg)) < 0) {
-				if (rec_procmem_gone(p->mem)) {
-					atomic_store(&p->state, ST_GONE);
-					set_reason(p, "no CPython interpreter found in pid %s before it exited%s", p->pidstr, NULL);
-					return -1;
-				}
-				return 0;
-			}
-			if (!hex && !rec_pyoff_has_debug(dbg, sizeof(dbg), &hex)) {
-				int minor = minor_from_name(maps[i].path);
-				if (!minor)
-					minor = minor_from_name(exe);
-				if (minor)
-					hex = 0x03000000u | (uint32_t)minor << 16;
-			}
-			if (!hex) {
-				set_reason(p, "cannot tell the CPython version of %s: no Python stacks%s",
-				           maps[i].path, NULL);
-				return -1;
-			}
-			if ((hex >> 24) == 3 && ((hex >> 16) & 0xff) >= 10 && ((hex >> 16) & 0xff) <= 12) {
-				p->off = *rec_pyoff_table((int)((hex >> 16) & 0xff));
-			} else if (rec_pyoff_has_debug(dbg, sizeof(dbg), NULL)) {
-				/* 3.13: the layout comes from the target itself */
-				if (rec_pyoff_from_debug(dbg, sizeof(dbg), &p->off, err, sizeof(err)) < 0) {
-					set_reason(p, "%s: CPU samples only (%s)", err, maps[i].path);
-					return -1;
-				}
-			} else {
-				char v[32];
-				snprintf(v, sizeof(v), "%u.%u", hex >> 24, (hex >> 16) & 0xff);
-				set_reason(p, "CPython %s is not supported (3.10 to 3.13 are): CPU samples only (%s)",
-				           v, maps[i].path);
-				return -1;
-			}
-			pthread_mutex_lock(&p->lock);
-			if ((hex & 0xffff) == 0)
-				snprintf(p->version, sizeof(p->version), "%u.%u", hex >> 24, (hex >> 16) & 0xff);
-			else
-				snprintf(p->version, sizeof(p->version), "%u.%u.%u", hex >> 24, (hex >> 16) & 0xff,
-				         (hex >> 8) & 0xff);
-			pthread_mutex_unlock(&p->lock);
-			return 1;
-		}
-	}
-	if (stripped_at >= 0) {
-		/* not final: in launch mode the executable is mapped before its libpython */
-		pthread_mutex_lock(&p->lock);
-		snprintf(p->tentative, sizeof(p->tentative),
-		         "%s has no _PyRuntime symbol (stripped interpreter?): CPU samples only", maps[stripped_at].path);
-		pthread_mutex_unlock(&p->lock);
-	}
-	return 0;
-}
-
-/* 1 once the interpreter is initialized (an interpreter with a thread state), 0 not yet,
- * -1 the process is gone. */
-static int interp_ready(rec_py *p)
-{
-	uint64_t interp = 0, ts = 0;
-
-	if (rec_procmem_read(p->mem, p->runtime + (uint64_t)p->off.rt_interp_head, &interp, 8) < 0)
-		return rec_procmem_gone(p->mem) ? -1 : 0;
-	if (!interp || rec_procmem_read(p->mem, interp + (uint64_t)p->off.is_threads_head, &ts, 8) < 0)
-		return rec_procmem_gone(p->mem) ? -1 : 0;
-	return ts != 0;
-}
-
-/* ---- code objects ---- */
-
-static code_entry *code_slot(rec_py *p, uint64_t addr)
-{
-	size_t mask = p->codes_cap - 1, i = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull) & mask;
-
-	while (p->codes[i].addr && p->codes[i].addr != addr)
-		i = (i + 1) & mask;
-	return &p->codes[i];
-}
-
-static int codes_grow(rec_py *p)
-{
-	code_entry *old = p->codes;
-	size_t old_cap = p->codes_cap, i;
-
-	p->codes_cap = old_cap ? old_cap * 2 : 1024;
-	p->codes = calloc(p->codes_cap, sizeof(*p->codes));
-	if (!p->codes) {
-		p->codes = old;
-		p->codes_cap = old_cap;
-		return -1;
-	}
-	for (i = 0; i < old_cap; i++)
-		if (old[i].addr)
-			*code_slot(p, old[i].addr) = old[i];
-	free(old);
-	return 0;
-}
-
-/* The cache entry for the code object at addr, reading (and writing PY_CODE) on a miss.
- * NULL when it cannot be read or is not a code object. */
-static code_entry *code_get(rec_py *p, uint64_t addr)
-{
-	code_entry *e;
-	gtt_record r;
-
-	if ((p->codes_n + 1) * 2 > p->codes_cap && codes_grow(p) < 0)
-		return NULL;
-	e = code_slot(p, addr);
-	if (e->addr)
-		return e;
-	if (rec_py_read_code(p->mem, &p->off, addr, p->code_type, &e->c) < 0)
-		return NULL;
-	if (e->c.linetable_refused) {
-		/* a line table over REC_PY_LINETABLE_MAX: not read, counted as a failed read */
-		p->iv_failed++;
-		atomic_fetch_add(&p->n_failed, 1);
-	}
-	e->addr = addr;
-	e->checked_pass = p->pass_no;
-	/* user-space addresses fit in 48 bits: the top bits count reuses of this address */
-	e->code_id = addr | (p->code_gen << 48);
-	p->codes_n++;
-	atomic_fetch_add(&p->n_codes, 1);
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_PY_CODE;
-	r.u.py_code.pid = (uint32_t)p->pid;
-	r.u.py_code.code_id = e->code_id;
-	r.u.py_code.first_line = e->c.firstlineno;
-	r.u.py_code.name = e->c.name;
-	r.u.py_code.qualname = e->c.qualname;
-	r.u.py_code.filename = e->c.filename;
-	put_rec(p, &r);
-	return e;
-}
-
-/* Drop cache entry e (its code object is gone or another one took its address): the next
- * sight of the address reads it afresh under a new code_id. Backward-shift deletion keeps
- * the probe chains intact. */
-static void code_drop(rec_py *p, code_entry *e)
-{
-	size_t mask = p->codes_cap - 1, i, j;
-
-	rec_pycode_clear(&e->c);
-	e->addr = 0;
-	p->codes_n--;
-	p->code_gen = (p->code_gen + 1) & 0xffff;
-	i = (size_t)(e - p->codes);
-	for (j = (i + 1) & mask; p->codes[j].addr; j = (j + 1) & mask) {
-		size_t home = (size_t)((p->codes[j].addr >> 4) * 0x9e3779b97f4a7c15ull) & mask;
-		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-			p->codes[i] = p->codes[j];
-			memset(&p->codes[j], 0, sizeof(p->codes[j]));
-			i = j;
-		}
-	}
-}
-
-/* Re-check a few cached code objects per pass, so entries of freed code objects that no
- * stack shows any more do not stay forever. */
-static void codes_revalidate(rec_py *p)
-{
-	size_t k;
-
-	for (k = 0; k < REVALIDATE_PER_PASS && p->codes_cap; k++) {
-		code_entry *e = &p->codes[p->reval_at++ & (p->codes_cap - 1)];
-
-		if (e->addr && rec_py_code_same(p->mem, &p->off, e->addr, &e->c) != 1)
-			code_drop(p, e);
-	}
-}
-
-/* Before the code objects of a stack just read are named from the cache: re-check, in one
- * batched read, every cached one not yet checked in this pass. A code object that was freed
- * and whose address another code object now has (common during start-up: the module code
- * of a .pth line or an imported module is freed, and the script's functions are allocated
- * where it was) would otherwise keep the old name for as long as the entry lives. */
-static void codes_check_used(rec_py *p, const rec_pyframe_raw *raw, int nf)
-{
-	uint64_t addrs[REC_PY_CHECK_BATCH];
-	const rec_pycode *cs[REC_PY_CHECK_BATCH];
-	code_entry *es[REC_PY_CHECK_BATCH];
-	int8_t same[REC_PY_CHECK_BATCH];
-	size_t n = 0, i;
-	int k;
-
-	if (!p->codes_cap)
-		return;
-	for (k = 0; k <= nf; k++) {
-		code_entry *e = k < nf ? code_slot(p, raw[k].code) : NULL;
-
-		if (e && e->addr && e->checked_pass != p->pass_no) {
-			e->checked_pass = p->pass_no; /* also marks it as queued */
-			es[n] = e;
-			addrs[n] = e->addr;
-			cs[n] = &e->c;
-			n++;
-		}
-		if (n == REC_PY_CHECK_BATCH || (k == nf && n)) {
-			if (rec_py_codes_same(p->mem, &p->off, addrs, cs, same, n) < 0) {
-				for (i = 0; i < n; i++)
-					es[i]->checked_pass = 0; /* unknown: check again at the next use */
-			} else {
-				/* look each up again: a drop may move other entries of its probe chain */
-				for (i = 0; i < n; i++)
-					if (same[i] != 1)
-						code_drop(p, code_slot(p, addrs[i]));
-			}
-			n = 0;
-		}
-	}
-}
-
 /* ---- stack pass ---- */
 
 typedef struct thread_read {
@@ -563,7 +216,6 @@ static void tids_310(rec_py *p, thread_read *th, size_t n)
 		for (i = 0; i < k; i++) {
 			thread_read *t = &th[at + i];
 			uint32_t tid = (uint32_t)t->tcb_tid_raw;
-			char fn[64];
 			size_t j, slot;
 			if (!req[2 * i].ok || !req[2 * i + 1].ok || t->tcb_self != t->t.thread_id || !tid)
 				continue;
@@ -579,8 +231,7 @@ static void tids_310(rec_py *p, thread_read *th, size_t n)
 			}
 			if (t->tid)
 				continue;
-			snprintf(fn, sizeof(fn), "/proc/%d/task/%u", (int)p->pid, tid);
-			if (access(fn, F_OK) == 0) {
+			if (rec_procfs_has_thread(p->pid, (pid_t)tid)) {
 				t->tid = tid;
 				p->tcb_seen[(slot + p->tcb_seen_rr++ % 4) % TCB_SEEN] = (tcb_seen){ t->t.thread_id, tid };
 			}
@@ -604,23 +255,23 @@ static void tcb_calibrate(rec_py *p)
 			}
 }
 
-/* Walk all interpreters' thread lists. Returns the number of threads read, -1 when the
+/* Walk all interpreters' thread lists. Returns the number of threads read, -errno when the
  * interpreter list itself is unreadable. */
 static int read_threads(rec_py *p, thread_read *th, size_t cap)
 {
 	uint64_t interp = 0, ts;
 	size_t n = 0;
-	int k;
+	int k, rc;
 
-	if (rec_procmem_read(p->mem, p->runtime + (uint64_t)p->off.rt_interp_head, &interp, 8) < 0)
-		return -1;
+	if ((rc = rec_procmem_read(p->mem, p->py.runtime + (uint64_t)p->py.off.rt_interp_head, &interp, 8)) < 0)
+		return rc;
 	for (k = 0; interp && k < MAX_INTERPS; k++) {
-		if (rec_procmem_read(p->mem, interp + (uint64_t)p->off.is_threads_head, &ts, 8) < 0)
-			return -1;
+		if ((rc = rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_threads_head, &ts, 8)) < 0)
+			return rc;
 		while (ts && n < cap) {
 			thread_read *t = &th[n];
 			memset(t, 0, sizeof(*t));
-			if (rec_py_read_thread(p->mem, &p->off, ts, &t->t) < 0)
+			if (rec_py_read_thread(p->mem, &p->py.off, ts, &t->t) < 0)
 				break;
 			t->tid = (uint32_t)t->t.native_tid;
 			n++;
@@ -628,7 +279,7 @@ static int read_threads(rec_py *p, thread_read *th, size_t cap)
 				break;
 			ts = t->t.next;
 		}
-		if (rec_procmem_read(p->mem, interp + (uint64_t)p->off.is_next, &interp, 8) < 0)
+		if (rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_next, &interp, 8) < 0)
 			break;
 	}
 	return (int)n;
@@ -673,24 +324,24 @@ static int recheck(rec_py *p, const thread_read *t, const rec_pyframe_raw *raw, 
 	uint64_t cframe = 0, leaf = 0, code = 0;
 	uint8_t g[320];
 	size_t glen = 0, k = 0, n_frame_reqs;
-	int32_t m = p->off.gil_holder;
+	int32_t m = p->py.off.gil_holder;
 	int i;
 
 	*keep_from = 0;
-	if (p->off.gil_locked > m)
-		m = p->off.gil_locked;
-	if (p->off.gil_switches > m)
-		m = p->off.gil_switches;
+	if (p->py.off.gil_locked > m)
+		m = p->py.off.gil_locked;
+	if (p->py.off.gil_switches > m)
+		m = p->py.off.gil_switches;
 	glen = (size_t)m + 8;
 	gil->locked = -2;
 	if (t->t.frame) {
-		if (p->off.ts_cframe >= 0) {
-			req[k++] = (rec_procmem_req){ t->t.addr + (uint64_t)p->off.ts_cframe, &cframe, 8, 0 };
-			req[k++] = (rec_procmem_req){ t->t.cframe + (uint64_t)p->off.cf_current_frame, &leaf, 8, 0 };
+		if (p->py.off.ts_cframe >= 0) {
+			req[k++] = (rec_procmem_req){ t->t.addr + (uint64_t)p->py.off.ts_cframe, &cframe, 8, 0 };
+			req[k++] = (rec_procmem_req){ t->t.cframe + (uint64_t)p->py.off.cf_current_frame, &leaf, 8, 0 };
 		} else {
-			req[k++] = (rec_procmem_req){ t->t.addr + (uint64_t)p->off.ts_frame, &leaf, 8, 0 };
+			req[k++] = (rec_procmem_req){ t->t.addr + (uint64_t)p->py.off.ts_frame, &leaf, 8, 0 };
 		}
-		req[k++] = (rec_procmem_req){ t->t.frame + (uint64_t)p->off.fr_code, &code, 8, 0 };
+		req[k++] = (rec_procmem_req){ t->t.frame + (uint64_t)p->py.off.fr_code, &code, 8, 0 };
 	}
 	n_frame_reqs = k;
 	if (gil_addr && glen <= sizeof(g))
@@ -698,15 +349,15 @@ static int recheck(rec_py *p, const thread_read *t, const rec_pyframe_raw *raw, 
 	if (k == 0 || rec_procmem_readv(p->mem, req, k) < 0)
 		return t->t.frame != 0;
 	if (k > n_frame_reqs && req[k - 1].ok) {
-		memcpy(&gil->holder, g + p->off.gil_holder, 8);
-		memcpy(&gil->locked, g + p->off.gil_locked, 4);
+		memcpy(&gil->holder, g + p->py.off.gil_holder, 8);
+		memcpy(&gil->locked, g + p->py.off.gil_locked, 4);
 	}
 	if (!t->t.frame)
 		return 0;
 	for (i = 0; i < (int)n_frame_reqs; i++)
 		if (!req[i].ok)
 			return 1;
-	if (p->off.ts_cframe >= 0 && cframe != t->t.cframe)
+	if (p->py.off.ts_cframe >= 0 && cframe != t->t.cframe)
 		return 1;
 	if (leaf == t->t.frame)
 		return nf > 0 && code != raw[0].code;
@@ -719,26 +370,28 @@ static int recheck(rec_py *p, const thread_read *t, const rec_pyframe_raw *raw, 
 	return 1;
 }
 
-/* One read of every thread's stack; writes PY_STACK records. -1 when the target is gone. */
+/* One read of every thread's stack; writes PY_STACK records. 0, or -ESRCH when the target is gone. */
 static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_frame *frames)
 {
 	uint64_t t0 = gtt_now_ns(), gil_addr = atomic_load(&p->gil_addr);
 	uint64_t failed0 = rec_procmem_failures(p->mem), reads0 = rec_procmem_reads(p->mem);
+	uint64_t refused0 = rec_pycache_refused(p->codes), refused;
 	int n, i;
 
 	p->pass_no++;
+	rec_pycache_begin_pass(p->codes, p->pass_no);
 	n = read_threads(p, th, MAX_THREADS);
 	if (n < 0)
 		goto done;
-	if (p->off.frame_kind == REC_PY_FRAMEOBJ) {
+	if (p->py.off.frame_kind == REC_PY_FRAMEOBJ) {
 		int any = 0;
 		tids_310(p, th, (size_t)n);
 		for (i = 0; i < n; i++)
 			any |= th[i].tid != 0;
 		if (n > 0 && !any && !p->noted_no_tids) {
 			p->noted_no_tids = 1;
-			put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, t0, t0, 0, 0, 0, 0,
-			           "CPython 3.10: no thread state maps to an OS tid (another libc in the target?): "
+			put_note(p, GTT_SRC_PYSTACK, t0,
+			         "CPython 3.10: no thread state maps to an OS tid (another libc in the target?): "
 			           "its threads are not read");
 		}
 	}
@@ -752,26 +405,26 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 		if (!t->tid)
 			continue; /* no OS thread behind it (or an unknown tid on 3.10) */
 		for (attempt = 0; attempt < 3; attempt++) {
-			if (attempt && rec_py_read_thread(p->mem, &p->off, t->t.addr, &t->t) < 0)
+			if (attempt && rec_py_read_thread(p->mem, &p->py.off, t->t.addr, &t->t) < 0)
 				break;
 			tr = 0;
 			rec_procmem_cache_clear(p->mem);
-			nf = t->t.frame ? rec_py_read_frames(p->mem, &p->off, t->t.frame, raw, REC_PY_MAX_FRAMES, &tr) : 0;
+			nf = t->t.frame ? rec_py_read_frames(p->mem, &p->py.off, t->t.frame, raw, REC_PY_MAX_FRAMES, &tr) : 0;
 			if (nf < 0) {
 				nf = 0;
 				tr = 1;
 			}
 			out_n = 0;
-			codes_check_used(p, raw, nf);
+			rec_pycache_check_used(p->codes, raw, nf);
 			for (k = 0; k < nf; k++) {
-				code_entry *e = code_get(p, raw[k].code);
+				const rec_pycache_entry *e = rec_pycache_get(p->codes, raw[k].code);
 				if (!e) {
 					/* not a readable code object: stop here rather than invent a frame */
 					tr = 1;
 					break;
 				}
 				frames[out_n].code_id = e->code_id;
-				frames[out_n].line = rec_py_line(p->off.line_format, e->c.linetable,
+				frames[out_n].line = rec_py_line(p->py.off.line_format, e->c.linetable,
 				                                 e->c.linetable_len, e->c.firstlineno, raw[k].index);
 				frames[out_n].flags = raw[k].flags;
 				out_n++;
@@ -807,25 +460,29 @@ static int stack_pass(rec_py *p, thread_read *th, rec_pyframe_raw *raw, gtt_py_f
 		atomic_fetch_add(&p->n_stacks, 1);
 		atomic_fetch_add(&p->n_frames, (uint64_t)out_n);
 	}
-	codes_revalidate(p);
+	rec_pycache_revalidate(p->codes);
 done:
+	/* a line table too large to read counts as a failed read */
+	refused = rec_pycache_refused(p->codes) - refused0;
+	p->iv_failed += refused;
+	atomic_fetch_add(&p->n_failed, refused);
+	atomic_store(&p->n_codes, rec_pycache_reads(p->codes));
 	p->iv_failed += rec_procmem_failures(p->mem) - failed0;
 	p->iv_reads += rec_procmem_reads(p->mem) - reads0;
 	atomic_fetch_add(&p->n_reads, rec_procmem_reads(p->mem) - reads0);
 	atomic_fetch_add(&p->n_failed, rec_procmem_failures(p->mem) - failed0);
 	atomic_fetch_add(&p->read_ns, gtt_now_ns() - t0);
 	atomic_fetch_add(&p->n_passes, 1);
-	return rec_procmem_gone(p->mem) ? -1 : 0;
+	return rec_procmem_gone(p->mem) ? -ESRCH : 0;
 }
 
 /* Write a READ_ERRORS health record for the interval ending at now when it had failures. */
 static void stack_health_interval(rec_py *p, uint64_t now, int force)
 {
-	if (!force && now - p->iv_start_ns < 1000000000u)
+	if (!force && now - p->iv_start_ns < HEALTH_INTERVAL_NS)
 		return;
 	if (p->iv_failed || p->iv_torn)
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_READ_ERRORS, p->iv_start_ns, now,
-		           p->iv_failed + p->iv_torn, p->iv_failed, p->iv_torn, p->iv_reads, "");
+		put_read_errors(p, GTT_SRC_PYSTACK, p->iv_start_ns, now, p->iv_failed, p->iv_torn, p->iv_reads);
 	p->iv_start_ns = now;
 	p->iv_failed = p->iv_torn = p->iv_reads = 0;
 }
@@ -839,7 +496,7 @@ static void *gil_main(void *arg)
 	rec_ticker *tk = NULL;
 	rec_pygil last = { 0, -3, 0 };
 	uint32_t last_tid = 0;
-	uint64_t period = (uint64_t)(1e9 / p->opts.gil_hz);
+	uint64_t period = gt_hz_to_period_ns(p->opts.gil_hz);
 
 	if (!mem)
 		return NULL;
@@ -850,7 +507,7 @@ static void *gil_main(void *arg)
 		struct sched_param sp = { .sched_priority = 2 };
 		p->gil_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
 	}
-	tk = rec_ticker_create(GTT_SRC_GIL, period ? period : 1, 0, p->w);
+	tk = rec_ticker_create(GTT_SRC_GIL, period, 0, p->w);
 	if (!tk)
 		goto out;
 	p->giv_start_ns = gtt_now_ns();
@@ -863,21 +520,21 @@ static void *gil_main(void *arg)
 			break;
 		if (!gil_addr) {
 			/* 3.12+: the interpreter's GIL pointer is set during initialization */
-			gil_addr = rec_py_gil_addr(mem, &p->off, p->runtime);
+			gil_addr = rec_py_gil_addr(mem, &p->py.off, p->py.runtime);
 			if (gil_addr)
 				atomic_store(&p->gil_addr, gil_addr);
 		}
 		atomic_fetch_add(&p->n_polls, 1);
 		p->giv_reads++;
-		if (gil_addr && rec_py_read_gil(mem, &p->off, gil_addr, &g) == 0) {
+		if (gil_addr && rec_py_read_gil(mem, &p->py.off, gil_addr, &g) == 0) {
 			if (g.holder != last.holder || g.locked != last.locked) {
 				gtt_record r;
 				uint32_t tid = g.holder == last.holder ? last_tid : tid_of(p, g.holder);
 
-				if (!tid && g.holder && p->off.ts_native_tid >= 0) {
+				if (!tid && g.holder && p->py.off.ts_native_tid >= 0) {
 					/* a thread newer than the last stack pass */
 					uint64_t v = 0;
-					if (rec_procmem_read(mem, g.holder + (uint64_t)p->off.ts_native_tid, &v, 8) == 0)
+					if (rec_procmem_read(mem, g.holder + (uint64_t)p->py.off.ts_native_tid, &v, 8) == 0)
 						tid = (uint32_t)v;
 				}
 				memset(&r, 0, sizeof(r));
@@ -899,17 +556,15 @@ static void *gil_main(void *arg)
 			p->giv_failed += rec_procmem_failures(mem) - f0;
 			atomic_fetch_add(&p->n_gil_failed, rec_procmem_failures(mem) - f0);
 		}
-		if (now - p->giv_start_ns >= 1000000000u) {
+		if (now - p->giv_start_ns >= HEALTH_INTERVAL_NS) {
 			if (p->giv_failed)
-				put_health(p, GTT_SRC_GIL, GTT_HEALTH_READ_ERRORS, p->giv_start_ns, now,
-				           p->giv_failed, p->giv_failed, 0, p->giv_reads, "");
+				put_read_errors(p, GTT_SRC_GIL, p->giv_start_ns, now, p->giv_failed, 0, p->giv_reads);
 			p->giv_start_ns = now;
 			p->giv_failed = p->giv_reads = 0;
 		}
 	}
 	if (p->giv_failed)
-		put_health(p, GTT_SRC_GIL, GTT_HEALTH_READ_ERRORS, p->giv_start_ns, gtt_now_ns(),
-		           p->giv_failed, p->giv_failed, 0, p->giv_reads, "");
+		put_read_errors(p, GTT_SRC_GIL, p->giv_start_ns, gtt_now_ns(), p->giv_failed, 0, p->giv_reads);
 	rec_ticker_finish(tk, 0);
 out:
 	rec_ticker_destroy(tk);
@@ -919,6 +574,51 @@ out:
 
 /* ---- the stack loop (discovery first) ---- */
 
+/* Look for the interpreter until it is found and initialized (in launch mode the target may
+ * not have exec'd or initialized yet), then write what was found. 0 ready to read,
+ * -ECANCELED the reader was stopped, or the -errno of rec_pydisc_* with state and reason set. */
+static int find_interpreter(rec_py *p)
+{
+	uint64_t t_start = gtt_now_ns();
+	char reason[sizeof(p->reason)];
+	int rc;
+
+	for (;;) {
+		rc = rec_pydisc_find(p->pid, p->mem, &p->py, reason, sizeof(reason));
+		if (rc != 0)
+			break;
+		/* often at first (an exec, a start-up), then rarely */
+		if ((rc = sleep_ns(p, gtt_now_ns() - t_start < FAST_LOOK_NS ? FAST_LOOK_PERIOD_NS : SLOW_LOOK_PERIOD_NS)) < 0)
+			return rc;
+	}
+	if (rc < 0) {
+		if (rc == -ESRCH)
+			atomic_store(&p->gone, 1);
+		atomic_store(&p->state, rc == -ESRCH && !p->py.tentative[0] ? REC_PY_NOT_FOUND : REC_PY_REFUSED);
+		set_reason(p, "%s%s", reason, NULL);
+		return rc;
+	}
+	pthread_mutex_lock(&p->lock);
+	snprintf(p->version, sizeof(p->version), "%s", p->py.version);
+	pthread_mutex_unlock(&p->lock);
+	while ((rc = rec_pydisc_ready(p->mem, &p->py)) == 0)
+		if ((rc = sleep_ns(p, READY_PERIOD_NS)) < 0)
+			return rc;
+	if (rc < 0) {
+		atomic_store(&p->gone, 1);
+		atomic_store(&p->state, REC_PY_EXITED_EARLY);
+		set_reason(p, "target exited before the interpreter was initialized%s%s", NULL, NULL);
+		return rc;
+	}
+	atomic_store(&p->gil_addr, rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime));
+	put_meta(p, "python_version", p->py.version);
+	put_meta(p, "python_interpreter", p->py.path);
+	if (p->py.off.frame_kind == REC_PY_FRAMEOBJ && p->tcb_tid_off < 0)
+		put_note(p, GTT_SRC_PYSTACK, gtt_now_ns(),
+		         "CPython 3.10: cannot map threads to OS tids (glibc struct pthread layout not found)");
+	return 0;
+}
+
 static void *stack_main(void *arg)
 {
 	rec_py *p = arg;
@@ -926,51 +626,23 @@ static void *stack_main(void *arg)
 	thread_read *th = NULL;
 	rec_pyframe_raw *raw = NULL;
 	gtt_py_frame *frames = NULL;
-	uint64_t t_start = gtt_now_ns(), period = (uint64_t)(1e9 / p->opts.stack_hz);
-	int rc, n_long = 0;
-	char meta[PATH_MAX + 64];
+	uint64_t period = gt_hz_to_period_ns(p->opts.stack_hz);
+	int n_long = 0;
 
 	tcb_calibrate(p);
-	/* keep looking: in launch mode the target may not have exec'd or initialized yet */
-	for (;;) {
-		rc = discover(p);
-		if (rc != 0)
-			break;
-		if (sleep_ns(p, gtt_now_ns() - t_start < 2000000000u ? 10000000u : 250000000u) < 0)
-			goto out;
-	}
-	if (rc < 0) {
-		if (atomic_load(&p->state) != ST_GONE)
-			atomic_store(&p->state, ST_NONE);
+	if (find_interpreter(p) < 0)
 		goto out;
-	}
-	while ((rc = interp_ready(p)) == 0)
-		if (sleep_ns(p, 5000000u) < 0)
-			goto out;
-	if (rc < 0) {
-		atomic_store(&p->state, ST_GONE);
-		set_reason(p, "target exited before the interpreter was initialized%s%s", NULL, NULL);
-		goto out;
-	}
-	atomic_store(&p->gil_addr, rec_py_gil_addr(p->mem, &p->off, p->runtime));
-	pthread_mutex_lock(&p->lock);
-	snprintf(meta, sizeof(meta), "%s", p->version);
-	pthread_mutex_unlock(&p->lock);
-	put_meta(p, "python_version", meta);
-	put_meta(p, "python_interpreter", p->interp_path);
-	if (p->off.frame_kind == REC_PY_FRAMEOBJ && p->tcb_tid_off < 0)
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0,
-		           "CPython 3.10: cannot map threads to OS tids (glibc struct pthread layout not found)");
 	th = calloc(MAX_THREADS, sizeof(*th));
 	raw = calloc(REC_PY_MAX_FRAMES, sizeof(*raw));
 	frames = calloc(REC_PY_MAX_FRAMES, sizeof(*frames));
-	tk = rec_ticker_create(GTT_SRC_PYSTACK, period ? period : 1, 0, p->w);
-	if (!th || !raw || !frames || !tk) {
+	tk = rec_ticker_create(GTT_SRC_PYSTACK, period, 0, p->w);
+	p->codes = rec_pycache_create(p->pid, p->mem, &p->py.off, p->py.code_type, emit_code, p);
+	if (!th || !raw || !frames || !tk || !p->codes) {
 		set_reason(p, "out of memory%s%s", NULL, NULL);
-		atomic_store(&p->state, ST_NONE);
+		atomic_store(&p->state, REC_PY_FAILED);
 		goto out;
 	}
-	atomic_store(&p->state, ST_READING);
+	atomic_store(&p->state, REC_PY_READING);
 	/* the same for the stack loop, below the GIL poll so that a long pass never delays it */
 	{
 		struct sched_param sp = { .sched_priority = 1 };
@@ -985,7 +657,7 @@ static void *stack_main(void *arg)
 		if (atomic_load(&p->stop))
 			break;
 		if (stack_pass(p, th, raw, frames) < 0) {
-			atomic_store(&p->state, ST_GONE);
+			atomic_store(&p->gone, 1);
 			break;
 		}
 		/* a real-time loop must not take most of a CPU: passes that need more than half
@@ -994,8 +666,8 @@ static void *stack_main(void *arg)
 			struct sched_param sp = { .sched_priority = 0 };
 			pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 			p->stack_rt = 0;
-			put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, now, now, 0, 0, 0, 0,
-			           "Python stack passes take over half the read period: reader left real-time scheduling");
+			put_note(p, GTT_SRC_PYSTACK, now,
+			         "Python stack passes take over half the read period: reader left real-time scheduling");
 		} else if (gtt_now_ns() - now <= period / 2) {
 			n_long = 0;
 		}
@@ -1023,7 +695,6 @@ rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *er
 	}
 	p->pid = pid;
 	p->w = w;
-	snprintf(p->pidstr, sizeof(p->pidstr), "%d", (int)pid);
 	if (opts)
 		p->opts = *opts;
 	if (!(p->opts.stack_hz > 0))
@@ -1056,7 +727,7 @@ fail:
 
 void rec_py_status(rec_py *p, char *buf, size_t len)
 {
-	int st;
+	int st, gone;
 	uint64_t n_st, ns;
 
 	if (!p) {
@@ -1064,14 +735,13 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 		return;
 	}
 	st = atomic_load(&p->state);
+	gone = atomic_load(&p->gone);
 	n_st = atomic_load(&p->n_stacks);
 	ns = atomic_load(&p->read_ns);
 	pthread_mutex_lock(&p->lock);
-	if (st == ST_LOOKING)
+	if (st == REC_PY_LOOKING)
 		snprintf(buf, len, "python: looking for CPython in pid %d", (int)p->pid);
-	else if (st == ST_NONE)
-		snprintf(buf, len, "python: %s", p->reason);
-	else if (st == ST_GONE && !p->version[0])
+	else if (st != REC_PY_READING)
 		snprintf(buf, len, "python: %s", p->reason);
 	else
 		snprintf(buf, len, "python %s: %llu stacks (%llu failed reads, %llu torn), %llu GIL polls, "
@@ -1079,46 +749,92 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 		         p->version, (unsigned long long)n_st, (unsigned long long)atomic_load(&p->n_failed),
 		         (unsigned long long)atomic_load(&p->n_torn), (unsigned long long)atomic_load(&p->n_polls),
 		         (unsigned long long)atomic_load(&p->n_gil_changes),
-		         n_st ? (double)ns / (double)n_st / 1e3 : 0.0,
-		         n_st ? (double)atomic_load(&p->n_reads) / (double)n_st : 0.0, st == ST_GONE ? " (target exited)" : "");
+		         n_st ? (double)ns / (double)n_st / (double)GT_NS_PER_US : 0.0,
+		         n_st ? (double)atomic_load(&p->n_reads) / (double)n_st : 0.0, gone ? " (target exited)" : "");
 	pthread_mutex_unlock(&p->lock);
 }
 
-int rec_py_stop(rec_py *p, char *err, size_t errlen)
+void rec_py_stop(rec_py *p, rec_py_result *res)
 {
-	int rc = 0, st;
-	size_t i;
+	char text[sizeof(res->text)];
+	int st;
 
+	if (res)
+		memset(res, 0, sizeof(*res));
 	if (!p)
-		return 0;
+		return;
 	atomic_store(&p->stop, 1);
 	if (p->have_stack_thr)
 		pthread_join(p->stack_thr, NULL);
 	if (p->have_gil_thr)
 		pthread_join(p->gil_thr, NULL);
 	st = atomic_load(&p->state);
-	if (st == ST_READING || (st == ST_GONE && p->version[0])) {
-		char note[512];
-		rec_py_status(p, note, sizeof(note));
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, note);
-	} else {
-		if (st == ST_LOOKING && p->tentative[0])
-			snprintf(p->reason, sizeof(p->reason), "%s", p->tentative);
-		else if (st == ST_LOOKING)
+	if (st == REC_PY_LOOKING) {
+		/* the recording ended before an interpreter was found */
+		if (p->py.tentative[0]) {
+			st = REC_PY_REFUSED;
+			snprintf(p->reason, sizeof(p->reason), "%s", p->py.tentative);
+		} else {
+			st = REC_PY_NOT_FOUND;
 			snprintf(p->reason, sizeof(p->reason),
-			         "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)",
-			         (int)p->pid);
-		put_health(p, GTT_SRC_PYSTACK, GTT_HEALTH_NOTE, gtt_now_ns(), gtt_now_ns(), 0, 0, 0, 0, p->reason);
-		if (p->opts.forced) {
-			snprintf(err, errlen, "--python: %s", p->reason);
-			rc = 1;
+			         "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)", (int)p->pid);
 		}
+		atomic_store(&p->state, st);
 	}
-	for (i = 0; i < p->codes_cap; i++)
-		rec_pycode_clear(&p->codes[i].c);
-	free(p->codes);
+	if (st == REC_PY_READING) {
+		rec_py_status(p, text, sizeof(text));
+		put_note(p, GTT_SRC_PYSTACK, gtt_now_ns(), text);
+	} else {
+		snprintf(text, sizeof(text), "%s", p->reason);
+		put_note(p, GTT_SRC_PYSTACK, gtt_now_ns(), p->reason);
+	}
+	if (res) {
+		res->state = (rec_py_state)st;
+		res->target_gone = atomic_load(&p->gone);
+		snprintf(res->text, sizeof(res->text), "%s", text);
+	}
+	rec_pycache_destroy(p->codes);
 	rec_procmem_close(p->mem);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
-	return rc;
+}
+
+int rec_py_find(pid_t pid, rec_py_found *out, char *err, size_t errlen)
+{
+	rec_pyinterp py;
+	rec_procmem *mem = rec_procmem_open(pid);
+	int rc;
+
+	if (!mem) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(&py, 0, sizeof(py));
+	err[0] = '\0';
+	rc = rec_pydisc_find(pid, mem, &py, err, errlen);
+	rec_procmem_close(mem);
+	if (rc == 1) {
+		memset(out, 0, sizeof(*out));
+		out->off = py.off;
+		out->runtime = py.runtime;
+		out->code_type = py.code_type;
+		snprintf(out->version, sizeof(out->version), "%s", py.version);
+		snprintf(out->path, sizeof(out->path), "%s", py.path);
+		return 1;
+	}
+	if (rc == -ENOTSUP) { /* a CPython it cannot read: the reason is in err */
+		if (!err[0])
+			snprintf(err, errlen, "unsupported CPython");
+		return -1;
+	}
+	if (py.tentative[0]) { /* named like an interpreter, but unreadable (stripped) */
+		snprintf(err, errlen, "%s", py.tentative);
+		return -1;
+	}
+	if (rc == -ESRCH && kill(pid, 0) < 0 && errno == ESRCH) {
+		snprintf(err, errlen, "process %d is gone", (int)pid);
+		return -1;
+	}
+	snprintf(err, errlen, "no CPython interpreter found in pid %d (no libpython or _PyRuntime symbol)", (int)pid);
+	return 0;
 }

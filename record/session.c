@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,20 +16,31 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "child.h"
+#include "counters.h"
 #include "cuda_inject.h"
+#include "gt_util.h"
 #include "gtt.h"
+#include "outfile.h"
 #include "perf_sampler.h"
 #include "procfs.h"
 #include "pyreader.h"
 #include "ticker.h"
+#include "top.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "0"
 #endif
 
-#define TERM_GRACE_NS 3000000000ull   /* a launched command's time to exit after SIGTERM */
-#define STACK_SLACK_BYTES 512           /* kept above the outermost return address */
-#define SIGINT_WAIT_NS 1000000000ull  /* after Ctrl-C, the command's time to exit by itself */
+#define TERM_GRACE_NS (3 * GT_NS_PER_SEC)  /* a launched command's time to exit after SIGTERM */
+#define SIGINT_WAIT_NS GT_NS_PER_SEC       /* after Ctrl-C, the command's time to exit by itself */
+#define STACK_SLACK_BYTES 512              /* kept above the outermost return address */
+#define DRAIN_HZ 40                        /* ring-buffer drains per second (docs/RECORD.md) */
+#define FLUSH_NS GT_NS_PER_SEC             /* the trace is flushed this often */
+#define ATTACH_CHECK_NS (100 * GT_NS_PER_MS) /* attach mode: how often the target's life is checked */
+
+/* The shell's statuses for a command that could not be run. */
+enum { REC_EXIT_NOT_EXEC = 126, REC_EXIT_NOT_FOUND = 127 };
 
 static volatile sig_atomic_t g_signal, g_n_signals;
 
@@ -45,15 +57,20 @@ typedef struct sess {
 	rec_archive *arch;
 	rec_procstat *ps;
 	rec_cuda *cuda;
+	rec_counters *counters;  /* launch mode: GT_COUNTERS_DIR for the command (docs/COUNTERS.md) */
 	rec_py *py;
 	rec_ticker *drain;
+	rec_top *top;            /* --top, NULL without */
 	pid_t target;
 	int launch;
-	int child_alive;        /* launch mode: the command has not been reaped */
-	int wait_status;        /* launch mode: the command's wait status */
+	rec_child child;        /* launch mode: the command */
 	uint64_t start_ns;
+	int ended;              /* the recording ended before the drain loop (attach: target gone) */
+	int discard;            /* the recording never began: the file gt-record created is removed */
+	rec_out *out;           /* the trace file */
+	char out_note[PATH_MAX * 2 + 64]; /* what became of an existing output, or why it could not */
 	uint32_t end_reason;
-	int write_rc;
+	int write_rc;           /* the first trace write error (-EIO), 0 when none */
 	int tty;
 	uint64_t status_ns, status_samples;
 	uint64_t py_failed;     /* --python=on and no interpreter found */
@@ -69,7 +86,7 @@ void rec_opts_init(rec_opts *o)
 	o->stack_bytes = 8192;
 	o->python = REC_PY_AUTO;
 	o->procstat_hz = 10;
-	o->drain_hz = 40;
+	o->drain_hz = DRAIN_HZ;
 }
 
 static void say(const char *fmt, ...)
@@ -101,16 +118,7 @@ static void meta(sess *s, const char *key, const char *fmt, ...)
 
 static void note(sess *s, uint32_t source, const char *text)
 {
-	gtt_record r;
-
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = gtt_now_ns();
-	r.u.health.end_ns = r.u.health.time_ns;
-	r.u.health.source = source;
-	r.u.health.kind = GTT_HEALTH_NOTE;
-	r.u.health.text = text;
-	gtt_write(s->w, &r);
+	gtt_write_note(s->w, source, gtt_now_ns(), 0, 0, text);
 }
 
 /* DWARF stack copies end a little above the outermost return address. */
@@ -125,9 +133,13 @@ static void observe(void *ctx, const gtt_record *r)
 {
 	sess *s = ctx;
 
+	rec_top_model_observe(rec_top_model_of(s->top), r);
 	switch (r->tag) {
 	case GTT_REC_SAMPLE:
 		rec_archive_hit_sample(s->arch, &r->u.sample);
+		break;
+	case GTT_REC_CUDA_CALLSTACK: /* merged from the agent's side files */
+		rec_archive_hit_ips(s->arch, r->u.callstack.pid, r->u.callstack.ips, r->u.callstack.n_native);
 		break;
 	case GTT_REC_MAPPING:
 		rec_archive_add(s->arch, &r->u.mapping);
@@ -161,17 +173,21 @@ static void join_args(char **argv, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
 }
 
+static uint64_t ts_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * GT_NS_PER_SEC + (uint64_t)t->tv_nsec;
+}
+
 static void write_meta(sess *s, const char *command)
 {
 	struct utsname u;
-	char host[256] = "";
+	char host[256] = "", boot_id[64];
 	struct timespec a, rt, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	s->start_ns = ((uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec +
-	               (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec) / 2;
+	s->start_ns = (ts_ns(&a) + ts_ns(&b)) / 2;
 	gethostname(host, sizeof(host) - 1);
 	if (uname(&u) != 0)
 		strcpy(u.release, "?");
@@ -185,19 +201,12 @@ static void write_meta(sess *s, const char *command)
 	meta(s, "clock", "CLOCK_MONOTONIC");
 	meta(s, "start_ns", "%llu", (unsigned long long)s->start_ns);
 	meta(s, "start_realtime_ns", "%llu",
-	     (unsigned long long)((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec));
+	     (unsigned long long)ts_ns(&rt));
 	meta(s, "nr_cpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
 	meta(s, "mode", "%s", s->launch ? "launch" : "attach");
 	meta(s, "pid", "%d", (int)s->target);
 	/* kernel addresses mean something only on the boot that recorded them */
-	char boot_id[64] = "";
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-	if (f) {
-		if (fgets(boot_id, sizeof(boot_id), f))
-			boot_id[strcspn(boot_id, "\n")] = 0;
-		fclose(f);
-	}
-	if (boot_id[0])
+	if (rec_procfs_boot_id(boot_id, sizeof(boot_id)) == 0 && boot_id[0])
 		meta(s, "boot_id", "%s", boot_id);
 }
 
@@ -230,7 +239,7 @@ static void status_line(sess *s, uint64_t now)
 {
 	rec_perf_stats st;
 	char size[32];
-	double dt = (double)(now - s->status_ns) / 1e9;
+	double dt = gt_ns_to_s(now - s->status_ns);
 	uint64_t lag = rec_ticker_last_late_ns(s->drain);
 
 	if (!s->tty || s->o->quiet || dt < 0.25)
@@ -238,109 +247,24 @@ static void status_line(sess *s, uint64_t now)
 	rec_perf_get_stats(s->perf, &st);
 	fmt_bytes(gtt_writer_bytes(s->w), size, sizeof(size));
 	fprintf(stderr, "\r\033[Kgt-record: %.1f s  %llu samples (%.0f/s)  lost %llu  lag %.1f ms  %u threads  %s",
-	        (double)(now - s->start_ns) / 1e9, (unsigned long long)st.samples,
-	        (double)(st.samples - s->status_samples) / dt, (unsigned long long)st.lost, (double)lag / 1e6,
+	        gt_ns_to_s(now - s->start_ns), (unsigned long long)st.samples,
+	        (double)(st.samples - s->status_samples) / dt, (unsigned long long)st.lost,
+	        (double)lag / (double)GT_NS_PER_MS,
 	        rec_procstat_threads(s->ps), size);
 	s->status_ns = now;
 	s->status_samples = st.samples;
 }
 
-/* ---- launch ---- */
-
-/* Fork the command; it waits on a pipe until the events exist. Returns its pid, or -1. */
-static pid_t spawn(sess *s, int *go_fd, int *exec_fd)
-{
-	int go[2], ex[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(ex, O_CLOEXEC) < 0) {
-		close(go[0]);
-		close(go[1]);
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		close(go[0]);
-		close(go[1]);
-		close(ex[0]);
-		close(ex[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		char c;
-		int e;
-		sigset_t none;
-
-		close(go[1]);
-		close(ex[0]);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		rec_cuda_child_env(s->cuda);
-		execvp(s->o->argv[0], s->o->argv);
-		e = errno;
-		if (write(ex[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ex[1]);
-	*go_fd = go[1];
-	*exec_fd = ex[0];
-	return pid;
-}
-
-static int exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
-/* Reap the command when it has exited (or wait up to wait_ns for it). 1 when reaped. */
-static int reap(sess *s, uint64_t wait_ns)
-{
-	uint64_t until = gtt_now_ns() + wait_ns;
-
-	if (!s->child_alive)
-		return 1;
-	for (;;) {
-		int st;
-		pid_t r = waitpid(s->target, &st, WNOHANG);
-		if (r == s->target) {
-			s->child_alive = 0;
-			s->wait_status = st;
-			return 1;
-		}
-		if (r < 0 && errno != EINTR) {
-			s->child_alive = 0;
-			s->wait_status = 0;
-			return 1;
-		}
-		if (gtt_now_ns() >= until)
-			return 0;
-		usleep(10000);
-	}
-}
-
 /* ---- attach ---- */
 
-/* Attach every thread of the target; rescans for threads born meanwhile. 0, or an exit status. */
+/* Attach every thread of the target; rescans for threads born meanwhile. GT_EXIT_OK,
+ * GT_EXIT_PARTIAL when the target exited during the attach, GT_EXIT_BROKEN on an error. */
 static int attach_all(sess *s)
 {
 	char err[512] = "";
-	int round, n_ok = 0;
+	int round, n_ok = 0, rc = GT_EXIT_OK;
 
-	for (round = 0; round < 3; round++) {
+	for (round = 0; round < 3 && rc == GT_EXIT_OK; round++) {
 		pid_t *tids = NULL;
 		int n = rec_procfs_tids(s->target, &tids), i, added = 0;
 
@@ -349,34 +273,30 @@ static int attach_all(sess *s)
 			break;
 		}
 		for (i = 0; i < n; i++) {
-			int rc;
+			int arc;
 			if (round > 0 && rec_perf_saw_thread(s->perf, tids[i]))
 				continue; /* born after its creator was attached: inherit covers it */
-			rc = rec_perf_attach_thread(s->perf, tids[i], err, sizeof(err));
-			if (rc == 0) {
+			arc = rec_perf_attach_thread(s->perf, tids[i], err, sizeof(err));
+			if (arc == 0) {
 				n_ok++;
 				added++;
-			} else if (rc == -EACCES || rc == -EPERM) {
-				free(tids);
+			} else if (arc < 0 && arc != -ESRCH) {
 				say("%s", err);
-				return 2;
-			} else if (rc < 0 && rc != -ESRCH) {
-				free(tids);
-				say("%s", err);
-				return 2;
+				rc = GT_EXIT_BROKEN;
+				break;
 			}
 		}
 		free(tids);
-		if (round > 0 && added == 0)
+		if (rc != GT_EXIT_OK || (round > 0 && added == 0))
 			break;
 		if (rec_perf_drain(s->perf, 1) < 0) /* all of it: FORK records decide the next round */
 			break;
 	}
-	if (n_ok == 0) {
+	if (rc == GT_EXIT_OK && n_ok == 0) {
 		say("process %d exited during attach", (int)s->target);
-		return 1;
+		rc = GT_EXIT_PARTIAL;
 	}
-	return 0;
+	return rc;
 }
 
 static int target_gone(sess *s)
@@ -407,7 +327,7 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 {
 	rec_perf_stats st;
 	char size[32], arch[96] = "";
-	double secs = (double)(end_ns - s->start_ns) / 1e9;
+	double secs = gt_ns_to_s(end_ns - s->start_ns);
 
 	if (s->o->quiet)
 		return;
@@ -421,8 +341,11 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 	if (s->tty)
 		fprintf(stderr, "\r\033[K");
 	fprintf(stderr, "gt-record: %s: %.2f s, %llu samples (%.1f/s), %llu lost, lag max %.1f ms%s, %s\n",
-	        s->o->output, secs, (unsigned long long)st.samples, secs > 0 ? (double)st.samples / secs : 0.0,
-	        (unsigned long long)st.lost, (double)rec_ticker_late_max_ns(s->drain) / 1e6, arch, size);
+	        rec_out_name(s->out), secs, (unsigned long long)st.samples,
+	        secs > 0 ? (double)st.samples / secs : 0.0, (unsigned long long)st.lost,
+	        (double)rec_ticker_late_max_ns(s->drain) / (double)GT_NS_PER_MS, arch, size);
+	if (s->out_note[0])
+		fprintf(stderr, "gt-record: %s\n", s->out_note);
 	if (s->py_note[0] && !s->py_failed)
 		fprintf(stderr, "gt-record: %s\n", s->py_note);
 }
@@ -435,7 +358,7 @@ static int setup_signals(void)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
-		return -1;
+		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
 	return 0;
@@ -447,7 +370,7 @@ static void run_loop(sess *s)
 	uint64_t flush_ns = s->start_ns, check_ns = 0, deadline = 0;
 
 	if (s->o->duration_s > 0)
-		deadline = s->start_ns + (uint64_t)(s->o->duration_s * 1e9);
+		deadline = s->start_ns + gt_s_to_ns(s->o->duration_s);
 	for (;;) {
 		uint64_t now = rec_ticker_wait(s->drain);
 		int rc = rec_perf_drain(s->perf, 0);
@@ -462,12 +385,12 @@ static void run_loop(sess *s)
 			return;
 		}
 		if (s->launch) {
-			if (reap(s, 0)) {
+			if (rec_child_reap(&s->child, 0)) {
 				s->end_reason = GTT_END_TARGET_EXIT;
 				return;
 			}
 		} else if (now >= check_ns) {
-			check_ns = now + 100000000ull;
+			check_ns = now + ATTACH_CHECK_NS;
 			if (target_gone(s)) {
 				s->end_reason = GTT_END_TARGET_EXIT;
 				return;
@@ -477,18 +400,36 @@ static void run_loop(sess *s)
 			s->end_reason = GTT_END_DURATION;
 			return;
 		}
-		if (now >= flush_ns + 1000000000ull) {
+		if (now >= flush_ns + FLUSH_NS) {
 			flush_ns = now;
 			if (s->cuda)
 				rec_cuda_merge(s->cuda, s->w);
+			if (s->counters && rec_counters_merge(s->counters, s->w) == -EIO)
+				s->write_rc = -EIO;
 			if (gtt_writer_flush(s->w) < 0) {
-				s->write_rc = GTT_EIO;
+				s->write_rc = -EIO;
 				s->end_reason = GTT_END_ERROR;
 				return;
 			}
 		}
 		status_line(s, now);
 	}
+}
+
+/* --top: the view starts before the events, so it sees the first samples. 0, or
+ * GT_EXIT_BROKEN with one line said. */
+static int top_start(sess *s, const char *command)
+{
+	rec_top_opts to = { s->target, s->o->freq_hz, command };
+	char err[512] = "";
+
+	if (!s->o->top)
+		return 0;
+	if (!(s->top = rec_top_start(&to, err, sizeof(err)))) {
+		say("%s", err);
+		return GT_EXIT_BROKEN;
+	}
+	return 0;
 }
 
 /* Python: the reader starts once the target exists (it waits for the interpreter itself). */
@@ -501,9 +442,10 @@ static void python_start(sess *s)
 		return;
 	memset(&po, 0, sizeof(po));
 	po.stack_hz = s->o->freq_hz;
-	po.forced = s->o->python == REC_PY_ON;
+	po.observe = s->top ? rec_top_model_observe : NULL;
+	po.observe_ctx = rec_top_model_of(s->top);
 	s->py = rec_py_start(s->target, s->w, &po, err, sizeof(err));
-	if (!s->py && po.forced) {
+	if (!s->py && s->o->python == REC_PY_ON) {
 		snprintf(s->py_note, sizeof(s->py_note), "--python=on: %s", err);
 		s->py_failed = 1;
 	} else if (!s->py) {
@@ -513,277 +455,444 @@ static void python_start(sess *s)
 
 static void python_stop(sess *s)
 {
-	char status[sizeof(s->py_note)], err[512] = "";
+	rec_py_result res;
 
 	if (!s->py)
 		return;
-	rec_py_status(s->py, status, sizeof(status));
-	if (rec_py_stop(s->py, err, sizeof(err)) != 0) {
-		snprintf(s->py_note, sizeof(s->py_note), "%s", err);
-		s->py_failed = 1;
-	} else if (strncmp(status, "python 3", 8) == 0 ||
-	           (strncmp(status, "python: ", 8) == 0 && !strstr(status, "no CPython interpreter found") &&
-	            !strstr(status, "looking for CPython"))) {
-		/* a reader that ran, or a Python it had to refuse (unsupported, stripped):
-		 * the user hears of it now, not only from the trace's note */
-		snprintf(s->py_note, sizeof(s->py_note), "%s", status);
-	}
+	rec_py_stop(s->py, &res);
 	s->py = NULL;
+	if (s->o->python == REC_PY_ON && res.state != REC_PY_READING) {
+		snprintf(s->py_note, sizeof(s->py_note), "--python: %s", res.text);
+		s->py_failed = 1;
+	} else if (res.state == REC_PY_READING) {
+		snprintf(s->py_note, sizeof(s->py_note), "%s", res.text);
+	} else if (res.state != REC_PY_NOT_FOUND) {
+		/* a Python it had to refuse (unsupported, stripped): the user hears of it now, not
+		 * only from the trace's note; no Python at all is not worth a word */
+		snprintf(s->py_note, sizeof(s->py_note), "python: %s", res.text);
+	}
+}
+
+/* ---- start: launch or attach, then the side loops ---- */
+
+/* The exit status of a command that could not be executed (the shell's convention). */
+static int exec_failure_status(int e)
+{
+	return e == ENOENT ? REC_EXIT_NOT_FOUND : REC_EXIT_NOT_EXEC;
+}
+
+/* In the launched child, between fork and exec. */
+static void child_env(const void *ctx)
+{
+	const sess *s = ctx;
+	rec_cuda_child_env(s->cuda);
+	rec_counters_child_env(s->counters);
+}
+
+/* --prepare: no recording, just exec the command with the CUDA agent dormant. */
+static int prepare_exec(const rec_opts *o)
+{
+	char err[512] = "";
+	rec_cuda *cuda = rec_cuda_prepare(o->argv0, 1, err, sizeof(err));
+	int e;
+
+	if (!cuda)
+		say("--prepare: %s; running the command without the CUDA agent", err);
+	rec_cuda_child_env(cuda);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
+	execvp(o->argv[0], o->argv);
+	e = errno;
+	say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
+	rec_cuda_finish(cuda, NULL);
+	return exec_failure_status(e);
+}
+
+static void perf_opts(const rec_opts *o, rec_perf_opts *po)
+{
+	memset(po, 0, sizeof(*po));
+	po->freq_hz = o->freq_hz;
+	po->dwarf = o->dwarf;
+	po->stack_bytes = o->stack_bytes;
+}
+
+/* Open the events in the scope asked for: system-wide (per-CPU events filtered to the
+ * target's tree, no cost on context switches) when permitted, else per task; write the
+ * scope meta key, and a note when system-wide was wanted but not possible. 0, or
+ * GT_EXIT_BROKEN with one line said. */
+static int open_sampler(sess *s)
+{
+	rec_perf_opts po;
+	rec_perf_stats st;
+	char err[1024] = "", why[1200];
+	int rc;
+
+	perf_opts(s->o, &po);
+	if (s->o->scope != REC_SCOPE_PROCESS) {
+		/* a launched command is kept from its exec on, as enable_on_exec does per task */
+		rc = rec_perf_open_system(s->target, s->launch, &po, s->w, observe, s, &s->perf, err, sizeof(err));
+		if (rc < 0 && s->o->scope == REC_SCOPE_SYSTEM) {
+			say("--scope system: %s", err);
+			return GT_EXIT_BROKEN;
+		}
+		if (rc < 0) {
+			if (rc == -EACCES || rc == -EPERM)
+				snprintf(why, sizeof(why), "system-wide sampling needs root or perf_event_paranoid <= 0; "
+				         "using per-task events");
+			else
+				snprintf(why, sizeof(why), "system-wide sampling failed (%s); using per-task events", err);
+			note(s, GTT_SRC_PERF, why);
+			if (!s->o->quiet)
+				say("%s", why);
+		}
+	}
+	if (!s->perf) {
+		err[0] = 0;
+		s->perf = s->launch ? rec_perf_open_launch(s->target, &po, s->w, observe, s, err, sizeof(err))
+		                    : rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err));
+		if (!s->perf) {
+			say("%s", err);
+			return GT_EXIT_BROKEN;
+		}
+	}
+	rec_perf_get_stats(s->perf, &st);
+	meta(s, "scope", "%s", st.system ? "system" : "process");
+	return 0;
+}
+
+/* Launch mode: fork the command (held on a pipe), open the events on it, write the
+ * metadata, release it and learn whether its exec worked. 0, or the exit status of a
+ * recording that never began. */
+static int start_launch(sess *s, const char *command)
+{
+	const rec_opts *o = s->o;
+	char err[1024] = "";
+	int rc;
+
+	if (!o->no_cuda) {
+		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
+		if (!s->cuda && err[0])
+			note(s, GTT_SRC_CUPTI, err);
+		rec_cuda_set_observer(s->cuda, observe, s);
+	}
+	if (!(s->counters = rec_counters_create(&rc)))
+		note(s, GTT_SRC_WRITER, "counters: no directory for GT_COUNTERS_DIR; program counters are not recorded");
+	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s)) < 0) {
+		say("fork: %s", strerror(-rc));
+		return GT_EXIT_BROKEN;
+	}
+	s->target = s->child.pid;
+	write_meta(s, command);
+	if (top_start(s, command) != 0 || open_sampler(s) != 0)
+		goto fail;
+	rec_perf_set_stack_trim(s->perf, trim_stack, s);
+	rec_perf_write_config(s->perf, s->start_ns);
+	process_record(s, GTT_PROC_START, s->target, getpid(), 0, command);
+	if ((rc = rec_child_release(&s->child)) == 0)
+		return 0;
+	if (s->child.exec_errno) {
+		int e = s->child.exec_errno;
+		say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
+		rec_child_reap(&s->child, TERM_GRACE_NS);
+		return exec_failure_status(e);
+	}
+	say("cannot start the command: %s", strerror(-rc));
+fail:
+	rec_child_close(&s->child); /* a child still held reads EOF and exits 127 */
+	rec_child_reap(&s->child, TERM_GRACE_NS);
+	return GT_EXIT_BROKEN;
+}
+
+/* Attach mode: events on every thread of the running target, then what /proc knows of it.
+ * 0 (s->ended set when the target exited during the attach), or the exit status of a
+ * recording that never began. */
+static int start_attach(sess *s, const char *command)
+{
+	const rec_opts *o = s->o;
+	char err[1024] = "";
+	rec_perf_stats st;
+	pid_t *tids = NULL;
+	int n, i, rc;
+
+	write_meta(s, command);
+	if (top_start(s, command) != 0 || open_sampler(s) != 0)
+		return GT_EXIT_BROKEN;
+	rec_perf_get_stats(s->perf, &st);
+	/* names first, so threads created from now on inherit them (nothing is decoded before
+	 * the first drain) */
+	n = rec_procfs_tids(o->pid, &tids);
+	for (i = 0; i < n; i++) {
+		char name[64];
+		if (rec_procfs_comm(o->pid, tids[i], name, sizeof(name)) == 0)
+			rec_perf_note_name(s->perf, tids[i], name);
+	}
+	free(tids);
+	if (!st.system) {
+		rc = attach_all(s);
+	} else if (target_gone(s)) {
+		say("process %d exited during attach", (int)s->target);
+		rc = GT_EXIT_PARTIAL;
+	} else {
+		rc = GT_EXIT_OK; /* its threads, and the processes it creates, are in the tree */
+	}
+	if (rc == GT_EXIT_BROKEN)
+		return rc;
+	rec_perf_write_config(s->perf, s->start_ns);
+	/* mappings after the events exist: later mmaps arrive as MMAP2 records */
+	rec_procfs_synth(o->pid, gtt_now_ns(), s->w, observe, s);
+	rec_perf_set_stack_trim(s->perf, trim_stack, s);
+	if (rc != 0) {
+		s->end_reason = GTT_END_TARGET_EXIT;
+		s->ended = 1;
+		return 0;
+	}
+	if (!o->no_cuda) {
+		err[0] = 0;
+		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
+		rec_cuda_set_observer(s->cuda, observe, s);
+		if (s->cuda && rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err)) <= 0 && err[0])
+			note(s, GTT_SRC_CUPTI, err);
+		else if (!s->cuda && err[0])
+			note(s, GTT_SRC_CUPTI, err);
+	}
+	return 0;
+}
+
+/* Create the trace file (outfile.h: private, locked, never through a link) and its writer.
+ * 0, or GT_EXIT_BROKEN with one line said. */
+static int open_output(sess *s)
+{
+	char err[PATH_MAX + 200];
+	int fd, werr = 0;
+
+	s->out = rec_out_open(s->o->output, err, sizeof(err));
+	if (!s->out) {
+		say("%s", err);
+		return GT_EXIT_BROKEN;
+	}
+	s->discard = 1; /* until the recording has begun */
+	fd = dup(rec_out_fd(s->out));
+	s->w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &werr) : NULL;
+	if (!s->w) {
+		int e = fd < 0 || werr == GTT_EIO ? errno : ENOMEM;
+		say("cannot write %s: %s", rec_out_name(s->out), strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return GT_EXIT_BROKEN;
+	}
+	return 0;
+}
+
+/* Check the target and open the trace, then launch or attach, then start the side loops
+ * (/proc, Python) and the drain schedule. 0, or the exit status of a recording that never
+ * began (its trace file, if one was created, is then removed). */
+static int start(sess *s)
+{
+	const rec_opts *o = s->o;
+	char err[512] = "", command[4096];
+	int rc;
+	rec_perf_stats st;
+
+	if (!s->launch) {
+		if (kill(o->pid, 0) < 0 && errno == ESRCH) {
+			say("no process with PID %d", (int)o->pid);
+			return GT_EXIT_BROKEN;
+		}
+		if (kill(o->pid, 0) < 0 && errno == EPERM) {
+			say("process %d belongs to another user: permission denied (run as that user or as root)",
+			    (int)o->pid);
+			return GT_EXIT_BROKEN;
+		}
+		s->target = o->pid;
+		rec_procfs_cmdline(o->pid, command, sizeof(command));
+	} else {
+		join_args(o->argv, command, sizeof(command));
+	}
+	s->arch = rec_archive_create();
+	if (!s->arch) {
+		say("out of memory");
+		return GT_EXIT_BROKEN;
+	}
+	if ((rc = open_output(s)) != 0)
+		return rc;
+	rc = s->launch ? start_launch(s, command) : start_attach(s, command);
+	if (rc != 0)
+		return rc;
+	/* the recording has begun: from here on the trace is at -o (an existing file becomes
+	 * FILE.old), so a recorder killed from now on leaves it there, readable */
+	s->discard = 0;
+	if (rec_out_commit(s->out, s->out_note, sizeof(s->out_note)) < 0)
+		say("%s", s->out_note);
+	if (s->ended)
+		return 0;
+	rec_perf_get_stats(s->perf, &st);
+	if (st.user_only)
+		note(s, GTT_SRC_PERF, "kernel samples not permitted (kernel.perf_event_paranoid): user space only");
+	s->ps = rec_procstat_start(s->w, o->procstat_hz, err, sizeof(err));
+	if (!s->ps)
+		note(s, GTT_SRC_PROCSTAT, err);
+	rec_procstat_add(s->ps, s->target);
+	python_start(s);
+	s->drain = rec_ticker_create(GTT_SRC_PERF, gt_hz_to_period_ns(o->drain_hz > 0 ? o->drain_hz : DRAIN_HZ), 0, s->w);
+	s->status_ns = gtt_now_ns();
+	if (!s->drain) {
+		say("out of memory");
+		s->ended = 1;
+	}
+	return 0;
+}
+
+/* ---- finish: stop sampling, end the command, write the archive and the END record ---- */
+
+/* A launched command still running when the recording ends: Ctrl-C reached it too, so it has
+ * a moment to exit by itself; a signal aimed at gt-record alone, or the end of -d, is passed
+ * on (SIGTERM for -d), then SIGKILL. */
+static void end_command(sess *s)
+{
+	int sig = s->end_reason == GTT_END_SIGNAL ? (int)g_signal : SIGTERM;
+
+	if (s->end_reason == GTT_END_SIGNAL && rec_child_reap(&s->child, SIGINT_WAIT_NS))
+		return;
+	/* the agent flushes its last GPU records before the command is ended */
+	rec_cuda_switch_off(s->cuda);
+	kill(s->target, sig);
+	if (!rec_child_reap(&s->child, TERM_GRACE_NS)) {
+		kill(s->target, SIGKILL);
+		rec_child_reap(&s->child, TERM_GRACE_NS);
+	}
+}
+
+/* The exit status of a recording that ran (see session.h), with its last words on stderr. */
+static int exit_status(sess *s)
+{
+	if (s->write_rc < 0) {
+		int e = gtt_writer_errno(s->w);
+		struct stat fst;
+		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
+		    rec_out_name(s->out), strerror(e ? e : -s->write_rc),
+		    fstat(rec_out_fd(s->out), &fst) == 0 ? (long long)fst.st_size : -1ll);
+		if (s->launch && s->child.alive) {
+			say("the command keeps running, unrecorded");
+			rec_perf_close(s->perf);
+			s->perf = NULL;
+			while (!rec_child_reap(&s->child, GT_NS_PER_SEC))
+				;
+		}
+		return GT_EXIT_BROKEN;
+	}
+	if (s->py_failed) {
+		say("%s", s->py_note);
+		return GT_EXIT_BROKEN;
+	}
+	if (s->launch)
+		return rec_child_exit_code(s->child.wait_status);
+	if (s->end_reason == GTT_END_TARGET_EXIT) {
+		say("process %d exited during the recording", (int)s->target);
+		return GT_EXIT_PARTIAL;
+	}
+	return GT_EXIT_OK;
+}
+
+/* System-wide: say in the trace that other processes' records were dropped unwritten. */
+static void system_note(sess *s)
+{
+	rec_perf_stats st;
+	char text[160];
+
+	rec_perf_get_stats(s->perf, &st);
+	if (!st.system)
+		return;
+	snprintf(text, sizeof(text), "system-wide sampling: %llu records of other processes dropped before writing",
+	         (unsigned long long)st.foreign);
+	note(s, GTT_SRC_PERF, text);
+}
+
+static int finish(sess *s)
+{
+	rec_archive_stats as;
+	uint64_t end_ns = gtt_now_ns();
+
+	memset(&as, 0, sizeof(as));
+	rec_perf_disable(s->perf);
+	if (s->write_rc == 0 && rec_perf_drain(s->perf, 1) < 0)
+		s->write_rc = -EIO;
+	system_note(s);
+	rec_ticker_finish(s->drain, end_ns);
+	rec_procstat_stop(s->ps);
+	s->ps = NULL;
+	python_stop(s);
+	rec_top_stop(s->top, stderr); /* the terminal back, and the classes of the whole recording */
+	s->top = NULL;
+	if (s->launch && s->child.alive && s->write_rc == 0)
+		end_command(s);
+	if (s->launch && !s->child.alive)
+		process_record(s, GTT_PROC_EXIT, s->target, getpid(), s->child.wait_status, "");
+	if (s->cuda) {
+		rec_cuda_finish(s->cuda, s->w);
+		s->cuda = NULL;
+	}
+	if (s->counters) {
+		if (rec_counters_finish(s->counters, s->write_rc == 0 ? s->w : NULL) == -EIO)
+			s->write_rc = -EIO;
+		s->counters = NULL;
+	}
+	if (!s->o->no_archive && s->write_rc == 0) {
+		if (s->tty && !s->o->quiet)
+			fprintf(stderr, "\r\033[Kgt-record: writing the symbol archive...");
+		if (rec_archive_write(s->arch, s->w, &as) < 0)
+			s->write_rc = -EIO;
+	}
+	write_end(s, s->launch ? s->child.wait_status : 0);
+	if (gtt_writer_flush(s->w) < 0 && s->write_rc == 0)
+		s->write_rc = -EIO;
+	summary(s, &as, end_ns);
+	return exit_status(s);
+}
+
+/* Release everything; a launched command still alive is killed (a recording that failed). */
+static int cleanup(sess *s, int rc)
+{
+	if (s->launch && s->child.alive && s->target > 0) {
+		kill(s->target, SIGKILL);
+		rec_child_reap(&s->child, TERM_GRACE_NS);
+	}
+	rec_procstat_stop(s->ps);
+	rec_py_stop(s->py, NULL);
+	rec_top_stop(s->top, NULL);
+	rec_cuda_finish(s->cuda, NULL);
+	rec_counters_finish(s->counters, NULL);
+	rec_perf_close(s->perf);
+	rec_ticker_destroy(s->drain);
+	rec_archive_destroy(s->arch);
+	if (s->w && gtt_writer_close(s->w) < 0 && rc == GT_EXIT_OK)
+		rc = GT_EXIT_BROKEN;
+	if (s->discard)
+		rec_out_discard(s->out); /* a recording that never began leaves no file of its own */
+	rec_out_close(s->out);
+	return rc;
 }
 
 int rec_session_run(const rec_opts *o)
 {
 	sess s;
-	char err[1024] = "", command[4096];
-	int rc = 2, why = 0, go_fd = -1, exec_fd = -1, werr = 0, status = 0;
-	rec_perf_opts po;
-	rec_archive_stats as;
-	uint64_t end_ns;
+	int rc;
 
+	if ((rc = setup_signals()) < 0) {
+		say("cannot install signal handlers: %s", strerror(-rc));
+		return GT_EXIT_BROKEN;
+	}
+	if (o->prepare)
+		return prepare_exec(o);
 	memset(&s, 0, sizeof(s));
-	memset(&as, 0, sizeof(as));
 	s.o = o;
 	s.launch = o->pid <= 0;
-	s.tty = isatty(2);
+	s.tty = isatty(2) && !o->top; /* --top owns the terminal: no status line */
 	s.end_reason = GTT_END_ERROR;
-	if (setup_signals() < 0) {
-		say("cannot install signal handlers: %s", strerror(errno));
-		return 2;
+	rc = start(&s);
+	if (rc == 0) {
+		if (!s.ended)
+			run_loop(&s);
+		rc = finish(&s);
 	}
-
-	if (o->prepare) {
-		s.cuda = rec_cuda_prepare(o->argv0, 1, err, sizeof(err));
-		if (!s.cuda)
-			say("--prepare: %s; running the command without the CUDA agent", err);
-		rec_cuda_child_env(s.cuda);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
-		execvp(o->argv[0], o->argv);
-		say("%s: %s", o->argv[0], errno == ENOENT ? "command not found" : strerror(errno));
-		return errno == ENOENT ? 127 : 126;
-	}
-
-	if (!s.launch) {
-		if (kill(o->pid, 0) < 0 && errno == ESRCH) {
-			say("no process with PID %d", (int)o->pid);
-			return 2;
-		}
-		if (kill(o->pid, 0) < 0 && errno == EPERM) {
-			say("process %d belongs to another user: permission denied (run as that user or as root)",
-			    (int)o->pid);
-			return 2;
-		}
-		s.target = o->pid;
-		rec_procfs_cmdline(o->pid, command, sizeof(command));
-	} else {
-		join_args(o->argv, command, sizeof(command));
-	}
-
-	memset(&po, 0, sizeof(po));
-	po.freq_hz = o->freq_hz;
-	po.dwarf = o->dwarf;
-	po.stack_bytes = o->stack_bytes;
-	s.arch = rec_archive_create();
-	s.drain = NULL;
-	s.w = gtt_writer_open(o->output, &werr);
-	if (!s.w || !s.arch) {
-		say("cannot create %s: %s", o->output, s.w ? strerror(ENOMEM) : strerror(errno));
-		goto out;
-	}
-
-	if (s.launch) {
-		char cerr[512] = "";
-		if (!o->no_cuda) {
-			s.cuda = rec_cuda_prepare(o->argv0, 0, cerr, sizeof(cerr));
-			if (!s.cuda && cerr[0])
-				note(&s, GTT_SRC_CUPTI, cerr);
-		}
-		s.target = spawn(&s, &go_fd, &exec_fd);
-		if (s.target < 0) {
-			say("fork: %s", strerror(errno));
-			goto fail_unlink;
-		}
-		s.child_alive = 1;
-		write_meta(&s, command);
-		s.perf = rec_perf_open_launch(s.target, &po, s.w, observe, &s, err, sizeof(err), &why);
-		if (!s.perf) {
-			say("%s", err);
-			close(go_fd);
-			go_fd = -1;
-			reap(&s, TERM_GRACE_NS);
-			goto fail_unlink;
-		}
-		rec_perf_set_stack_trim(s.perf, trim_stack, &s);
-		rec_perf_write_config(s.perf, s.start_ns);
-		process_record(&s, GTT_PROC_START, s.target, getpid(), 0, command);
-		if (write(go_fd, "g", 1) != 1) {
-			say("cannot start the command: %s", strerror(errno));
-			goto fail_unlink;
-		}
-		close(go_fd);
-		go_fd = -1;
-		{
-			int e = 0;
-			ssize_t n = read(exec_fd, &e, sizeof(e));
-			close(exec_fd);
-			exec_fd = -1;
-			if (n == (ssize_t)sizeof(e)) {
-				say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
-				reap(&s, TERM_GRACE_NS);
-				rc = e == ENOENT ? 127 : 126;
-				goto fail_unlink_rc;
-			}
-		}
-	} else {
-		write_meta(&s, command);
-		s.perf = rec_perf_open_attach(&po, s.w, observe, &s, err, sizeof(err), &why);
-		if (!s.perf) {
-			say("%s", err);
-			goto fail_unlink;
-		}
-		/* names first, so threads created from now on inherit them */
-		{
-			pid_t *tids = NULL;
-			int n = rec_procfs_tids(o->pid, &tids), i;
-			for (i = 0; i < n; i++) {
-				char name[64];
-				if (rec_procfs_comm(o->pid, tids[i], name, sizeof(name)) == 0)
-					rec_perf_note_name(s.perf, tids[i], name);
-			}
-			free(tids);
-		}
-		rc = attach_all(&s);
-		if (rc == 2) {
-			goto fail_unlink;
-		}
-		rec_perf_write_config(s.perf, s.start_ns);
-		/* mappings after the events exist: later mmaps arrive as MMAP2 records */
-		rec_procfs_synth(o->pid, gtt_now_ns(), s.w, observe, &s);
-		rec_perf_set_stack_trim(s.perf, trim_stack, &s);
-		if (rc == 1) {
-			s.end_reason = GTT_END_TARGET_EXIT;
-			goto finish;
-		}
-		if (!o->no_cuda) {
-			char cerr[512] = "";
-			s.cuda = rec_cuda_prepare(o->argv0, 0, cerr, sizeof(cerr));
-			if (s.cuda && rec_cuda_attach(s.cuda, o->pid, 1, cerr, sizeof(cerr)) <= 0 && cerr[0])
-				note(&s, GTT_SRC_CUPTI, cerr);
-			else if (!s.cuda && cerr[0])
-				note(&s, GTT_SRC_CUPTI, cerr);
-		}
-	}
-	{
-		rec_perf_stats st;
-		rec_perf_get_stats(s.perf, &st);
-		if (st.user_only)
-			note(&s, GTT_SRC_PERF, "kernel samples not permitted (kernel.perf_event_paranoid): user space only");
-	}
-
-	s.ps = rec_procstat_start(s.w, o->procstat_hz, err, sizeof(err));
-	if (!s.ps)
-		note(&s, GTT_SRC_PROCSTAT, err);
-	rec_procstat_add(s.ps, s.target);
-	python_start(&s);
-
-	s.drain = rec_ticker_create(GTT_SRC_PERF, (uint64_t)(1e9 / (o->drain_hz > 0 ? o->drain_hz : 100)), 0, s.w);
-	s.status_ns = gtt_now_ns();
-	if (!s.drain) {
-		say("out of memory");
-		goto finish;
-	}
-	run_loop(&s);
-
-finish:
-	end_ns = gtt_now_ns();
-	rec_perf_disable(s.perf);
-	if (s.write_rc == 0 && rec_perf_drain(s.perf, 1) < 0)
-		s.write_rc = GTT_EIO;
-	rec_ticker_finish(s.drain, end_ns);
-	rec_procstat_stop(s.ps);
-	s.ps = NULL;
-	python_stop(&s);
-	if (s.launch && s.child_alive && s.write_rc == 0) {
-		/* Ctrl-C reached the command too: let it exit by itself; a signal aimed at
-		 * gt-record alone, or the end of -d, is passed on (SIGTERM for -d) */
-		int sig = s.end_reason == GTT_END_SIGNAL ? (int)g_signal : SIGTERM;
-		if (s.end_reason != GTT_END_SIGNAL || !reap(&s, SIGINT_WAIT_NS)) {
-			/* the agent flushes its last GPU records before the command is ended */
-			rec_cuda_switch_off(s.cuda);
-			kill(s.target, sig);
-			if (!reap(&s, TERM_GRACE_NS)) {
-				kill(s.target, SIGKILL);
-				reap(&s, TERM_GRACE_NS);
-			}
-		}
-	}
-	if (s.launch && !s.child_alive)
-		process_record(&s, GTT_PROC_EXIT, s.target, getpid(), s.wait_status, "");
-	if (s.cuda) {
-		rec_cuda_finish(s.cuda, s.w);
-		s.cuda = NULL;
-	}
-	if (!o->no_archive && s.write_rc == 0) {
-		if (s.tty && !o->quiet)
-			fprintf(stderr, "\r\033[Kgt-record: writing the symbol archive...");
-		if (rec_archive_write(s.arch, s.w, &as) < 0)
-			s.write_rc = GTT_EIO;
-	}
-	if (s.launch)
-		status = s.wait_status;
-	write_end(&s, status);
-	if (gtt_writer_flush(s.w) < 0 && s.write_rc == 0)
-		s.write_rc = GTT_EIO;
-	summary(&s, &as, end_ns);
-	if (s.write_rc < 0) {
-		int e = gtt_writer_errno(s.w);
-		struct stat fst;
-		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
-		    o->output, e ? strerror(e) : gtt_strerror(s.write_rc),
-		    stat(o->output, &fst) == 0 ? (long long)fst.st_size : -1ll);
-		if (s.launch && s.child_alive) {
-			say("the command keeps running, unrecorded");
-			rec_perf_close(s.perf);
-			s.perf = NULL;
-			while (!reap(&s, 1000000000ull))
-				;
-		}
-		rc = 2;
-	} else if (s.py_failed) {
-		say("%s", s.py_note);
-		rc = 2;
-	} else if (s.launch) {
-		rc = exit_code(s.wait_status);
-	} else if (s.end_reason == GTT_END_TARGET_EXIT) {
-		say("process %d exited during the recording", (int)s.target);
-		rc = 1;
-	} else {
-		rc = 0;
-	}
-	goto out;
-
-fail_unlink:
-	rc = 2;
-fail_unlink_rc:
-	gtt_writer_close(s.w);
-	s.w = NULL;
-	unlink(o->output);
-out:
-	if (go_fd >= 0)
-		close(go_fd);
-	if (exec_fd >= 0)
-		close(exec_fd);
-	if (s.launch && s.child_alive && s.target > 0) {
-		kill(s.target, SIGKILL);
-		reap(&s, TERM_GRACE_NS);
-	}
-	rec_procstat_stop(s.ps);
-	rec_py_stop(s.py, err, sizeof(err));
-	rec_cuda_finish(s.cuda, NULL);
-	rec_perf_close(s.perf);
-	rec_ticker_destroy(s.drain);
-	rec_archive_destroy(s.arch);
-	if (s.w && gtt_writer_close(s.w) < 0 && rc == 0)
-		rc = 2;
-	return rc;
+	return cleanup(&s, rc);
 }

@@ -6,7 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#define INTERVAL_NS 1000000000ull
+#include "gt_util.h"
+#include "rec_err.h"
+
+#define INTERVAL_NS GT_NS_PER_SEC
 
 struct rec_ticker {
 	uint32_t source;
@@ -84,7 +87,7 @@ static void put(rec_ticker *t, const gtt_record *rec)
 		return;
 	rc = gtt_write(t->w, rec);
 	if (rc < 0 && t->rc == 0)
-		t->rc = rc;
+		t->rc = rec_err_from_gtt(rc);
 }
 
 /* Write the TICKS record of the current interval, ending at end_ns, and start the next. */
@@ -116,22 +119,19 @@ static void close_interval(rec_ticker *t, uint64_t end_ns)
 
 static void close_lag(rec_ticker *t)
 {
-	gtt_record rec;
+	gtt_health h = { .time_ns = t->lag_start_ns, .end_ns = t->lag_end_ns, .source = t->source,
+	                 .kind = GTT_HEALTH_LAG_WINDOW, .count = t->lag_skipped,
+	                 .value = { t->lag_max_ns, t->period_ns } };
+	int rc;
 
 	if (!t->lag_open)
 		return;
-	memset(&rec, 0, sizeof(rec));
-	rec.tag = GTT_REC_HEALTH;
-	rec.u.health.time_ns = t->lag_start_ns;
-	rec.u.health.end_ns = t->lag_end_ns;
-	rec.u.health.source = t->source;
-	rec.u.health.kind = GTT_HEALTH_LAG_WINDOW;
-	rec.u.health.count = t->lag_skipped;
-	rec.u.health.value[0] = t->lag_max_ns;
-	rec.u.health.value[1] = t->period_ns;
-	rec.u.health.text = "";
-	put(t, &rec);
 	t->lag_open = 0;
+	if (!t->w)
+		return;
+	rc = gtt_write_health(t->w, &h);
+	if (rc < 0 && t->rc == 0)
+		t->rc = rec_err_from_gtt(rc);
 }
 
 void rec_ticker_tick(rec_ticker *t, uint64_t now_ns)
@@ -145,15 +145,8 @@ void rec_ticker_tick(rec_ticker *t, uint64_t now_ns)
 	/* intervals end by intended time: the tick belongs to the interval of its due time */
 	while (due >= t->iv_start_ns + INTERVAL_NS)
 		close_interval(t, t->iv_start_ns + INTERVAL_NS);
-	if (t->n_late == t->cap_late) {
-		size_t cap = t->cap_late ? t->cap_late * 2 : 1024;
-		uint32_t *p = realloc(t->late, cap * sizeof(*p));
-		if (p) {
-			t->late = p;
-			t->cap_late = cap;
-		}
-	}
-	if (t->n_late < t->cap_late)
+	/* out of memory: the tick still counts, its lateness is not kept for the percentiles */
+	if (GT_GROW(t->late, t->cap_late, t->n_late + 1) == 0)
 		t->late[t->n_late++] = late > UINT32_MAX ? UINT32_MAX : (uint32_t)late;
 	if (late > t->iv_max_ns)
 		t->iv_max_ns = late;
@@ -193,7 +186,7 @@ uint64_t rec_ticker_wait(rec_ticker *t)
 	uint64_t now = gtt_now_ns();
 
 	while (now < due) {
-		struct timespec ts = { (time_t)(due / 1000000000ull), (long)(due % 1000000000ull) };
+		struct timespec ts = { (time_t)(due / GT_NS_PER_SEC), (long)(due % GT_NS_PER_SEC) };
 		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		now = gtt_now_ns();
 		if (rc != 0 && rc != EINTR)

@@ -1,5 +1,6 @@
 /* ticker.h — an absolute tick schedule for a sampling loop, with lateness statistics:
- * TICKS records per 1 s interval, one whole-recording summary, and LAG_WINDOW health records. */
+ * TICKS records per 1 s interval, one whole-recording summary, and LAG_WINDOW health records.
+ * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_TICKER_H
 #define REC_TICKER_H
 
@@ -24,7 +25,8 @@ uint64_t rec_ticker_late_max_ns(const rec_ticker *t);
 /* Lateness of the most recent tick, ns. */
 uint64_t rec_ticker_last_late_ns(const rec_ticker *t);
 /* Close the schedule at end_ns (0 = now): write the last interval, any open lag window and the
- * GTT_TICKS_WHOLE summary (exact p50/p99/max over every tick). Idempotent. Returns 0 or a GTT_E*. */
+ * GTT_TICKS_WHOLE summary (exact p50/p99/max over every tick). Idempotent. Returns 0, or -EIO
+ * when a record of the schedule could not be written. */
 int rec_ticker_finish(rec_ticker *t, uint64_t end_ns);
 /* Free (finishes first when not yet finished). NULL ok. */
 void rec_ticker_destroy(rec_ticker *t);

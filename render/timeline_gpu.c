@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "demangle.h"
 #include "gtt.h"
 #include "timeline_priv.h"
 
@@ -42,13 +43,13 @@ static int cmp_sync(const void *pa, const void *pb)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-/* kernel names are mangled C++ or plain C: show up to the parameter list */
+/* a kernel's display name (demangled C++, or plain C) up to its parameter list */
 static const char *short_kernel(ren_tl *t, const char *name)
 {
-	const char *p = strchr(name, '(');
-	if (!p)
+	size_t len = ana_name_without_params(name);
+	if (name[len] == 0)
 		return name;
-	char *s = ren_scene_strndup(t->sc, name, (size_t)(p - name));
+	char *s = ren_scene_strndup(t->sc, name, len);
 	if (!s)
 		t->oom = 1;
 	return s ? s : name;
@@ -86,7 +87,7 @@ static void fmt_bytes(char *buf, size_t len, double b)
 
 static void draw_kernel(ren_tl *t, const gtt_cuda_kernel *kr, double y)
 {
-	const char *name = ana_string_get(t->m, kr->pid, kr->name_id);
+	const char *name = ana_kernel_name(t->m, kr->pid, kr->name_id);
 	const char *sn = short_kernel(t, name);
 	char d[32];
 	ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(kr->start_ns, kr->end_ns));
@@ -94,7 +95,7 @@ static void draw_kernel(ren_tl *t, const gtt_cuda_kernel *kr, double y)
 	uint32_t c = ren_mix(0x17becf, 0x1f77b4, (h & 0xff) / 255.0);
 	ren_tl_span(t, kr->start_ns, kr->end_ns, y + 3, ROW_STREAM - 6, ren_mix(c, 0xffffff, 0.25), sn,
 	     ren_tl_tipf(t, "%s\nkernel %s, grid %ux%ux%u block %ux%ux%u, %u regs, %u B shared\n"
-	             "%.6f - %.6f s", sn, d, kr->grid[0], kr->grid[1], kr->grid[2],
+	             "%.6f - %.6f s", name, d, kr->grid[0], kr->grid[1], kr->grid[2],
 	          kr->block[0], kr->block[1], kr->block[2], kr->registers, kr->shared_bytes,
 	          ren_tl_rel_s(t, kr->start_ns), ren_tl_rel_s(t, kr->end_ns)));
 }

@@ -7,7 +7,7 @@ pkgs_needed() {
 	for p in build-essential pkg-config libdw-dev libelf-dev zlib1g-dev libcairo2-dev \
 	         poppler-utils libxml2-utils python3 chromium nodejs npm \
 	         protobuf-compiler python3-jsonschema linux-perf libc6-dbg \
-	         clang libclang-rt-14-dev golang-go; do
+	         clang libclang-rt-14-dev golang-go elfutils tmux; do
 		# nodejs from NodeSource bundles npm and conflicts with Debian's npm package
 		[ "$p" = npm ] && command -v npm >/dev/null 2>&1 && continue
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"

@@ -20,6 +20,9 @@ check "a recorder test links lib/ and record/ only (no libdw, Cairo, analyze, CU
 c=$(compile_of tests/test_rec_elf tests/unit/test_rec_elf.o)
 check "a recorder test compiles without libdw's or analyze/'s headers, record/ through -iquote" \
 	bash -c '[[ "$1" == *"-iquote record"* && "$1" != *-Irecord* && "$1" != *analyze* && "$1" != *cairo* ]]' _ "$c"
+l=$(link_of tests/test_rec_archive)
+check "a recorder test checked against libdw (UNIT_DW) links record/ and libdw, not analyze/" \
+	bash -c '[[ "$1" == *librec.a* && "$1" == *-ldw* && "$1" != *libana.a* && "$1" != *cairo* ]]' _ "$l"
 l=$(link_of tests/test_fold)
 check "an analysis test links analyze/ and libdw, not render/, Cairo or record/" \
 	bash -c '[[ "$1" == *libana.a* && "$1" == *-ldw* && "$1" != *libren.a* && "$1" != *cairo* && "$1" != *librec.a* ]]' _ "$l"

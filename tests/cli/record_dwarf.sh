@@ -20,8 +20,12 @@ check_rc "dwarf: launch records" 0 env GT_TEST_BIG="$BIG" "$REC" -q --call-graph
 "$SUM" summary "$TMP/l.gtt" "$P/deep6_nofp" $FUNCS >"$TMP/l.sum"
 n=$(val samples "$TMP/l.sum")
 check "dwarf: samples ($n)" test "${n:-0}" -ge 20
-check "dwarf: every sample has user registers" test "$(val samples_regs "$TMP/l.sum")" = "$n"
-check "dwarf: every sample has a stack copy" test "$(val samples_stack "$TMP/l.sum")" = "$n"
+# a sample that lands in the kernel after the process gave up its memory (at exit: system-wide
+# events still see it there) has no user state to copy; every other one has both
+kn=$(val samples_kernel_noregs "$TMP/l.sum")
+check "dwarf: every sample has user registers (or is in the kernel with none left: $kn)" \
+	test "$(( $(val samples_regs "$TMP/l.sum") + kn ))" = "$n" -a "$kn" -le 2
+check "dwarf: every sample has a stack copy (but those $kn)" test "$(( $(val samples_stack "$TMP/l.sum") + kn ))" = "$n"
 sb=$(val stack_bytes_avg "$TMP/l.sum")
 check "dwarf: only the used part of the 16384-byte copy is kept, not the environment (avg $sb)" test "$sb" -gt 0 -a "$sb" -lt 4096
 check "dwarf: CONFIG says stack 16384" grep -q '^config 1 .* stack_bytes 16384$' "$TMP/l.sum"

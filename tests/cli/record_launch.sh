@@ -23,7 +23,12 @@ check "launch: meta clock CLOCK_MONOTONIC" grep -q '^meta clock CLOCK_MONOTONIC$
 check "launch: ring buffer size in a CONFIG record" grep -q '^config 1 ring_bytes [1-9]' "$TMP/t.sum"
 check "launch: the binary is in the symbol archive" grep -q "^archive .*/threads_late [1-9]" "$TMP/t.sum"
 pct=$(val received_pct "$TMP/t.sum")
-check "launch: samples received vs on-CPU time x rate ($pct%)" awk -v p="$pct" 'BEGIN { exit !(p >= 70 && p <= 105) }'
+# per task, every sample is exactly one period of the thread's CPU time; system-wide, the CPU's
+# timer samples whichever task runs when it fires: right on average, a few % either way
+scope=$(awk '$1 == "meta" && $2 == "scope" { print $3 }' "$TMP/t.sum")
+hi=105; [ "$scope" = system ] && hi=125
+check "launch: samples received vs on-CPU time x rate ($pct%, scope $scope: 70..$hi)" \
+	awk -v p="$pct" -v hi="$hi" 'BEGIN { exit !(p >= 70 && p <= hi) }'
 
 # fork and exec: each process with its own samples and names
 check_rc "launch: forking program exits 0" 0 "$REC" -q -o "$TMP/f.gtt" -- "$P/forker" 1

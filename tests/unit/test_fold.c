@@ -145,6 +145,32 @@ int main(void)
 	check_text(m, &o, "train_step 2\n", "--python-only keeps Python frames, drops stacks without any");
 	o.python_only = 0;
 
+	/* truncated stacks: under [truncated], or after the Python frames that stand in for the
+	 * missing root side; a truncated and a complete sample of one stack are two lines */
+	uint32_t s5[] = { pyf, hot }, s6[] = { run, cold };
+	add_samples(m, 4, 4200000000, 11, 1, ANA_CLASS_NONPY, s6, 2);
+	add_samples(m, 2, 4300000000, 10, 0, ANA_CLASS_NATIVE_NOGIL, s5, 2);
+	add_samples(m, 1, 4400000000, 11, 1, ANA_CLASS_NONPY, s6, 2);
+	for (size_t i = m->samples.n - 7; i < m->samples.n - 1; i++)
+		m->samples.v[i].unwind = ANA_UNWIND_STACK_END;
+	o.from_ns = 3200000000;
+	check_text(m, &o,
+	           "[truncated];run;cold 4\n"
+	           "run;cold 1\n"
+	           "train_step;[truncated];hot 2\n",
+	           "truncated stacks hang under [truncated], after leading Python frames");
+	o.threads = 1;
+	check_text(m, &o,
+	           "python3 10;python3 10;train_step;[truncated];hot 2\n"
+	           "python3 10;worker:x 11;[truncated];run;cold 4\n"
+	           "python3 10;worker:x 11;run;cold 1\n",
+	           "--threads: [truncated] under the thread root");
+	o.threads = 0;
+	o.python_only = 1;
+	check_text(m, &o, "train_step 2\n", "--python-only: no [truncated] frame");
+	o.python_only = 0;
+	o.from_ns = 0;
+
 	/* parse: first-appearance order, equal stacks merged, bad lines counted, zero counts and blanks skipped; then sort */
 	const char *text = "b;c 2\na 1\n\nb;c 3\nno_count_here\n x y z \t4 \r\nneg -1\r\nzero 0\n1.5x 2.5\n";
 	FILE *f = fmemopen((void *)text, strlen(text), "r");

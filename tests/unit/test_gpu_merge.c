@@ -177,7 +177,9 @@ int main(void)
 		_exit(127);
 	}
 	usleep(100000);
+	setenv("GT_CUPTI_STACKS", "0", 1);    /* gt-record --cuda-stacks=off */
 	rc = rec_cuda_attach(c, prepared, 1, err, sizeof(err));
+	unsetenv("GT_CUPTI_STACKS");
 	th_check(rc == 1, "prepared process: agent present (%d: %s)", rc, err);
 	char ctl[512], text[1024] = "";
 	snprintf(ctl, sizeof(ctl), "%s/gt-cupti.%d.ctl", tmpdir, (int)prepared);
@@ -187,6 +189,7 @@ int main(void)
 		close(fd);
 	text[k > 0 ? k : 0] = 0;
 	th_check(strncmp(text, "on /", 4) == 0 && strstr(text, "gt-cuda."), "control file says on DIR (%s)", text);
+	th_check(strstr(text, "\nset GT_CUPTI_STACKS=0\n") != NULL, "... and passes the launch-stack setting on (%s)", text);
 	rc = rec_cuda_attach(c, prepared, 0, err, sizeof(err));
 	fd = open(ctl, O_RDONLY);
 	k = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;

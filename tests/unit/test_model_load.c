@@ -14,6 +14,7 @@
 #include <elfutils/libdwelf.h>
 #include <libelf.h>
 
+#include "demangle.h"
 #include "dwfl.h"
 #include "fold.h"
 #include "gtt.h"

@@ -205,6 +205,7 @@ static void one_python(const char *python)
 {
 	char ready[512], trace[512], err[256] = "", status[512];
 	char *argv[] = { (char *)python, (char *)gilmix, "4", ready, NULL };
+	rec_py_result res;
 	roles r;
 	trace_facts *t = calloc(1, sizeof(*t));
 	rec_py_opts o = { .stack_hz = 200, .gil_hz = 1000 };
@@ -227,11 +228,12 @@ static void one_python(const char *python)
 	th_check(p != NULL, "%s: reader starts (%s)", python, err);
 	sleep_ms(1000);
 	rec_py_status(p, status, sizeof(status));
-	rc = rec_py_stop(p, err, sizeof(err));
+	rec_py_stop(p, &res);
 	gtt_writer_close(w);
 	kill(pid, SIGTERM);
 	waitpid(pid, &wst, 0);
-	th_check(rc == 0, "%s: reader stops cleanly (%s)", python, status);
+	th_check(res.state == REC_PY_READING && !res.target_gone && strstr(res.text, " stacks ("),
+	         "%s: reader stops cleanly, state reading (%s)", python, res.text);
 	if (scan_trace(trace, &r, t) < 0) {
 		th_check(0, "%s: trace reads back", python);
 		goto out;
@@ -298,26 +300,31 @@ static void not_python(void)
 {
 	char *argv[] = { "/bin/sleep", "5", NULL };
 	char err[256] = "", status[256];
-	rec_py_opts o = { .stack_hz = 100, .gil_hz = 1000, .forced = 1 };
+	rec_py_opts o = { .stack_hz = 100, .gil_hz = 1000 };
 	pid_t pid = spawn(argv);
 	rec_py *p = rec_py_start(pid, NULL, &o, err, sizeof(err));
-	int rc;
+	rec_py_result res;
 
 	sleep_ms(300);
 	rec_py_status(p, status, sizeof(status));
-	rc = rec_py_stop(p, err, sizeof(err));
+	th_check(strstr(status, "looking for CPython") != NULL, "/bin/sleep: still looking while it runs (%s)", status);
+	rec_py_stop(p, &res);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	th_check(rc == 1 && strstr(err, "no CPython"), "--python forced on /bin/sleep: stop says %s", err);
-	o.forced = 0;
+	th_check(res.state == REC_PY_NOT_FOUND && !res.target_gone && strstr(res.text, "no CPython interpreter found"),
+	         "/bin/sleep: stop says not found (%d: %s)", (int)res.state, res.text);
+	/* the target exits while the reader looks: not found, and gone */
 	pid = spawn(argv);
 	p = rec_py_start(pid, NULL, &o, err, sizeof(err));
 	sleep_ms(100);
-	err[0] = 0;
-	rc = rec_py_stop(p, err, sizeof(err));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	th_check(rc == 0 && err[0] == 0, "not forced on /bin/sleep: stop returns 0 quietly");
+	sleep_ms(400);
+	rec_py_stop(p, &res);
+	th_check(res.state == REC_PY_NOT_FOUND && res.target_gone && strstr(res.text, "before it exited"),
+	         "/bin/sleep killed: stop says not found, target gone (%d: %s)", (int)res.state, res.text);
+	rec_py_stop(NULL, &res);
+	th_check(res.state == REC_PY_LOOKING && res.text[0] == 0, "stop(NULL) zeroes the result");
 }
 
 /* The target exits while being read: the reader notices, keeps what it read, no crash. */
@@ -325,7 +332,8 @@ static void exits_mid_read(const char *python)
 {
 	char ready[512], trace[512], err[256] = "", status[512];
 	char *argv[] = { (char *)python, (char *)gilmix, "0.4", ready, NULL };
-	rec_py_opts o = { .stack_hz = 200, .gil_hz = 1000, .forced = 1 };
+	rec_py_opts o = { .stack_hz = 200, .gil_hz = 1000 };
+	rec_py_result res;
 	roles r;
 	gtt_writer *w;
 	rec_py *p;
@@ -344,10 +352,11 @@ static void exits_mid_read(const char *python)
 	waitpid(pid, NULL, 0);
 	sleep_ms(200);
 	rec_py_status(p, status, sizeof(status));
-	rc = rec_py_stop(p, err, sizeof(err));
+	rec_py_stop(p, &res);
 	gtt_writer_close(w);
-	th_check(rc == 0 && strstr(status, "target exited") && strstr(status, "stacks"),
-	         "target exits mid-read: status '%s', stop %d", status, rc);
+	th_check(strstr(status, "target exited") && strstr(status, "stacks") && res.state == REC_PY_READING &&
+	         res.target_gone, "target exits mid-read: status '%s', state %d, gone %d", status, (int)res.state,
+	         res.target_gone);
 }
 
 int main(void)

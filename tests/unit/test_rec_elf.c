@@ -60,8 +60,8 @@ int main(void)
 	th_check(size > 0, "symbol has a size (%" PRIu64 ")", size);
 	th_check(value - rec_elf_first_load_vaddr(e) + self_base() == (uint64_t)(uintptr_t)&test_rec_elf_marker,
 	         "link-time value maps to the runtime address");
-	th_check(rec_elf_symbol(e, "no_such_symbol_here", &value, &size) == -1, "absent symbol gives -1");
-	th_check(rec_elf_symbol(e, "malloc", &value, &size) == -1, "undefined (imported) symbol is absent");
+	th_check(rec_elf_symbol(e, "no_such_symbol_here", &value, &size) == -ENOENT, "absent symbol gives -ENOENT");
+	th_check(rec_elf_symbol(e, "malloc", &value, &size) == -ENOENT, "undefined (imported) symbol is absent");
 	th_check(rec_elf_data(e, &len) != NULL && len > 1000, "whole file is mapped");
 	rec_elf_close(e);
 	rec_elf_close(NULL);

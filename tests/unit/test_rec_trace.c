@@ -80,7 +80,7 @@ static int summary(const char *path, const char *binary, const char *funcs)
 	bmap *maps = NULL;
 	uint64_t n_samples = 0, n_regs = 0, n_stack = 0, stack_bytes = 0, sample_bytes = 0, n_user = 0,
 	         n_kernel_frames = 0, n_switch = 0, n_cpu = 0, lost = 0, n_map = 0, n_map_bid = 0, n_records = 0,
-	         archive_bytes = 0, n_rename = 0;
+	         archive_bytes = 0, n_rename = 0, n_kernel_noregs = 0;
 	uint64_t bias = 0, last_ns = 0, oncpu_ns = 0, sampled_ns = 0;
 	char binpath[4096] = "";
 
@@ -168,6 +168,8 @@ static int summary(const char *path, const char *binary, const char *funcs)
 			n_kernel_frames += s->n_kernel;
 			if (s->flags & GTT_SAMPLE_REGS)
 				n_regs++;
+			else if (s->flags & GTT_SAMPLE_KERNEL)
+				n_kernel_noregs++;
 			if (s->flags & GTT_SAMPLE_STACK) {
 				n_stack++;
 				stack_bytes += s->stack_len;
@@ -276,6 +278,7 @@ static int summary(const char *path, const char *binary, const char *funcs)
 	printf("samples %" PRIu64 "\n", n_samples);
 	printf("samples_regs %" PRIu64 "\n", n_regs);
 	printf("samples_stack %" PRIu64 "\n", n_stack);
+	printf("samples_kernel_noregs %" PRIu64 "\n", n_kernel_noregs);
 	printf("stack_bytes_avg %" PRIu64 "\n", n_stack ? stack_bytes / n_stack : 0);
 	printf("sample_bytes_avg %" PRIu64 "\n", n_samples ? sample_bytes / n_samples : 0);
 	printf("user_frames_avg %.2f\n", n_samples ? (double)n_user / (double)n_samples : 0.0);
@@ -358,6 +361,35 @@ static void test_ticker(void)
 	         "ticker: one lag window [1.0 s, 1.5 s) with max 500 ms");
 }
 
+/* The type of the section called name in an ELF64 image and whether its bytes equal those of
+ * the same section in ref (-1 when there is no such section). */
+static int section_type(const uint8_t *img, size_t len, const char *name, const uint8_t *ref, size_t ref_len,
+                        int *same_bytes)
+{
+	Elf64_Ehdr eh;
+	if (len < sizeof(eh))
+		return -1;
+	memcpy(&eh, img, sizeof(eh));
+	if (eh.e_shoff > len || (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > len - eh.e_shoff || eh.e_shstrndx >= eh.e_shnum)
+		return -1;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh.e_shoff);
+	const char *strs = (const char *)img + sh[eh.e_shstrndx].sh_offset;
+	for (size_t i = 1; i < eh.e_shnum; i++) {
+		if (strcmp(strs + sh[i].sh_name, name) != 0)
+			continue;
+		*same_bytes = 0;
+		if (ref && sh[i].sh_type != SHT_NOBITS) {
+			Elf64_Ehdr rh;
+			memcpy(&rh, ref, sizeof(rh));
+			const Elf64_Shdr *rs = (const Elf64_Shdr *)(ref + rh.e_shoff);
+			*same_bytes = rs[i].sh_size == sh[i].sh_size && rs[i].sh_offset + rs[i].sh_size <= ref_len &&
+			              memcmp(ref + rs[i].sh_offset, img + sh[i].sh_offset, sh[i].sh_size) == 0;
+		}
+		return (int)sh[i].sh_type;
+	}
+	return -1;
+}
+
 static void test_trim(void)
 {
 	rec_elf *e = rec_elf_open("/proc/self/exe"), *t = NULL;
@@ -378,18 +410,77 @@ static void test_trim(void)
 	th_check(t && rec_elf_symbol(e, "main", &v1, &s1) == 0 && rec_elf_symbol(t, "main", &v2, &s2) == 0 &&
 	         v1 == v2 && s1 == s2, "trim: symbols kept");
 	th_check(t && rec_elf_first_load_vaddr(e) == rec_elf_first_load_vaddr(t), "trim: program headers kept");
+	if (trimmed) {
+		int same = 0;
+		th_check(section_type(trimmed, tlen, ".eh_frame", data, len, &same) == SHT_PROGBITS && same,
+		         "trim: .eh_frame kept byte for byte");
+		th_check(section_type(trimmed, tlen, ".symtab", data, len, &same) == SHT_SYMTAB && same &&
+		         section_type(trimmed, tlen, ".strtab", data, len, &same) == SHT_STRTAB && same,
+		         "trim: .symtab and its strings kept");
+		th_check(section_type(trimmed, tlen, ".text", NULL, 0, &same) == SHT_NOBITS, "trim: code left out");
+		th_check(section_type(trimmed, tlen, ".debug_info", NULL, 0, &same) == SHT_NOBITS &&
+		         section_type(trimmed, tlen, ".debug_line", NULL, 0, &same) == SHT_NOBITS,
+		         "trim: .debug_info and .debug_line left out (this test is built with -g)");
+		th_check(section_type(trimmed, tlen, ".gnu.hash", NULL, 0, &same) != SHT_GNU_HASH,
+		         "trim: the dynamic-linking hash table left out");
+		/* within a DWARF budget, the DWARF of inlined frames and lines comes along, whole */
+		size_t dlen = 0, slen = 0;
+		uint64_t dwarf = 0, dwarf2 = 0;
+		uint8_t *withd = rec_archive_trim_elf_dwarf(data, len, 1ull << 40, &dlen, &dwarf);
+		uint8_t *small = rec_archive_trim_elf_dwarf(data, len, dwarf ? dwarf - 1 : 0, &slen, &dwarf2);
+		th_check(withd && dwarf > 0 && section_type(withd, dlen, ".debug_info", data, len, &same) == SHT_PROGBITS &&
+		         same && section_type(withd, dlen, ".debug_line", data, len, &same) == SHT_PROGBITS && same,
+		         "trim: within the budget .debug_info and .debug_line are kept byte for byte (%llu bytes of DWARF)",
+		         (unsigned long long)dwarf);
+		th_check(small && dwarf2 == dwarf && slen == tlen && section_type(small, slen, ".debug_abbrev", NULL, 0, &same) == SHT_NOBITS,
+		         "trim: one byte over the budget, all of it is left out");
+		free(withd);
+		free(small);
+	}
 	th_check(rec_archive_trim_elf((const uint8_t *)"not an elf file at all, definitely not", 39, &tlen) == NULL,
 	         "trim: a non-ELF gives NULL");
-	/* every prefix of the file must fail or trim, never crash */
-	if (data) {
-		size_t cut, n = 0;
+	/* a prefix of the file that lacks part of the section header table (at the end of the
+	 * file, as every linker writes it) is refused; one that has it trims to an ELF image
+	 * whose header and section header table lie inside what was returned */
+	if (data && len >= sizeof(Elf64_Ehdr)) {
+		Elf64_Ehdr eh;
+		size_t cut, n = 0, n_null = 0, wrong = 0, shdr_end;
+		memcpy(&eh, data, sizeof(eh));
+		shdr_end = (size_t)eh.e_shoff + (size_t)eh.e_shnum * sizeof(Elf64_Shdr);
 		for (cut = 0; cut < len; cut += len / 300 + 1) {
-			size_t l2;
+			size_t l2 = 0;
 			uint8_t *x = rec_archive_trim_elf(data, cut, &l2);
+			Elf64_Ehdr oh;
+			if (!x) {
+				n_null++;
+				wrong += cut >= shdr_end; /* had everything it needs: should trim */
+			} else if (cut < shdr_end || l2 < sizeof(oh)) {
+				wrong++;
+			} else {
+				memcpy(&oh, x, sizeof(oh));
+				wrong += memcmp(oh.e_ident, ELFMAG, SELFMAG) != 0 ||
+				         oh.e_shoff + (uint64_t)oh.e_shnum * sizeof(Elf64_Shdr) > l2;
+			}
 			free(x);
 			n++;
 		}
-		th_check(n >= 300, "trim: %zu truncated inputs handled", n);
+		th_check(n >= 300 && shdr_end == len && n_null == n && wrong == 0,
+		         "trim: %zu truncated inputs (section headers end the file: %s), %zu refused, %zu wrong",
+		         n, shdr_end == len ? "yes" : "no", n_null, wrong);
+		/* the whole file, and the file with bytes after it, trim */
+		{
+			uint8_t *big = malloc(len + 64), *x;
+			size_t l2 = 0;
+			if (big) {
+				memcpy(big, data, len);
+				memset(big + len, 0xa5, 64);
+			}
+			x = big ? rec_archive_trim_elf(big, len + 64, &l2) : NULL;
+			th_check(x && l2 == tlen && memcmp(x, trimmed, tlen) == 0,
+			         "trim: trailing bytes after the file change nothing (%zu bytes)", l2);
+			free(x);
+			free(big);
+		}
 	}
 	free(trimmed);
 	rec_elf_close(t);
@@ -400,12 +491,92 @@ static void test_trim(void)
 	}
 }
 
+static int has_text(const char *s, const char *word)
+{
+	return s && strstr(s, word) != NULL;
+}
+
+/* Where a word (and a pid) shows up in a trace, for the CLI tests' "appears nowhere" checks:
+ * "stack N" samples whose stack copy holds the word, "text N" records with a string field
+ * holding it, "pid N" records about the pid (as process, thread, sample, switch, mapping,
+ * thread stats, Python stack or GIL holder). */
+static int find(const char *path, const char *word, long pid)
+{
+	int err = 0, rc;
+	gtt_reader *r = gtt_reader_open(path, &err);
+	gtt_record rec;
+	uint64_t n_stack = 0, n_text = 0, n_pid = 0;
+	uint32_t p = pid > 0 ? (uint32_t)pid : UINT32_MAX;
+	size_t wl = strlen(word);
+
+	if (!r) {
+		printf("error %s\n", gtt_strerror(err));
+		return 2;
+	}
+	while ((rc = gtt_reader_next(r, &rec)) != 0) {
+		if (rc < 0)
+			continue;
+		switch (rec.tag) {
+		case GTT_REC_SAMPLE:
+			if (wl && rec.u.sample.stack && rec.u.sample.stack_len >= wl &&
+			    memmem(rec.u.sample.stack, rec.u.sample.stack_len, word, wl))
+				n_stack++;
+			n_pid += rec.u.sample.pid == p || rec.u.sample.tid == p;
+			break;
+		case GTT_REC_META:
+			n_text += has_text(rec.u.meta.value, word);
+			break;
+		case GTT_REC_PROCESS:
+			n_text += has_text(rec.u.process.comm, word);
+			n_pid += rec.u.process.pid == p;
+			break;
+		case GTT_REC_THREAD:
+			n_text += has_text(rec.u.thread.name, word);
+			n_pid += rec.u.thread.pid == p || rec.u.thread.tid == p;
+			break;
+		case GTT_REC_MAPPING:
+			n_text += has_text(rec.u.mapping.path, word);
+			n_pid += rec.u.mapping.pid == p;
+			break;
+		case GTT_REC_SWITCH:
+			n_pid += rec.u.sw.pid == p || rec.u.sw.tid == p;
+			break;
+		case GTT_REC_THREAD_CPU:
+			n_pid += rec.u.thread_cpu.pid == p || rec.u.thread_cpu.tid == p;
+			break;
+		case GTT_REC_HEALTH:
+			n_text += has_text(rec.u.health.text, word);
+			n_pid += rec.u.health.pid == p || rec.u.health.tid == p;
+			break;
+		case GTT_REC_PY_STACK:
+			n_pid += rec.u.py_stack.pid == p || rec.u.py_stack.tid == p;
+			break;
+		case GTT_REC_GIL:
+			n_pid += rec.u.gil.pid == p || rec.u.gil.holder_tid == p;
+			break;
+		case GTT_REC_PY_CODE:
+			n_text += has_text(rec.u.py_code.name, word) || has_text(rec.u.py_code.filename, word);
+			break;
+		case GTT_REC_ARCHIVE:
+			n_text += has_text(rec.u.archive.path, word);
+			break;
+		default:
+			break;
+		}
+	}
+	printf("stack %" PRIu64 "\ntext %" PRIu64 "\npid %" PRIu64 "\n", n_stack, n_text, n_pid);
+	gtt_reader_close(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "summary") == 0)
 		return summary(argv[2], argc >= 5 ? argv[3] : NULL, argc >= 5 ? argv[4] : NULL);
+	if (argc >= 4 && strcmp(argv[1], "find") == 0)
+		return find(argv[2], argv[3], argc >= 5 ? atol(argv[4]) : 0);
 	if (argc > 1) {
-		fprintf(stderr, "usage: test_rec_trace [summary TRACE [BINARY FUNC,...]]\n");
+		fprintf(stderr, "usage: test_rec_trace [summary TRACE [BINARY FUNC,...]] [find TRACE WORD [PID]]\n");
 		return 64;
 	}
 	test_ticker();

@@ -1,0 +1,83 @@
+/* load_priv.h — what analyze/load.c (reading, derived figures) and analyze/load_unwind.c
+ * (pass 2: every sample's stack) share: the loader's state. Not for use elsewhere.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
+#ifndef ANA_LOAD_PRIV_H
+#define ANA_LOAD_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dwfl.h"
+#include "gtt.h"
+#include "model.h"
+#include "model_priv.h"
+
+#define MAX_DEPTH 2048
+
+/* An embedded binary being assembled from its archive pieces. */
+typedef struct pending_archive {
+	uint8_t build_id[GTT_BUILD_ID_MAX];
+	uint32_t build_id_len;
+	char *path;
+	uint64_t total, got;
+	uint8_t *data;
+	int bad;
+} pending_archive;
+
+/* A distinct callchain of samples without registers (frame-pointer callchains): pass 1
+ * interns them, pass 2 symbolizes each once per address space. */
+typedef struct chain {
+	uint32_t pid, n_kernel, n_user;
+	uint32_t space;        /* address space of the cached result + 1, 0 none yet */
+	uint32_t stack_id;     /* cached result */
+	uint8_t unwind;        /* its enum ana_unwind */
+	size_t off;            /* ips in loader.chain_ips */
+} chain;
+
+/* Where pass 2 finds a sample it has to decode again (registers and stack copies): its
+ * position in the trace (a record of a packed chunk lives only until the next read), checked
+ * in pass 1. */
+typedef struct raw_sample {
+	gtt_pos pos;
+} raw_sample;
+
+/* A sample stitched up to a thread entry before any complete stack showed the entry's
+ * callers: unwound again at the end of pass 2. */
+typedef struct deferred {
+	size_t sample, raw;
+} deferred;
+#define MAX_DEFERRED 65536
+
+/* At most this many callchain words are kept for interning (the rest is decoded again). */
+#define MAX_CHAIN_WORDS (16u << 20)
+
+typedef struct loader {
+	ana_model *m;
+	const ana_opts *o;
+	gtt_reader *r;
+	ana_sym *sym;
+	ANA_VEC(pending_archive) archives;
+	ANA_VEC(chain) chains;
+	ANA_VEC(uint64_t) chain_ips;
+	ana_idtable chain_table;
+	ANA_VEC(raw_sample) raws;
+	ana_idtable thread_table;  /* (pid, tid) -> index in m->threads, kept unsorted until sort_threads */
+	ANA_VEC(deferred) deferred;
+	ana_idtable trunc_table;
+	uint64_t n_samples_seen;
+	uint64_t t0_ns, last_progress_ns;
+	int progress_shown;
+	uint32_t frames[MAX_DEPTH];
+} loader;
+
+/* Direct-mapped cache of threads by (pid, tid), for per-sample thread lookups. */
+enum { TCACHE = 256 };
+#define TCACHE_SLOT(pid, tid) (((tid) * 31u + (pid)) & (TCACHE - 1))
+
+/* Progress on stderr for long loads (--progress): phase and done of total. */
+void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t total);
+/* Pass 2: symbolize and unwind every sample read in pass 1 and intern its stack; count it for
+ * its thread (all threads exist, weights filled in) and, when truncated, for the health
+ * section. 0, or GTT_ENOMEM with a one-line reason in errbuf. */
+int ana_load_pass2(loader *L, char *errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,148 @@
+/* load_unwind.c — pass 2 of ana_model_load(): each sample's native stack, symbolized and
+ * unwound once per distinct callchain or per stack copy; truncated stacks counted by thread,
+ * reason and the frame where they stopped; stitched samples that ran ahead of the first
+ * complete stack of their image unwound again at the end. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load_priv.h"
+
+static int trunc_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_trunc *a = &((const ana_model *)ctx)->truncs.v[id], *b = key;
+	return a->thread_idx == b->thread_idx && a->frame == b->frame && a->unwind == b->unwind;
+}
+
+/* Count a truncated stack (root-first frames fr[0..n)) for its thread, reason and the
+ * outermost frame it reached. 0 or GTT_ENOMEM. */
+static int count_truncated(loader *L, const ana_sample *e, const uint32_t *fr, int n)
+{
+	ana_model *m = L->m;
+	ana_trunc key = { e->thread_idx, n > 0 ? fr[0] : ANA_NO_ID, e->unwind, 0 };
+	uint64_t h = ana_hash_u64((uint64_t)key.thread_idx << 40 ^ (uint64_t)key.unwind << 32 ^ key.frame);
+	uint32_t *slot = ana_idtable_slot(&L->trunc_table, h, trunc_eq, &key, m);
+	if (!slot)
+		return GTT_ENOMEM;
+	if (!*slot) {
+		ana_trunc *t = ana_vec_push(m->truncs);
+		if (!t)
+			return GTT_ENOMEM;
+		*t = key;
+		*slot = (uint32_t)m->truncs.n;
+		L->trunc_table.n++;
+	}
+	m->truncs.v[*slot - 1].n_samples++;
+	return 0;
+}
+
+/* Unwind a sample of the raw list again (pass 1 decoded it: read it again where it was, a
+ * packed chunk is expanded once for the run of its samples). Its stack id in *sid; 0,
+ * GTT_ENOMEM, or GTT_EINVAL when the sample no longer reads. */
+static int unwind_raw(loader *L, const raw_sample *r, ana_unwind_info *ui, uint32_t *sid)
+{
+	gtt_record rec;
+	int k;
+	if ((k = gtt_reader_seek(L->r, &r->pos)) < 0 || (k = gtt_reader_next(L->r, &rec)) != 1 ||
+	    rec.tag != GTT_REC_SAMPLE)
+		return k == GTT_ENOMEM ? GTT_ENOMEM : GTT_EINVAL;
+	int n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, ui);
+	*sid = n < 0 ? ANA_NO_ID : ana_stack_intern(L->m, L->frames, (uint32_t)n);
+	return *sid == ANA_NO_ID ? GTT_ENOMEM : 0;
+}
+
+/* Samples stitched up to a thread entry early on, before the image's complete stacks showed
+ * the entry's callers: unwound again now that they may have. */
+static int redo_deferred(loader *L)
+{
+	for (size_t i = 0; i < L->deferred.n; i++) {
+		ana_sample *e = &L->m->samples.v[L->deferred.v[i].sample];
+		ana_unwind_info ui;
+		uint32_t sid;
+		int rc = unwind_raw(L, &L->raws.v[L->deferred.v[i].raw], &ui, &sid);
+		if (rc < 0)
+			return rc;
+		if (!ui.pending && ui.unwind == e->unwind)
+			e->stack_id = sid;
+	}
+	return 0;
+}
+
+int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
+{
+	ana_model *m = L->m;
+	size_t next_raw = 0;
+	int rc = 0;
+	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
+	memset(tc, 0, sizeof(tc));
+	for (size_t i = 0; i < m->samples.n; i++) {
+		ana_sample *e = &m->samples.v[i];
+		ana_unwind_info ui = { ANA_UNWIND_NO_USER, 0 };
+		int n = 0;
+		uint32_t sid;
+		size_t h = TCACHE_SLOT(e->pid, e->tid);
+		if (!tc[h].used || tc[h].pid != e->pid || tc[h].tid != e->tid) {
+			tc[h].used = 1;
+			tc[h].pid = e->pid;
+			tc[h].tid = e->tid;
+			tc[h].idx = (uint32_t)(ana_thread_find(m, e->pid, e->tid) - m->threads.v);
+		}
+		ana_thread *t = &m->threads.v[tc[h].idx];
+		e->thread_idx = tc[h].idx;
+		t->n_samples++;
+		t->sampled_ns += e->weight_ns;
+		if (e->stack_id != ANA_NO_ID) {
+			chain *c = &L->chains.v[e->stack_id];
+			uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
+			if (!space)
+				goto nomem;
+			if (c->space != space) {
+				gtt_sample smp = { .time_ns = e->time_ns, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
+				                   .n_kernel = c->n_kernel, .n_user = c->n_user,
+				                   .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
+				n = ana_sym_sample(L->sym, &smp, L->frames, MAX_DEPTH, &ui);
+				sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
+				if (sid == ANA_NO_ID)
+					goto nomem;
+				c->space = space;
+				c->stack_id = sid;
+				c->unwind = ui.unwind;
+			}
+			sid = c->stack_id;
+			ui.unwind = c->unwind;
+		} else {
+			size_t raw = next_raw++;
+			if ((rc = unwind_raw(L, &L->raws.v[raw], &ui, &sid)) < 0)
+				goto fail;
+			if (ui.pending && L->deferred.n < MAX_DEFERRED) {
+				deferred *d = ana_vec_push(L->deferred);
+				if (!d)
+					goto nomem;
+				d->sample = i;
+				d->raw = raw;
+			}
+		}
+		e->stack_id = sid;
+		e->unwind = ui.unwind;
+		e->unwind_ok = !ANA_UNWIND_TRUNCATED(ui.unwind);
+		if (!e->unwind_ok) {
+			const ana_stack *st = &m->stacks.v[sid];
+			if (count_truncated(L, e, st->frames, (int)st->n) < 0)
+				goto nomem;
+		}
+		if (((i + 1) & 0x3ff) == 0)
+			ana_load_progress(L, "symbolizing", i + 1, L->n_samples_seen);
+	}
+	if ((rc = redo_deferred(L)) < 0)
+		goto fail;
+	return 0;
+nomem:
+	rc = GTT_ENOMEM;
+fail:
+	if (rc == GTT_ENOMEM)
+		snprintf(errbuf, errlen, "%s: out of memory", m->path);
+	else
+		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
+	return rc;
+}
+

@@ -1,0 +1,207 @@
+/* pycode.c — the code-object cache of the Python reader: an open-addressing table keyed by
+ * the code object's address, with batched re-checks against address reuse. */
+#include "pycode.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REVALIDATE_PER_PASS 8   /* cached code objects re-checked per stack pass */
+#define CACHE_MIN_SLOTS 1024
+
+struct rec_pycache {
+	pid_t pid;
+	rec_procmem *mem;
+	const rec_pyoff *off;
+	uint64_t code_type;
+	rec_pycache_emit emit;
+	void *emit_ctx;
+	rec_pycache_entry *v;
+	size_t cap, n, reval_at;
+	uint64_t gen;           /* bumped on every drop: a reused address gets a new code_id */
+	uint64_t pass;
+	uint64_t n_reads, n_refused;
+};
+
+rec_pycache *rec_pycache_create(pid_t pid, rec_procmem *m, const rec_pyoff *o, uint64_t code_type,
+                                rec_pycache_emit emit, void *ctx)
+{
+	rec_pycache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->pid = pid;
+	c->mem = m;
+	c->off = o;
+	c->code_type = code_type;
+	c->emit = emit;
+	c->emit_ctx = ctx;
+	return c;
+}
+
+void rec_pycache_destroy(rec_pycache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->cap; i++)
+		rec_pycode_clear(&c->v[i].c);
+	free(c->v);
+	free(c);
+}
+
+static size_t home_slot(const rec_pycache *c, uint64_t addr)
+{
+	return (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull) & (c->cap - 1);
+}
+
+static rec_pycache_entry *slot(rec_pycache *c, uint64_t addr)
+{
+	size_t mask = c->cap - 1, i = home_slot(c, addr);
+
+	while (c->v[i].addr && c->v[i].addr != addr)
+		i = (i + 1) & mask;
+	return &c->v[i];
+}
+
+static int grow(rec_pycache *c)
+{
+	rec_pycache_entry *old = c->v;
+	size_t old_cap = c->cap, i;
+
+	c->cap = old_cap ? old_cap * 2 : CACHE_MIN_SLOTS;
+	c->v = calloc(c->cap, sizeof(*c->v));
+	if (!c->v) {
+		c->v = old;
+		c->cap = old_cap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < old_cap; i++)
+		if (old[i].addr)
+			*slot(c, old[i].addr) = old[i];
+	free(old);
+	return 0;
+}
+
+void rec_pycache_begin_pass(rec_pycache *c, uint64_t pass)
+{
+	c->pass = pass;
+}
+
+const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr)
+{
+	rec_pycache_entry *e;
+	gtt_record r;
+
+	if ((c->n + 1) * 2 > c->cap && grow(c) < 0)
+		return NULL;
+	e = slot(c, addr);
+	if (e->addr)
+		return e;
+	if (rec_py_read_code(c->mem, c->off, addr, c->code_type, &e->c) < 0)
+		return NULL;
+	if (e->c.linetable_refused)
+		c->n_refused++;
+	e->addr = addr;
+	e->checked_pass = c->pass;
+	/* user-space addresses fit in 48 bits: the top bits count reuses of this address */
+	e->code_id = addr | (c->gen << 48);
+	c->n++;
+	c->n_reads++;
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_PY_CODE;
+	r.u.py_code.pid = (uint32_t)c->pid;
+	r.u.py_code.code_id = e->code_id;
+	r.u.py_code.first_line = e->c.firstlineno;
+	r.u.py_code.name = e->c.name;
+	r.u.py_code.qualname = e->c.qualname;
+	r.u.py_code.filename = e->c.filename;
+	if (c->emit)
+		c->emit(c->emit_ctx, &r);
+	return e;
+}
+
+/* Drop entry e (its code object is gone or another one took its address): the next sight of
+ * the address reads it afresh under a new code_id. Backward-shift deletion keeps the probe
+ * chains intact. */
+static void drop(rec_pycache *c, rec_pycache_entry *e)
+{
+	size_t mask = c->cap - 1, i, j;
+
+	rec_pycode_clear(&e->c);
+	e->addr = 0;
+	c->n--;
+	c->gen = (c->gen + 1) & 0xffff;
+	i = (size_t)(e - c->v);
+	for (j = (i + 1) & mask; c->v[j].addr; j = (j + 1) & mask) {
+		size_t home = home_slot(c, c->v[j].addr);
+		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+			c->v[i] = c->v[j];
+			memset(&c->v[j], 0, sizeof(c->v[j]));
+			i = j;
+		}
+	}
+}
+
+void rec_pycache_revalidate(rec_pycache *c)
+{
+	size_t k;
+
+	for (k = 0; k < REVALIDATE_PER_PASS && c->cap; k++) {
+		rec_pycache_entry *e = &c->v[c->reval_at++ & (c->cap - 1)];
+
+		if (e->addr && rec_py_code_same(c->mem, c->off, e->addr, &e->c) != 1)
+			drop(c, e);
+	}
+}
+
+/* A code object that was freed and whose address another code object now has (common during
+ * start-up: the module code of a .pth line or an imported module is freed, and the script's
+ * functions are allocated where it was) would otherwise keep the old name for as long as the
+ * entry lives. */
+void rec_pycache_check_used(rec_pycache *c, const rec_pyframe_raw *raw, int nf)
+{
+	uint64_t addrs[REC_PY_CHECK_BATCH];
+	const rec_pycode *cs[REC_PY_CHECK_BATCH];
+	rec_pycache_entry *es[REC_PY_CHECK_BATCH];
+	int8_t same[REC_PY_CHECK_BATCH];
+	size_t n = 0, i;
+	int k;
+
+	if (!c->cap)
+		return;
+	for (k = 0; k <= nf; k++) {
+		rec_pycache_entry *e = k < nf ? slot(c, raw[k].code) : NULL;
+
+		if (e && e->addr && e->checked_pass != c->pass) {
+			e->checked_pass = c->pass; /* also marks it as queued */
+			es[n] = e;
+			addrs[n] = e->addr;
+			cs[n] = &e->c;
+			n++;
+		}
+		if (n == REC_PY_CHECK_BATCH || (k == nf && n)) {
+			if (rec_py_codes_same(c->mem, c->off, addrs, cs, same, n) < 0) {
+				for (i = 0; i < n; i++)
+					es[i]->checked_pass = 0; /* unknown: check again at the next use */
+			} else {
+				/* look each up again: a drop may move other entries of its probe chain */
+				for (i = 0; i < n; i++)
+					if (same[i] != 1)
+						drop(c, slot(c, addrs[i]));
+			}
+			n = 0;
+		}
+	}
+}
+
+uint64_t rec_pycache_reads(const rec_pycache *c)
+{
+	return c ? c->n_reads : 0;
+}
+
+uint64_t rec_pycache_refused(const rec_pycache *c)
+{
+	return c ? c->n_refused : 0;
+}

@@ -1,0 +1,193 @@
+"""check_stacks.py — checks a recording of tests/gpu/fake_launch.py: the launch stacks the CUDA agent
+wrote (through tests/gpu/callstack_dump's text) against what the workload says it did
+(EXPECT.json). Prints PASS:/FAIL: lines (tests/run.sh counts them).
+
+usage: check_stacks.py DUMP.txt EXPECT.json MODE [K N]
+  MODE default: stacks on, sampling first=K every=N; full checks
+  MODE off:     no cuda_callstack at all, configuration says off
+  MODE pydepth: Python depth capped at 8 (deep stack cut, flagged)
+  MODE nopython: Python frames switched off (flagged)
+  MODE budget:  a tiny stack budget: some chosen calls have no stack, and the loss is recorded
+  MODE ring:    a stack at every call into a tiny ring: taken + lost = chosen, losses recorded
+"""
+import json
+import sys
+
+FIRST, NTH, LONG, AT_EXIT = 0x1, 0x2, 0x4, 0x8
+PY_NONE, PY_TRUNC, PY_FAIL, PY_OFF = 0x1000, 0x2000, 0x4000, 0x8000
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print("%s: %s" % ("PASS" if ok else "FAIL", what))
+    failures += 0 if ok else 1
+
+
+def parse(path):
+    recs = []
+    with open(path) as f:
+        for line in f:
+            kind, _, rest = line.rstrip("\n").partition(" ")
+            d = {"kind": kind}
+            if kind in ("note", "config", "dropped"):
+                head, _, text = rest.partition("text=")
+                d["text"] = text
+                rest = head
+            for kv in rest.split():
+                k, _, v = kv.partition("=")
+                d[k] = v
+            recs.append(d)
+    return recs
+
+
+def main():
+    dump, expect, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    k = int(sys.argv[4]) if len(sys.argv) > 4 else 4
+    n = int(sys.argv[5]) if len(sys.argv) > 5 else 256
+    exp = json.load(open(expect))
+    pid = str(exp["pid"])
+    recs = [r for r in parse(dump) if r.get("pid") == pid]
+    stacks = [r for r in recs if r["kind"] == "stack"]
+    codes = {}
+    for r in recs:
+        if r["kind"] == "code":
+            codes.setdefault(int(r["id"], 16), set()).add((r["name"], r["file"]))
+    configs = [r for r in recs if r["kind"] == "config" and r["text"].startswith("cuda_callstack")]
+    notes = [r["text"] for r in recs if r["kind"] == "note"]
+    py = exp["python"]
+
+    if mode == "off":
+        check(not stacks, "stacks off: no cuda_callstack records (%d)" % len(stacks))
+        check(configs and configs[0]["text"].startswith("cuda_callstack off"),
+              "stacks off: the configuration record says so")
+        check(any(r["kind"] == "api" for r in recs), "API records are still written")
+        return
+    check(len(configs) == 1 and configs[0]["text"].startswith("cuda_callstack on")
+          and configs[0]["v0"] == str(k) and configs[0]["v1"] == str(n),
+          "one configuration record: on, first=%d every=%d" % (k, n))
+
+    by_fn = {}
+    for s in stacks:
+        by_fn.setdefault(int(s["fn"], 16), []).append(s)
+
+    def frames(s):
+        out = []
+        for f in s["frames"].split(",") if s["frames"] else []:
+            cid, _, line = f.rpartition(":")
+            out.append((int(cid, 16), int(line)))
+        return out
+
+    def leaf(s):
+        fr = frames(s)
+        if not fr:
+            return None, None
+        names = codes.get(fr[0][0], set())
+        return (sorted(names)[0][0] if names else None), fr[0][1]
+
+    if mode == "nopython":
+        check(stacks and all(int(s["flags"], 16) & PY_OFF and s["py"] == "0" for s in stacks),
+              "Python off: every stack flagged PY_OFF, no Python frames")
+        check(all(int(s["native"]) > 0 for s in stacks), "native frames are still taken")
+        return
+    if mode == "pydepth":
+        deep = by_fn.get(exp["fn"]["deep"], [])
+        check(deep and all(s["py"] == "8" and int(s["flags"], 16) & PY_TRUNC for s in deep),
+              "a Python stack deeper than GT_CUPTI_STACK_PY_DEPTH=8 is cut at 8 and flagged PY_TRUNC")
+        check(deep and leaf(deep[0]) == ("deep", exp["sites"]["deep"]), "the cut keeps the leaf frames")
+        return
+    if mode == "ring":
+        summary = [t for t in notes if t.startswith("cupti agent summary")]
+        kv = dict(w.split("=", 1) for w in summary[-1].split() if "=" in w) if summary else {}
+        chosen = int(kv.get("stacks_first", 0)) + int(kv.get("stacks_nth", 0)) + int(kv.get("stacks_long_at_exit", 0))
+        taken, lost = int(kv.get("stacks", 0)), int(kv.get("stacks_lost_ring", 0))
+        dropped = sum(int(r["v0"]) for r in recs if r["kind"] == "dropped" and r["text"].startswith("cuda_callstack"))
+        check(lost > 0 and taken + lost == chosen,
+              "a 64 KiB ring and a stack at every call: every chosen call is taken or counted lost "
+              "(%d taken + %d lost = %d chosen)" % (taken, lost, chosen))
+        check(dropped == lost, "the losses are in the trace as dropped records (%d)" % dropped)
+        check(len(stacks) == taken, "every stack taken is in the trace (%d of %d)" % (len(stacks), taken))
+        return
+    if mode == "budget":
+        dropped = [r for r in recs if r["kind"] == "dropped" and r["text"].startswith("cuda_callstack")]
+        skipped = sum(int(r["v1"]) for r in dropped)
+        check(skipped > 0, "over the stack budget: calls chosen but not taken are recorded (%d)" % skipped)
+        chosen = 3 * 2 * exp["calls"]
+        check(0 < len(stacks) < chosen, "some stacks were taken, not all %d (%d)" % (chosen, len(stacks)))
+        return
+
+    # ---- default mode: everything ----
+    check(("launch stacks: Python %s frames read in-process" % py) in notes,
+          "the agent found Python %s in-process" % py)
+    api = {r["corr"]: r for r in recs if r["kind"] == "api"}
+    kernels = {r["corr"]: r for r in recs if r["kind"] == "kernel"}
+    n_threads = 1 + len(exp["worker_tids"])
+    for site, kname in (("site_a", "kernel_a"), ("site_b", "kernel_b")):
+        ss = by_fn.get(exp["fn"][site], [])
+        want = (site, exp["sites"][site])
+        right = [s for s in ss if leaf(s) == want]
+        check(ss and len(right) == len(ss),
+              "%s: every stack's Python leaf is %s line %d (%d of %d)" % (kname, site, want[1], len(right), len(ss)))
+        per_tid = {}
+        for s in ss:
+            per_tid.setdefault(s["tid"], []).append(int(s["flags"], 16))
+        firsts = sorted(sum(1 for f in fl if f & FIRST) for fl in per_tid.values())
+        check(len(per_tid) == n_threads and firsts == [k] * n_threads,
+              "%s: the first %d calls on each of the %d threads have a stack (%s)" % (kname, k, n_threads, firsts))
+        nth = sum(1 for s in ss if int(s["flags"], 16) & NTH)
+        mean = n_threads * (exp["calls"] - k) / n
+        check(0.5 * mean <= nth <= 1.6 * mean,
+              "%s: 1-in-%d sampling afterwards: %d stacks, %.1f expected" % (kname, n, nth, mean))
+        linked = sum(1 for s in ss if s["corr"] in api and api[s["corr"]]["cbid"] == s["cbid"]
+                     and api[s["corr"]]["tid"] == s["tid"] and kernels.get(s["corr"], {}).get("name") == kname)
+        check(linked == len(ss), "%s: each stack's correlation id names its API record (same call, thread) "
+              "and the kernel it launched (%d of %d)" % (kname, linked, len(ss)))
+        natives = [s for s in ss if int(s["native"]) >= 3 and s["ipmap"].split(",")[0].find("ffi") >= 0]
+        via = " and the runtime's" if exp.get("cudart") and site == "site_a" else ""
+        check(len(natives) == len(ss), "%s: native stacks start at the caller of the CUDA libraries "
+              "(libffi here), the agent's and CUPTI's%s frames left out (%d of %d)" % (kname, via, len(natives), len(ss)))
+    sync = [s for s in stacks if s["cbid"] == "131" and s["tid"] == str(exp["main_tid"])]
+    fl = [int(s["flags"], 16) for s in sync]
+    check(len(sync) == 5 and all(f & LONG for f in fl) and all(int(s["call_ns"]) >= 25_000_000 for s in sync)
+          and all(leaf(s) == ("slow_sync", exp["sites"]["slow_sync"]) for s in sync),
+          "five 30 ms synchronizes: five stacks flagged LONG with their duration, at slow_sync's line")
+    check(sum(1 for f in fl if f & FIRST) == k and sum(1 for f in fl if f & (AT_EXIT | NTH)) == 5 - k,
+          "the first %d taken at entry, the next one (not sampled) at its exit: %s" % (k, [hex(f) for f in fl]))
+    short_long = [s for s in stacks if s["cbid"] in ("211", "307") and int(s["flags"], 16) & LONG]
+    check(not short_long, "no launch of a few microseconds is flagged LONG (%d)" % len(short_long))
+    deep = by_fn.get(exp["fn"]["deep"], [])
+    check(len(deep) == 1 and int(deep[0]["py"]) == exp["depth"] + 3 and leaf(deep[0]) == ("deep", exp["sites"]["deep"])
+          and not int(deep[0]["flags"], 16) & PY_TRUNC,
+          "a %d-deep Python recursion: %d frames, leaf first" % (exp["depth"], exp["depth"] + 3))
+    nested = [s for s in stacks if s["corr"] == str(exp["nested_corr"])]
+    check(len(nested) == 1 and nested[0]["cbid"] == "20" and not [s for s in stacks if s["cbid"] == "243"],
+          "a driver call inside a runtime call: one stack, for the runtime call")
+    check(exp["trivial_callback_on"] == 0 and exp["launch_callback_on"] == 1,
+          "callbacks on for launches, off for trivial queries (cuCtxGetCurrent)")
+    ids = [cid for s in stacks for cid, _ in frames(s)]
+    check(ids and all(cid & 1 for cid in ids) and all(cid in codes for cid in ids),
+          "every Python frame names an agent code id (bit 0 set) that has a py_code record")
+    check(all(len(v) == 1 for v in codes.values()), "no code id names two different code objects")
+    check(not [r for r in recs if r["kind"] == "dropped"], "nothing dropped")
+    summary = [t for t in notes if t.startswith("cupti agent summary")]
+    nbuf = int(summary[-1].split(" buffers=")[1].split()[0]) if summary else 0
+    check(nbuf >= 4, "64 KiB buffers: CUPTI went through %d of them (reused from the flush thread)" % nbuf)
+    fc = exp.get("fake_counts", {})
+    check(fc.get("dropped") == 0 and fc.get("dirty_buffers") == 0 and fc.get("records", 0) > 0,
+          "CUPTI got a buffer for every record, each one zeroed as the agent promised (%s)" % fc)
+    if "inflight_during" in exp:
+        during, after, tid = exp["inflight_during"], exp["inflight_after"], exp["parked_tid"]
+        line = [l for l in during.splitlines() if l.startswith("slot tid=%d " % tid)]
+        check(during.startswith("table pid=%s flags=1 " % pid), "in-flight table: found by symbol, active")
+        check(len(line) == 1 and " cbid=131 domain=1 " in line[0] and "name=cudaStreamSynchronize_v3020" in line[0]
+              and " depth=0 " in line[0] and "in_flight_ms=" in line[0],
+              "in-flight table: the parked thread is inside cudaStreamSynchronize (%s)" % (line[0] if line else "none"))
+        check("slot tid=%d " % tid not in after and not [l for l in after.splitlines() if " cbid=0 " not in l
+                                                        and l.startswith("slot")],
+              "in-flight table: after the call, no thread is in a call and the exited thread's slot is free")
+        check(not [l for l in during.splitlines() if l.startswith("changing")], "no slot seen half-written")
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failures else 0)

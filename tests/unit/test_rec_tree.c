@@ -1,0 +1,301 @@
+/* test_rec_tree.c — system-wide sampling's filter: the process tree (record/perf_tree.c) from
+ * fork and exec records, pid reuse, a root waiting for its exec, resolution through /proc
+ * after a loss (real processes); and the decoder (record/perf_decode.c) fed hand-made perf
+ * records of the tree and of other processes: only the tree's reach the trace. */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gtt.h"
+#include "perf_decode.h"
+#include "perf_tree.h"
+#include "testhelp.h"
+
+static void test_tree(void)
+{
+	rec_ptree *t = rec_ptree_create();
+	rec_ptree_stats st;
+
+	rec_ptree_add_root(t, 1000, 1);
+	th_check(!rec_ptree_has(t, 1000), "a launched root is not kept before its exec");
+	th_check(rec_ptree_exec(t, 1000) && rec_ptree_has(t, 1000), "its exec arms it");
+	th_check(rec_ptree_fork(t, 1000, 1001) && rec_ptree_has(t, 1001), "a child of the root is in the tree");
+	th_check(rec_ptree_fork(t, 1001, 1002) && rec_ptree_has(t, 1002), "a grandchild is in the tree");
+	th_check(!rec_ptree_has(t, 2000), "a process never seen born (running before) is not");
+	th_check(!rec_ptree_fork(t, 2000, 2001) && !rec_ptree_has(t, 2001), "a child of an outsider is not");
+	th_check(!rec_ptree_exec(t, 2001), "an outsider's exec does not make it a member");
+	/* the kernel reuses a pid: the new process takes its new parent's side */
+	th_check(!rec_ptree_fork(t, 2000, 1002) && !rec_ptree_has(t, 1002), "a member's pid reused by an outsider's child: out");
+	th_check(rec_ptree_fork(t, 1001, 2001) && rec_ptree_has(t, 2001), "an outsider's pid reused by a member's child: in");
+	rec_ptree_add_root(t, 3000, 0);
+	th_check(rec_ptree_has(t, 3000), "an attached root is kept at once");
+	/* many pids: the table grows and keeps every answer */
+	{
+		int bad = 0, i;
+		for (i = 0; i < 50000; i++)
+			rec_ptree_fork(t, (i & 1) ? 1000 : 2000, 100000 + i);
+		for (i = 0; i < 50000; i++)
+			bad += rec_ptree_has(t, 100000 + i) != (i & 1);
+		th_check(bad == 0, "50000 forks, half of them members: every answer right (%d wrong)", bad);
+	}
+	rec_ptree_get_stats(t, &st);
+	th_check(st.members >= 25000 + 4 && st.others >= 25000 && st.resolved == 0,
+	         "stats: %u members, %u others, %u resolved through /proc", st.members, st.others, st.resolved);
+	rec_ptree_destroy(t);
+}
+
+/* A real process tree (this process, a child, a grandchild) for the /proc resolution after a
+ * loss: without a loss an unknown pid is an outsider, after one its parents are looked up. */
+static void test_lossy(void)
+{
+	int up[2], down[2];
+	pid_t child, grand = 0;
+	char c;
+
+	if (pipe(up) < 0 || pipe(down) < 0)
+		return;
+	child = fork();
+	if (child == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			if (read(down[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		if (write(up[1], &g, sizeof(g)) < 0)
+			_exit(1);
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	if (child < 0 || read(up[0], &grand, sizeof(grand)) != (ssize_t)sizeof(grand)) {
+		th_check(0, "lossy: a child and a grandchild started");
+		return;
+	}
+	{
+		rec_ptree *t = rec_ptree_create();
+		rec_ptree_stats st;
+		rec_ptree_add_root(t, getpid(), 0);
+		th_check(!rec_ptree_has(t, grand), "no loss: an unknown pid (a grandchild whose fork was not seen) is an outsider");
+		rec_ptree_destroy(t);
+		t = rec_ptree_create();
+		rec_ptree_add_root(t, getpid(), 0);
+		rec_ptree_lossy(t);
+		th_check(rec_ptree_has(t, grand), "after a loss: the grandchild is found a member through /proc");
+		th_check(!rec_ptree_has(t, getppid()), "after a loss: our own parent is not");
+		rec_ptree_get_stats(t, &st);
+		th_check(st.resolved == 2, "after a loss: each unknown pid resolved once (%u)", st.resolved);
+		th_check(rec_ptree_has(t, grand) && st.resolved == 2, "the answer is kept");
+		rec_ptree_destroy(t);
+	}
+	if (write(down[1], "x", 1) < 0)
+		kill(grand, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
+/* ---- hand-made perf records (sample_type TID|TIME|CPU|PERIOD|CALLCHAIN, sample_id_all) ---- */
+
+typedef struct buf { uint8_t b[512]; size_t n; } buf;
+
+static void put64(buf *b, uint64_t v) { memcpy(b->b + b->n, &v, 8); b->n += 8; }
+static void put32x2(buf *b, uint32_t x, uint32_t y) { put64(b, (uint64_t)x | (uint64_t)y << 32); }
+static void begin(buf *b) { b->n = sizeof(struct perf_event_header); }
+static void trailer(buf *b, uint32_t pid, uint32_t tid, uint64_t t) { put32x2(b, pid, tid); put64(b, t); put32x2(b, 0, 0); }
+static void finish(buf *b, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = { type, misc, (uint16_t)b->n };
+	memcpy(b->b, &h, sizeof(h));
+}
+
+static void feed(rec_perf_decoder *d, rec_perf_ring_state *rs, buf *b) { rec_perf_decode(d, rs, b->b, (uint32_t)b->n); }
+
+static void sample(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, pid);
+	put64(&b, t);
+	put32x2(&b, 0, 0);       /* cpu, res */
+	put64(&b, 10101010);     /* period */
+	put64(&b, 2);            /* callchain: user marker, one ip */
+	put64(&b, (uint64_t)PERF_CONTEXT_USER);
+	put64(&b, 0x401000);
+	finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	feed(d, rs, &b);
+}
+
+static void task(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t type, uint32_t pid, uint32_t ppid, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, ppid);
+	put32x2(&b, pid, ppid);  /* tid, ptid */
+	put64(&b, t);
+	trailer(&b, pid, pid, t);
+	finish(&b, type, 0);
+	feed(d, rs, &b);
+}
+
+static void comm(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, const char *name, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, pid);
+	memset(b.b + b.n, 0, 16);
+	snprintf((char *)b.b + b.n, 16, "%s", name);
+	b.n += 16;
+	trailer(&b, pid, pid, t);
+	finish(&b, PERF_RECORD_COMM, 0);
+	feed(d, rs, &b);
+}
+
+static void switch_cw(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, uint32_t other, int out, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, other, other); /* next_prev pid/tid */
+	trailer(&b, pid, pid, t);
+	finish(&b, PERF_RECORD_SWITCH_CPU_WIDE, out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+	feed(d, rs, &b);
+}
+
+static void mmap2(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, const char *path, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, pid);
+	put64(&b, 0x400000);
+	put64(&b, 0x1000);
+	put64(&b, 0);
+	memset(b.b + b.n, 0, 24);   /* maj, min, ino, ino_generation */
+	b.n += 24;
+	put32x2(&b, 5, 2);          /* prot, flags */
+	memset(b.b + b.n, 0, 32);
+	snprintf((char *)b.b + b.n, 32, "%s", path);
+	b.n += 32;
+	trailer(&b, pid, pid, t);
+	finish(&b, PERF_RECORD_MMAP2, 0);
+	feed(d, rs, &b);
+}
+
+static void test_decode(void)
+{
+	char path[] = "/tmp/gt-tree-XXXXXX";
+	int fd = mkstemp(path), err = 0, rc;
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
+	rec_ptree *t = rec_ptree_create();
+	rec_perf_decoder *d;
+	rec_perf_ring_state rs = { 0, 0, 0 };
+	rec_perf_stats st = { 0 };
+	gtt_reader *r;
+	gtt_record rec;
+	const uint32_t R = 500, C = 501, X = 900, Y = 901;
+	int n_samples = 0, n_switch = 0, n_maps = 0, n_names = 0, bad = 0;
+
+	if (!w || !t) {
+		th_check(0, "decode: a trace to write to");
+		return;
+	}
+	d = rec_perf_decoder_create(w, NULL, NULL,
+	                            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+	                                PERF_SAMPLE_CALLCHAIN, 0);
+	rec_ptree_add_root(t, R, 1);
+	rec_perf_decoder_set_tree(d, t);
+	sample(d, &rs, R, 10);             /* before the exec: gt-record's own code in the child */
+	comm(d, &rs, R, "target", 20);     /* not an exec: still waiting */
+	{
+		buf b;
+		begin(&b);
+		put32x2(&b, R, R);
+		memset(b.b + b.n, 0, 16);
+		strcpy((char *)b.b + b.n, "target");
+		b.n += 16;
+		trailer(&b, R, R, 30);
+		finish(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+		feed(d, &rs, &b);                /* the exec: kept from here */
+	}
+	mmap2(d, &rs, R, "//anon-target", 40);
+	sample(d, &rs, R, 50);
+	sample(d, &rs, X, 51);             /* another process on the CPU */
+	mmap2(d, &rs, X, "//anon-other", 52);
+	comm(d, &rs, X, "otherproc", 53);
+	switch_cw(d, &rs, R, X, 1, 60);    /* R out, X next: kept as R's */
+	switch_cw(d, &rs, X, R, 0, 61);    /* X in: dropped */
+	task(d, &rs, PERF_RECORD_FORK, C, R, 70);
+	sample(d, &rs, C, 80);
+	task(d, &rs, PERF_RECORD_FORK, Y, X, 90);
+	sample(d, &rs, Y, 91);
+	task(d, &rs, PERF_RECORD_EXIT, Y, X, 95);
+	task(d, &rs, PERF_RECORD_EXIT, C, R, 100);
+	{
+		/* the drain's early skip: only records of pids already known to be outsiders */
+		buf b;
+		int skip_x, skip_r, skip_new, skip_fork;
+		begin(&b);
+		put32x2(&b, X, X);
+		put64(&b, 200);
+		finish(&b, PERF_RECORD_SAMPLE, 0);
+		skip_x = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		memcpy(b.b + sizeof(struct perf_event_header), &(uint64_t){ (uint64_t)R | (uint64_t)R << 32 }, 8);
+		skip_r = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		memcpy(b.b + sizeof(struct perf_event_header), &(uint64_t){ 7777 | (uint64_t)7777 << 32 }, 8);
+		skip_new = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		begin(&b);
+		put32x2(&b, 7778, X);
+		put32x2(&b, 7778, X);
+		put64(&b, 201);
+		trailer(&b, X, X, 201);
+		finish(&b, PERF_RECORD_FORK, 0);
+		skip_fork = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		th_check(skip_x && !skip_r && !skip_new && !skip_fork,
+		         "skip: an outsider's sample yes (%d), the root's no (%d), an unknown pid's no (%d), "
+		         "an outsider's fork no (%d)", skip_x, skip_r, skip_new, skip_fork);
+	}
+	rec_perf_decoder_stats(d, &st);
+	rec_perf_decoder_destroy(d);
+	rc = gtt_writer_close(w);
+	th_check(rc == 0, "decode: trace written");
+	th_check(st.foreign == 10 && st.samples == 2,
+	         "decode: 9 records of others (and the root before its exec) dropped, 1 skipped (%" PRIu64 "), %" PRIu64 " samples kept",
+	         st.foreign, st.samples);
+	r = gtt_reader_open(path, &err);
+	while (r && (rc = gtt_reader_next(r, &rec)) > 0) {
+		uint32_t pid = 0, tid = 0;
+		switch (rec.tag) {
+		case GTT_REC_SAMPLE: pid = rec.u.sample.pid; tid = rec.u.sample.tid; n_samples++; break;
+		case GTT_REC_SWITCH: pid = rec.u.sw.pid; tid = rec.u.sw.tid; n_switch++; break;
+		case GTT_REC_MAPPING: pid = rec.u.mapping.pid; tid = pid; n_maps++;
+			bad += strstr(rec.u.mapping.path, "other") != NULL; break;
+		case GTT_REC_THREAD: pid = rec.u.thread.pid; tid = rec.u.thread.tid; n_names++;
+			bad += strstr(rec.u.thread.name, "other") != NULL; break;
+		case GTT_REC_PROCESS: pid = rec.u.process.pid; tid = pid; break;
+		default: continue;
+		}
+		bad += (pid != R && pid != C) || (tid != R && tid != C);
+	}
+	gtt_reader_close(r);
+	unlink(path);
+	th_check(bad == 0, "decode: every record written is about the tree (%d about others)", bad);
+	th_check(n_samples == 2, "decode: the root's sample after its exec and the child's (%d)", n_samples);
+	th_check(n_switch == 1, "decode: one switch, the tree's side of it (%d)", n_switch);
+	th_check(n_maps == 1, "decode: the root's mapping only (%d)", n_maps);
+	th_check(n_names >= 3, "decode: the tree's thread records: exec name, fork, exit (%d)", n_names);
+	rec_ptree_destroy(t);
+}
+
+int main(void)
+{
+	test_tree();
+	test_lossy();
+	test_decode();
+	return th_report();
+}
