@@ -284,25 +284,10 @@ static int drain(gtt_writer *w)
 	return w->err;
 }
 
-/* Close block b: queue it for the worker, or make its chunk here. */
-static int emit_block(gtt_writer *w, block *b)
+/* Hand block b's records to job j (the block's buffer goes to the job, the job's old one, done
+ * with, to the block) and reset b. */
+static void take_block(gtt_pack *pk, block *b, job *j)
 {
-	gtt_pack *pk = w->pk;
-	int rc = 0;
-	if (b->n == 0)
-		return 0;
-	start_worker(w);
-	job tmp, *j = &tmp;
-	if (pk->thr_on) {
-		while (pk->q_count == PACK_QUEUE && !w->err)
-			pthread_cond_wait(&pk->cv_done, &w->lock);
-		if (w->err)
-			return w->err;
-		j = &pk->q[(pk->q_head + pk->q_count) % PACK_QUEUE];
-	} else {
-		memset(j, 0, sizeof(*j));
-	}
-	/* the block's buffer goes to the job; the job's old buffer (done with) to the block */
 	uint8_t *p = j->raw;
 	size_t cap = j->cap;
 	j->raw = b->raw.p;
@@ -317,20 +302,54 @@ static int emit_block(gtt_writer *w, block *b)
 	if (b->stream == GTT_STREAM_DATA)
 		pk->data_seq++;
 	block_reset(b);
+}
+
+/* Queue block b for the worker (a slot is free). */
+static void queue_block(gtt_pack *pk, block *b)
+{
+	job *j = &pk->q[(pk->q_head + pk->q_count) % PACK_QUEUE];
+	take_block(pk, b, j);
+	pk->q_count++;
+	pk->q_bytes += j->n;
+	pthread_cond_signal(&pk->cv_work);
+}
+
+/* Close block b: queue it for the worker, or make its chunk here. */
+static int emit_block(gtt_writer *w, block *b)
+{
+	gtt_pack *pk = w->pk;
+	int rc = 0;
+	if (b->n == 0)
+		return 0;
+	start_worker(w);
 	if (pk->thr_on) {
-		pk->q_count++;
-		pk->q_bytes += j->n;
-		pthread_cond_signal(&pk->cv_work);
+		block *defs = &pk->blk[GTT_STREAM_DEFS];
+		for (;;) {
+			while (pk->q_count == PACK_QUEUE && !w->err)
+				pthread_cond_wait(&pk->cv_done, &w->lock);
+			if (w->err)
+				return w->err;
+			/* a wait lets other writing threads in: their samples in this data block may refer
+			 * to callchains defined in the open definitions block since, which must reach the
+			 * file first (else the reader meets an id before its definition) */
+			if (b == defs || !defs->n)
+				break;
+			queue_block(pk, defs);
+		}
+		if (b->n) /* (another thread may have emitted it during a wait) */
+			queue_block(pk, b);
 		return 0;
 	}
+	job j = { 0 };
+	take_block(pk, b, &j);
 	uint32_t len = 0;
-	rc = compress_job(pk, j, &len);
+	rc = compress_job(pk, &j, &len);
 	if (!rc)
-		rc = append_job(w, j, len);
+		rc = append_job(w, &j, len);
 	/* the block keeps its buffer */
 	free(b->raw.p);
-	b->raw.p = j->raw;
-	b->raw.cap = j->cap;
+	b->raw.p = j.raw;
+	b->raw.cap = j.cap;
 	return rc;
 }
 
