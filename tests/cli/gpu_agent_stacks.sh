@@ -24,7 +24,7 @@ if ! gcc -std=gnu11 -O2 -g -shared -fPIC -o "$TMP/fake/libcupti.so.13" "$GT_ROOT
 	-I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" -ldl -pthread 2>"$TMP/cc.err" ||
 	! gcc -std=gnu11 -O0 -g -shared -fPIC -o "$TMP/fake/libcudart.so.13" "$GT_ROOT/tests/gpu/fake_cudart.c" \
 		-Wl,-soname,libcudart.so.13 -L"$TMP/fake" -l:libcupti.so.13 2>>"$TMP/cc.err" ||
-	! gcc -std=gnu11 -O2 -g -I"$GT_ROOT/record" -o "$TMP/inflight_read" "$GT_ROOT/tests/gpu/inflight_read.c" 2>>"$TMP/cc.err" ||
+	! gcc -std=gnu11 -O2 -g -iquote "$GT_ROOT/record" -o "$TMP/inflight_read" "$GT_ROOT/tests/gpu/inflight_read.c" 2>>"$TMP/cc.err" ||
 	! gcc -std=gnu11 -O2 -g ${GT_SAN:-} -I"$GT_ROOT/lib" -o "$TMP/callstack_dump" "$GT_ROOT/tests/gpu/callstack_dump.c" \
 		"$GT_BIN/../lib/libgtt.a" 2>>"$TMP/cc.err"; then
 	fail "test helpers do not compile: $(head -c 400 "$TMP/cc.err")"
