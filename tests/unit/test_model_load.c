@@ -697,14 +697,16 @@ static void test_broken(void)
 		fclose(f);
 	ana_opts o;
 	ana_opts_init(&o);
-	/* chunk boundaries, where a cut is not a truncation */
+	/* chunk boundaries, where a cut is not a truncation: from the chunk headers themselves (the
+	 * reader's offsets are the starts of the chunks it returns records from, which leaves out
+	 * the start of a 1.1 trace's index chunk: a cut there, after the last record, failed the
+	 * check whenever the 97-byte steps below landed on it) */
 	static uint8_t boundary[1 << 20];
-	int e;
-	gtt_reader *r = gtt_reader_open(path, &e);
-	gtt_record rec;
-	while (r && gtt_reader_next(r, &rec) > 0)
-		boundary[gtt_reader_offset(r)] = 1;
-	gtt_reader_close(r);
+	for (size_t at = GTT_HEADER_LEN; at + GTT_CHUNK_HEADER_LEN <= n;) {
+		boundary[at] = 1;
+		const uint8_t *h = buf + at + 4;
+		at += GTT_CHUNK_HEADER_LEN + ((size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24);
+	}
 	boundary[n] = 1;
 	/* truncated at many offsets: loads, flagged, never crashes, samples only grow */
 	int ok = 1, flagged = 1;
