@@ -539,7 +539,8 @@ static int is_libc_entry(const char *n)
 	return 0;
 }
 
-/* The function (not an inlined call) at a user address, as a frame id; ANA_NO_ID on ENOMEM. */
+/* The function (not an inlined call) at a user address, as a frame id (the frame of the line
+ * executed there: functions compare by name and module); ANA_NO_ID on ENOMEM. */
 static uint32_t func_frame(ana_sym *s, sym_space *sp, uint64_t pc)
 {
 	uint32_t ids[MAX_INLINE + 1];
@@ -593,7 +594,7 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 		if (is_libc_entry(outer)) {
 			/* the FP chain stops in the C library's thread entry: its callers, from this
 			 * image's complete stacks, finish it; until one is seen, try again later */
-			if (!ana_uw_root_complete(sp, u, outer_id))
+			if (!ana_uw_root_complete(sp, u, &s->m->frames.v[outer_id]))
 				ui->pending = 1;
 			u->stop = ANA_UNWIND_STITCHED;
 		} else if (is_os_entry(outer)) {
@@ -611,7 +612,7 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 			uint32_t id = func_frame(s, sp, uw_pc(u, k));
 			if (id == ANA_NO_ID)
 				return GTT_ENOMEM;
-			if (is_libc_entry(s->m->frames.v[id].name) && ana_uw_root_learn(sp, u, k, id) < 0)
+			if (is_libc_entry(s->m->frames.v[id].name) && ana_uw_root_learn(sp, u, k, &s->m->frames.v[id]) < 0)
 				return GTT_ENOMEM;
 		}
 	}

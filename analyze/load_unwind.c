@@ -8,19 +8,33 @@
 
 #include "load_priv.h"
 
+/* The function of frame id f for counting: its interned name and module (a function's frames
+ * differ by the line executing), NULL for none. */
+static const char *func_of(const ana_model *m, uint32_t f, const char **module)
+{
+	*module = f == ANA_NO_ID ? NULL : m->frames.v[f].module;
+	return f == ANA_NO_ID ? NULL : m->frames.v[f].name;
+}
+
 static int trunc_eq(uint32_t id, const void *key, void *ctx)
 {
-	const ana_trunc *a = &((const ana_model *)ctx)->truncs.v[id], *b = key;
-	return a->thread_idx == b->thread_idx && a->frame == b->frame && a->unwind == b->unwind;
+	const ana_model *m = ctx;
+	const ana_trunc *a = &m->truncs.v[id], *b = key;
+	const char *ma, *mb;
+	return a->thread_idx == b->thread_idx && a->unwind == b->unwind &&
+	       func_of(m, a->frame, &ma) == func_of(m, b->frame, &mb) && ma == mb;
 }
 
 /* Count a truncated stack (root-first frames fr[0..n)) for its thread, reason and the
- * outermost frame it reached. 0 or GTT_ENOMEM. */
+ * function of the outermost frame it reached (the row keeps the first such frame). 0 or
+ * GTT_ENOMEM. */
 static int count_truncated(loader *L, const ana_sample *e, const uint32_t *fr, int n)
 {
 	ana_model *m = L->m;
 	ana_trunc key = { e->thread_idx, n > 0 ? fr[0] : ANA_NO_ID, e->unwind, 0 };
-	uint64_t h = ana_hash_u64((uint64_t)key.thread_idx << 40 ^ (uint64_t)key.unwind << 32 ^ key.frame);
+	const char *module, *name = func_of(m, key.frame, &module);
+	uint64_t h = ana_hash_u64((uint64_t)key.thread_idx << 40 ^ (uint64_t)key.unwind << 32 ^
+	                          ana_hash_u64((uint64_t)(uintptr_t)name ^ (uint64_t)(uintptr_t)module));
 	uint32_t *slot = ana_idtable_slot(&L->trunc_table, h, trunc_eq, &key, m);
 	if (!slot)
 		return GTT_ENOMEM;

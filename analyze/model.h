@@ -97,11 +97,12 @@ typedef struct ana_sample {
 	uint8_t unwind;        /* enum ana_unwind: how the native stack ended */
 } ana_sample;
 
-/* Truncated stacks counted by (thread, reason, outermost frame reached): the sampler-health
- * section shows them per thread. */
+/* Truncated stacks counted by (thread, reason, function of the outermost frame reached): the
+ * sampler-health section shows them per thread. */
 typedef struct ana_trunc {
 	uint32_t thread_idx;
-	uint32_t frame;        /* outermost native frame of the truncated stack, ANA_NO_ID when none */
+	uint32_t frame;        /* outermost native frame of the first such stack (its function is the
+	                          key: frames of one function differ by line), ANA_NO_ID when none */
 	uint32_t unwind;       /* enum ana_unwind, a truncated one */
 	uint64_t n_samples;
 } ana_trunc;
