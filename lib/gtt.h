@@ -403,7 +403,8 @@ typedef struct gtt_archive {
 enum { GTT_ARCHIVE_ELF = 1 /* an ELF file, possibly stripped to symbol/unwind/line sections */ };
 
 enum { GTT_END_TARGET_EXIT = 1, GTT_END_DURATION = 2, GTT_END_SIGNAL = 3, GTT_END_DETACH = 4,
-       GTT_END_ERROR = 5, GTT_END_MAX_SIZE = 6 /* gt-record --max-size reached */ };
+       GTT_END_ERROR = 5, GTT_END_MAX_SIZE = 6 /* gt-record --max-size reached */,
+       GTT_END_SNAPSHOT = 7 /* a window written on request (gt-record --ring, SIGUSR2); the recording went on */ };
 typedef struct gtt_end {
 	uint64_t time_ns;
 	uint32_t reason;         /* GTT_END_* */
@@ -519,6 +520,8 @@ typedef struct gtt_writer_stats {
 	uint64_t n_chains;       /* callchains interned */
 	uint64_t n_chain_refs;   /* samples that referred to an interned callchain */
 	uint64_t block_seq;      /* sequence number of the next data block (see gtt_writer_redefine) */
+	uint64_t pending_bytes;  /* raw bytes in open or queued blocks (part of raw_bytes, not yet in
+	                          * packed_bytes) */
 } gtt_writer_stats;
 /* A snapshot of the writer's counters. */
 void gtt_writer_get_stats(gtt_writer *w, gtt_writer_stats *st);

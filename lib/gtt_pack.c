@@ -647,6 +647,7 @@ void gtt_pack_stats(const gtt_pack *pk, gtt_writer_stats *st)
 	st->n_chains = pk->n_chains;
 	st->n_chain_refs = pk->n_chain_refs;
 	st->block_seq = pk->data_seq;
+	st->pending_bytes = gtt_pack_pending(pk);
 }
 
 int gtt_pack_write_index(gtt_writer *w)
