@@ -13,6 +13,7 @@
 #include "load_priv.h"
 #include "model.h"
 #include "model_priv.h"
+#include "capture.h"
 #include "python.h"
 
 static char *dupstr(const char *s)
@@ -265,6 +266,15 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.ticks;
+		return 0;
+	}
+	case GTT_REC_CAPTURE: {
+		gtt_capture *e = ana_vec_push(m->captures);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.capture;
+		e->name = NULL;
+		see_time(m, e->time_ns);
 		return 0;
 	}
 	case GTT_REC_PY_CODE: {
@@ -589,7 +599,20 @@ static int thread_cpu_totals(ana_model *m)
 		int born_later = t && t->start_ns > loop_start;
 		if (born_later)
 			base = 0;
-		if (t) {
+		if (t && ana_capture_controlled(m)) {
+			/* only growth between two readings of one captured interval: the loop is paused
+			 * outside capture, so a reading pair across a gap holds uncaptured time */
+			t->cpu_ns = 0;
+			for (size_t x = i + 1; x < j; x++) {
+				const gtt_thread_cpu *a = &m->thread_cpu.v[k[x - 1].idx], *b = &m->thread_cpu.v[k[x].idx];
+				size_t ia = ana_capture_index(m, a->time_ns);
+				uint64_t ca = a->utime_ns + a->stime_ns, cb = b->utime_ns + b->stime_ns;
+				if (ia < m->captured.n && ia == ana_capture_index(m, b->time_ns) &&
+				    m->captured.v[ia].start_ns <= a->time_ns && cb > ca)
+					t->cpu_ns += cb - ca;
+			}
+			t->cpu_known = 1;
+		} else if (t) {
 			t->cpu_ns = end > base ? end - base : 0;
 			/* the recorder writes a reading when the numbers change: one reading means no
 			 * growth after it */
@@ -625,22 +648,35 @@ static int oncpu_totals(ana_model *m)
 		uint64_t to = t && t->end_ns && t->end_ns < m->end_ns ? t->end_ns : m->end_ns;
 		uint64_t total = 0, in_since = 0;
 		int on = -1; /* unknown until the first record */
+		size_t iv = SIZE_MAX;
 		for (size_t x = i; x < j; x++) {
 			const gtt_switch *s = &m->switches.v[k[x].idx];
+			size_t now_iv = ana_capture_controlled(m) ? ana_capture_index(m, s->time_ns) : 0;
+			if (now_iv != iv && now_iv < m->captured.n) {
+				/* a new captured interval: the state before it is unknown (capture.h) */
+				if (iv != SIZE_MAX && iv < m->captured.n && on == 1)
+					total += ana_captured_within(m, in_since, m->captured.v[iv].end_ns);
+				if (iv != SIZE_MAX)
+					on = -1;
+				if (m->captured.v[now_iv].start_ns > from)
+					from = m->captured.v[now_iv].start_ns;
+			}
+			iv = now_iv;
 			if (s->kind == GTT_SWITCH_IN) {
 				if (on != 1)
 					in_since = s->time_ns;
 				on = 1;
 			} else {
+				/* only captured time counts (capture.h): outside it nothing was sampled */
 				if (on == 1 && s->time_ns > in_since)
-					total += s->time_ns - in_since;
+					total += ana_captured_within(m, in_since, s->time_ns);
 				else if (on == -1 && s->time_ns > from)
-					total += s->time_ns - from;
+					total += ana_captured_within(m, from, s->time_ns);
 				on = 0;
 			}
 		}
 		if (on == 1 && to > in_since)
-			total += to - in_since;
+			total += ana_captured_within(m, in_since, to);
 		if (t) {
 			t->oncpu_ns = total;
 			t->oncpu_known = 1;
@@ -826,7 +862,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
 	}
-	if (finish_threads(m) < 0 || thread_cpu_totals(m) < 0 || oncpu_totals(m) < 0) {
+	if (finish_threads(m) < 0 || ana_capture_build(m) < 0 || thread_cpu_totals(m) < 0 || oncpu_totals(m) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", path);
 		goto fail;
 	}

@@ -394,6 +394,8 @@ void ana_model_free(ana_model *m)
 	free(m->stacks.v);
 	free(m->switches.v);
 	free(m->thread_cpu.v);
+	free(m->captures.v);
+	free(m->captured.v);
 	for (size_t i = 0; i < m->health.n; i++)
 		free((char *)m->health.v[i].text);
 	free(m->health.v);

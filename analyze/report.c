@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "capture.h"
 #include "gpu.h"
 #include "health.h"
 #include "model_priv.h"
@@ -20,7 +21,9 @@ void ana_report_opts_init(ana_report_opts *o)
 
 uint64_t ana_duration_ns(const ana_model *m)
 {
-	return m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 1;
+	/* under capture control, rates and CPU % are over the captured time (capture.h) */
+	uint64_t d = ana_captured_ns(m, NULL);
+	return d ? d : 1;
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -283,6 +286,8 @@ static const char *end_reason(const ana_model *m, char *buf, size_t cap)
 	case GTT_END_SIGNAL: return "recorder stopped by a signal";
 	case GTT_END_DETACH: return "detached";
 	case GTT_END_ERROR: return "recorder error";
+	case GTT_END_MAX_SIZE: return "--max-size reached";
+	case GTT_END_SNAPSHOT: return "window written on SIGUSR2; the recording went on";
 	}
 	return "unknown";
 }
@@ -301,7 +306,17 @@ static void print_header(FILE *out, const ana_model *m)
 	fprintf(out, "recording: %s, %s Hz, call graph %s%s%s\n", mode ? mode : "?", hz ? hz : "?", cg ? cg : "?",
 	        host ? ", host " : "", host ? host : "");
 	uint64_t dur = ana_duration_ns(m);
-	fprintf(out, "duration:  %.3f s (%s)\n", (double)dur / 1e9, end_reason(m, buf, sizeof(buf)));
+	if (ana_capture_controlled(m)) {
+		/* what was captured, with the run's whole length and the rule beside it */
+		size_t n_iv = 0;
+		const char *rule = ana_meta_get(m, "capture");
+		ana_captured_ns(m, &n_iv);
+		fprintf(out, "duration:  %.3f s captured (%zu interval%s) of a %.3f s run; capture: %s (%s)\n",
+		        (double)dur / 1e9, n_iv, n_iv == 1 ? "" : "s", (double)ana_run_ns(m) / 1e9,
+		        rule && rule[0] ? rule : "?", end_reason(m, buf, sizeof(buf)));
+	} else {
+		fprintf(out, "duration:  %.3f s (%s)\n", (double)dur / 1e9, end_reason(m, buf, sizeof(buf)));
+	}
 	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
 	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / 1000000000u),
 	        (uint64_t)(m->start_ns % 1000000000u));
