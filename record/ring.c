@@ -248,7 +248,13 @@ rec_ring *rec_ring_create(const char *path, double seconds, int first_fd, rec_ca
 	r->n_segments = 1;
 	if (cap && rec_capture_options(cap)->range == REC_CAP_NVTX && rec_capture_options(cap)->nvtx_name)
 		r->nvtx_name = strdup(rec_capture_options(cap)->nvtx_name);
-	r->cur_fd = dup(first_fd);
+	/* the session's descriptor may be write-only: the windows read the segment through one of
+	 * their own */
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", first_fd);
+	r->cur_fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (r->cur_fd < 0)
+		r->cur_fd = dup(first_fd);
 	if (r->cur_fd < 0) {
 		snprintf(err, errlen, "--ring: %s", strerror(errno));
 		free(r->nvtx_name);

@@ -124,8 +124,8 @@ uint64_t rec_sess_capture_wait(sess *s)
 }
 
 /* The trace's size as it will be on disk: the file, plus what is buffered at the compression
- * ratio so far. */
-static uint64_t trace_bytes(sess *s)
+ * ratio so far; *pending gets the raw bytes not yet compressed. */
+static uint64_t trace_bytes(sess *s, uint64_t *pending)
 {
 	gtt_writer_stats st;
 	uint64_t total = gtt_writer_bytes(s->w), raw_done;
@@ -137,7 +137,28 @@ static uint64_t trace_bytes(sess *s)
 		ratio = (double)st.packed_bytes / (double)raw_done;
 	if (ratio > 1.0)
 		ratio = 1.0;
+	*pending = st.pending_bytes;
 	return total - st.pending_bytes + (uint64_t)((double)st.pending_bytes * ratio);
+}
+
+/* --max-size: the size the trace will have one drain period from now (its size now plus the
+ * growth of the last period), so that it stops before SIZE rather than a period past it. The
+ * estimate is made exact by a flush when it says the size is reached (early on, before any
+ * block was compressed, it counts raw bytes: DWARF stacks shrink 10-40x). */
+static uint64_t size_for_limit(sess *s)
+{
+	uint64_t pending = 0, est, grown;
+
+	if (!s->o->capture.max_size)
+		return 0;
+	est = trace_bytes(s, &pending);
+	grown = est > s->size_last ? est - s->size_last : 0;
+	if (est + grown >= s->o->capture.max_size && pending > 0 && gtt_writer_flush(s->w) == 0) {
+		est = trace_bytes(s, &pending);
+		grown = est > s->size_last ? est - s->size_last : 0;
+	}
+	s->size_last = est;
+	return est + grown;
 }
 
 static void fmt_size(uint64_t n, char *buf, size_t len)
@@ -181,7 +202,7 @@ int rec_sess_capture_step(sess *s, uint64_t now)
 		s->merge_ns = now;
 		rec_cuda_merge(s->cuda, s->w);
 	}
-	rec_capture_poll(s->cap, now, s->o->capture.max_size ? trace_bytes(s) : 0, &a);
+	rec_capture_poll(s->cap, now, size_for_limit(s), &a);
 	if ((a.start || a.stop) && apply(s, now, a.start, a.source) < 0) {
 		s->write_rc = -EIO;
 		s->end_reason = GTT_END_ERROR;
@@ -190,11 +211,13 @@ int rec_sess_capture_step(sess *s, uint64_t now)
 	if (a.end) {
 		char want[32], got[32];
 		fmt_size(s->o->capture.max_size, want, sizeof(want));
-		fmt_size(trace_bytes(s), got, sizeof(got));
+		uint64_t pending;
+		fmt_size(trace_bytes(s, &pending), got, sizeof(got));
 		if (!s->o->quiet) {
 			if (s->tty)
 				fprintf(stderr, "\r\033[K");
-			rec_sess_say("the trace reached --max-size %s (%s): recording stopped", want, got);
+			rec_sess_say("the trace reached --max-size %s with what the next %.0f ms would add (it is %s): "
+			             "recording stopped", want, 1e3 / (s->o->drain_hz > 0 ? s->o->drain_hz : 40), got);
 		}
 		s->end_reason = GTT_END_MAX_SIZE;
 		s->capture_ended = 1;

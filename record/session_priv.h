@@ -53,6 +53,7 @@ typedef struct sess {
 	uint64_t end_samples;   /* the END record's sample count when it is not the sampler's (a ring window) */
 	int have_end_samples;
 	int capture_ended;      /* --max-size reached: the command runs on, unrecorded */
+	uint64_t size_last;     /* --max-size: the trace's size at the last drain */
 } sess;
 
 /* One line on stderr, "gt-record: ..." */

@@ -5,7 +5,8 @@
  *   test_rec_capture                 run the unit tests
  *   test_rec_capture show TRACE      one fact per line:
  *     meta KEY VALUE | capture TIME PID EVENT SOURCE NAME | sample TIME PID TID LEAF_IP |
- *     thread PID TID TIME NAME | end REASON N_SAMPLES | samples N | bad N | truncated 0|1 |
+ *     thread PID TID TIME NAME | end REASON N_SAMPLES | thread_cpu TIME TID |
+ *     ticks_whole SOURCE INTENDED DONE | samples N | bad N | truncated 0|1 |
  *     captured_ns N (the format's rule over pid-0 capture records, FORMAT.md) | first_ns N | last_ns N
  */
 #include <pthread.h>
@@ -79,6 +80,14 @@ static int show(const char *path)
 			break;
 		case GTT_REC_END:
 			printf("end %u %llu\n", rec.u.end.reason, (unsigned long long)rec.u.end.n_samples);
+			break;
+		case GTT_REC_THREAD_CPU:
+			printf("thread_cpu %llu %u\n", (unsigned long long)rec.u.thread_cpu.time_ns, rec.u.thread_cpu.tid);
+			break;
+		case GTT_REC_TICKS:
+			if (rec.u.ticks.flags & GTT_TICKS_WHOLE)
+				printf("ticks_whole %u %llu %llu\n", rec.u.ticks.source, (unsigned long long)rec.u.ticks.intended,
+				       (unsigned long long)rec.u.ticks.done);
 			break;
 		default:
 			break;
