@@ -849,6 +849,7 @@ static int cleanup(sess *s, int rc)
 		kill(s->target, SIGKILL);
 		rec_child_reap(&s->child, TERM_GRACE_NS);
 	}
+	rec_sess_capture_release(s); /* a loop paused by the gate must see its stop */
 	rec_procstat_stop(s->ps);
 	rec_py_stop(s->py, NULL);
 	rec_top_stop(s->top, NULL);
