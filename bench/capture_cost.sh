@@ -8,6 +8,7 @@
 #   off     gt-record -p PID --capture-range=signal, never signalled (events off, loops paused)
 # Per mode: the workload's rounds/s (its throughput: the recorder's cost is the drop), gt-record's
 # own CPU seconds (user + system, from /usr/bin/time), and the trace's size; median and range.
+# SCOPE=process|system passes --scope to gt-record.
 # Run it on a quiet machine: on a 2-core box shared with builds the spread swamps the costs.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,8 +24,8 @@ run() { # mode rep
 	sleep 1
 	case $mode in
 	none) sleep "$SECS" ;;
-	on) /usr/bin/time -f "cpu %U %S" -o "$T/$mode.$k.time" "$REC" -q -o "$T/$mode.$k.gtt" -p $wp -d "$SECS" ;;
-	off) /usr/bin/time -f "cpu %U %S" -o "$T/$mode.$k.time" "$REC" -q -o "$T/$mode.$k.gtt" -p $wp -d "$SECS" \
+	on) /usr/bin/time -f "cpu %U %S" -o "$T/$mode.$k.time" "$REC" -q ${SCOPE:+--scope $SCOPE} -o "$T/$mode.$k.gtt" -p $wp -d "$SECS" ;;
+	off) /usr/bin/time -f "cpu %U %S" -o "$T/$mode.$k.time" "$REC" -q ${SCOPE:+--scope $SCOPE} -o "$T/$mode.$k.gtt" -p $wp -d "$SECS" \
 		--capture-range=signal ;;
 	esac
 	wait $wp
