@@ -383,6 +383,8 @@ static void run_loop(sess *s)
 			flush_ns = now;
 			if (s->cuda)
 				rec_cuda_merge(s->cuda, s->w);
+			if (s->counters && rec_counters_merge(s->counters, s->w) == -EIO)
+				s->write_rc = -EIO;
 			if (gtt_writer_flush(s->w) < 0) {
 				s->write_rc = -EIO;
 				s->end_reason = GTT_END_ERROR;
@@ -459,9 +461,11 @@ static int exec_failure_status(int e)
 }
 
 /* In the launched child, between fork and exec. */
-static void child_env(const void *cuda)
+static void child_env(const void *ctx)
 {
-	rec_cuda_child_env(cuda);
+	const sess *s = ctx;
+	rec_cuda_child_env(s->cuda);
+	rec_counters_child_env(s->counters);
 }
 
 /* --prepare: no recording, just exec the command with the CUDA agent dormant. */
@@ -553,7 +557,9 @@ static int start_launch(sess *s, const char *command)
 	}
 	if (!s->cuda && rec_sess_capture_need_agent(s, err) != 0)
 		return GT_EXIT_BROKEN;
-	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s->cuda)) < 0) {
+	if (!(s->counters = rec_counters_create(&rc)))
+		rec_sess_note(s, GTT_SRC_WRITER, "counters: no directory for GT_COUNTERS_DIR; program counters are not recorded");
+	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s)) < 0) {
 		rec_sess_say("fork: %s", strerror(-rc));
 		return GT_EXIT_BROKEN;
 	}
@@ -825,6 +831,11 @@ static int finish(sess *s)
 		rec_cuda_finish(s->cuda, s->w);
 		s->cuda = NULL;
 	}
+	if (s->counters) {
+		if (rec_counters_finish(s->counters, s->write_rc == 0 ? s->w : NULL) == -EIO)
+			s->write_rc = -EIO;
+		s->counters = NULL;
+	}
 	if (s->ring && s->write_rc == 0)
 		rec_sess_capture_ring_final(s, end_ns); /* the window's own writer from here on */
 	if (!s->o->no_archive && s->write_rc == 0) {
@@ -854,6 +865,7 @@ static int cleanup(sess *s, int rc)
 	rec_py_stop(s->py, NULL);
 	rec_top_stop(s->top, NULL);
 	rec_cuda_finish(s->cuda, NULL);
+	rec_counters_finish(s->counters, NULL);
 	rec_perf_close(s->perf);
 	rec_ticker_destroy(s->drain);
 	rec_archive_destroy(s->arch);

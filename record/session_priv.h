@@ -10,6 +10,7 @@
 #include "archive.h"
 #include "capture.h"
 #include "child.h"
+#include "counters.h"
 #include "cuda_inject.h"
 #include "gtt.h"
 #include "outfile.h"
@@ -28,6 +29,7 @@ typedef struct sess {
 	rec_archive *arch;
 	rec_procstat *ps;
 	rec_cuda *cuda;
+	rec_counters *counters;  /* launch mode: GT_COUNTERS_DIR for the command (docs/COUNTERS.md) */
 	rec_py *py;
 	rec_ticker *drain;
 	rec_top *top;            /* --top, NULL without */
