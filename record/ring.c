@@ -204,6 +204,7 @@ struct rec_ring {
 	deftab defs;
 	uint64_t run_start_ns, run_start_rt_ns; /* from the meta written */
 	uint64_t seg_start_ns;
+	uint64_t first_ns;       /* when the ring began */
 	int cur_fd;              /* the segment being written (for reading it) */
 	int prev_fd;             /* the last complete segment, -1 before the first rotation */
 	int cur_at_ring;         /* the current segment is at PATH.ring (else at PATH: the first) */
@@ -244,6 +245,7 @@ rec_ring *rec_ring_create(const char *path, double seconds, int first_fd, rec_ca
 	r->seconds_ns = gt_s_to_ns(seconds);
 	r->cap = cap;
 	r->seg_start_ns = start_ns;
+	r->first_ns = start_ns;
 	r->prev_fd = -1;
 	r->n_segments = 1;
 	if (cap && rec_capture_options(cap)->range == REC_CAP_NVTX && rec_capture_options(cap)->nvtx_name)
@@ -552,6 +554,14 @@ static gtt_writer *window_writer(int fd)
 	return w;
 }
 
+/* Where the window ending at end begins: SECONDS before, or the recording's start. */
+static uint64_t window_cut(const rec_ring *r, uint64_t end)
+{
+	uint64_t cut = end > r->seconds_ns ? end - r->seconds_ns : 0;
+	uint64_t start = r->run_start_ns ? r->run_start_ns : r->first_ns;
+	return cut > start ? cut : start;
+}
+
 static void dump_name(const rec_ring *r, uint32_t n, char *buf, size_t len)
 {
 	size_t l = strlen(r->path);
@@ -593,7 +603,7 @@ gtt_writer *rec_ring_dump_begin(rec_ring *r, gtt_writer *w, uint64_t now, char *
 		return NULL;
 	}
 	r->dend = now;
-	r->dcut = now > r->seconds_ns ? now - r->seconds_ns : 0;
+	r->dcut = window_cut(r, now);
 	return r->dw;
 }
 
@@ -679,7 +689,7 @@ gtt_writer *rec_ring_final_begin(rec_ring *r, gtt_writer *w, uint64_t end_ns, ui
 		goto fail;
 	}
 	r->win_end = end_ns;
-	r->win_start = end_ns > r->seconds_ns ? end_ns - r->seconds_ns : 0;
+	r->win_start = window_cut(r, end_ns);
 	rec_ring_copy_in in = { (const uint8_t *const *)map, len, n, r->win_start, end_ns, iv, n_iv, r->nvtx_name };
 	rec_ring_copy_out out;
 	if ((rc = rec_ring_copy_window(&in, fw, &out)) < 0) {
