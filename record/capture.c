@@ -125,14 +125,29 @@ void rec_capture_rule(const rec_capture *c, char *buf, size_t len)
 		ADD("sampling inside NVTX ranges named \"%s\"", c->nvtx_name);
 	if (c->o.delay_s > 0) {
 		fmt_secs(c->o.delay_s, t, sizeof(t));
-		ADD("%s%s %s", n ? "; " : "", c->o.range == REC_CAP_ALWAYS ? "sampling starts after" : "from", t);
+		if (c->o.range == REC_CAP_ALWAYS)
+			ADD("sampling starts after %s", t);
+		else
+			ADD("; after a delay of %s", t);
 	}
 	if (c->o.ring_s > 0) {
 		fmt_secs(c->o.ring_s, t, sizeof(t));
 		ADD("%sring: the last %s kept", n ? "; " : "", t);
 	}
 	if (c->o.max_size) {
-		ADD("%sstops at %llu bytes (--max-size)", n ? "; " : "", (unsigned long long)c->o.max_size);
+		uint64_t b = c->o.max_size;
+		const char *unit = "bytes";
+		if (b % (1ull << 30) == 0) {
+			b >>= 30;
+			unit = "GiB";
+		} else if (b % (1ull << 20) == 0) {
+			b >>= 20;
+			unit = "MiB";
+		} else if (b % 1024 == 0) {
+			b >>= 10;
+			unit = "KiB";
+		}
+		ADD("%sthe recording stops at %llu %s (--max-size)", n ? "; " : "", (unsigned long long)b, unit);
 	}
 #undef ADD
 }

@@ -119,6 +119,13 @@ static int parse_call_graph(const char *s, rec_opts *o)
 	return -EINVAL;
 }
 
+/* bad() for a helper that must return -EINVAL. */
+static int refuse(const char *why)
+{
+	bad("%s", why);
+	return -EINVAL;
+}
+
 /* Capture options that cannot go together, each refused with one line. 0 or -EINVAL. */
 static int capture_conflict(const rec_opts *o, int want_dump)
 {
@@ -126,18 +133,17 @@ static int capture_conflict(const rec_opts *o, int want_dump)
 	int any = c->delay_s > 0 || c->range != REC_CAP_ALWAYS || c->ring_s > 0 || c->max_size;
 
 	if (any && (o->prepare || want_dump))
-		return bad("%s--delay, --capture-range, --ring and --max-size go with a recording (not --prepare "
-		           "or --dump)", ""), -EINVAL;
+		return refuse("--delay, --capture-range, --ring and --max-size go with a recording (not --prepare "
+		              "or --dump)");
 	if (c->ring_s > 0 && c->range == REC_CAP_SIGNAL)
-		return bad("%s--ring and --capture-range=signal both use SIGUSR2 (for the ring it writes the "
-		           "window): choose one", ""), -EINVAL;
+		return refuse("--ring and --capture-range=signal both use SIGUSR2 (for the ring it writes the "
+		              "window): choose one");
 	if (c->ring_s > 0 && c->max_size)
-		return bad("%s--ring and --max-size exclude each other (the ring's size follows its SECONDS)", ""),
-		       -EINVAL;
+		return refuse("--ring and --max-size exclude each other (the ring's size follows its SECONDS)");
 	if (c->range == REC_CAP_NVTX && o->no_cuda)
-		return bad("%s--capture-range=nvtx needs the CUDA agent, which --no-cuda leaves out", ""), -EINVAL;
+		return refuse("--capture-range=nvtx needs the CUDA agent, which --no-cuda leaves out");
 	if (c->delay_s > 0 && o->duration_s > 0 && o->duration_s <= c->delay_s)
-		return bad("%s-d ends the recording before --delay starts sampling", ""), -EINVAL;
+		return refuse("-d ends the recording before --delay starts sampling");
 	return 0;
 }
 

@@ -89,6 +89,14 @@ static int apply(sess *s, uint64_t now, int on, uint32_t source)
 		}
 	}
 	now = gtt_now_ns(); /* after the ioctls: when sampling really changed */
+	/* the switches a user caused (a signal) or waited for (the delay) are said; NVTX ranges
+	 * come too often for that (the summary counts them) */
+	if (!s->o->quiet && (source == GTT_CAPTURE_SIGNAL || source == GTT_CAPTURE_DELAY)) {
+		if (s->tty)
+			fprintf(stderr, "\r\033[K");
+		rec_sess_say("sampling %s at +%.3f s (%s)", on ? "started" : "stopped", gt_ns_to_s(now - s->start_ns),
+		             source == GTT_CAPTURE_DELAY ? "--delay" : on ? "SIGUSR1" : "SIGUSR2");
+	}
 	return rec_capture_switched(s->cap, s->w, now, on, source);
 }
 
