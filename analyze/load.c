@@ -14,6 +14,7 @@
 #include "load_priv.h"
 #include "model.h"
 #include "model_priv.h"
+#include "capture.h"
 #include "python.h"
 #include "source.h"
 
@@ -336,6 +337,15 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.ticks;
+		return 0;
+	}
+	case GTT_REC_CAPTURE: {
+		gtt_capture *e = ana_vec_push(m->captures);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.capture;
+		e->name = NULL;
+		see_time(m, e->time_ns);
 		return 0;
 	}
 	case GTT_REC_PY_CODE:
@@ -745,7 +755,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
-	if (ana_threads_finish(m) < 0 || ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
+	if (ana_threads_finish(m) < 0 || ana_capture_build(m) < 0 || ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}

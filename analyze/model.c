@@ -418,6 +418,8 @@ void ana_model_free(ana_model *m)
 	free(m->stacks.v);
 	free(m->switches.v);
 	free(m->thread_cpu.v);
+	free(m->captures.v);
+	free(m->captured.v);
 	free(m->health.v);
 	free(m->ticks.v);
 	for (size_t i = 0; i < m->pycodes.n; i++) {

@@ -144,6 +144,9 @@ typedef struct ana_pycode {
 
 typedef struct ana_string { uint32_t pid, id; char *text; } ana_string;
 
+/* A stretch of time (captured intervals, capture.h). */
+typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
+
 typedef struct ana_model {
 	char *path;
 	uint32_t version_major, version_minor;
@@ -180,6 +183,9 @@ typedef struct ana_model {
 	ANA_VEC(gtt_nvtx) nvtx;
 	ANA_VEC(gtt_counter) counters;
 	ANA_VEC(ana_trunc) truncs;       /* truncated native stacks by thread, reason and frame */
+	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
+	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (capture.c) */
+	int capture_controlled;          /* the trace has pid-0 capture records */
 
 	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */
 	void *priv;                      /* load.c's private state (symbolizer, interning tables) */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "bounds.h"
+#include "capture.h"
 #include "cli.h"
 #include "gpu.h"
 #include "health.h"
@@ -24,7 +25,9 @@ void ana_report_opts_init(ana_report_opts *o)
 
 uint64_t ana_duration_ns(const ana_model *m)
 {
-	return m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 1;
+	/* under capture control, rates and CPU % are over the captured time (capture.h) */
+	uint64_t d = ana_captured_ns(m, NULL);
+	return d ? d : 1;
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -287,6 +290,8 @@ static const char *end_reason(const ana_model *m, char *buf, size_t cap)
 	case GTT_END_SIGNAL: return "recorder stopped by a signal";
 	case GTT_END_DETACH: return "detached";
 	case GTT_END_ERROR: return "recorder error";
+	case GTT_END_MAX_SIZE: return "--max-size reached";
+	case GTT_END_SNAPSHOT: return "window written on SIGUSR2; the recording went on";
 	}
 	return "unknown";
 }
@@ -305,7 +310,17 @@ static void print_header(FILE *out, const ana_model *m)
 	fprintf(out, "recording: %s, %s Hz, call graph %s%s%s\n", mode ? mode : "?", hz ? hz : "?", cg ? cg : "?",
 	        host ? ", host " : "", host ? host : "");
 	uint64_t dur = ana_duration_ns(m);
-	fprintf(out, "duration:  %.3f s (%s)\n", gt_ns_to_s(dur), end_reason(m, buf, sizeof(buf)));
+	if (ana_capture_controlled(m)) {
+		/* what was captured, with the run's whole length and the rule beside it */
+		size_t n_iv = 0;
+		const char *rule = ana_meta_get(m, "capture");
+		ana_captured_ns(m, &n_iv);
+		fprintf(out, "duration:  %.3f s captured (%zu interval%s) of a %.3f s run; capture: %s (%s)\n",
+		        gt_ns_to_s(dur), n_iv, n_iv == 1 ? "" : "s", gt_ns_to_s(ana_run_ns(m)),
+		        rule && rule[0] ? rule : "?", end_reason(m, buf, sizeof(buf)));
+	} else {
+		fprintf(out, "duration:  %.3f s (%s)\n", gt_ns_to_s(dur), end_reason(m, buf, sizeof(buf)));
+	}
 	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
 	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / GT_NS_PER_SEC),
 	        (uint64_t)(m->start_ns % GT_NS_PER_SEC));

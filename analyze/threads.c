@@ -8,6 +8,7 @@
 
 #include "bounds.h"
 #include "model.h"
+#include "capture.h"
 #include "model_priv.h"
 
 typedef struct proc_comm { uint32_t pid; uint32_t idx; } proc_comm;
@@ -158,7 +159,20 @@ int ana_threads_cpu(ana_model *m)
 		int born_later = t && t->start_ns > loop_start;
 		if (born_later)
 			base = 0;
-		if (t) {
+		if (t && ana_capture_controlled(m)) {
+			/* only growth between two readings of one captured interval: the loop is paused
+			 * outside capture, so a reading pair across a gap holds uncaptured time */
+			t->cpu_ns = 0;
+			for (size_t x = i + 1; x < j; x++) {
+				const gtt_thread_cpu *a = &m->thread_cpu.v[k[x - 1].idx], *b = &m->thread_cpu.v[k[x].idx];
+				size_t ia = ana_capture_index(m, a->time_ns);
+				uint64_t ca = ana_sat_add(a->utime_ns, a->stime_ns), cb = ana_sat_add(b->utime_ns, b->stime_ns);
+				if (ia < m->captured.n && ia == ana_capture_index(m, b->time_ns) &&
+				    m->captured.v[ia].start_ns <= a->time_ns && cb > ca)
+					t->cpu_ns = ana_sat_add(t->cpu_ns, cb - ca);
+			}
+			t->cpu_known = 1;
+		} else if (t) {
 			t->cpu_ns = end > base ? end - base : 0;
 			/* the recorder writes a reading when the numbers change: one reading means no
 			 * growth after it */
@@ -224,22 +238,35 @@ int ana_threads_oncpu(ana_model *m)
 		uint64_t to = t && t->end_ns && t->end_ns < m->end_ns ? t->end_ns : m->end_ns;
 		uint64_t total = 0, in_since = 0;
 		int on = -1; /* unknown until the first record */
+		size_t iv = SIZE_MAX;
 		for (size_t x = i; x < j; x++) {
 			const gtt_switch *s = &m->switches.v[k[x].idx];
+			size_t now_iv = ana_capture_controlled(m) ? ana_capture_index(m, s->time_ns) : 0;
+			if (now_iv != iv && now_iv < m->captured.n) {
+				/* a new captured interval: the state before it is unknown (capture.h) */
+				if (iv != SIZE_MAX && iv < m->captured.n && on == 1)
+					total = ana_sat_add(total, ana_captured_within(m, in_since, m->captured.v[iv].end_ns));
+				if (iv != SIZE_MAX)
+					on = -1;
+				if (m->captured.v[now_iv].start_ns > from)
+					from = m->captured.v[now_iv].start_ns;
+			}
+			iv = now_iv;
 			if (s->kind == GTT_SWITCH_IN) {
 				if (on != 1)
 					in_since = s->time_ns;
 				on = 1;
 			} else {
+				/* only captured time counts (capture.h): outside it nothing was sampled */
 				if (on == 1 && s->time_ns > in_since)
-					total = ana_sat_add(total, s->time_ns - in_since);
+					total = ana_sat_add(total, ana_captured_within(m, in_since, s->time_ns));
 				else if (on == -1 && s->time_ns > from)
-					total = ana_sat_add(total, s->time_ns - from);
+					total = ana_sat_add(total, ana_captured_within(m, from, s->time_ns));
 				on = 0;
 			}
 		}
 		if (on == 1 && to > in_since)
-			total = ana_sat_add(total, to - in_since);
+			total = ana_sat_add(total, ana_captured_within(m, in_since, to));
 		if (t) {
 			t->oncpu_ns = total;
 			t->oncpu_known = 1;

@@ -8,6 +8,7 @@
 #          pipelines bench/gpu_overhead.sh PRESET=pipelines (budget PIPELINES_S=200)
 #          sites     tests/gpu/launch_sites.sh (trace kept: launch_sites.gtt)
 #          dump      tests/gpu/dump_sync.sh
+#          capture   tests/gpu/capture_nvtx.sh (trace kept: capture_nvtx.gtt)
 #          growth    bench/trace_growth.sh on the torch workload, 10 s, defaults; gtt_stat per kind
 #          STEP=CMD  any other command, run from the repository root with $R/STEP as its folder
 set -u
@@ -42,6 +43,7 @@ step_keys() {
 	headline | pipelines) echo '^ |median|mode|cost|dropped|agent|rounds' ;;
 	sites) echo 'PASS|FAIL|attrib|size|sites|%' ;;
 	dump) echo 'PASS|FAIL|SKIP|took|ms' ;;
+	capture) echo 'PASS|FAIL|latency|exit|records' ;;
 	growth) echo 'MB/s|archive|median|size|bytes' ;;
 	*) echo '.' ;;
 	esac
@@ -52,6 +54,7 @@ for s in "$@"; do
 	pipelines) step pipelines $((${PIPELINES_S:-200} + 60)) env PRESET=pipelines BUDGET_S="${PIPELINES_S:-200}" bench/gpu_overhead.sh "$R/pipelines" ;;
 	sites) step sites 150 tests/gpu/launch_sites.sh "$R/sites"; cp "$R/sites/launch_sites.gtt" "$OUT/" 2>/dev/null ;;
 	dump) step dump 100 tests/gpu/dump_sync.sh "$R/dump" ;;
+	capture) step capture 150 tests/gpu/capture_nvtx.sh "$R/capture"; cp "$R/capture/capture_nvtx.gtt" "$OUT/" 2>/dev/null ;;
 	growth) step growth 150 env REPS=1 KEEP=1 OUT="$R/growth" WORKLOAD="python3 $ROOT/bench/torch_workload.py --seconds {S}" bench/trace_growth.sh 10
 		for t in "$R"/growth/*.gtt; do [ -f "$t" ] && build/bench/gtt_stat "$t" >"$t.stat.txt" 2>&1 && rm -f "$t"; done
 		cat "$R"/growth/*.stat.txt 2>/dev/null | head -60 | sed 's/^/  /' | tee -a "$SUM" ;;

@@ -146,10 +146,43 @@ static int flush_locked(gtt_writer *w)
 	return 0;
 }
 
+/* Take the writer's lock once no gtt_writer_switch is under way, and count the caller as
+ * active until unlock_writer: a write can wait for the compression worker (releasing the lock)
+ * in the middle of a record — between interning its callchain and encoding it — so a switch
+ * waits until no call is active, and new calls wait until the switch is done. */
+static void lock_writer(gtt_writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->switching)
+		pthread_cond_wait(&w->cv_switch, &w->lock);
+	w->active++;
+}
+
+static void unlock_writer(gtt_writer *w)
+{
+	if (--w->active == 0 && w->switching)
+		pthread_cond_broadcast(&w->cv_switch);
+	pthread_mutex_unlock(&w->lock);
+}
+
 void gtt_writer_opts_init(gtt_writer_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->minor = GTT_VERSION_MINOR;
+}
+
+/* The file header, at the start of w->fd. */
+static int write_header(gtt_writer *w)
+{
+	uint8_t h[GTT_HEADER_LEN];
+	memcpy(h, GTT_MAGIC, GTT_MAGIC_LEN);
+	h[8] = GTT_VERSION_MAJOR & 0xff; h[9] = GTT_VERSION_MAJOR >> 8;
+	h[10] = (uint8_t)w->minor; h[11] = 0;
+	le32(h + 12, 0); /* flags, reserved */
+	int rc = write_all(w->fd, h, sizeof(h), &w->err_errno);
+	if (!rc)
+		w->written_bytes = sizeof(h);
+	return rc;
 }
 
 gtt_writer *gtt_writer_fdopen_opts(int fd, int append, const gtt_writer_opts *o, int *err)
@@ -169,20 +202,12 @@ gtt_writer *gtt_writer_fdopen_opts(int fd, int append, const gtt_writer_opts *o,
 	w->append = append;
 	w->minor = o->minor >= 1 ? 1 : 0;
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cv_switch, NULL);
 	if (w->minor >= 1 && !append && !(w->pk = gtt_pack_new(o, &rc)))
 		goto fail;
-	if (!append) {
-		uint8_t h[GTT_HEADER_LEN];
-		memcpy(h, GTT_MAGIC, GTT_MAGIC_LEN);
-		h[8] = GTT_VERSION_MAJOR & 0xff; h[9] = GTT_VERSION_MAJOR >> 8;
-		h[10] = (uint8_t)w->minor; h[11] = 0;
-		le32(h + 12, 0); /* flags, reserved */
-		rc = write_all(fd, h, sizeof(h), &w->err_errno);
-		if (rc) {
-			errno = w->err_errno;
-			goto fail;
-		}
-		w->written_bytes = sizeof(h);
+	if (!append && (rc = write_header(w)) != 0) {
+		errno = w->err_errno;
+		goto fail;
 	}
 	if (w->pk && (rc = gtt_pack_open(w)) < 0)
 		goto fail;
@@ -193,6 +218,7 @@ fail:
 	if (w) {
 		gtt_pack_free(w->pk);
 		free(w->out.p);
+		pthread_cond_destroy(&w->cv_switch);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
 	}
@@ -277,13 +303,13 @@ int gtt_write_raw(gtt_writer *w, uint32_t tag, const void *payload, uint32_t len
 {
 	if (!w || (len && !payload))
 		return GTT_EINVAL;
-	pthread_mutex_lock(&w->lock);
+	lock_writer(w);
 	int rc = w->err;
 	if (!rc)
 		rc = w->pk ? gtt_pack_write_raw(w, tag, payload, len) : gtt_append_chunk(w, tag, payload, len, NULL);
 	if (!rc)
 		w->n_records++;
-	pthread_mutex_unlock(&w->lock);
+	unlock_writer(w);
 	return rc;
 }
 
@@ -291,13 +317,13 @@ int gtt_write(gtt_writer *w, const gtt_record *rec)
 {
 	if (!w || !rec)
 		return GTT_EINVAL;
-	pthread_mutex_lock(&w->lock);
+	lock_writer(w);
 	int rc = w->err;
 	if (!rc)
 		rc = w->pk ? gtt_pack_write(w, rec) : gtt_append_record(w, rec);
 	if (!rc)
 		w->n_records++;
-	pthread_mutex_unlock(&w->lock);
+	unlock_writer(w);
 	return rc;
 }
 
@@ -305,13 +331,13 @@ int gtt_writer_flush(gtt_writer *w)
 {
 	if (!w)
 		return GTT_EINVAL;
-	pthread_mutex_lock(&w->lock);
+	lock_writer(w);
 	int rc = w->err;
 	if (!rc && w->pk && (rc = gtt_pack_sync(w)) < 0 && !w->err)
 		w->err = rc;
 	if (!rc)
 		rc = flush_locked(w);
-	pthread_mutex_unlock(&w->lock);
+	unlock_writer(w);
 	return rc;
 }
 
@@ -348,8 +374,62 @@ int gtt_writer_redefine(gtt_writer *w, uint64_t since_seq)
 {
 	if (!w || !w->pk)
 		return GTT_EINVAL;
-	pthread_mutex_lock(&w->lock);
+	lock_writer(w);
 	int rc = w->err ? w->err : gtt_pack_redefine(w, since_seq);
+	unlock_writer(w);
+	return rc;
+}
+
+void gtt_writer_set_tap(gtt_writer *w, gtt_writer_tap fn, void *ctx)
+{
+	if (!w)
+		return;
+	lock_writer(w);
+	w->tap = fn;
+	w->tap_ctx = ctx;
+	unlock_writer(w);
+}
+
+/* The replay's way in: a record into the new file's blocks (lock held by the switch). */
+static int replay_put(gtt_writer *w, const gtt_record *rec)
+{
+	int rc = rec ? gtt_pack_write(w, rec) : GTT_EINVAL;
+	if (!rc)
+		w->n_records++;
+	return rc;
+}
+
+int gtt_writer_switch(gtt_writer *w, int fd, gtt_writer_replay replay, void *ctx, int *old_fd)
+{
+	if (old_fd)
+		*old_fd = -1;
+	if (!w || !w->pk || w->append || fd < 0 || !old_fd)
+		return GTT_EINVAL;
+	pthread_mutex_lock(&w->lock);
+	while (w->switching)
+		pthread_cond_wait(&w->cv_switch, &w->lock);
+	w->switching = 1;
+	while (w->active)
+		pthread_cond_wait(&w->cv_switch, &w->lock);
+	int rc = w->err;
+	/* the old file ends whole: every block, then its index (gtt_pack_write_index drains the
+	 * compression worker, whose waits let other threads take the lock: they wait on cv_switch) */
+	if (!rc && (rc = gtt_pack_sync(w)) == 0 && (rc = gtt_pack_write_index(w)) == 0)
+		rc = flush_locked(w);
+	if (!rc) {
+		*old_fd = w->fd;
+		w->fd = fd;
+		w->written_bytes = 0;
+		gtt_pack_new_file(w);
+		w->in_replay = 1; /* the writer's own meta and the replay: already known to the tap */
+		if ((rc = write_header(w)) == 0 && (rc = gtt_pack_open(w)) == 0 && replay)
+			rc = replay(ctx, w, replay_put);
+		w->in_replay = 0;
+	}
+	if (rc && !w->err)
+		w->err = rc;
+	w->switching = 0;
+	pthread_cond_broadcast(&w->cv_switch);
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -358,13 +438,13 @@ int gtt_writer_close(gtt_writer *w)
 {
 	if (!w)
 		return 0;
-	pthread_mutex_lock(&w->lock);
+	lock_writer(w);
 	int rc = w->err;
 	if (!rc && w->pk && (rc = gtt_pack_sync(w)) == 0)
 		rc = gtt_pack_write_index(w);
 	if (!rc)
 		rc = flush_locked(w);
-	pthread_mutex_unlock(&w->lock);
+	unlock_writer(w);
 	gtt_pack_stop(w);
 	if (close(w->fd) != 0 && !rc) {
 		w->err_errno = errno;
@@ -374,6 +454,7 @@ int gtt_writer_close(gtt_writer *w)
 		rc = w->err;
 	gtt_pack_free(w->pk);
 	free(w->out.p);
+	pthread_cond_destroy(&w->cv_switch);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 	return rc;

@@ -72,10 +72,10 @@ enum gtt_tag {
 	GTT_REC_CUDA_CALLSTACK = 29, /* native + Python stack taken inside a CUDA API call (the agent) */
 	GTT_REC_ARCHIVE = 30,     /* a piece of an embedded binary, keyed by build-id */
 	GTT_REC_END = 31,         /* clean end of recording */
+	GTT_REC_CAPTURE = 32,     /* capture control: sampling switched on/off, an NVTX capture range's edge */
 	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
 	 * never another's): 17 clock (realtime/monotonic pair), 18 py_thread
-	 * (Python-level thread name), 29 cuda_callstack (stack taken at a CUDA API call),
-	 * 32 capture (capture range start/stop), 33-39 free for later. */
+	 * (Python-level thread name), 33-39 free for later. */
 };
 
 /* ---- record payloads (decoded form) ----
@@ -364,6 +364,22 @@ typedef struct gtt_cuda_callstack {
 	uint32_t n_py;           /* Python frames, leaf first; code ids name py_code records of pid */
 	const gtt_py_frame *py;
 } gtt_cuda_callstack;
+/* Capture control (gt-record --delay, --capture-range, --ring, --max-size). pid 0: gt-record
+ * switched sampling on (START) or off (STOP) for the reason in source — the captured time of
+ * the trace is the union of [START, next STOP or end of trace] of these; a trace with none was
+ * captured whole. pid != 0: an edge seen inside the target (the CUDA agent's NVTX range of the
+ * capture name, at its exact time), which made gt-record switch sampling a little later. */
+enum { GTT_CAPTURE_START = 1, GTT_CAPTURE_STOP = 2 };
+enum { GTT_CAPTURE_SIGNAL = 1, GTT_CAPTURE_NVTX = 2, GTT_CAPTURE_DELAY = 3, GTT_CAPTURE_MAX_SIZE = 4,
+       GTT_CAPTURE_RING = 5 };
+typedef struct gtt_capture {
+	uint64_t time_ns;
+	uint32_t pid, tid;       /* 0, 0 for gt-record's own switches */
+	uint32_t event;          /* GTT_CAPTURE_START / STOP */
+	uint32_t source;         /* GTT_CAPTURE_SIGNAL ... RING */
+	const char *name;        /* the NVTX range name (nvtx), else "" */
+} gtt_capture;
+
 /* An interned callchain (1.1): samples in packed chunks refer to it by id; the reader fills
  * their n_kernel, n_user and ips from it. Ids are unique over a recording and may be defined
  * again (with the same chain) later in the file. */
@@ -387,7 +403,8 @@ typedef struct gtt_archive {
 enum { GTT_ARCHIVE_ELF = 1 /* an ELF file, possibly stripped to symbol/unwind/line sections */ };
 
 enum { GTT_END_TARGET_EXIT = 1, GTT_END_DURATION = 2, GTT_END_SIGNAL = 3, GTT_END_DETACH = 4,
-       GTT_END_ERROR = 5 };
+       GTT_END_ERROR = 5, GTT_END_MAX_SIZE = 6 /* gt-record --max-size reached */,
+       GTT_END_SNAPSHOT = 7 /* a window written on request (gt-record --ring, SIGUSR2); the recording went on */ };
 typedef struct gtt_end {
 	uint64_t time_ns;
 	uint32_t reason;         /* GTT_END_* */
@@ -431,6 +448,7 @@ typedef struct gtt_record {
 		gtt_archive archive;
 		gtt_end end;
 		gtt_callchain callchain;
+		gtt_capture capture;
 	} u;
 } gtt_record;
 
@@ -502,6 +520,8 @@ typedef struct gtt_writer_stats {
 	uint64_t n_chains;       /* callchains interned */
 	uint64_t n_chain_refs;   /* samples that referred to an interned callchain */
 	uint64_t block_seq;      /* sequence number of the next data block (see gtt_writer_redefine) */
+	uint64_t pending_bytes;  /* raw bytes in open or queued blocks (part of raw_bytes, not yet in
+	                          * packed_bytes) */
 } gtt_writer_stats;
 /* A snapshot of the writer's counters. */
 void gtt_writer_get_stats(gtt_writer *w, gtt_writer_stats *st);
@@ -509,6 +529,27 @@ void gtt_writer_get_stats(gtt_writer *w, gtt_writer_stats *st);
  * referred to again (into the definitions stream), so that those blocks decode without the
  * earlier definitions (a flight recorder that drops old blocks needs this). 0 or GTT_E*. */
 int gtt_writer_redefine(gtt_writer *w, uint64_t since_seq);
+/* Called for every record the writer accepts in packed mode (given decoded: records written
+ * raw with a known tag too), under the writer's lock, in the order they are encoded: it must be
+ * quick and must not call the writer. Records written by a gtt_writer_switch replay are not
+ * given. NULL fn removes it. */
+typedef void (*gtt_writer_tap)(void *ctx, const gtt_record *rec);
+void gtt_writer_set_tap(gtt_writer *w, gtt_writer_tap fn, void *ctx);
+/* What a replay writes through (only inside the replay callback of gtt_writer_switch). */
+typedef int (*gtt_writer_put)(gtt_writer *w, const gtt_record *rec);
+typedef int (*gtt_writer_replay)(void *ctx, gtt_writer *w, gtt_writer_put put);
+/* Segments (a flight recorder that keeps its ring on disk): finish the current file as a
+ * whole trace (open blocks written, its chunk index appended, flushed) and go on writing into
+ * fd, which gets a header, the writer's own meta, and then what replay writes — the
+ * definitions the new file needs to stand alone. Meanwhile other threads' writes wait. Every
+ * callchain is defined again in the new file before its first use there. The old fd is left
+ * open and returned in *old_fd (the caller closes it); fd is taken over once *old_fd is set
+ * (>= 0), else it is still the caller's. Packed mode only. 0 or GTT_E* (the writer keeps the
+ * first error). */
+int gtt_writer_switch(gtt_writer *w, int fd, gtt_writer_replay replay, void *ctx, int *old_fd);
+/* Encode rec's 1.0 payload (what gtt_write_raw and gtt_decode take) into *buf (grown with
+ * realloc; *cap its size); *len gets the payload length. 0, GTT_EINVAL or GTT_ENOMEM. */
+int gtt_encode_payload(const gtt_record *rec, uint8_t **buf, size_t *cap, uint32_t *len);
 /* Flush, write the chunk index (1.1, not in append mode) and close; returns the first error
  * seen over the writer's life. NULL ok. */
 int gtt_writer_close(gtt_writer *w);

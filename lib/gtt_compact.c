@@ -143,6 +143,7 @@ int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1)
 	case GTT_REC_COUNTER: *t0 = *t1 = r->u.counter.time_ns; return 1;
 	case GTT_REC_CUDA_CALLSTACK: *t0 = *t1 = r->u.callstack.time_ns; return 1;
 	case GTT_REC_END: *t0 = *t1 = r->u.end.time_ns; return 1;
+	case GTT_REC_CAPTURE: *t0 = *t1 = r->u.capture.time_ns; return 1;
 	default: return 0;
 	}
 	if (*t1 < *t0) { /* an interval recorded backwards still covers both ends */

@@ -69,6 +69,7 @@ struct gtt_pack {
 	size_t n_idx, cap_idx;
 	/* statistics */
 	uint64_t data_seq, n_blocks, raw_bytes, packed_bytes, n_chain_refs;
+	uint64_t file_seq;    /* the first data block of the current file (gtt_writer_switch) */
 };
 
 /* The writer keeps at most this many callchain words (the reader's limit is larger). */
@@ -355,9 +356,18 @@ static int emit_block(gtt_writer *w, block *b)
 
 int gtt_pack_emit(gtt_writer *w)
 {
+	gtt_pack *pk = w->pk;
+	/* room for both blocks first: a wait between the two would let another thread define a
+	 * callchain in the next definitions block and use it in the data block still open, which
+	 * would then reach the file before its definition */
+	start_worker(w);
+	while (pk->thr_on && pk->q_count > PACK_QUEUE - 2 && !w->err)
+		pthread_cond_wait(&pk->cv_done, &w->lock);
+	if (w->err)
+		return w->err;
 	/* definitions first: a data block may refer to callchains defined in the open one */
-	int rc = emit_block(w, &w->pk->blk[GTT_STREAM_DEFS]);
-	return rc ? rc : emit_block(w, &w->pk->blk[GTT_STREAM_DATA]);
+	int rc = emit_block(w, &pk->blk[GTT_STREAM_DEFS]);
+	return rc ? rc : emit_block(w, &pk->blk[GTT_STREAM_DATA]);
 }
 
 int gtt_pack_sync(gtt_writer *w)
@@ -451,6 +461,13 @@ static int intern(gtt_writer *w, const gtt_sample *s, uint32_t *id)
 		ichain *c = &pk->chains[k - 1];
 		if (c->hash == h && c->n_kernel == s->n_kernel && c->n_user == s->n_user &&
 		    memcmp(pk->words + c->off, s->ips, n * 8) == 0) {
+			/* last used in an earlier file of a switched writer: that file has the
+			 * definition, this one needs it again */
+			if (c->last_seq < pk->file_seq) {
+				int rc = put_def(w, k);
+				if (rc)
+					return rc;
+			}
 			c->last_seq = pk->data_seq;
 			*id = k;
 			pk->n_chain_refs++;
@@ -498,6 +515,12 @@ int gtt_pack_redefine(gtt_writer *w, uint64_t since_seq)
 			return rc;
 	}
 	return 0;
+}
+
+void gtt_pack_new_file(gtt_writer *w)
+{
+	w->pk->n_idx = 0;
+	w->pk->file_seq = w->pk->data_seq;
 }
 
 /* ---- records ---- */
@@ -571,9 +594,13 @@ int gtt_pack_write(gtt_writer *w, const gtt_record *rec)
 	if (b->raw.n - at > GTT_PACKED_MAX_RAW - pk->block_bytes) {
 		b->raw.n = at;
 		undo_apply(&u, &b->st, rec->tag);
-		return write_plain(w, rec);
+		if ((rc = write_plain(w, rec)) == 0 && w->tap && !w->in_replay)
+			w->tap(w->tap_ctx, rec);
+		return rc;
 	}
 	b->n++;
+	if (w->tap && !w->in_replay)
+		w->tap(w->tap_ctx, rec);
 	uint64_t t0, t1;
 	if (gtt_rec_times(rec, &t0, &t1)) {
 		if (t0 < b->first_ns)
@@ -637,6 +664,7 @@ void gtt_pack_stats(const gtt_pack *pk, gtt_writer_stats *st)
 	st->n_chains = pk->n_chains;
 	st->n_chain_refs = pk->n_chain_refs;
 	st->block_seq = pk->data_seq;
+	st->pending_bytes = gtt_pack_pending(pk);
 }
 
 int gtt_pack_write_index(gtt_writer *w)

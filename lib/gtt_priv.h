@@ -169,6 +169,12 @@ struct gtt_writer {
 	int append;
 	uint32_t minor;
 	gtt_pack *pk;       /* packed mode (1.1, not append); NULL: one plain chunk per record */
+	gtt_writer_tap tap; /* sees every record accepted in packed mode (gtt_writer_set_tap) */
+	void *tap_ctx;
+	int in_replay;      /* gtt_writer_switch's replay is writing: the tap does not see it */
+	int switching;      /* gtt_writer_switch is under way: other callers wait on cv_switch */
+	int active;         /* calls inside the writer (lock_writer), waits for the worker included */
+	pthread_cond_t cv_switch;
 };
 
 /* Append one framed chunk to w->out (caller holds the lock); flushes when the buffer is big.
@@ -197,6 +203,9 @@ int gtt_pack_write_index(gtt_writer *w);
 uint64_t gtt_pack_pending(const gtt_pack *pk);
 void gtt_pack_stats(const gtt_pack *pk, gtt_writer_stats *st);
 int gtt_pack_redefine(gtt_writer *w, uint64_t since_seq);
+/* A new file begins (gtt_writer_switch): its index starts empty, and every callchain is
+ * defined again before its first use in it. Caller holds the lock, blocks written. */
+void gtt_pack_new_file(gtt_writer *w);
 
 /* ---- the reader (gtt.c), packed chunks (gtt_unpack.c), index (gtt_index.c) ---- */
 struct gtt_reader {

@@ -2,6 +2,7 @@
 #include "ticker.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,6 +31,11 @@ struct rec_ticker {
 	int lag_open;
 	uint64_t lag_start_ns, lag_end_ns, lag_max_ns;
 	uint64_t lag_skipped;
+	/* paused: ticks due since paused_at are not intended; excluded counts them for the
+	 * current interval and for the whole recording */
+	int paused;
+	uint64_t paused_at, iv_excluded, excluded;
+	int gated;              /* obeys the capture gate (rec_ticker_gate_close) */
 	int finished;
 	int rc;                 /* first write error */
 };
@@ -45,7 +51,58 @@ rec_ticker *rec_ticker_create(uint32_t source, uint64_t period_ns, uint64_t star
 	t->start_ns = start_ns ? start_ns : gtt_now_ns();
 	t->w = w;
 	t->iv_start_ns = t->start_ns;
+	t->gated = 1;
 	return t;
+}
+
+/* ---- the capture gate ---- */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_closed;
+
+void rec_ticker_gate_close(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	__atomic_store_n(&gate_closed, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+void rec_ticker_gate_open(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	__atomic_store_n(&gate_closed, 0, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+void rec_ticker_set_gated(rec_ticker *t, int gated)
+{
+	if (t)
+		t->gated = gated;
+}
+
+static int gate_shut_for(const rec_ticker *t)
+{
+	return t->gated && __atomic_load_n(&gate_closed, __ATOMIC_ACQUIRE);
+}
+
+/* A gated loop waits here while the gate is closed, its schedule paused (the ticks due
+ * meanwhile are not intended), and takes the schedule up again at the next tick due. */
+static void gate_pass(rec_ticker *t)
+{
+	if (!gate_shut_for(t))
+		return;
+	pthread_mutex_lock(&gate_lock);
+	if (!gate_closed) {
+		pthread_mutex_unlock(&gate_lock);
+		return;
+	}
+	rec_ticker_pause(t, gtt_now_ns());
+	while (gate_closed)
+		pthread_cond_wait(&gate_cv, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+	rec_ticker_resume(t, gtt_now_ns());
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -104,6 +161,7 @@ static void close_interval(rec_ticker *t, uint64_t end_ns)
 	rec.u.ticks.source = t->source;
 	rec.u.ticks.period_ns = t->period_ns;
 	rec.u.ticks.intended = due_between(t, t->iv_start_ns, end_ns);
+	rec.u.ticks.intended -= t->iv_excluded < rec.u.ticks.intended ? t->iv_excluded : rec.u.ticks.intended;
 	rec.u.ticks.done = n;
 	if (n > 0 && (copy = malloc(n * sizeof(*copy))) != NULL) {
 		memcpy(copy, t->late + t->iv_first, n * sizeof(*copy));
@@ -115,6 +173,19 @@ static void close_interval(rec_ticker *t, uint64_t end_ns)
 	t->iv_start_ns = end_ns;
 	t->iv_first = t->n_late;
 	t->iv_max_ns = 0;
+	t->iv_excluded = 0;
+}
+
+/* While paused: count the ticks due from the pause (or the interval's start) to end_ns as not
+ * intended in the current interval. */
+static void exclude_until(rec_ticker *t, uint64_t end_ns)
+{
+	uint64_t from = t->paused_at > t->iv_start_ns ? t->paused_at : t->iv_start_ns;
+	uint64_t k = due_between(t, from, end_ns);
+
+	t->iv_excluded += k;
+	t->excluded += k;
+	t->paused_at = end_ns;
 }
 
 static void close_lag(rec_ticker *t)
@@ -182,18 +253,51 @@ void rec_ticker_tick(rec_ticker *t, uint64_t now_ns)
 
 uint64_t rec_ticker_wait(rec_ticker *t)
 {
-	uint64_t due = t->start_ns + t->next * t->period_ns;
-	uint64_t now = gtt_now_ns();
+	uint64_t now;
 
-	while (now < due) {
-		struct timespec ts = { (time_t)(due / GT_NS_PER_SEC), (long)(due % GT_NS_PER_SEC) };
-		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	for (;;) {
+		gate_pass(t);
+		uint64_t due = t->start_ns + t->next * t->period_ns;
 		now = gtt_now_ns();
-		if (rc != 0 && rc != EINTR)
-			break;
+		while (now < due) {
+			struct timespec ts = { (time_t)(due / GT_NS_PER_SEC), (long)(due % GT_NS_PER_SEC) };
+			int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			now = gtt_now_ns();
+			if (rc != 0 && rc != EINTR)
+				break;
+		}
+		if (!gate_shut_for(t))
+			break; /* else the gate closed during the sleep: this tick is not taken */
 	}
 	rec_ticker_tick(t, now);
 	return now;
+}
+
+void rec_ticker_pause(rec_ticker *t, uint64_t now_ns)
+{
+	if (t->finished || t->paused)
+		return;
+	close_lag(t);
+	t->paused = 1;
+	t->paused_at = now_ns;
+}
+
+void rec_ticker_resume(rec_ticker *t, uint64_t now_ns)
+{
+	if (t->finished || !t->paused)
+		return;
+	while (now_ns >= t->iv_start_ns + INTERVAL_NS) {
+		exclude_until(t, t->iv_start_ns + INTERVAL_NS);
+		close_interval(t, t->iv_start_ns + INTERVAL_NS);
+	}
+	exclude_until(t, now_ns);
+	t->paused = 0;
+	/* the first tick due at or after now */
+	if (now_ns > t->start_ns) {
+		uint64_t k = (now_ns - t->start_ns + t->period_ns - 1) / t->period_ns;
+		if (k > t->next)
+			t->next = k;
+	}
 }
 
 uint64_t rec_ticker_done(const rec_ticker *t)
@@ -224,6 +328,7 @@ int rec_ticker_finish(rec_ticker *t, uint64_t end_ns)
 		end_ns = gtt_now_ns();
 	if (end_ns < t->start_ns)
 		end_ns = t->start_ns;
+	rec_ticker_resume(t, end_ns); /* the ticks of a pause up to the end are not intended */
 	while (end_ns > t->iv_start_ns + INTERVAL_NS)
 		close_interval(t, t->iv_start_ns + INTERVAL_NS);
 	if (end_ns > t->iv_start_ns || t->n_late > t->iv_first)
@@ -238,6 +343,7 @@ int rec_ticker_finish(rec_ticker *t, uint64_t end_ns)
 	rec.u.ticks.flags = GTT_TICKS_WHOLE;
 	rec.u.ticks.period_ns = t->period_ns;
 	rec.u.ticks.intended = due_between(t, t->start_ns, end_ns);
+	rec.u.ticks.intended -= t->excluded < rec.u.ticks.intended ? t->excluded : rec.u.ticks.intended;
 	rec.u.ticks.done = t->n_done;
 	rec.u.ticks.late_p50_ns = p50;
 	rec.u.ticks.late_p99_ns = p99;
