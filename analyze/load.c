@@ -14,7 +14,7 @@
 #include "load_priv.h"
 #include "model.h"
 #include "model_priv.h"
-#include "capture.h"
+#include "captured.h"
 #include "python.h"
 #include "source.h"
 

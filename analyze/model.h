@@ -144,7 +144,7 @@ typedef struct ana_pycode {
 
 typedef struct ana_string { uint32_t pid, id; char *text; } ana_string;
 
-/* A stretch of time (captured intervals, capture.h). */
+/* A stretch of time (captured intervals, captured.h). */
 typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
 
 typedef struct ana_model {
@@ -184,7 +184,7 @@ typedef struct ana_model {
 	ANA_VEC(gtt_counter) counters;
 	ANA_VEC(ana_trunc) truncs;       /* truncated native stacks by thread, reason and frame */
 	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
-	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (capture.c) */
+	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (captured.c) */
 	int capture_controlled;          /* the trace has pid-0 capture records */
 
 	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "bounds.h"
-#include "capture.h"
+#include "captured.h"
 #include "cli.h"
 #include "gpu.h"
 #include "health.h"
@@ -25,7 +25,7 @@ void ana_report_opts_init(ana_report_opts *o)
 
 uint64_t ana_duration_ns(const ana_model *m)
 {
-	/* under capture control, rates and CPU % are over the captured time (capture.h) */
+	/* under capture control, rates and CPU % are over the captured time (captured.h) */
 	uint64_t d = ana_captured_ns(m, NULL);
 	return d ? d : 1;
 }

@@ -8,7 +8,7 @@
 
 #include "bounds.h"
 #include "model.h"
-#include "capture.h"
+#include "captured.h"
 #include "model_priv.h"
 
 typedef struct proc_comm { uint32_t pid; uint32_t idx; } proc_comm;
@@ -243,7 +243,7 @@ int ana_threads_oncpu(ana_model *m)
 			const gtt_switch *s = &m->switches.v[k[x].idx];
 			size_t now_iv = ana_capture_controlled(m) ? ana_capture_index(m, s->time_ns) : 0;
 			if (now_iv != iv && now_iv < m->captured.n) {
-				/* a new captured interval: the state before it is unknown (capture.h) */
+				/* a new captured interval: the state before it is unknown (captured.h) */
 				if (iv != SIZE_MAX && iv < m->captured.n && on == 1)
 					total = ana_sat_add(total, ana_captured_within(m, in_since, m->captured.v[iv].end_ns));
 				if (iv != SIZE_MAX)
@@ -257,7 +257,7 @@ int ana_threads_oncpu(ana_model *m)
 					in_since = s->time_ns;
 				on = 1;
 			} else {
-				/* only captured time counts (capture.h): outside it nothing was sampled */
+				/* only captured time counts (captured.h): outside it nothing was sampled */
 				if (on == 1 && s->time_ns > in_since)
 					total = ana_sat_add(total, ana_captured_within(m, in_since, s->time_ns));
 				else if (on == -1 && s->time_ns > from)

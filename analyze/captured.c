@@ -1,8 +1,8 @@
-/* capture.c — captured intervals from capture records, and the time arithmetic over them. */
+/* captured.c — captured intervals from capture records, and the time arithmetic over them. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "captured.h"
 
 typedef struct edge { uint64_t t; uint32_t event; } edge;
 

@@ -1,4 +1,4 @@
-/* capture.h — the captured time of a trace (gt-record's --delay, --capture-range, --ring,
+/* captured.h — the captured time of a trace (gt-record's --delay, --capture-range, --ring,
  * --max-size; docs/FORMAT.md "Capture control"): the intervals in which sampling was on, from
  * the pid-0 capture records, so that rates, CPU % and intended samples count only that time.
  * Return rule (analyze/): 0 or a negative GTT_E* code. */
