@@ -72,10 +72,10 @@ enum gtt_tag {
 	GTT_REC_CUDA_CALLSTACK = 29, /* native + Python stack taken inside a CUDA API call (the agent) */
 	GTT_REC_ARCHIVE = 30,     /* a piece of an embedded binary, keyed by build-id */
 	GTT_REC_END = 31,         /* clean end of recording */
+	GTT_REC_CAPTURE = 32,     /* a capture range started or stopped (capture control) */
 	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
 	 * never another's): 17 clock (realtime/monotonic pair), 18 py_thread
-	 * (Python-level thread name), 29 cuda_callstack (stack taken at a CUDA API call),
-	 * 32 capture (capture range start/stop), 33-39 free for later. */
+	 * (Python-level thread name), 33-39 free for later. */
 };
 
 /* ---- record payloads (decoded form) ----
@@ -388,6 +388,20 @@ enum { GTT_ARCHIVE_ELF = 1 /* an ELF file, possibly stripped to symbol/unwind/li
 
 enum { GTT_END_TARGET_EXIT = 1, GTT_END_DURATION = 2, GTT_END_SIGNAL = 3, GTT_END_DETACH = 4,
        GTT_END_ERROR = 5 };
+/* Capture control (--delay, --capture-range=signal|nvtx:NAME, --max-size): where recording was
+ * switched on and off. Data between a START and the next STOP of the same pid (pid 0: the whole
+ * recording) is what was captured. */
+enum { GTT_CAPTURE_START = 1, GTT_CAPTURE_STOP = 2 };
+enum { GTT_CAPTURE_SIGNAL = 1, GTT_CAPTURE_NVTX = 2, GTT_CAPTURE_DELAY = 3, GTT_CAPTURE_MAX_SIZE = 4 };
+typedef struct gtt_capture {
+	uint64_t time_ns;
+	uint32_t pid;            /* process whose event it was (NVTX: the process of the range); 0 = all */
+	uint32_t tid;            /* thread that opened or closed the range (NVTX), else 0 */
+	uint32_t event;          /* GTT_CAPTURE_START or _STOP */
+	uint32_t source;         /* GTT_CAPTURE_* (what triggered it) */
+	const char *name;        /* NVTX: the range's name (NAME or NAME@DOMAIN); else a short reason */
+} gtt_capture;
+
 typedef struct gtt_end {
 	uint64_t time_ns;
 	uint32_t reason;         /* GTT_END_* */
@@ -431,6 +445,7 @@ typedef struct gtt_record {
 		gtt_archive archive;
 		gtt_end end;
 		gtt_callchain callchain;
+		gtt_capture capture;
 	} u;
 } gtt_record;
 

@@ -289,6 +289,12 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		put_u64s(e, r->ips, r->n_kernel + r->n_user);
 		break;
 	}
+	case GTT_REC_CAPTURE: {
+		const gtt_capture *r = u;
+		put_u64(e, r->time_ns); put_u32(e, r->pid); put_u32(e, r->tid);
+		put_u32(e, r->event); put_u32(e, r->source); put_str(e, r->name);
+		break;
+	}
 	default:
 		return GTT_EINVAL;
 	}
@@ -673,6 +679,12 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		r->ips = get_u64s(d, (uint32_t)nips);
 		break;
 	}
+	case GTT_REC_CAPTURE: {
+		gtt_capture *r = u;
+		r->time_ns = get_u64(d); r->pid = get_u32(d); r->tid = get_u32(d);
+		r->event = get_u32(d); r->source = get_u32(d); r->name = get_str(d);
+		break;
+	}
 	default:
 		/* Unknown tags (written by a newer minor version) are returned raw. */
 		return 0;
@@ -713,6 +725,7 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_CUDA_CALLSTACK: return "cuda_callstack";
 	case GTT_REC_ARCHIVE: return "archive";
 	case GTT_REC_END: return "end";
+	case GTT_REC_CAPTURE: return "capture";
 	default: return "unknown";
 	}
 }

@@ -113,6 +113,7 @@ int gtt_is_defs_tag(uint32_t tag)
 	case GTT_REC_META: case GTT_REC_PROCESS: case GTT_REC_THREAD: case GTT_REC_MAPPING:
 	case GTT_REC_HEALTH: case GTT_REC_TICKS: case GTT_REC_PY_CODE: case GTT_REC_STRING:
 	case GTT_REC_CALLCHAIN: case GTT_REC_CUDA_DEVICE: case GTT_REC_ARCHIVE: case GTT_REC_END:
+	case GTT_REC_CAPTURE:
 		return 1;
 	default:
 		return 0;
@@ -143,6 +144,7 @@ int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1)
 	case GTT_REC_COUNTER: *t0 = *t1 = r->u.counter.time_ns; return 1;
 	case GTT_REC_CUDA_CALLSTACK: *t0 = *t1 = r->u.callstack.time_ns; return 1;
 	case GTT_REC_END: *t0 = *t1 = r->u.end.time_ns; return 1;
+	case GTT_REC_CAPTURE: *t0 = *t1 = r->u.capture.time_ns; return 1;
 	default: return 0;
 	}
 	if (*t1 < *t0) { /* an interval recorded backwards still covers both ends */
