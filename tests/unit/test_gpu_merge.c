@@ -96,8 +96,20 @@ int main(void)
 	if (!c)
 		return th_report();
 
+	/* Capture rules: malformed ones are refused with a reason; a good one reaches the child. */
+	const char *bad_rules[] = { "@dom", "name@", "x\ny" };
+	for (size_t i = 0; i < sizeof(bad_rules) / sizeof(bad_rules[0]); i++) {
+		err[0] = 0;
+		int crc = rec_cuda_capture_nvtx(c, bad_rules[i], err, sizeof(err));
+		th_check(crc == GTT_EINVAL && strstr(err, "nvtx:NAME"), "malformed capture rule %zu refused with a reason", i);
+	}
+	th_check(rec_cuda_capture_nvtx(c, "train_step@*", err, sizeof(err)) == 0, "capture rule train_step@* taken");
+
 	/* The child's environment names the agent and a side-file directory. */
 	rec_cuda_child_env(c);
+	th_check(getenv("GT_CUPTI_CAPTURE_NVTX") && strcmp(getenv("GT_CUPTI_CAPTURE_NVTX"), "train_step@*") == 0,
+	         "the capture rule is in the child's environment");
+	unsetenv("GT_CUPTI_CAPTURE_NVTX");
 	const char *inj = getenv("CUDA_INJECTION64_PATH"), *dir = getenv("GT_CUPTI_DIR");
 	th_check(inj && strstr(inj, "libgtcupti.so"), "CUDA_INJECTION64_PATH set (%s)", inj ? inj : "-");
 	th_check(getenv("NVTX_INJECTION64_PATH") && strcmp(getenv("NVTX_INJECTION64_PATH"), inj) == 0,
@@ -178,6 +190,7 @@ int main(void)
 	}
 	usleep(100000);
 	setenv("GT_CUPTI_STACKS", "0", 1);    /* gt-record --cuda-stacks=off */
+	rec_cuda_capture_nvtx(c, "train_step", err, sizeof(err));
 	rc = rec_cuda_attach(c, prepared, 1, err, sizeof(err));
 	unsetenv("GT_CUPTI_STACKS");
 	th_check(rc == 1, "prepared process: agent present (%d: %s)", rc, err);
@@ -190,6 +203,7 @@ int main(void)
 	text[k > 0 ? k : 0] = 0;
 	th_check(strncmp(text, "on /", 4) == 0 && strstr(text, "gt-cuda."), "control file says on DIR (%s)", text);
 	th_check(strstr(text, "\nset GT_CUPTI_STACKS=0\n") != NULL, "... and passes the launch-stack setting on (%s)", text);
+	th_check(strstr(text, "\nset GT_CUPTI_CAPTURE_NVTX=train_step\n") != NULL, "... and the capture rule");
 	rc = rec_cuda_attach(c, prepared, 0, err, sizeof(err));
 	fd = open(ctl, O_RDONLY);
 	k = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
