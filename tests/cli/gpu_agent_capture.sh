@@ -8,7 +8,8 @@
 # runs after the range is kept, one launched before that runs inside is not), API records and
 # launch stacks only inside, capture records in the trace, the time rule when the agent has no
 # API callbacks; counters from NVTX markers with each payload type, in domains, with registered
-# and wide-character messages; attach mode passing the rule through the control file.
+# and wide-character messages; attach mode passing the rule through the control file; the same
+# from Python through python/gt_nvtx.py's own NVTX client (tests/gpu/nvtx_py.py).
 . "$(dirname "$0")/lib.sh"
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 agent="$GT_BIN/../lib/libgtcupti.so"
@@ -59,6 +60,26 @@ play bytime train_step GT_CUPTI_CALLBACKS=none &&
 play badrule '@nothing' && check "a malformed rule is named and ignored (every kernel kept)" \
 	bash -c "grep -q \"ignoring capture rule '@nothing'\" '$TMP/badrule.log' && ! grep -q '^capture ' '$TMP/badrule.txt' &&
 		[ \$(grep -c '^kernel' '$TMP/badrule.txt') -eq \$(grep -c '^kernel' '$TMP/badrule.exp') ]"
+
+# Python: counters and ranges through python/gt_nvtx.py (its own NVTX client, nothing but ctypes)
+py=$(ls -d "$HOME"/.pyenv/versions/3.12.*/bin/python3 2>/dev/null | tail -1)
+[ -n "$py" ] || py=python3
+for rule in none train_step 'train_step@*'; do
+	name=py_$(echo "$rule" | tr -c 'a-z_\n' '_')
+	cap=()
+	[ "$rule" != none ] && cap=(GT_CUPTI_CAPTURE_NVTX="$rule")
+	env LD_LIBRARY_PATH="$TMP/fake" "${cap[@]}" timeout 60 "$GT_BIN/gt-record" -q --no-archive -F 49 -o "$TMP/$name.gtt" -- \
+		"$py" "$GT_ROOT/tests/gpu/nvtx_py.py" "$TMP/$name.exp" >"$TMP/$name.log" 2>&1
+	if [ $? -ne 0 ] || ! grep -q '^available 1' "$TMP/$name.exp" 2>/dev/null; then
+		fail "$name: gt_nvtx found no NVTX tool, or the program failed: $(tail -c 300 "$TMP/$name.log")"
+		continue
+	fi
+	"$TMP/callstack_dump" "$TMP/$name.gtt" >"$TMP/$name.txt" &&
+		checker "$TMP/$name.txt" "$TMP/$name.exp" "$rule" | sed "s/^\(PASS\|FAIL\): /\1: $name: /"
+done
+env -u NVTX_INJECTION64_PATH "$py" -c "import sys; sys.path.insert(0, '$GT_ROOT/python'); import gt_nvtx
+gt_nvtx.counter('x', 1); gt_nvtx.range_push('y'); gt_nvtx.range_pop(); print(gt_nvtx.available())" >"$TMP/notool.txt" 2>&1
+check "gt_nvtx without an NVTX tool: every call returns, nothing recorded ($(cat "$TMP/notool.txt"))" grep -qx False "$TMP/notool.txt"
 
 # Attach mode: started dormant under --prepare; gt-record -p passes the rule in the control file
 mkdir -p "$TMP/ctl"

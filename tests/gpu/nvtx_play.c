@@ -4,6 +4,7 @@
  * ranges named "train_step" and emits counters as NVTX markers with payloads. Writes what a
  * correct recording must show to EXPECT (lines, read by tests/gpu/check_capture.py):
  *   pid PID
+ *   ranges RULE N            capture ranges the agent must see under each rule
  *   kernel NAME CORR CLASS   CLASS: out (outside every range), in (inside a default-domain range),
  *                             dom (inside a range of domain "other"), late (launched inside, runs
  *                             after the range closed), early (launched before, runs inside)
@@ -157,7 +158,8 @@ int main(int argc, char **argv)
 	}
 	if (!(out = fopen(argv[1], "w")))
 		return 2;
-	fprintf(out, "pid %d\n", (int)getpid());
+	fprintf(out, "pid %d\nranges none 0\nranges train_step 3\nranges train_step@other 1\nranges train_step@* 4\n",
+	        (int)getpid());
 	counters();
 	launch("k_before", 0xA0, "out", 3);
 
