@@ -63,11 +63,12 @@ void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx)
 }
 
 /* A launch stack names return addresses in the target's binaries: the observer (the symbol
- * archive) must see them, or binaries that only launch stacks hit would not be embedded. */
+ * archive) must see them, or binaries that only launch stacks hit would not be embedded. A
+ * capture record tells gt-record where an NVTX capture range of the process began or ended. */
 static void observe_chunk(rec_cuda *c, uint32_t tag, const uint8_t *payload, uint32_t len)
 {
 	gtt_record rec;
-	if (c->observe && tag == GTT_REC_CUDA_CALLSTACK &&
+	if (c->observe && (tag == GTT_REC_CUDA_CALLSTACK || tag == GTT_REC_CAPTURE) &&
 	    gtt_decode(tag, payload, len, &rec, &c->scratch, &c->scratch_cap) >= 0)
 		c->observe(c->observe_ctx, &rec);
 }

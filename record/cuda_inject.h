@@ -38,8 +38,9 @@ void rec_cuda_switch_off(rec_cuda *c);
  * agent's other records, at the next rec_cuda_merge after the range opened or closed (the
  * agent writes them to its side file at once: docs/CUDA.md, "Capture ranges"). */
 int rec_cuda_capture_nvtx(rec_cuda *c, const char *spec, char *err, size_t errlen);
-/* Records the merge hands on besides writing them (launch stacks, tag cuda_callstack): fn is
- * called from the merging thread with each decoded record. NULL c ok. */
+/* Records the merge hands on besides writing them — launch stacks (cuda_callstack) and capture
+ * records (capture, source nvtx: where a capture range of the agent's process opened or closed) —
+ * fn is called from the merging thread with each decoded record, in the order merged. NULL c ok. */
 typedef void (*rec_cuda_observer)(void *ctx, const gtt_record *rec);
 void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx);
 /* Final merge, remove side files, free. NULL ok. */

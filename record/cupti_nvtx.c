@@ -228,12 +228,13 @@ int ag_nvtx_capture_set(const char *spec, void (*warn)(const char *fmt, const ch
 	snprintf(N.spec, sizeof(N.spec), "%s%s%s", name, any || domain[0] ? "@" : "", any ? "*" : domain);
 	__atomic_fetch_add(&N.spec_gen, 1, __ATOMIC_RELEASE);
 	if (name[0]) {
-		if (!N.ever)
+		if (!N.ever) {
 			N.from_ns = now;
-		N.ever = 1;
-		N.until_ns = UINT64_MAX;
+			__atomic_store_n(&N.ever, 1, __ATOMIC_RELEASE);    /* after from_ns: ag_cap_keep reads both */
+		}
+		__atomic_store_n(&N.until_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	} else if (N.ever && N.until_ns == UINT64_MAX) {
-		N.until_ns = now;
+		__atomic_store_n(&N.until_ns, now, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&ag_cap_hot.active, name[0] != 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&N.lock);

@@ -45,7 +45,8 @@ void ag_nvtx_fork_child(uint32_t pid);
 struct ag_cap_hot {
 	uint32_t active;
 	uint32_t gen;
-};
+	uint32_t pad[14];    /* read by every API callback: a cache line of its own */
+} __attribute__((aligned(64)));
 extern struct ag_cap_hot ag_cap_hot;
 
 static inline int ag_cap_active(void)

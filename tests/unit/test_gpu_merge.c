@@ -51,6 +51,23 @@ static void append_bytes(const char *path, const void *p, size_t n)
 	close(fd);
 }
 
+typedef struct seen_capture {
+	int n;
+	uint32_t pid, event;
+	char name[64];
+} seen_capture;
+
+static void observe_capture(void *ctx, const gtt_record *r)
+{
+	seen_capture *s = ctx;
+	if (r->tag != GTT_REC_CAPTURE)
+		return;
+	s->n++;
+	s->pid = r->u.capture.pid;
+	s->event = r->u.capture.event;
+	snprintf(s->name, sizeof(s->name), "%s", r->u.capture.name);
+}
+
 /* Read a trace back; count kernel records, sum their correlation ids, count notes. */
 static void read_back(const char *path, int *n_kernels, uint64_t *corr_sum, int *n_notes)
 {
@@ -137,6 +154,23 @@ int main(void)
 	append_bytes(side, chunk + clen / 2, clen - clen / 2);
 	n = rec_cuda_merge(c, w);
 	th_check(n == 1, "the completed chunk is merged once (got %d)", n);
+
+	/* The observer sees capture records (NVTX capture ranges) as they are merged. */
+	seen_capture seen = { 0 };
+	rec_cuda_set_observer(c, observe_capture, &seen);
+	char side9[512];
+	snprintf(side9, sizeof(side9), "%s/cupti-9-0.gtt", dir);
+	int fd9 = open(side9, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	gtt_writer *w9 = gtt_writer_fdopen(fd9, 1, NULL);
+	gtt_record cap = { .tag = GTT_REC_CAPTURE };
+	cap.u.capture = (gtt_capture){ .time_ns = 5000, .pid = 9, .tid = 10, .event = GTT_CAPTURE_START,
+	                               .source = GTT_CAPTURE_NVTX, .name = "train_step" };
+	gtt_write(w9, &cap);
+	gtt_writer_close(w9);
+	n = rec_cuda_merge(c, w);
+	th_check(n == 1 && seen.n == 1 && seen.pid == 9 && seen.event == GTT_CAPTURE_START &&
+	         strcmp(seen.name, "train_step") == 0, "the merge hands the capture record to the observer (%d, %d)", n, seen.n);
+	rec_cuda_set_observer(c, NULL, NULL);
 
 	/* Pid 8: a whole chunk with a flipped payload byte between two good ones. */
 	snprintf(side2, sizeof(side2), "%s/cupti-8-0.gtt", dir);
