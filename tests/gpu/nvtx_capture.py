@@ -1,7 +1,8 @@
 """nvtx_capture.py — NVTX capture ranges and NVTX counters on a GPU, for tests/gpu/nvtx_capture.sh:
-kernels of one kind inside ranges named "train_step" (sin; exp inside a start/end range), of
-other kinds outside them (cos) and inside a range of another name (tanh); counters through
-python/gt_nvtx.py inside and outside the ranges. Writes what it did to EXPECT.json.
+kernels of one kind inside ranges named "train_step" (sin), of other kinds outside them (cos) and
+inside a range of another name (tanh); last, a start/end range named "train_step" (exp inside,
+neg after it); counters through python/gt_nvtx.py inside and outside the ranges. Writes what it
+did to EXPECT.json.
 
 usage: python nvtx_capture.py EXPECT.json [--launches N]
 """
@@ -30,7 +31,7 @@ def main():
     n = a.launches
     x = torch.randn(1 << 16, device="cuda")
     # warm up every kernel outside the ranges (module loading, caching allocator)
-    for fn in (torch.sin, torch.cos, torch.tanh, torch.exp):
+    for fn in (torch.sin, torch.cos, torch.tanh, torch.exp, torch.neg):
         fn(x)
     torch.cuda.synchronize()
     counters = []
@@ -56,12 +57,14 @@ def main():
     ops(torch.tanh, x, n)
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_pop()
-    rid = torch.cuda.nvtx.range_start("train_step")    # start/end
+    ops(torch.cos, x, n)
+    counter("queue.ready", 2)
+    torch.cuda.synchronize()
+    rid = torch.cuda.nvtx.range_start("train_step")    # start/end, last: its own checks
     ops(torch.exp, x, n)
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_end(rid)
-    ops(torch.cos, x, n)
-    counter("queue.ready", 2)
+    ops(torch.neg, x, n)
     torch.cuda.synchronize()
     with open(a.expect, "w") as f:
         json.dump({"pid": os.getpid(), "launches": n, "counters": counters, "gt_nvtx": gt_nvtx.available(),

@@ -3,9 +3,10 @@
 # small dump tool: run `make record` first): tests/gpu/nvtx_capture.py recorded by gt-record with
 # the capture rule train_step (GT_CUPTI_CAPTURE_NVTX, what --capture-range=nvtx:train_step passes),
 # then without it. PASS/FAIL lines in OUTDIR/summary.txt:
-#   - the ranges: 3 capture records pairs (2 push/pop, 1 start/end across the same thread), nvtx
-#   - kernels: every sin (inside push/pop ranges) and exp (inside the start/end range) launch kept,
-#     no cos (outside) and no tanh (inside a range of another name); without the rule all four kept
+#   - the ranges: 3 capture record pairs (2 push/pop, then 1 start/end), source nvtx
+#   - kernels: every sin (inside push/pop ranges) launch kept, no cos (outside) and no tanh (inside
+#     a range of another name); every exp (inside the start/end range) kept, no neg (after it);
+#     without the rule all five kept
 #   - API records only inside; the summary counts what was discarded
 #   - counters (python/gt_nvtx.py: NVTX markers with payloads): every value, in order, also those
 #     outside the ranges
@@ -69,7 +70,7 @@ for run in ("rule", "norule"):
         continue
     n = exp["launches"]
     check(exp["gt_nvtx"], "%s: gt_nvtx found the NVTX tool (the agent) in a torch %s process" % (run, exp["torch"]))
-    counts = {op: len(kernels(recs, op)) for op in ("sin", "cos", "tanh", "exp")}
+    counts = {op: len(kernels(recs, op)) for op in ("sin", "cos", "tanh", "exp", "neg")}
     caps = [r for r in recs if r["kind"] == "capture"]
     got = [(r["name"], float(r["value"])) for r in recs if r["kind"] == "counter"]
     want = [tuple(c) for c in exp["counters"]]
@@ -85,12 +86,15 @@ for run in ("rule", "norule"):
         check(not caps, "no rule: no capture records")
         continue
     ev = [(r["event"], r["source"], r["name"]) for r in caps]
-    check(ev == [("1", "2", "train_step"), ("2", "2", "train_step")] * 3,
-          "rule: three capture ranges (2 push/pop, 1 start/end), each a start then a stop, source nvtx (%s)" % ev)
+    check(ev[:4] == [("1", "2", "train_step"), ("2", "2", "train_step")] * 2,
+          "rule: two push/pop capture ranges, each a start then a stop, source nvtx (%s)" % ev[:4])
     check(counts["sin"] == 2 * n, "rule: every sin launched inside the push/pop ranges is kept (%d of %d)" % (counts["sin"], 2 * n))
-    check(counts["exp"] == n, "rule: every exp launched inside the start/end range is kept (%d of %d)" % (counts["exp"], n))
     check(counts["cos"] == 0, "rule: no cos launched outside the ranges (%d)" % counts["cos"])
     check(counts["tanh"] == 0, "rule: no tanh launched inside a range of another name (%d)" % counts["tanh"])
+    check(ev[4:] == [("1", "2", "train_step"), ("2", "2", "train_step")],
+          "rule: a start/end range (torch.cuda.nvtx.range_start/range_end) is a capture range too (%s)" % ev[4:])
+    check(counts["exp"] == n and counts["neg"] == 0,
+          "rule: every exp inside the start/end range kept (%d of %d), no neg after it (%d)" % (counts["exp"], n, counts["neg"]))
     times = [int(r["time"]) for r in caps]
     spans = list(zip(times[0::2], times[1::2]))
     kept = kernels(recs, "sin") + kernels(recs, "exp")
