@@ -400,16 +400,18 @@ static uint32_t choose(thr *t, uint32_t gdom, CUpti_CallbackId cbid, uint64_t fn
 	return 0;
 }
 
-/* Two budgets, both must allow a stack: each outermost call earns budget_call_ns of stack time
- * (this bounds what stacks add per call, hence per activity record, however busy the thread),
- * and the thread may spend budget_ppm of its wall time (this bounds them on threads whose calls
- * are long and few). Each lets a thread run burst_ns ahead: the first calls of every kernel at
- * start-up. A stack's time is charged to both. */
-static int budget_ok(thr *t, uint64_t now)
+/* Two budgets: each outermost call earns budget_call_ns of stack time (this bounds what sampled
+ * stacks add per call, hence per activity record, however busy the thread), and the thread may
+ * spend budget_ppm of its wall time (this bounds them on threads whose calls are long and few).
+ * A sampled stack (first K, 1 in N) needs both; a long call's stack at its exit only the time
+ * budget — it costs a fraction of a percent of the call it describes, and a thread making few
+ * long calls earns little per call. Each lets a thread run burst_ns ahead: the first calls of
+ * every kernel at start-up. A stack's time is charged to the budgets it needed. */
+static int budget_ok(thr *t, uint64_t now, int sampled)
 {
 	int64_t burst = (int64_t)G.cfg.burst_ns;
 	int ok = 1;
-	if (G.cfg.budget_call_ns) {
+	if (G.cfg.budget_call_ns && sampled) {
 		if (t->call_credit > burst)
 			t->call_credit = burst;
 		ok = t->call_credit > 0;
@@ -491,7 +493,8 @@ static int capture(thr *t, uint32_t gdom, CUpti_CallbackId cbid, const CUpti_Cal
 		e->flags |= GTT_CALLSTACK_PY_OFF;
 	uint64_t t1 = ag_now_ns();
 	t->credit_ns -= (int64_t)(t1 - t0);
-	t->call_credit -= (int64_t)(t1 - t0);
+	if (!(why & GTT_CALLSTACK_AT_EXIT))
+		t->call_credit -= (int64_t)(t1 - t0);
 	ADD(capture_ns, t1 - t0);
 	if (np < 0) {
 		ADD(n_skip_ring, 1);    /* a code object's description did not fit */
@@ -593,7 +596,7 @@ static void api_enter(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callb
 		if (why) {
 			ADD(n_first, why == GTT_CALLSTACK_FIRST);
 			ADD(n_nth, why == GTT_CALLSTACK_NTH);
-			if (!budget_ok(t, now))
+			if (!budget_ok(t, now, 1))
 				ADD(n_skip_budget, 1);
 			else if (capture(t, gdom, cbid, d, fn, why) == 0)
 				t->pending = 1;
@@ -648,7 +651,7 @@ static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callba
 		uint32_t gdom = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
 		ADD(n_long, 1);
 		ADD(n_long_exit, 1);
-		if (!budget_ok(t, now)) {
+		if (!budget_ok(t, now, 0)) {
 			ADD(n_skip_budget, 1);
 		} else if (capture(t, gdom, cbid, d, launch_function(domain, cbid, d->functionParams),
 		                   GTT_CALLSTACK_LONG | GTT_CALLSTACK_AT_EXIT) == 0) {
