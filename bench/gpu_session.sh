@@ -10,6 +10,8 @@
 #          dump      tests/gpu/dump_sync.sh
 #          capture   tests/gpu/capture_nvtx.sh (trace kept: capture_nvtx.gtt)
 #          growth    bench/trace_growth.sh on the torch workload, 10 s, defaults; gtt_stat per kind
+#          callcost  bench/gpu_callcost.sh: ns per CUDA call, CUPTI's part and the agent's (~1 min)
+#          nvtx      tests/gpu/nvtx_capture.sh: NVTX capture ranges and counters on torch (< 1 min)
 #          STEP=CMD  any other command, run from the repository root with $R/STEP as its folder
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +47,8 @@ step_keys() {
 	dump) echo 'PASS|FAIL|SKIP|took|ms' ;;
 	capture) echo 'PASS|FAIL|latency|exit|records' ;;
 	growth) echo 'MB/s|archive|median|size|bytes' ;;
+	callcost) echo '^ |==|failed|done' ;;
+	nvtx) echo 'PASS|FAIL|exit|kernels|failed' ;;
 	*) echo '.' ;;
 	esac
 }
@@ -55,6 +59,8 @@ for s in "$@"; do
 	sites) step sites 150 tests/gpu/launch_sites.sh "$R/sites"; cp "$R/sites/launch_sites.gtt" "$OUT/" 2>/dev/null ;;
 	dump) step dump 100 tests/gpu/dump_sync.sh "$R/dump" ;;
 	capture) step capture 150 tests/gpu/capture_nvtx.sh "$R/capture"; cp "$R/capture/capture_nvtx.gtt" "$OUT/" 2>/dev/null ;;
+	callcost) step callcost 150 env REPS="${CALLCOST_REPS:-5}" bench/gpu_callcost.sh "$R/callcost" ;;
+	nvtx) step nvtx 120 tests/gpu/nvtx_capture.sh "$R/nvtx" ;;
 	growth) step growth 150 env REPS=1 KEEP=1 OUT="$R/growth" WORKLOAD="python3 $ROOT/bench/torch_workload.py --seconds {S}" bench/trace_growth.sh 10
 		for t in "$R"/growth/*.gtt; do [ -f "$t" ] && build/bench/gtt_stat "$t" >"$t.stat.txt" 2>&1 && rm -f "$t"; done
 		cat "$R"/growth/*.stat.txt 2>/dev/null | head -60 | sed 's/^/  /' | tee -a "$SUM" ;;

@@ -113,6 +113,7 @@ int gtt_is_defs_tag(uint32_t tag)
 	case GTT_REC_META: case GTT_REC_PROCESS: case GTT_REC_THREAD: case GTT_REC_MAPPING:
 	case GTT_REC_HEALTH: case GTT_REC_TICKS: case GTT_REC_PY_CODE: case GTT_REC_STRING:
 	case GTT_REC_CALLCHAIN: case GTT_REC_CUDA_DEVICE: case GTT_REC_ARCHIVE: case GTT_REC_END:
+	case GTT_REC_CAPTURE:
 		return 1;
 	default:
 		return 0;

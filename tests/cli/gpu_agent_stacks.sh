@@ -85,8 +85,25 @@ if CALLS=3000 record budget "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_BU
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budget.txt" "$TMP/budget.json" budget 1000000 256 | sed 's/^\(PASS\|FAIL\): /\1: budget: /'
 fi
 
+# the per-call budget alone (no time budget): 1 ns per call and a 1 ms burst cannot pay for a stack
+# at every call, and what it cannot pay for is counted
+if CALLS=3000 record budgetns "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=1 \
+	GT_CUPTI_STACK_BURST_MS=1; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budgetns.txt" "$TMP/budgetns.json" budget 1000000 256 |
+		sed 's/^\(PASS\|FAIL\): /\1: per-call budget: /'
+fi
+
+# The callback set: every non-trivial call (all), and the tracked set with an empty callback
+if CALLS=40 record cball "$py" GT_CUPTI_CALLBACKS=all; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/cball.txt" "$TMP/cball.json" cball | sed 's/^\(PASS\|FAIL\): /\1: /'
+fi
+if CALLS=40 record cbempty "$py" GT_CUPTI_CALLBACKS=empty; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/cbempty.txt" "$TMP/cbempty.json" cbempty | sed 's/^\(PASS\|FAIL\): /\1: /'
+fi
+
 # A stack at every call into the smallest ring: what does not fit is counted, never silently lost
-if CALLS=1000 record ring "$py" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_RING_KB=64; then
+if CALLS=1000 record ring "$py" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0 \
+	GT_CUPTI_STACK_RING_KB=64; then
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/ring.txt" "$TMP/ring.json" ring 1000000000 256 | sed 's/^\(PASS\|FAIL\): /\1: ring: /'
 fi
 
