@@ -557,6 +557,8 @@ static int start_launch(sess *s, const char *command)
 	}
 	if (!s->cuda && rec_sess_capture_need_agent(s, err) != 0)
 		return GT_EXIT_BROKEN;
+	if (rec_sess_capture_agent_rule(s) != 0)
+		return GT_EXIT_BROKEN;
 	if (!(s->counters = rec_counters_create(&rc)))
 		rec_sess_note(s, GTT_SRC_WRITER, "counters: no directory for GT_COUNTERS_DIR; program counters are not recorded");
 	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s)) < 0) {
@@ -632,6 +634,8 @@ static int start_attach(sess *s, const char *command)
 		err[0] = 0;
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
 		rec_cuda_set_observer(s->cuda, observe, s);
+		if (rec_sess_capture_agent_rule(s) != 0)
+			return GT_EXIT_BROKEN;
 		if (s->cuda && (rc = rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err))) <= 0 && err[0])
 			rec_sess_note(s, GTT_SRC_CUPTI, err);
 		else if (!s->cuda && err[0])

@@ -73,6 +73,21 @@ int rec_sess_capture_need_agent(sess *s, const char *why)
 	return GT_EXIT_BROKEN;
 }
 
+int rec_sess_capture_agent_rule(sess *s)
+{
+	char err[400] = "";
+
+	/* Without --capture-range=nvtx the agent keeps what the environment says (GT_CUPTI_CAPTURE_NVTX:
+	 * the agent-level control documented in docs/CUDA.md). */
+	if (!s->cuda || s->o->capture.range != REC_CAP_NVTX)
+		return 0;
+	if (rec_cuda_capture_nvtx(s->cuda, s->o->capture.nvtx_name, err, sizeof(err)) != 0) {
+		rec_sess_say("%s", err);
+		return GT_EXIT_BROKEN;
+	}
+	return 0;
+}
+
 /* Switch sampling and everything that follows it: the perf events, the side loops (gate),
  * the drain schedule's accounting, the capture record. */
 static int apply(sess *s, uint64_t now, int on, uint32_t source)

@@ -74,6 +74,10 @@ void rec_sess_capture_meta(sess *s);
 /* Launch mode, before the command starts: --capture-range=nvtx needs the CUDA agent. 0, or
  * GT_EXIT_BROKEN with one line said. */
 int rec_sess_capture_need_agent(sess *s, const char *why);
+/* --capture-range=nvtx:NAME: hand the rule to the agent (launch: the child's environment; attach:
+ * the control file), so it records only inside those ranges and reports them. 0, or
+ * GT_EXIT_BROKEN with one line said. */
+int rec_sess_capture_agent_rule(sess *s);
 /* The events exist and the drain schedule is made: write the initial capture state, and when
  * sampling starts off, close the ticker gate (the side loops start paused) and pause the
  * drain schedule's accounting. Before the side loops start. */

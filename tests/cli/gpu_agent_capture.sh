@@ -53,6 +53,14 @@ for rule in none train_step train_step@other 'train_step@*'; do
 	name=cap_$(echo "$rule" | tr -c 'a-z_\n' '_')
 	play "$name" "$rule" && checker "$TMP/$name.txt" "$TMP/$name.exp" "$rule" | sed "s/^\(PASS\|FAIL\): /\1: $name: /"
 done
+# gt-record --capture-range=nvtx:NAME hands the rule to the agent itself (no environment variable)
+if env LD_LIBRARY_PATH="$TMP/fake" timeout 60 "$GT_BIN/gt-record" -q --no-archive -F 49 --capture-range=nvtx:train_step \
+	-o "$TMP/byopt.gtt" -- "$TMP/nvtx_play" "$TMP/byopt.exp" >"$TMP/byopt.log" 2>&1 &&
+	"$TMP/callstack_dump" "$TMP/byopt.gtt" >"$TMP/byopt.txt"; then
+	checker "$TMP/byopt.txt" "$TMP/byopt.exp" train_step | sed 's/^\(PASS\|FAIL\): /\1: --capture-range=nvtx: /'
+else
+	fail "--capture-range=nvtx:train_step: gt-record or nvtx_play failed: $(tail -c 400 "$TMP/byopt.log")"
+fi
 # no API callbacks: kernels kept by their start time
 play bytime train_step GT_CUPTI_CALLBACKS=none &&
 	checker "$TMP/bytime.txt" "$TMP/bytime.exp" train_step bytime | sed 's/^\(PASS\|FAIL\): /\1: callbacks=none: /'
