@@ -616,48 +616,62 @@ static uint64_t *hit_addrs(const uint8_t *data, const Elf64_Ehdr *eh, const rec_
 	return v;
 }
 
-uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *o, size_t *out_len,
-                          rec_trim_info *info)
-{
+/* One trim in progress: the input's section headers (edited in place into the output's), which
+ * sections stay (keep: 1 whole or cut, 2 DWARF kept whole if under the budget) and the cut
+ * contents that replace some of them. */
+typedef struct {
+	const uint8_t *data;
+	size_t len;
 	Elf64_Ehdr eh;
-	Elf64_Shdr *sh = NULL;
-	uint8_t *keep = NULL, *out = NULL, **repl = NULL;
-	size_t *repl_len = NULL, n_sh, i, ph_bytes = 0, off, total, eh_i = 0, hdr_i = 0;
-	uint64_t *addrs = NULL, dwarf = 0;
-	const char *shstr;
-	uint64_t shstr_size;
-	rec_trim_info dummy;
+	Elf64_Shdr *sh;
+	size_t n_sh, ph_bytes, eh_i, hdr_i;
+	uint8_t *keep, **repl;
+	size_t *repl_len;
+} trim;
 
-	if (!info)
-		info = &dummy;
-	memset(info, 0, sizeof(*info));
-	info->cfi_whole = 1;
-	if (len < sizeof(eh))
-		return NULL;
-	memcpy(&eh, data, sizeof(eh));
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
-	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum || eh.e_shoff > len ||
-	    (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > len - eh.e_shoff)
-		return NULL;
-	n_sh = eh.e_shnum;
-	if (eh.e_phnum > 0) {
-		if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > len ||
-		    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > len - eh.e_phoff)
-			return NULL;
-		ph_bytes = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+/* Header checks and the section table copied in. 0, or -1 when the input is not an ELF64 LE
+ * file whose tables lie inside it. */
+static int trim_open(trim *t, const uint8_t *data, size_t len)
+{
+	Elf64_Ehdr *eh = &t->eh;
+
+	t->data = data;
+	t->len = len;
+	if (len < sizeof(*eh))
+		return -1;
+	memcpy(eh, data, sizeof(*eh));
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0 ||
+	    eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= eh->e_shnum || eh->e_shoff > len ||
+	    (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len - eh->e_shoff)
+		return -1;
+	t->n_sh = eh->e_shnum;
+	if (eh->e_phnum > 0) {
+		if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > len ||
+		    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > len - eh->e_phoff)
+			return -1;
+		t->ph_bytes = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
 	}
-	sh = malloc(n_sh * sizeof(*sh));
-	keep = calloc(n_sh, 1);
-	repl = calloc(n_sh, sizeof(*repl));
-	repl_len = calloc(n_sh, sizeof(*repl_len));
-	if (!sh || !keep || !repl || !repl_len)
-		goto fail;
-	memcpy(sh, data + eh.e_shoff, n_sh * sizeof(*sh));
-	if (sh[eh.e_shstrndx].sh_offset > len || sh[eh.e_shstrndx].sh_size > len - sh[eh.e_shstrndx].sh_offset)
-		goto fail;
-	shstr = (const char *)data + sh[eh.e_shstrndx].sh_offset;
-	shstr_size = sh[eh.e_shstrndx].sh_size;
+	t->sh = malloc(t->n_sh * sizeof(*t->sh));
+	t->keep = calloc(t->n_sh, 1);
+	t->repl = calloc(t->n_sh, sizeof(*t->repl));
+	t->repl_len = calloc(t->n_sh, sizeof(*t->repl_len));
+	if (!t->sh || !t->keep || !t->repl || !t->repl_len)
+		return -1;
+	memcpy(t->sh, data + eh->e_shoff, t->n_sh * sizeof(*t->sh));
+	if (t->sh[eh->e_shstrndx].sh_offset > len || t->sh[eh->e_shstrndx].sh_size > len - t->sh[eh->e_shstrndx].sh_offset)
+		return -1;
+	return 0;
+}
+
+/* Which sections stay: symbol tables, notes, the names keep_name() lists, the DWARF when all of
+ * it fits dwarf_max, and the string tables kept symbol tables refer to. */
+static void trim_choose(trim *t, uint64_t dwarf_max, rec_trim_info *info)
+{
+	Elf64_Shdr *sh = t->sh;
+	const char *shstr = (const char *)t->data + sh[t->eh.e_shstrndx].sh_offset;
+	uint64_t shstr_size = sh[t->eh.e_shstrndx].sh_size, dwarf = 0;
+	size_t i, n_sh = t->n_sh, len = t->len;
 
 	for (i = 1; i < n_sh; i++) {
 		const char *name = sh[i].sh_name < shstr_size ? shstr + sh[i].sh_name : "";
@@ -665,104 +679,121 @@ uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *
 			name = "";
 		if (sh[i].sh_type == SHT_NOBITS || sh[i].sh_type == SHT_NULL)
 			continue;
-		if (i == eh.e_shstrndx || sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM ||
+		if (i == t->eh.e_shstrndx || sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM ||
 		    sh[i].sh_type == SHT_NOTE || sh[i].sh_type == SHT_SYMTAB_SHNDX || keep_name(name))
-			keep[i] = 1;
+			t->keep[i] = 1;
 		else if (dwarf_name(name) && sh[i].sh_offset <= len && sh[i].sh_size <= len - sh[i].sh_offset) {
-			keep[i] = 2;
+			t->keep[i] = 2;
 			dwarf += sh[i].sh_size;
 		}
 		if (strcmp(name, ".eh_frame") == 0)
-			eh_i = i;
+			t->eh_i = i;
 		else if (strcmp(name, ".eh_frame_hdr") == 0)
-			hdr_i = i;
+			t->hdr_i = i;
 	}
 	/* the DWARF goes in whole or not at all: half of it would name some inlined frames only */
 	for (i = 1; i < n_sh; i++)
-		if (keep[i] == 2 && dwarf > o->dwarf_max)
-			keep[i] = 0;
+		if (t->keep[i] == 2 && dwarf > dwarf_max)
+			t->keep[i] = 0;
 	info->dwarf_bytes = dwarf;
 	/* the string tables (and the symbol table of an SHNDX) that kept symbol tables refer to */
 	for (i = 1; i < n_sh; i++)
-		if (keep[i] && sh[i].sh_link > 0 && sh[i].sh_link < n_sh && sh[sh[i].sh_link].sh_type != SHT_NOBITS &&
+		if (t->keep[i] && sh[i].sh_link > 0 && sh[i].sh_link < n_sh && sh[sh[i].sh_link].sh_type != SHT_NOBITS &&
 		    (sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB_SHNDX))
-			keep[sh[i].sh_link] = 1;
+			t->keep[sh[i].sh_link] = 1;
 	for (i = 1; i < n_sh; i++)
-		if (keep[i] && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset))
-			keep[i] = 0;
+		if (t->keep[i] && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset))
+			t->keep[i] = 0;
+}
 
-	/* the unwind table cut to the functions the recording's addresses are in */
-	size_t n_addrs = 0;
-	if (o->hits)
-		addrs = hit_addrs(data, &eh, o, &n_addrs);
-	if (addrs && eh_i && keep[eh_i]) {
-		int want_hdr = hdr_i && keep[hdr_i] && sh[hdr_i].sh_size >= 4 && data[sh[hdr_i].sh_offset] == 1;
-		if (filter_cfi(data + sh[eh_i].sh_offset, sh[eh_i].sh_size, sh[eh_i].sh_addr, want_hdr,
-		                        hdr_i ? sh[hdr_i].sh_addr : 0, addrs, n_addrs, &repl[eh_i], &repl_len[eh_i],
-		                        want_hdr ? &repl[hdr_i] : NULL, want_hdr ? &repl_len[hdr_i] : NULL, info) == 0) {
-			info->cfi_whole = 0;
-			sh[eh_i].sh_size = repl_len[eh_i];
-			if (want_hdr)
-				sh[hdr_i].sh_size = repl_len[hdr_i];
-			else if (hdr_i)
-				keep[hdr_i] = 0; /* a table of another form would point at entries that moved */
-		}
-	}
+/* The unwind table cut to the functions the recording's addresses are in. */
+static void trim_cfi(trim *t, const uint64_t *addrs, size_t n_addrs, rec_trim_info *info)
+{
+	Elf64_Shdr *sh = t->sh;
+	size_t eh_i = t->eh_i, hdr_i = t->hdr_i;
 
-	/* symbol tables cut to what lookups of those addresses return; a string table shared with
-	 * another kept table, or a table with extended section indexes, stays whole */
+	if (!addrs || !eh_i || !t->keep[eh_i])
+		return;
+	int want_hdr = hdr_i && t->keep[hdr_i] && sh[hdr_i].sh_size >= 4 && t->data[sh[hdr_i].sh_offset] == 1;
+	if (filter_cfi(t->data + sh[eh_i].sh_offset, sh[eh_i].sh_size, sh[eh_i].sh_addr, want_hdr,
+	               hdr_i ? sh[hdr_i].sh_addr : 0, addrs, n_addrs, &t->repl[eh_i], &t->repl_len[eh_i],
+	               want_hdr ? &t->repl[hdr_i] : NULL, want_hdr ? &t->repl_len[hdr_i] : NULL, info) != 0)
+		return;
+	info->cfi_whole = 0;
+	sh[eh_i].sh_size = t->repl_len[eh_i];
+	if (want_hdr)
+		sh[hdr_i].sh_size = t->repl_len[hdr_i];
+	else if (hdr_i)
+		t->keep[hdr_i] = 0; /* a table of another form would point at entries that moved */
+}
+
+/* Symbol tables cut to what lookups of those addresses return; a string table shared with
+ * another kept table, or a table with extended section indexes, stays whole. */
+static void trim_symbols(trim *t, const uint64_t *addrs, size_t n_addrs, rec_trim_info *info)
+{
+	Elf64_Shdr *sh = t->sh;
+	size_t i, n_sh = t->n_sh;
+
+	if (!addrs)
+		return;
 	/* a caller's frame is looked up at its return address minus one (the call): both count */
-	uint64_t *both = addrs ? malloc((2 * n_addrs + 1) * sizeof(*both)) : NULL;
-	for (i = 0; both && i < n_addrs; i++) {
+	uint64_t *both = malloc((2 * n_addrs + 1) * sizeof(*both));
+	if (!both)
+		return;
+	for (i = 0; i < n_addrs; i++) {
 		both[2 * i] = addrs[i] ? addrs[i] - 1 : 0;
 		both[2 * i + 1] = addrs[i];
 	}
-	if (both) {
-		for (i = 1; i < n_sh; i++) {
-			size_t l = sh[i].sh_link, j;
-			if (!keep[i] || (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM) || l == 0 || l >= n_sh ||
-			    !keep[l] || repl[l] || sh[l].sh_type != SHT_STRTAB || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
-			    sh[l].sh_size == 0 || data[sh[l].sh_offset + sh[l].sh_size - 1] != 0)
-				continue;
-			for (j = 1; j < n_sh; j++)
-				if (j != i && keep[j] && (sh[j].sh_link == l || (sh[j].sh_type == SHT_SYMTAB_SHNDX && sh[j].sh_link == i)))
-					break;
-			uint32_t new_info = 0;
-			if (j < n_sh || filter_symbols(data + sh[i].sh_offset, sh[i].sh_size, sh[i].sh_info,
-			                               (const char *)data + sh[l].sh_offset, sh[l].sh_size, both, 2 * n_addrs,
-			                               &repl[i], &repl_len[i], &repl[l], &repl_len[l], &new_info) != 0)
-				continue;
-			info->n_syms += sh[i].sh_size / sizeof(Elf64_Sym);
-			sh[i].sh_size = repl_len[i];
-			sh[i].sh_info = new_info;
-			sh[l].sh_size = repl_len[l];
-			info->n_syms_kept += repl_len[i] / sizeof(Elf64_Sym);
-		}
+	for (i = 1; i < n_sh; i++) {
+		size_t l = sh[i].sh_link, j;
+		if (!t->keep[i] || (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM) || l == 0 || l >= n_sh ||
+		    !t->keep[l] || t->repl[l] || sh[l].sh_type != SHT_STRTAB || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
+		    sh[l].sh_size == 0 || t->data[sh[l].sh_offset + sh[l].sh_size - 1] != 0)
+			continue;
+		for (j = 1; j < n_sh; j++)
+			if (j != i && t->keep[j] &&
+			    (sh[j].sh_link == l || (sh[j].sh_type == SHT_SYMTAB_SHNDX && sh[j].sh_link == i)))
+				break;
+		uint32_t new_info = 0;
+		if (j < n_sh || filter_symbols(t->data + sh[i].sh_offset, sh[i].sh_size, sh[i].sh_info,
+		                               (const char *)t->data + sh[l].sh_offset, sh[l].sh_size, both, 2 * n_addrs,
+		                               &t->repl[i], &t->repl_len[i], &t->repl[l], &t->repl_len[l], &new_info) != 0)
+			continue;
+		info->n_syms += sh[i].sh_size / sizeof(Elf64_Sym);
+		sh[i].sh_size = t->repl_len[i];
+		sh[i].sh_info = new_info;
+		sh[l].sh_size = t->repl_len[l];
+		info->n_syms_kept += t->repl_len[i] / sizeof(Elf64_Sym);
 	}
 	free(both);
+}
 
-	/* layout: header, program headers (unchanged: addresses still describe the original),
-	 * kept section contents in their original order, then the section headers */
-	off = sizeof(eh) + ph_bytes;
+/* The output: header, program headers (unchanged: addresses still describe the original), kept
+ * section contents in their original order, then the section headers. NULL when out of memory. */
+static uint8_t *trim_lay_out(trim *t, size_t *out_len)
+{
+	Elf64_Shdr *sh = t->sh;
+	size_t i, n_sh = t->n_sh, off = sizeof(t->eh) + t->ph_bytes, total;
+	uint8_t *out;
+
 	for (i = 1; i < n_sh; i++) {
-		if (keep[i]) {
+		if (t->keep[i]) {
 			uint64_t al = sh[i].sh_addralign > 1 && sh[i].sh_addralign <= 4096 ? sh[i].sh_addralign : 1;
 			off = align_up(off, al) + sh[i].sh_size;
 		}
 	}
 	off = align_up(off, 8);
 	total = off + n_sh * sizeof(Elf64_Shdr);
-	out = calloc(1, total);
-	if (!out)
-		goto fail;
-	off = sizeof(eh) + ph_bytes;
-	if (ph_bytes)
-		memcpy(out + sizeof(eh), data + eh.e_phoff, ph_bytes);
+	if (!(out = calloc(1, total)))
+		return NULL;
+	off = sizeof(t->eh) + t->ph_bytes;
+	if (t->ph_bytes)
+		memcpy(out + sizeof(t->eh), t->data + t->eh.e_phoff, t->ph_bytes);
 	for (i = 1; i < n_sh; i++) {
-		if (keep[i]) {
+		if (t->keep[i]) {
 			uint64_t al = sh[i].sh_addralign > 1 && sh[i].sh_addralign <= 4096 ? sh[i].sh_addralign : 1;
 			off = align_up(off, al);
-			memcpy(out + off, repl[i] ? repl[i] : data + sh[i].sh_offset, sh[i].sh_size);
+			memcpy(out + off, t->repl[i] ? t->repl[i] : t->data + sh[i].sh_offset, sh[i].sh_size);
 			sh[i].sh_offset = off;
 			off += sh[i].sh_size;
 		} else if (sh[i].sh_type != SHT_NULL) {
@@ -773,22 +804,42 @@ uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *
 	}
 	off = align_up(off, 8);
 	memcpy(out + off, sh, n_sh * sizeof(Elf64_Shdr));
-	eh.e_phoff = ph_bytes ? sizeof(eh) : 0;
-	eh.e_shoff = off;
-	memcpy(out, &eh, sizeof(eh));
+	t->eh.e_phoff = t->ph_bytes ? sizeof(t->eh) : 0;
+	t->eh.e_shoff = off;
+	memcpy(out, &t->eh, sizeof(t->eh));
 	*out_len = total;
-	goto done;
-fail:
-	free(out);
-	out = NULL;
-done:
-	for (i = 0; repl && i < n_sh; i++)
-		free(repl[i]);
-	free(repl);
-	free(repl_len);
+	return out;
+}
+
+uint8_t *rec_archive_trim(const uint8_t *data, size_t len, const rec_trim_opts *o, size_t *out_len,
+                          rec_trim_info *info)
+{
+	trim t = { 0 };
+	uint8_t *out = NULL;
+	uint64_t *addrs = NULL;
+	size_t i, n_addrs = 0;
+	rec_trim_info dummy;
+
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	info->cfi_whole = 1;
+	if (trim_open(&t, data, len) < 0)
+		goto out;
+	trim_choose(&t, o->dwarf_max, info);
+	if (o->hits)
+		addrs = hit_addrs(data, &t.eh, o, &n_addrs);
+	trim_cfi(&t, addrs, n_addrs, info);
+	trim_symbols(&t, addrs, n_addrs, info);
+	out = trim_lay_out(&t, out_len);
+out:
+	for (i = 0; t.repl && i < t.n_sh; i++)
+		free(t.repl[i]);
+	free(t.repl);
+	free(t.repl_len);
 	free(addrs);
-	free(sh);
-	free(keep);
+	free(t.sh);
+	free(t.keep);
 	return out;
 }
 

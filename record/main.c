@@ -147,194 +147,213 @@ static int capture_conflict(const rec_opts *o, int want_dump)
 	return 0;
 }
 
+/* The command line as parsed, before the checks that look at options together. */
+typedef struct {
+	rec_opts o;
+	rec_dump_opts dump;
+	char **argv;
+	int want_dump, output_given, no_stack_copy, asked_dwarf;
+} cli;
+
+enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
+       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP, OPT_CUDA_STACKS, OPT_NO_STACK_COPY, OPT_SCOPE, OPT_DELAY,
+       OPT_CAPTURE_RANGE, OPT_RING, OPT_MAX_SIZE };
+
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "no-stack-copy", no_argument, NULL, OPT_NO_STACK_COPY },
+	{ "scope", required_argument, NULL, OPT_SCOPE },
+	{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
+	{ "python", optional_argument, NULL, OPT_PYTHON },
+	{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
+	{ "cuda-stacks", required_argument, NULL, OPT_CUDA_STACKS },
+	{ "prepare", no_argument, NULL, OPT_PREPARE },
+	{ "dump", no_argument, NULL, OPT_DUMP },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
+	{ "top", no_argument, NULL, OPT_TOP },
+	{ "delay", required_argument, NULL, OPT_DELAY },
+	{ "capture-range", required_argument, NULL, OPT_CAPTURE_RANGE },
+	{ "ring", required_argument, NULL, OPT_RING },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option c (getopt_long's answer) into k. -1 to go on, or the exit code (help, version,
+ * usage errors said with one line). */
+static int take_opt(int c, cli *k)
+{
+	double v;
+
+	switch (c) {
+	case 'o':
+		if (!optarg[0])
+			return bad("%s-o needs a file name", "");
+		k->o.output = optarg;
+		k->output_given = 1;
+		break;
+	case 'F':
+		if (parse_double(optarg, 0.001, 100000, &v) < 0)
+			return bad("-F %s: not a rate in Hz between 0.001 and 100000", optarg);
+		k->o.freq_hz = v;
+		break;
+	case 'd':
+		if (parse_double(optarg, 0.001, MAX_DURATION_S, &v) < 0)
+			return bad("-d %s: not a positive number of seconds", optarg);
+		k->o.duration_s = v;
+		break;
+	case 'p':
+		if (parse_double(optarg, 1, INT_MAX, &v) < 0 || v != (double)(int)v)
+			return bad("-p %s: not a process id", optarg);
+		k->o.pid = (pid_t)v;
+		break;
+	case OPT_CALL_GRAPH:
+		if (parse_call_graph(optarg, &k->o) < 0)
+			return bad("--call-graph %s: expected fp, dwarf or dwarf,BYTES (8..65528)", optarg);
+		k->asked_dwarf = k->o.dwarf;
+		break;
+	case OPT_NO_STACK_COPY:
+		k->no_stack_copy = 1;
+		break;
+	case OPT_SCOPE:
+		if (strcmp(optarg, "process") == 0)
+			k->o.scope = REC_SCOPE_PROCESS;
+		else if (strcmp(optarg, "system") == 0)
+			k->o.scope = REC_SCOPE_SYSTEM;
+		else
+			return bad("--scope %s: expected process or system", optarg);
+		break;
+	case OPT_NO_ARCHIVE:
+		k->o.no_archive = 1;
+		break;
+	case OPT_PYTHON:
+		if (!optarg || strcmp(optarg, "on") == 0)
+			k->o.python = REC_PY_ON;
+		else if (strcmp(optarg, "auto") == 0)
+			k->o.python = REC_PY_AUTO;
+		else if (strcmp(optarg, "off") == 0)
+			k->o.python = REC_PY_OFF;
+		else
+			return bad("--python=%s: expected auto, on or off", optarg);
+		break;
+	case OPT_NO_CUDA:
+		k->o.no_cuda = 1;
+		break;
+	case OPT_CUDA_STACKS:
+		/* the agent reads it from the command's environment (cuda_inject.c passes it on) */
+		if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+			return bad("--cuda-stacks=%s: expected on or off", optarg);
+		setenv("GT_CUPTI_STACKS", strcmp(optarg, "on") == 0 ? "1" : "0", 1);
+		break;
+	case OPT_PREPARE:
+		k->o.prepare = 1;
+		break;
+	case OPT_DUMP:
+		k->want_dump = 1;
+		break;
+	case OPT_CHILDREN:
+		k->dump.children = 1;
+		break;
+	case OPT_JSON:
+		k->dump.json = 1;
+		break;
+	case OPT_ALL_FRAMES:
+		k->dump.all_frames = 1;
+		break;
+	case OPT_TOP:
+		k->o.top = 1;
+		break;
+	case OPT_DELAY:
+		if (parse_double(optarg, 0.001, MAX_DURATION_S, &v) < 0)
+			return bad("--delay %s: not a positive number of seconds", optarg);
+		k->o.capture.delay_s = v;
+		break;
+	case OPT_CAPTURE_RANGE:
+		if (strcmp(optarg, "signal") == 0) {
+			k->o.capture.range = REC_CAP_SIGNAL;
+		} else if (strncmp(optarg, "nvtx:", 5) == 0 && optarg[5]) {
+			k->o.capture.range = REC_CAP_NVTX;
+			k->o.capture.nvtx_name = optarg + 5;
+		} else {
+			return bad("--capture-range=%s: expected signal or nvtx:NAME", optarg);
+		}
+		break;
+	case OPT_RING:
+		if (parse_double(optarg, 1, MAX_DURATION_S, &v) < 0)
+			return bad("--ring %s: not a number of seconds (at least 1)", optarg);
+		k->o.capture.ring_s = v;
+		break;
+	case OPT_MAX_SIZE:
+		if (rec_capture_parse_size(optarg, &k->o.capture.max_size) < 0 || k->o.capture.max_size < (64u << 10))
+			return bad("--max-size %s: expected a size of at least 64K (K, M, G suffixes)", optarg);
+		break;
+	case 'q':
+		k->o.quiet = 1;
+		break;
+	case 'h':
+		usage(stdout);
+		return GT_EXIT_OK;
+	case 'V':
+		printf("gt-record %s\n", GT_VERSION);
+		return GT_EXIT_OK;
+	case ':':
+		return bad("%s needs an argument", k->argv[optind - 1]);
+	default:
+		return bad("unknown option %s", k->argv[optind - 1]);
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
-	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP, OPT_CUDA_STACKS, OPT_NO_STACK_COPY, OPT_SCOPE, OPT_DELAY,
-	       OPT_CAPTURE_RANGE, OPT_RING, OPT_MAX_SIZE };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "no-stack-copy", no_argument, NULL, OPT_NO_STACK_COPY },
-		{ "scope", required_argument, NULL, OPT_SCOPE },
-		{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
-		{ "python", optional_argument, NULL, OPT_PYTHON },
-		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
-		{ "cuda-stacks", required_argument, NULL, OPT_CUDA_STACKS },
-		{ "prepare", no_argument, NULL, OPT_PREPARE },
-		{ "dump", no_argument, NULL, OPT_DUMP },
-		{ "children", no_argument, NULL, OPT_CHILDREN },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
-		{ "top", no_argument, NULL, OPT_TOP },
-		{ "delay", required_argument, NULL, OPT_DELAY },
-		{ "capture-range", required_argument, NULL, OPT_CAPTURE_RANGE },
-		{ "ring", required_argument, NULL, OPT_RING },
-		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	rec_opts o;
-	rec_dump_opts dump = { 0 };
-	int c, want_dump = 0, output_given = 0, no_stack_copy = 0, asked_dwarf = 0;
+	cli k = { .argv = argv };
+	rec_opts *o = &k.o;
+	int c, rc;
 
-	rec_opts_init(&o);
-	o.argv0 = argv[0];
+	rec_opts_init(o);
+	o->argv0 = argv[0];
 	opterr = 0;
 	/* '+': stop at the first non-option, so the command's own options stay its own */
-	while ((c = getopt_long(argc, argv, "+:o:F:d:p:qhV", longopts, NULL)) != -1) {
-		double v;
-		switch (c) {
-		case 'o':
-			if (!optarg[0])
-				return bad("%s-o needs a file name", "");
-			o.output = optarg;
-			output_given = 1;
-			break;
-		case 'F':
-			if (parse_double(optarg, 0.001, 100000, &v) < 0)
-				return bad("-F %s: not a rate in Hz between 0.001 and 100000", optarg);
-			o.freq_hz = v;
-			break;
-		case 'd':
-			if (parse_double(optarg, 0.001, MAX_DURATION_S, &v) < 0)
-				return bad("-d %s: not a positive number of seconds", optarg);
-			o.duration_s = v;
-			break;
-		case 'p':
-			if (parse_double(optarg, 1, INT_MAX, &v) < 0 || v != (double)(int)v)
-				return bad("-p %s: not a process id", optarg);
-			o.pid = (pid_t)v;
-			break;
-		case OPT_CALL_GRAPH:
-			if (parse_call_graph(optarg, &o) < 0)
-				return bad("--call-graph %s: expected fp, dwarf or dwarf,BYTES (8..65528)", optarg);
-			asked_dwarf = o.dwarf;
-			break;
-		case OPT_NO_STACK_COPY:
-			no_stack_copy = 1;
-			break;
-		case OPT_SCOPE:
-			if (strcmp(optarg, "process") == 0)
-				o.scope = REC_SCOPE_PROCESS;
-			else if (strcmp(optarg, "system") == 0)
-				o.scope = REC_SCOPE_SYSTEM;
-			else
-				return bad("--scope %s: expected process or system", optarg);
-			break;
-		case OPT_NO_ARCHIVE:
-			o.no_archive = 1;
-			break;
-		case OPT_PYTHON:
-			if (!optarg || strcmp(optarg, "on") == 0)
-				o.python = REC_PY_ON;
-			else if (strcmp(optarg, "auto") == 0)
-				o.python = REC_PY_AUTO;
-			else if (strcmp(optarg, "off") == 0)
-				o.python = REC_PY_OFF;
-			else
-				return bad("--python=%s: expected auto, on or off", optarg);
-			break;
-		case OPT_NO_CUDA:
-			o.no_cuda = 1;
-			break;
-		case OPT_CUDA_STACKS:
-			/* the agent reads it from the command's environment (cuda_inject.c passes it on) */
-			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-				return bad("--cuda-stacks=%s: expected on or off", optarg);
-			setenv("GT_CUPTI_STACKS", strcmp(optarg, "on") == 0 ? "1" : "0", 1);
-			break;
-		case OPT_PREPARE:
-			o.prepare = 1;
-			break;
-		case OPT_DUMP:
-			want_dump = 1;
-			break;
-		case OPT_CHILDREN:
-			dump.children = 1;
-			break;
-		case OPT_JSON:
-			dump.json = 1;
-			break;
-		case OPT_ALL_FRAMES:
-			dump.all_frames = 1;
-			break;
-		case OPT_TOP:
-			o.top = 1;
-			break;
-		case OPT_DELAY:
-			if (parse_double(optarg, 0.001, MAX_DURATION_S, &v) < 0)
-				return bad("--delay %s: not a positive number of seconds", optarg);
-			o.capture.delay_s = v;
-			break;
-		case OPT_CAPTURE_RANGE:
-			if (strcmp(optarg, "signal") == 0) {
-				o.capture.range = REC_CAP_SIGNAL;
-			} else if (strncmp(optarg, "nvtx:", 5) == 0 && optarg[5]) {
-				o.capture.range = REC_CAP_NVTX;
-				o.capture.nvtx_name = optarg + 5;
-			} else {
-				return bad("--capture-range=%s: expected signal or nvtx:NAME", optarg);
-			}
-			break;
-		case OPT_RING:
-			if (parse_double(optarg, 1, MAX_DURATION_S, &v) < 0)
-				return bad("--ring %s: not a number of seconds (at least 1)", optarg);
-			o.capture.ring_s = v;
-			break;
-		case OPT_MAX_SIZE:
-			if (rec_capture_parse_size(optarg, &o.capture.max_size) < 0 || o.capture.max_size < (64u << 10))
-				return bad("--max-size %s: expected a size of at least 64K (K, M, G suffixes)", optarg);
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return GT_EXIT_OK;
-		case 'V':
-			printf("gt-record %s\n", GT_VERSION);
-			return GT_EXIT_OK;
-		case ':':
-			return bad("%s needs an argument", argv[optind - 1]);
-		default:
-			return bad("unknown option %s", argv[optind - 1]);
-		}
-	}
+	while ((c = getopt_long(argc, argv, "+:o:F:d:p:qhV", longopts, NULL)) != -1)
+		if ((rc = take_opt(c, &k)) >= 0)
+			return rc;
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
 		return bad("unknown option %s", argv[optind]);
-	if (no_stack_copy && asked_dwarf)
+	if (k.no_stack_copy && k.asked_dwarf)
 		return bad("%s--no-stack-copy and --call-graph dwarf exclude each other (dwarf unwinding needs the copy)", "");
-	if (no_stack_copy)
-		o.dwarf = 0;
-	if (capture_conflict(&o, want_dump) < 0)
+	if (k.no_stack_copy)
+		o->dwarf = 0;
+	if (capture_conflict(o, k.want_dump) < 0)
 		return GT_EXIT_USAGE;
-	o.argv = argv + optind;
-	if (o.top && (want_dump || o.prepare))
+	o->argv = argv + optind;
+	if (o->top && (k.want_dump || o->prepare))
 		return bad("%s--top goes with a recording (a COMMAND or -p PID), not --dump or --prepare", "");
-	if (want_dump) {
-		if (o.pid <= 0 || optind < argc)
+	if (k.want_dump) {
+		if (o->pid <= 0 || optind < argc)
 			return bad("%s--dump takes -p PID (and no command)", "");
-		if (dump.json && output_given)
+		if (k.dump.json && k.output_given)
 			return bad("%s--json prints; -o writes a trace: choose one", "");
-		dump.pid = o.pid;
-		dump.output = output_given ? o.output : NULL;
-		dump.no_archive = o.no_archive;
-		dump.quiet = o.quiet;
-		return rec_dump_run(&dump);
+		k.dump.pid = o->pid;
+		k.dump.output = k.output_given ? o->output : NULL;
+		k.dump.no_archive = o->no_archive;
+		k.dump.quiet = o->quiet;
+		return rec_dump_run(&k.dump);
 	}
-	if (dump.children || dump.json || dump.all_frames)
+	if (k.dump.children || k.dump.json || k.dump.all_frames)
 		return bad("%s--children, --json and --all-frames go with --dump", "");
-	if (o.pid > 0 && optind < argc)
+	if (o->pid > 0 && optind < argc)
 		return bad("%s-p PID and a COMMAND exclude each other", "");
-	if (o.pid > 0 && o.prepare)
+	if (o->pid > 0 && o->prepare)
 		return bad("%s--prepare launches a COMMAND; it does not take -p", "");
-	if (o.pid <= 0 && optind >= argc)
+	if (o->pid <= 0 && optind >= argc)
 		return bad("%sno command to record: gt-record [options] -- COMMAND [ARGS...], or -p PID", "");
-	return rec_session_run(&o);
+	return rec_session_run(o);
 }
