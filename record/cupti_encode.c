@@ -306,42 +306,31 @@ static void put_kernel(ag_enc *e, const CUpti_ActivityKernel10 *k)
 	gtt_write(e->w, &r);
 }
 
+/* A copy record: device-to-device and peer copies come as different CUPTI kinds with the same
+ * fields. */
+#define PUT_COPY(e, m, copy_kind)                                                           \
+	do {                                                                                \
+		if (!keep((e), AG_CAP_BY_LAUNCH, (m)->start, (m)->end, (m)->correlationId)) \
+			return;                                                             \
+		gtt_record r = { .tag = GTT_REC_CUDA_MEMCPY };                              \
+		r.u.memcpy = (gtt_cuda_memcpy){                                             \
+			.start_ns = (m)->start, .end_ns = (m)->end, .pid = (e)->pid,        \
+			.device = (m)->deviceId, .context = (m)->contextId,                 \
+			.stream = (m)->streamId, .correlation = (m)->correlationId,         \
+			.kind = (copy_kind),                                                \
+			.flags = ((m)->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0,   \
+			.bytes = (m)->bytes };                                              \
+		gtt_write((e)->w, &r);                                                      \
+	} while (0)
+
 static void put_memcpy(ag_enc *e, const CUpti_ActivityMemcpy6 *m)
 {
-	if (!keep(e, AG_CAP_BY_LAUNCH, m->start, m->end, m->correlationId))
-		return;
-	gtt_record r = { .tag = GTT_REC_CUDA_MEMCPY };
-	gtt_cuda_memcpy *o = &r.u.memcpy;
-	o->start_ns = m->start;
-	o->end_ns = m->end;
-	o->pid = e->pid;
-	o->device = m->deviceId;
-	o->context = m->contextId;
-	o->stream = m->streamId;
-	o->correlation = m->correlationId;
-	o->kind = memcpy_kind(m->copyKind);
-	o->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-	o->bytes = m->bytes;
-	gtt_write(e->w, &r);
+	PUT_COPY(e, m, memcpy_kind(m->copyKind));
 }
 
 static void put_p2p(ag_enc *e, const CUpti_ActivityMemcpyPtoP4 *m)
 {
-	if (!keep(e, AG_CAP_BY_LAUNCH, m->start, m->end, m->correlationId))
-		return;
-	gtt_record r = { .tag = GTT_REC_CUDA_MEMCPY };
-	gtt_cuda_memcpy *o = &r.u.memcpy;
-	o->start_ns = m->start;
-	o->end_ns = m->end;
-	o->pid = e->pid;
-	o->device = m->deviceId;
-	o->context = m->contextId;
-	o->stream = m->streamId;
-	o->correlation = m->correlationId;
-	o->kind = GTT_MEMCPY_PTOP;
-	o->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-	o->bytes = m->bytes;
-	gtt_write(e->w, &r);
+	PUT_COPY(e, m, GTT_MEMCPY_PTOP);
 }
 
 static void put_memset(ag_enc *e, const CUpti_ActivityMemset4 *m)
