@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "gt_util.h"
 
 #if defined(__x86_64__)
 #define REG_IP_BIT 8  /* PERF_REG_X86_IP */
@@ -124,14 +125,8 @@ static aproc *proc_get(rec_archive *a, uint32_t pid, int create)
 	}
 	if (!create)
 		return NULL;
-	if (a->n_procs == a->cap_procs) {
-		size_t c = a->cap_procs ? a->cap_procs * 2 : 8;
-		aproc *v = realloc(a->procs, c * sizeof(*v));
-		if (!v)
-			return NULL;
-		a->procs = v;
-		a->cap_procs = c;
-	}
+	if (GT_GROW(a->procs, a->cap_procs, a->n_procs + 1) < 0)
+		return NULL;
 	memset(&a->procs[a->n_procs], 0, sizeof(aproc));
 	a->procs[a->n_procs].pid = pid;
 	a->last_proc = a->n_procs;
@@ -159,14 +154,8 @@ static void insert_live(rec_archive *a, amap *m)
 		if (p->v[i]->end <= m->start || p->v[i]->start >= m->end)
 			p->v[k++] = p->v[i];
 	p->n = k;
-	if (p->n == p->cap) {
-		size_t c = p->cap ? p->cap * 2 : 32;
-		amap **v = realloc(p->v, c * sizeof(*v));
-		if (!v)
-			return;
-		p->v = v;
-		p->cap = c;
-	}
+	if (GT_GROW(p->v, p->cap, p->n + 1) < 0)
+		return;
 	for (i = p->n; i > 0 && p->v[i - 1]->start > m->start; i--)
 		p->v[i] = p->v[i - 1];
 	p->v[i] = m;
@@ -178,14 +167,8 @@ static amap *new_map(rec_archive *a, const gtt_mapping *m)
 {
 	amap *x;
 
-	if (a->n_all == a->cap_all) {
-		size_t c = a->cap_all ? a->cap_all * 2 : 64;
-		amap **v = realloc(a->all, c * sizeof(*v));
-		if (!v)
-			return NULL;
-		a->all = v;
-		a->cap_all = c;
-	}
+	if (GT_GROW(a->all, a->cap_all, a->n_all + 1) < 0)
+		return NULL;
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return NULL;

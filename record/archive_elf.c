@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "elf.h"
+#include "gt_util.h"
 
 /* What unwinding and symbolization read: symbol tables (SHT_SYMTAB/DYNSYM and the string
  * tables they link, kept by type below), call-frame information, the build-id and other notes
@@ -183,14 +184,8 @@ static int parse_cie(const uint8_t *eh, size_t off, size_t body, size_t end, cie
 
 static int add_cie(cfi *f, const uint8_t *eh, size_t off, size_t body, size_t end)
 {
-	if (f->n_cie == f->cap_cie) {
-		size_t cap = f->cap_cie ? f->cap_cie * 2 : 64;
-		cie *v = realloc(f->cies, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		f->cies = v;
-		f->cap_cie = cap;
-	}
+	if (GT_GROW(f->cies, f->cap_cie, f->n_cie + 1) < 0)
+		return -1;
 	if (parse_cie(eh, off, body, end, &f->cies[f->n_cie]) != 0)
 		return -1;
 	f->n_cie++;
@@ -241,14 +236,8 @@ static int parse_cfi(const uint8_t *eh, size_t len, uint64_t eh_addr, cfi *f)
 			if (!w || (app != 0 && app != DW_EH_PE_pcrel) || (c->fde_enc & 0x80) || body + 4 + 2 * (size_t)w > end ||
 			    (app == DW_EH_PE_pcrel && ((c->fde_enc & 0x0f) == 0x02 || (c->fde_enc & 0x0f) == 0x03)))
 				return -1;
-			if (f->n_fde == f->cap_fde) {
-				size_t cap = f->cap_fde ? f->cap_fde * 2 : 1024;
-				fde *v = realloc(f->fdes, cap * sizeof(*v));
-				if (!v)
-					return -1;
-				f->fdes = v;
-				f->cap_fde = cap;
-			}
+			if (GT_GROW(f->fdes, f->cap_fde, f->n_fde + 1) < 0)
+				return -1;
 			fde *d = &f->fdes[f->n_fde++];
 			int64_t v = rd_enc(eh + body + 4, c->fde_enc);
 			d->off = off;

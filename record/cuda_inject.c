@@ -6,6 +6,7 @@
  * chunks with a valid CRC into the trace, keeping one offset per file so nothing is merged twice
  * and a chunk still being written waits for the next merge. Protocol: docs/CUDA.md. */
 #include "cuda_inject.h"
+#include "gt_util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -203,14 +204,8 @@ static side_file *side_find_or_add(rec_cuda *c, const char *name)
 	unsigned pid = 0, gen = 0;
 	if (sscanf(name, SIDE_PREFIX "%u-%u", &pid, &gen) != 2)
 		return NULL;
-	if (c->n_files == c->cap_files) {
-		size_t cap = c->cap_files ? c->cap_files * 2 : 8;
-		side_file *nf = realloc(c->files, cap * sizeof(*nf));
-		if (!nf)
-			return NULL;
-		c->files = nf;
-		c->cap_files = cap;
-	}
+	if (GT_GROW(c->files, c->cap_files, c->n_files + 1) < 0)
+		return NULL;
 	side_file *f = &c->files[c->n_files];
 	memset(f, 0, sizeof(*f));
 	f->name = strdup(name);

@@ -4,6 +4,7 @@
  * names are found by pointer or callback id, never by hashing a string twice. */
 #include "cupti_agent.h"
 #include "cupti_nvtx.h"
+#include "gt_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -512,14 +513,8 @@ static void marker(ag_enc *e, const CUpti_ActivityMarker2 *m, ag_stats *st)
 	for (size_t i = 0; i < e->n_open; i++)
 		if (e->open[i].tid == n.tid && e->open[i].pid == n.pid)
 			n.depth++;
-	if (e->n_open == e->cap_open) {
-		size_t cap = e->cap_open ? e->cap_open * 2 : 64;
-		nvtx_open *no = realloc(e->open, cap * sizeof(*no));
-		if (!no)
-			return;
-		e->open = no;
-		e->cap_open = cap;
-	}
+	if (GT_GROW(e->open, e->cap_open, e->n_open + 1) < 0)
+		return;
 	e->open[e->n_open++] = n;
 }
 

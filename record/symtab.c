@@ -1,6 +1,7 @@
 /* symtab.c — sorted function-symbol tables from ELF images, and demangling via a dlopen'ed
  * libstdc++ (gt-record links nothing but libc). */
 #include "symtab.h"
+#include "gt_util.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -51,14 +52,8 @@ static int add_section(rec_symtab *t, size_t *cap, const rec_elfimg *img, uint32
 		name = (const char *)strs.data + e->st_name;
 		if (strnlen(name, strs.size - e->st_name) == strs.size - e->st_name)
 			continue; /* not terminated inside the table */
-		if (t->n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 1024;
-			sym *v = realloc(t->v, ncap * sizeof(*v));
-			if (!v)
-				return -1;
-			t->v = v;
-			*cap = ncap;
-		}
+		if (GT_GROW(t->v, *cap, t->n + 1) < 0)
+			return -1;
 		t->v[t->n++] = (sym){ e->st_value, e->st_size, name, rank_of(e, name) };
 	}
 	return 0;
