@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "elf.h"
 #include "gt_util.h"
+#include "procfs.h"
 #include "elfimg.h"
 #include "symtab.h"
 
@@ -68,57 +70,50 @@ static uint32_t mod_index(rec_as *as, const char *path)
 	return (uint32_t)as->n_mods++;
 }
 
+/* The executable mappings being gathered by read_maps. */
+typedef struct {
+	rec_as *as;
+	mapping *maps;
+	size_t n, cap;
+} maps_acc;
+
+static int take_map(void *ctx, const rec_procfs_map *pm)
+{
+	maps_acc *acc = ctx;
+	char path[PATH_MAX + 16];
+	uint32_t mi = UINT32_MAX;
+	size_t plen;
+
+	if (!(pm->prot & PROT_EXEC) || strcmp(pm->path, "[vsyscall]") == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s", pm->path);
+	plen = strlen(path);
+	if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
+		path[plen - 10] = 0;
+	if (path[0] == '/' || strcmp(path, "[vdso]") == 0) {
+		mi = mod_index(acc->as, path);
+		if (mi == UINT32_MAX - 1)
+			return -ENOMEM;
+	}
+	if (GT_GROW(acc->maps, acc->cap, acc->n + 1) < 0)
+		return -ENOMEM;
+	acc->maps[acc->n++] = (mapping){ pm->start, pm->end, pm->offset, mi, 0, 0 };
+	return 0;
+}
+
 /* Read /proc/PID/maps into as->maps (replacing them), modules found by path. 0 or an errno. */
 static int read_maps(rec_as *as)
 {
-	char fn[64], line[PATH_MAX + 160];
-	size_t cap = 0;
-	mapping *maps = NULL;
-	size_t n = 0;
-	int err = 0;
-	FILE *f;
+	maps_acc acc = { .as = as };
+	int rc = rec_procfs_maps(as->pid, take_map, &acc);
 
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)as->pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return errno == ENOENT ? ESRCH : errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
-		char perms[8], path[PATH_MAX + 16];
-		uint32_t mi = UINT32_MAX;
-		size_t plen;
-
-		path[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4111[^\n]", &lo, &hi, perms, &off, path) < 4 ||
-		    perms[2] != 'x' || strcmp(path, "[vsyscall]") == 0)
-			continue;
-		plen = strlen(path);
-		if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
-			path[plen - 10] = 0;
-		if (path[0] == '/' || strcmp(path, "[vdso]") == 0) {
-			mi = mod_index(as, path);
-			if (mi == UINT32_MAX - 1) {
-				err = ENOMEM;
-				goto out;
-			}
-		}
-		if (GT_GROW(maps, cap, n + 1) < 0) {
-			err = ENOMEM;
-			goto out;
-		}
-		maps[n++] = (mapping){ lo, hi, off, mi, 0, 0 };
-	}
-	if (ferror(f))
-		err = ESRCH; /* the process went away while /proc listed it */
-out:
-	fclose(f);
-	if (err) {
-		free(maps);
-		return err;
+	if (rc < 0) {
+		free(acc.maps);
+		return -rc;
 	}
 	free(as->maps);
-	as->maps = maps;
-	as->n_maps = n;
+	as->maps = acc.maps;
+	as->n_maps = acc.n;
 	return 0;
 }
 
@@ -205,11 +200,10 @@ static void mod_load(rec_as *as, module *m, const mapping *mp)
 		/* map_files: the very file mapped (deleted, or in another mount namespace);
 		 * then the path as the target sees it, then as we do */
 		char fn[PATH_MAX + 64];
-		snprintf(fn, sizeof(fn), "/proc/%d/map_files/%llx-%llx", (int)as->pid, (unsigned long long)mp->start,
-		         (unsigned long long)mp->end);
+		rec_procfs_map_file(as->pid, mp->start, mp->end, fn, sizeof(fn));
 		m->file = rec_elf_open(fn);
 		if (!m->file) {
-			snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)as->pid, m->path);
+			rec_procfs_root_path(as->pid, m->path, fn, sizeof(fn));
 			m->file = rec_elf_open(fn);
 		}
 		if (!m->file)

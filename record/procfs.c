@@ -145,6 +145,48 @@ void rec_procfs_root_path(pid_t pid, const char *path, char *buf, size_t len)
 	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
 }
 
+void rec_procfs_map_file(pid_t pid, uint64_t start, uint64_t end, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)start,
+	         (unsigned long long)end);
+}
+
+long long rec_procfs_status_field(pid_t pid, pid_t tid, const char *key, int hex)
+{
+	char path[96], line[256];
+	size_t n = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/status");
+	else if (tid == 0)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, n) == 0 && line[n] == ':') {
+			v = strtoll(line + n + 1, NULL, hex ? 16 : 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+int rec_procfs_ptrace_scope(void)
+{
+	char buf[32], *end;
+	long v;
+	int n = read_file("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf));
+
+	if (n <= 0)
+		return -1;
+	v = strtol(buf, &end, 10);
+	return end == buf || v < 0 || v > 3 ? -1 : (int)v;
+}
+
 int rec_procfs_maps(pid_t pid, rec_procfs_map_fn fn, void *ctx)
 {
 	char path[64];

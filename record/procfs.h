@@ -30,6 +30,15 @@ int rec_procfs_has_thread(pid_t pid, pid_t tid);
  * the target's mount namespace, e.g. inside a container). */
 void rec_procfs_root_path(pid_t pid, const char *path, char *buf, size_t len);
 
+/* The /proc/PID/map_files link of the mapping [start, end): the very file mapped, even deleted
+ * or in another mount namespace. */
+void rec_procfs_map_file(pid_t pid, uint64_t start, uint64_t end, char *buf, size_t len);
+/* A numeric field "KEY:" of /proc/PID/task/TID/status (tid 0: /proc/PID/status; pid 0: this
+ * process), decimal or hex; -1 when missing or unreadable. */
+long long rec_procfs_status_field(pid_t pid, pid_t tid, const char *key, int hex);
+/* kernel.yama.ptrace_scope (0-3), or -1 where Yama is absent. */
+int rec_procfs_ptrace_scope(void);
+
 /* One line of /proc/PID/maps. */
 typedef struct rec_procfs_map {
 	uint64_t start, end, offset, inode;

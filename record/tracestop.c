@@ -18,6 +18,7 @@
 #endif
 
 #include "gtt.h"
+#include "procfs.h"
 
 #define MAX_LATE 256
 #define CAP_SYS_PTRACE_BIT 19
@@ -175,32 +176,10 @@ void rec_ts_destroy(rec_ts *t)
 
 /* ---- why ptrace was refused ---- */
 
-/* The number after "key:" in a /proc status file; -1 when absent. */
-static long long status_field(const char *path, const char *key, int hex)
-{
-	char line[256];
-	size_t n = strlen(key);
-	long long v = -1;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, n) == 0 && line[n] == ':') {
-			v = strtoll(line + n + 1, NULL, hex ? 16 : 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 pid_t rec_ts_tracer_of(pid_t pid, pid_t tid)
 {
-	char fn[96];
-	long long v;
+	long long v = rec_procfs_status_field(pid, tid, "TracerPid", 0);
 
-	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	v = status_field(fn, "TracerPid", 0);
 	return v > 0 ? (pid_t)v : 0;
 }
 
@@ -210,10 +189,7 @@ static int is_ancestor_of(pid_t pid)
 	int depth;
 
 	for (depth = 0; depth < 64 && pid > 1; depth++) {
-		char fn[64];
-		long long pp;
-		snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
-		pp = status_field(fn, "PPid", 0);
+		long long pp = rec_procfs_status_field(pid, 0, "PPid", 0);
 		if (pp == me)
 			return 1;
 		if (pp <= 0)
@@ -225,31 +201,21 @@ static int is_ancestor_of(pid_t pid)
 
 void rec_ts_why_refused(pid_t pid, pid_t tid, char *buf, size_t len)
 {
-	long long caps = status_field("/proc/self/status", "CapEff", 1);
+	long long caps = rec_procfs_status_field(0, 0, "CapEff", 1);
 	int have_cap = caps >= 0 && (caps >> CAP_SYS_PTRACE_BIT & 1);
 	pid_t tracer = rec_ts_tracer_of(pid, tid);
 	int scope = -1;
-	char fn[64];
 	long long uid;
-	FILE *f;
 
 	if (tracer > 0 && tracer != getpid()) {
 		char comm[64] = "?";
-		snprintf(fn, sizeof(fn), "/proc/%d/comm", (int)tracer);
-		if ((f = fopen(fn, "re"))) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(f);
-		}
+		if (rec_procfs_comm(tracer, tracer, comm, sizeof(comm)) < 0)
+			snprintf(comm, sizeof(comm), "?");
 		snprintf(buf, len, "thread %d of process %d is already traced by process %d (%s): a thread has one "
 		         "tracer at a time; detach the debugger or strace first", (int)tid, (int)pid, (int)tracer, comm);
 		return;
 	}
-	if ((f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re"))) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = -1;
-		fclose(f);
-	}
+	scope = rec_procfs_ptrace_scope();
 	if (scope == 3) {
 		snprintf(buf, len, "ptrace is disabled on this machine (kernel.yama.ptrace_scope = 3, until reboot): "
 		         "--dump cannot stop threads");
@@ -264,8 +230,7 @@ void rec_ts_why_refused(pid_t pid, pid_t tid, char *buf, size_t len)
 		         "run gt-record as root, or allow it with: sudo sysctl kernel.yama.ptrace_scope=0");
 		return;
 	}
-	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
-	uid = status_field(fn, "Uid", 0);
+	uid = rec_procfs_status_field(pid, 0, "Uid", 0);
 	if (!have_cap && uid >= 0 && (uid_t)uid != getuid()) {
 		snprintf(buf, len, "process %d belongs to uid %lld: run gt-record as that user or as root", (int)pid, uid);
 		return;
