@@ -168,7 +168,7 @@ $(AGENT): $(call objs,$(AGENT_SRC) record/pyoffsets.c record/procmem.c) $(LIBGTT
 UNIT_ANA := bounds demangle diff export fold gpu_golden gpu_report import_perf model_load python_merge \
             textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
 UNIT_REN := bounds render_flame render_timeline svg_escape fuzz_render
-UNIT_REC := counters gpu_merge pyoffsets pyreader rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top \
+UNIT_REC := counters tracestop gpu_merge pyoffsets pyreader rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top \
             fuzz_pyreader fuzz_elf fuzz_unwind
 UNIT_PL  := kernels
 UNIT_DW  := rec_archive

@@ -199,47 +199,43 @@ static int is_ancestor_of(pid_t pid)
 	return 0;
 }
 
+void rec_ts_explain(const rec_ts_facts *f, char *buf, size_t len)
+{
+	if (f->tracer > 0 && f->tracer != f->self) {
+		snprintf(buf, len, "thread %d of process %d is already traced by process %d (%s): a thread has one "
+		         "tracer at a time; detach the debugger or strace first", (int)f->tid, (int)f->pid,
+		         (int)f->tracer, f->tracer_comm[0] ? f->tracer_comm : "?");
+	} else if (f->yama_scope == 3) {
+		snprintf(buf, len, "ptrace is disabled on this machine (kernel.yama.ptrace_scope = 3, until reboot): "
+		         "--dump cannot stop threads");
+	} else if (f->yama_scope == 2 && !f->have_cap) {
+		snprintf(buf, len, "ptrace needs CAP_SYS_PTRACE here (kernel.yama.ptrace_scope = 2): run gt-record as root");
+	} else if (f->yama_scope == 1 && !f->have_cap && !f->is_ancestor) {
+		snprintf(buf, len, "ptrace of a process that is not our child is refused (kernel.yama.ptrace_scope = 1): "
+		         "run gt-record as root, or allow it with: sudo sysctl kernel.yama.ptrace_scope=0");
+	} else if (!f->have_cap && f->target_uid >= 0 && (uid_t)f->target_uid != f->uid) {
+		snprintf(buf, len, "process %d belongs to uid %lld: run gt-record as that user or as root", (int)f->pid,
+		         f->target_uid);
+	} else if (!f->have_cap && f->uid == 0) {
+		snprintf(buf, len, "ptrace refused: this root has no CAP_SYS_PTRACE (a container?): add it "
+		         "(docker run --cap-add=SYS_PTRACE; Kubernetes securityContext.capabilities.add: [\"SYS_PTRACE\"])");
+	} else {
+		snprintf(buf, len, "ptrace of process %d refused (not dumpable, or a seccomp/LSM policy): run gt-record as "
+		         "root with CAP_SYS_PTRACE (containers: --cap-add=SYS_PTRACE)", (int)f->pid);
+	}
+}
+
 void rec_ts_why_refused(pid_t pid, pid_t tid, char *buf, size_t len)
 {
 	long long caps = rec_procfs_status_field(0, 0, "CapEff", 1);
-	int have_cap = caps >= 0 && (caps >> CAP_SYS_PTRACE_BIT & 1);
-	pid_t tracer = rec_ts_tracer_of(pid, tid);
-	int scope = -1;
-	long long uid;
+	rec_ts_facts f = { .pid = pid, .tid = tid, .self = getpid(), .uid = getuid() };
 
-	if (tracer > 0 && tracer != getpid()) {
-		char comm[64] = "?";
-		if (rec_procfs_comm(tracer, tracer, comm, sizeof(comm)) < 0)
-			snprintf(comm, sizeof(comm), "?");
-		snprintf(buf, len, "thread %d of process %d is already traced by process %d (%s): a thread has one "
-		         "tracer at a time; detach the debugger or strace first", (int)tid, (int)pid, (int)tracer, comm);
-		return;
-	}
-	scope = rec_procfs_ptrace_scope();
-	if (scope == 3) {
-		snprintf(buf, len, "ptrace is disabled on this machine (kernel.yama.ptrace_scope = 3, until reboot): "
-		         "--dump cannot stop threads");
-		return;
-	}
-	if (scope == 2 && !have_cap) {
-		snprintf(buf, len, "ptrace needs CAP_SYS_PTRACE here (kernel.yama.ptrace_scope = 2): run gt-record as root");
-		return;
-	}
-	if (scope == 1 && !have_cap && !is_ancestor_of(pid)) {
-		snprintf(buf, len, "ptrace of a process that is not our child is refused (kernel.yama.ptrace_scope = 1): "
-		         "run gt-record as root, or allow it with: sudo sysctl kernel.yama.ptrace_scope=0");
-		return;
-	}
-	uid = rec_procfs_status_field(pid, 0, "Uid", 0);
-	if (!have_cap && uid >= 0 && (uid_t)uid != getuid()) {
-		snprintf(buf, len, "process %d belongs to uid %lld: run gt-record as that user or as root", (int)pid, uid);
-		return;
-	}
-	if (!have_cap && getuid() == 0) {
-		snprintf(buf, len, "ptrace refused: this root has no CAP_SYS_PTRACE (a container?): add it "
-		         "(docker run --cap-add=SYS_PTRACE; Kubernetes securityContext.capabilities.add: [\"SYS_PTRACE\"])");
-		return;
-	}
-	snprintf(buf, len, "ptrace of process %d refused (not dumpable, or a seccomp/LSM policy): run gt-record as root "
-	         "with CAP_SYS_PTRACE (containers: --cap-add=SYS_PTRACE)", (int)pid);
+	f.have_cap = caps >= 0 && (caps >> CAP_SYS_PTRACE_BIT & 1);
+	f.tracer = rec_ts_tracer_of(pid, tid);
+	if (f.tracer > 0 && rec_procfs_comm(f.tracer, f.tracer, f.tracer_comm, sizeof(f.tracer_comm)) < 0)
+		f.tracer_comm[0] = 0;
+	f.yama_scope = rec_procfs_ptrace_scope();
+	f.is_ancestor = f.yama_scope == 1 && is_ancestor_of(pid);
+	f.target_uid = rec_procfs_status_field(pid, 0, "Uid", 0);
+	rec_ts_explain(&f, buf, len);
 }

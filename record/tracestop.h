@@ -52,6 +52,19 @@ void rec_ts_destroy(rec_ts *t);
  * tracer, CAP_SYS_PTRACE in a container, another user). tracer_pid is the TracerPid of the
  * refusing thread, or 0. */
 void rec_ts_why_refused(pid_t pid, pid_t tid, char *buf, size_t len);
+/* What rec_ts_why_refused found out, and the sentence it makes of it (apart, so that every branch
+ * is tested, Yama's included, on machines without Yama). */
+typedef struct rec_ts_facts {
+	pid_t pid, tid, self;
+	pid_t tracer;            /* TracerPid of the thread, 0 when none */
+	char tracer_comm[64];
+	int yama_scope;          /* kernel.yama.ptrace_scope, -1 without Yama */
+	int have_cap;            /* CAP_SYS_PTRACE in our effective set */
+	int is_ancestor;         /* we are an ancestor of pid (what Yama's scope 1 allows) */
+	long long target_uid;    /* pid's real uid, -1 unknown */
+	uid_t uid;               /* ours */
+} rec_ts_facts;
+void rec_ts_explain(const rec_ts_facts *f, char *buf, size_t len);
 /* TracerPid of a thread of pid, 0 when none or unreadable. */
 pid_t rec_ts_tracer_of(pid_t pid, pid_t tid);
 
