@@ -600,7 +600,7 @@ static int cmp_ev(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-int ana_launches_build(const ana_model *m, ana_launches *out)
+int ana_launches_build(const ana_model *m, uint64_t from_ns, uint64_t to_ns, ana_launches *out)
 {
 	size_t n = m->apis.n + m->callstacks.n + m->kernels.n + m->memcpys.n + m->memsets.n + m->syncs.n, k = 0;
 	ana_launch_acc *a = ana_launch_acc_new();
@@ -611,16 +611,18 @@ int ana_launches_build(const ana_model *m, ana_launches *out)
 		ana_launch_acc_free(a);
 		return GTT_ENOMEM;
 	}
-#define EVS(VEC, TYPE, T)                                             \
-	for (size_t i = 0; i < m->VEC.n; i++)                         \
-		v[k++] = (ev){ m->VEC.v[i].T, TYPE, (uint32_t)i };
-	EVS(apis, EV_API, start_ns)
-	EVS(callstacks, EV_STACK, time_ns)
-	EVS(kernels, EV_KERNEL, start_ns)
-	EVS(memcpys, EV_COPY, start_ns)
-	EVS(memsets, EV_MEMSET, start_ns)
-	EVS(syncs, EV_SYNC, start_ns)
+#define EVS(VEC, TYPE, T, WORK)                                                          \
+	for (size_t i = 0; i < m->VEC.n; i++)                                            \
+		if (!WORK || (m->VEC.v[i].T >= from_ns && (!to_ns || m->VEC.v[i].T < to_ns))) \
+			v[k++] = (ev){ m->VEC.v[i].T, TYPE, (uint32_t)i };
+	EVS(apis, EV_API, start_ns, 0)
+	EVS(callstacks, EV_STACK, time_ns, 0)
+	EVS(kernels, EV_KERNEL, start_ns, 1)
+	EVS(memcpys, EV_COPY, start_ns, 1)
+	EVS(memsets, EV_MEMSET, start_ns, 1)
+	EVS(syncs, EV_SYNC, start_ns, 1)
 #undef EVS
+	n = k;
 	qsort(v, n, sizeof(*v), cmp_ev);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {

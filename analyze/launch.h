@@ -80,8 +80,9 @@ int ana_launch_acc_work(ana_launch_acc *a, uint32_t kind, uint32_t pid, uint32_t
 int ana_launch_acc_finish(ana_launch_acc *a, ana_launches *out);
 void ana_launch_acc_free(ana_launch_acc *a); /* NULL ok */
 
-/* The accumulator fed with the model's records. 0 or GTT_ENOMEM. */
-int ana_launches_build(const ana_model *m, ana_launches *out);
+/* The accumulator fed with the model's records: every API call and stack, and the work that
+ * starts in [from_ns, to_ns) (to_ns 0: no end). 0 or GTT_ENOMEM. */
+int ana_launches_build(const ana_model *m, uint64_t from_ns, uint64_t to_ns, ana_launches *out);
 void ana_launches_free(ana_launches *l);
 
 #endif

@@ -135,7 +135,7 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 	size_t nr = 0;
 	if (!m->kernels.n && !m->memcpys.n && !m->memsets.n)
 		return;
-	if (ana_launches_build(m, &L) < 0) {
+	if (ana_launches_build(m, 0, 0, &L) < 0) {
 		fprintf(out, "\nKernel launch sites: (out of memory)\n");
 		return;
 	}
