@@ -174,8 +174,14 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 		        first, every, (double)long_ns / (double)GT_NS_PER_MS, L.n_stacks, dropped);
 	else if (on == 0)
 		fprintf(out, "  launch stacks were switched off for this recording (--cuda-stacks=off)\n");
-	else
+	else if (L.n_stacks)
 		fprintf(out, "  %" PRIu64 " launch stacks in the trace (no stack configuration record)\n", L.n_stacks);
+	if (!L.n_stacks) {
+		/* every launch would read "no stack captured": one line says it */
+		fprintf(out, "  none: this trace has no launch stacks (recorded before the CUDA agent took them, or with "
+		        "them off), so no kernel's launch site is known; it is not guessed from CPU samples\n");
+		goto out;
+	}
 	fprintf(out, "  sampled: launches with a stack; ~launches and ~GPU time: what the stacks stand for (a stack "
 	        "of the first calls or of a long call stands for itself, a 1-in-N stack for its share of the "
 	        "other launches of its thread, API and kernel); launches no stack stands for are \"no stack "
@@ -205,9 +211,9 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 		if (ns > 1)
 			qsort(sites, ns, sizeof(*sites), cmp_lsite);
 		size_t nl = strlen(row->name);
-		fprintf(out, "  %.*s%s\n    %" PRIu64 " launches, %.3f ms GPU time; %" PRIu64 " of %" PRIu64
+		fprintf(out, "  %.*s%s\n    %" PRIu64 " launch%s, %.3f ms GPU time; %" PRIu64 " of %" PRIu64
 		        " launches sampled (%.1f %%)\n",
-		        nl > 100 ? 97 : (int)nl, row->name, nl > 100 ? "..." : "", row->n,
+		        nl > 100 ? 97 : (int)nl, row->name, nl > 100 ? "..." : "", row->n, row->n == 1 ? "" : "es",
 		        (double)row->ns / (double)GT_NS_PER_MS, row->n_sampled, row->n,
 		        row->n ? 100.0 * (double)row->n_sampled / (double)row->n : 0.0);
 		if (ns)
