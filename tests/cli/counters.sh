@@ -35,6 +35,25 @@ read -r n_pts n_tel bad wm min_ready changes <<<"$out"
 check "queue.ready reaches the trace: one value per put and get, plus the start ($n_pts = $changes + 1)" test "$n_pts" = "$((changes + 1))"
 check "the step function equals telemetry.json at all $n_tel samples ($bad differ)" test "$n_tel" -ge 50 -a "$bad" = 0
 check "the watermark is queue.ready@watermark = --min-ready ($wm = $min_ready)" test "$wm" = "$min_ready"
+# the report's counters section against the pipeline's own accounting
+"$ANA" report "$TMP/pl.gtt" >"$TMP/pl.report" 2>/dev/null
+out=$("$PY" - "$TMP/pl.report" "$TMP/tel.json" <<'PYEOF'
+import json, re, sys
+rep, q = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["queue"]
+m = re.search(r"^ +\d+  queue\.ready +(\d+) +(\S+) +(\S+) +(\S+) +([\d.]+)  (\S+): ([\d.]+) s \(([\d.]+) % of the span\)", rep, re.M)
+if not m:
+    print("missing"); sys.exit()
+n, lo, mean, hi, span, wm, below_s, pct = m.groups()
+print(n, float(lo) == q["min"] and float(hi) == q["max"], wm, pct, q["pct_time_at_or_below_min_ready"],
+      abs(float(pct) - q["pct_time_at_or_below_min_ready"]) <= 0.5, abs(float(mean) - q["mean"]) <= 0.05 * max(q["mean"], 1))
+PYEOF
+)
+read -r r_n r_minmax r_wm r_pct t_pct r_close r_mean <<<"$out"
+check "report: counters section lists queue.ready with all its samples ($r_n = $changes + 1)" test "$r_n" = "$((changes + 1))"
+check "report: min and max as telemetry.json's" test "$r_minmax" = True
+check "report: the watermark is min_ready ($r_wm = $min_ready)" test "$r_wm" = "$min_ready"
+check "report: at or below min_ready $r_pct % of the span, telemetry.json $t_pct % (within 0.5 points)" test "$r_close" = True
+check "report: time-weighted mean within 5 % of telemetry.json's" test "$r_mean" = True
 
 # a Python program: threads and a forked child, and hostile lines beside good ones
 cat >"$TMP/prog.py" <<PYEOF
