@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "counters.h"
 #include "flame.h"
 #include "gtt.h"
 
@@ -790,6 +791,11 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 		le[nl++] = (legend_entry){"NVTX range", 0xa6cee3, 12};
 	if (m->counters.n)
 		le[nl++] = (legend_entry){"counter value", C_COUNTER, 12};
+	int has_wm = 0;
+	for (size_t i = 0; i < m->counters.n && !has_wm; i++)
+		has_wm = ana_counter_watermark_of(ana_string_get(m, m->counters.v[i].pid, m->counters.v[i].name_id)) > 0;
+	if (has_wm)
+		le[nl++] = (legend_entry){"counter watermark", C_WATERMARK, 2};
 	int has_lag = 0;
 	for (size_t i = 0; i < m->health.n; i++)
 		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;

@@ -55,6 +55,38 @@ check "report: the watermark is min_ready ($r_wm = $min_ready)" test "$r_wm" = "
 check "report: at or below min_ready $r_pct % of the span, telemetry.json $t_pct % (within 0.5 points)" test "$r_close" = True
 check "report: time-weighted mean within 5 % of telemetry.json's" test "$r_mean" = True
 
+# the timeline: one row for queue.ready, its watermark a line at 9 on the row's scale
+if [ -x "$GT_BIN/gt-render" ]; then
+	"$GT_BIN/gt-render" timeline "$TMP/pl.gtt" -o "$TMP/pl.svg" 2>/dev/null
+	check "timeline SVG: queue.ready's row carries its watermark as a line at $min_ready" "$PY" - "$TMP/pl.svg" "$min_ready" <<'PYEOF'
+import re, sys
+svg, wm = open(sys.argv[1]).read(), float(sys.argv[2])
+items = re.findall(r'<title>([^<]*)</title><rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="#([0-9a-f]{6})"', svg)
+labels = re.findall(r"<title>counter ([^ ]+) \(pid", svg)
+assert labels == ["queue.ready"], labels          # X@watermark is not a row of its own
+bars = [(float(re.match(r"queue\.ready = (\S+)", t).group(1)), float(y), float(h)) for t, x, y, w, h, c in items
+        if re.match(r"queue\.ready = ", t)]
+line = [(float(y), float(w)) for t, x, y, w, h, c in items if t.startswith("queue.ready@watermark = %g" % wm) and c == "8b0000"]
+assert bars and line, (len(bars), line)
+bars = [b for b in bars if b[2] > 1.001]             # a bar is at least 1 px: tiny values are off the scale
+(v1, y1, h1), (v2, y2, h2) = min(bars), max(bars)  # bar tops lie on a line in the value
+assert v2 > v1
+slope = ((y2) - (y1)) / (v2 - v1)
+want = y1 + slope * (wm - v1)
+assert all(abs((y + 1) - want) < 0.05 for y, w in line), (want, line)
+assert "at or below its watermark" in svg
+print("watermark line at y %.2f (bars say %.2f), %d segment(s)" % (line[0][0] + 1, want, len(line)))
+PYEOF
+	if "$GT_BIN/gt-render" timeline "$TMP/pl.gtt" -o "$TMP/pl.png" 2>/dev/null; then
+		read -r n_px y0 y1 < <("$PY" "$GT_ROOT/tests/cli/render_pngcolors.py" "$TMP/pl.png" 8b0000)
+		check "timeline PNG: the watermark line is drawn ($n_px pixels, rows $y0-$y1)" test "${n_px:-0}" -ge 300
+	else
+		skip "gt-render writes no PNG here (no Cairo)"
+	fi
+else
+	skip "gt-render not built"
+fi
+
 # a Python program: threads and a forked child, and hostile lines beside good ones
 cat >"$TMP/prog.py" <<PYEOF
 import os, sys, threading
