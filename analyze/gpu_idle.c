@@ -1,6 +1,6 @@
 /* gpu_idle.c — the time-based part of the GPU report: busy % over time, idle gaps and GPU-idle
  * blame (per host thread: CUDA API time by kind, exact; CPU samples by GIL class, estimated;
- * the rest off-CPU), and kernel launch sites through the correlation id. */
+ * the rest off-CPU), with the call that ended each long gap and its launch stack. */
 #include "gpu_idle.h"
 
 #include "bounds.h"
@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "demangle.h"
+#include "launch.h"
+#include "launch_report.h"
 
 /* What a host thread can be doing, in report order. */
 enum {
@@ -58,6 +60,7 @@ typedef struct tspan {
 	uint64_t start_ns, end_ns;
 	int state;
 	const char *name;
+	uint32_t pid, correlation; /* the outer call's: its launch stack, when the agent took one */
 } tspan;
 
 typedef struct hthread {
@@ -186,6 +189,8 @@ static int hctx_build(hctx *h, const ana_model *m)
 			s->end_ns = e;
 			s->name = ana_string_get(m, a->pid, a->name_id);
 			s->state = api_state(s->name);
+			s->pid = a->pid;
+			s->correlation = a->correlation;
 		}
 		i = j;
 	}
@@ -586,6 +591,37 @@ static int cmp_active(const void *a, const void *b, void *ctx)
 	return c ? c : cmp_u64(x, y);
 }
 
+/* The launch stack of a call in one line, or that the agent took none for it (never another's). */
+static void print_call_stack(const ana_model *m, FILE *out, const char *what, uint32_t pid, uint32_t corr)
+{
+	const ana_callstack *cs = ana_callstack_find(m, pid, corr);
+	if (!cs) {
+		if (m->callstacks.n)
+			fprintf(out, "       %s: no launch stack captured for this call\n", what);
+		return;
+	}
+	fprintf(out, "       %s: ", what);
+	ana_launch_print_stack(m, out, cs->stack_id, 3, 2);
+	fputc('\n', out);
+}
+
+/* When the submitting thread came out of a synchronization inside the gap just before it
+ * submitted: that call (the host waited, then launched) with its stack. */
+static void print_sync_before(const ana_model *m, FILE *out, const hthread *t, const gtt_cuda_api *a, const gap *gp)
+{
+	/* spans before i ended by the launch's start: i - 1 is the thread's call before it */
+	size_t i = span_after(t, a->start_ns);
+	if (i == 0)
+		return;
+	const tspan *s = &t->spans[i - 1];
+	if (s->state != ST_SYNC || s->end_ns < gp->start_ns || s->end_ns > a->start_ns)
+		return;
+	fprintf(out, "       after %s, %.3f ms long, returned at %+.3f ms\n", s->name,
+	        (double)(s->end_ns - s->start_ns) / (double)GT_NS_PER_MS,
+	        ((double)s->end_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
+	print_call_stack(m, out, "synchronized from", s->pid, s->correlation);
+}
+
 static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap *gp, int rank, const size_t *by_corr)
 {
 	const ana_model *m = g->m;
@@ -600,13 +636,17 @@ static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap 
 		const gtt_cuda_api *a = by_corr ? api_for(m, pid, corr, by_corr) : NULL;
 		size_t nl = strlen(name);
 		fprintf(out, "     ended by %.*s%s", nl > 60 ? 57 : (int)nl, name, nl > 60 ? "..." : "");
+		const hthread *t = a ? find_thread(h, a->pid, a->tid) : NULL;
 		if (a) {
-			const hthread *t = find_thread(h, a->pid, a->tid);
 			fprintf(out, ", submitted by thread %u %s through %s at %+.3f ms from the gap's start", a->tid,
 			        t ? t->name : "?", ana_string_get(m, a->pid, a->name_id),
 			        ((double)a->start_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
 		}
 		fputc('\n', out);
+		if (a)
+			print_call_stack(m, out, "launched from", a->pid, a->correlation);
+		if (a && t)
+			print_sync_before(m, out, t, a, gp);
 	}
 	size_t shown = 0, idle = 0;
 	tblame *bl = calloc(h->n_th ? h->n_th : 1, sizeof(*bl));

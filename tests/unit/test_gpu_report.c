@@ -160,6 +160,10 @@ static void build(void)
 	cs = ana_vec_push(M->callstacks);
 	*cs = (ana_callstack){ .time_ns = T0 + 601 * US, .pid = 100, .tid = 101, .correlation = 2, .name_id = 3,
 	                       .flags = GTT_CALLSTACK_NTH, .stack_id = s_fwd };
+	/* the long stream synchronize before relu's launch, its stack taken at its exit */
+	cs = ana_vec_push(M->callstacks);
+	*cs = (ana_callstack){ .time_ns = T0 + 20000 * US, .pid = 100, .tid = 101, .correlation = 10, .name_id = 5,
+	                       .flags = GTT_CALLSTACK_LONG | GTT_CALLSTACK_AT_EXIT, .stack_id = s_np };
 }
 
 static char *report(const ana_model *m)
@@ -220,6 +224,14 @@ int main(void)
 	th_check(has(r, "     ended by relu, submitted by thread 101 main through cudaLaunchKernel at +23.000 ms from "
 	                "the gap's start\n"), "gap linked to the launch that ended it");
 	th_check(has(r, "  #2 GPU 0 idle 8.000 ms from 0.013000 s\n"), "second gap");
+	th_check(has(r, "through cudaLaunchKernel at +23.000 ms from the gap's start\n"
+	                "       launched from: no launch stack captured for this call\n"),
+	         "gap 1: its launch has no stack, and says so");
+	th_check(has(r, "through cudaLaunchKernel at +7.500 ms from the gap's start\n"
+	                "       launched from: no launch stack captured for this call\n"
+	                "       after cudaStreamSynchronize, 8.000 ms long, returned at +7.000 ms\n"
+	                "       synchronized from: native: numpy_op < main\n"),
+	         "gap 2: the synchronization the thread came out of before launching, with its stack");
 	th_check(has(r, "     thread 101 main: synchronizing 7.000 ms (cudaStreamSynchronize), launching 0.100 ms "
 	                "(cudaLaunchKernel), python+GIL ~0.100 ms (1 sample), off-CPU/unsampled 0.800 ms; top frame "
 	                "forward\n"), "gap 2 blame for main with its top frame");
