@@ -104,6 +104,45 @@ void ana_launch_print_stack(const ana_model *m, FILE *out, uint32_t stack_id, in
 	}
 }
 
+void ana_launch_stack_text(const ana_model *m, const ana_callstack *cs, int max_frames, char *buf, size_t len)
+{
+	if (!len)
+		return;
+	buf[0] = 0;
+	FILE *f = fmemopen(buf, len, "w");
+	if (!f)
+		return;
+	const ana_stack *st = &m->stacks.v[cs->stack_id];
+	const char *why = (cs->flags & GTT_CALLSTACK_FIRST) ? "one of the first calls"
+	                  : (cs->flags & GTT_CALLSTACK_NTH) ? "sampled 1 in N"
+	                  : (cs->flags & GTT_CALLSTACK_AT_EXIT) ? "a long call, taken at its exit"
+	                  : (cs->flags & GTT_CALLSTACK_LONG) ? "a long call" : "taken";
+	fprintf(f, "launch stack (%s):", why);
+	/* the Python side first (the line that launched), then the native side from the caller of
+	 * CUDA: a deep native stack must not push the Python line out of the budget */
+	uint32_t py_leaf = st->n;
+	for (uint32_t i = 0; i < st->n; i++)
+		if (m->frames.v[st->frames[i]].kind == ANA_FRAME_PYTHON)
+			py_leaf = i;
+	uint32_t nat0 = py_leaf < st->n ? py_leaf + 1 : 0, n_py = py_leaf < st->n ? py_leaf + 1 : 0;
+	int py_budget = n_py ? (max_frames + 1) / 2 : 0, k = 0;
+	for (uint32_t i = n_py; i-- > 0 && k < py_budget; k++) {
+		fputs(k ? "\n    < " : "\n  Python: ", f);
+		ana_launch_print_frame(m, f, st->frames[i]);
+	}
+	if (n_py > (uint32_t)k)
+		fprintf(f, "\n    (+%u Python frames)", n_py - (uint32_t)k);
+	int kn = 0;
+	for (uint32_t i = st->n; i-- > nat0 && kn < max_frames - k; kn++) {
+		fputs(kn ? "\n    < " : "\n  native, from the caller of CUDA: ", f);
+		ana_launch_print_frame(m, f, st->frames[i]);
+	}
+	if (st->n - nat0 > (uint32_t)kn)
+		fprintf(f, "\n    (+%u native frames)", st->n - nat0 - (uint32_t)kn);
+	fclose(f);
+	buf[len - 1] = 0; /* fmemopen leaves a full buffer unterminated */
+}
+
 /* The agent's stack configuration (its health config record), or zeros when none. */
 static void stack_config(const ana_model *m, uint64_t *first, uint64_t *every, uint64_t *long_ns, int *on,
                          uint64_t *dropped)

@@ -18,4 +18,9 @@ void ana_launch_print_frame(const ana_model *m, FILE *out, uint32_t frame_id);
  * up to n_native native frames from the caller of CUDA outwards. */
 void ana_launch_print_stack(const ana_model *m, FILE *out, uint32_t stack_id, int n_py, int n_native);
 
+/* A launch stack for a tooltip: "launch stack (why it was taken):", its Python frames from the
+ * innermost, then its native frames from the caller of CUDA, one a line, at most max_frames in
+ * all, into buf (always terminated). */
+void ana_launch_stack_text(const ana_model *m, const ana_callstack *cs, int max_frames, char *buf, size_t len);
+
 #endif

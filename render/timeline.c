@@ -11,6 +11,8 @@
 
 #include "bounds.h"
 #include "counters.h"
+#include "launch.h"
+#include "launch_report.h"
 #include "flame.h"
 #include "gtt.h"
 
@@ -431,10 +433,19 @@ static void draw_apis(ren_tl *t, const size_t *v, size_t n, double y)
 		char d[32];
 		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(a->start_ns, a->end_ns));
 		const char *name = ana_string_get(m, a->pid, a->name_id);
+		/* the call's own launch stack, when the agent took one; never a nearby sample's */
+		char stack[2048] = "";
+		const ana_callstack *cs = m->callstacks.n ? ana_callstack_find(m, a->pid, a->correlation) : NULL;
+		if (cs) {
+			stack[0] = '\n';
+			ana_launch_stack_text(m, cs, 12, stack + 1, sizeof(stack) - 1);
+		} else if (m->callstacks.n) {
+			snprintf(stack, sizeof(stack), "\nno launch stack captured for this call");
+		}
 		ren_tl_span(t, a->start_ns, a->end_ns, y + 22, 4, C_API, NULL,
-		     ren_tl_tipf(t, "%s %s\nCUDA %s API, status %d, at %.6f s", name, d,
+		     ren_tl_tipf(t, "%s %s\nCUDA %s API, status %d, at %.6f s%s", name, d,
 		          a->domain == GTT_API_DRIVER ? "driver" : "runtime", a->status,
-		          ren_tl_rel_s(t, a->start_ns)));
+		          ren_tl_rel_s(t, a->start_ns), stack));
 	}
 }
 

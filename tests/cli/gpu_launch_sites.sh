@@ -107,6 +107,24 @@ for k in exp["kernels"]:
     assert kern, k
 EOF
 	check_rc "gt-render: --weight gpu-time with --flamechart is refused" 64 "$R" flame --weight gpu-time --flamechart "$T"
+	check_rc "timeline of the trace" 0 "$R" timeline "$T" -o "$TMP/t.svg"
+	check "timeline: API ticks carry their call's launch stack, as many as the report's sampled launches" \
+		python3 - "$TMP/t.svg" "$TMP/report" "$EXP" <<'EOF'
+import html, json, re, sys
+svg, rep, exp = open(sys.argv[1]).read(), open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
+tips = [html.unescape(t) for t in re.findall(r"<title>(cuda[A-Za-z_]*Launch[^<]*)</title>", svg)]
+with_stack = [t for t in tips if "\nlaunch stack (" in t]
+none = [t for t in tips if t.endswith("\nno launch stack captured for this call")]
+assert with_stack and none and len(with_stack) + len(none) == len(tips), (len(with_stack), len(none), len(tips))
+sec = rep[rep.index("Kernel launch sites"):]
+for k in exp["kernels"]:
+    b = [b for b in re.split(r"\n  (?=\S)", sec) if re.search(k["kernel_regex"], b.split("\n")[0])][0]
+    sampled = int(re.search(r"(\d+) of \d+ launches sampled", b).group(1))
+    site = "Python: %s (%s:%d)" % (k["site"], exp["file"], k["line"])
+    n = sum(1 for t in with_stack if site in t)
+    assert n == sampled, (k["site"], n, sampled)
+    print("%s: %d API ticks show the stack (%d sampled launches)" % (k["site"], n, sampled))
+EOF
 else
 	skip "gt-render not built"
 fi
