@@ -11,7 +11,7 @@
 #include "bounds.h"
 #include "captured.h"
 #include "cli.h"
-#include "counters.h"
+#include "counter_sum.h"
 #include "gpu.h"
 #include "health.h"
 #include "model_priv.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bounds.h"
-#include "counters.h"
+#include "counter_sum.h"
 #include "launch.h"
 #include "launch_report.h"
 #include "flame.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bounds.h"
-#include "counters.h"
+#include "counter_sum.h"
 #include "gt_util.h"
 #include "demangle.h"
 #include "gtt.h"
@@ -272,7 +272,7 @@ static void counter_columns(ren_tl *t, const counter_ref *v, size_t n, double *v
 	}
 }
 
-/* A counter's summary over the whole trace (analyze/counters.c), NULL when not found. */
+/* A counter's summary over the whole trace (analyze/counter_sum.c), NULL when not found. */
 static const ana_counter_sum *find_sum(const ana_counter_sum *v, size_t n, uint32_t pid, uint32_t name_id)
 {
 	for (size_t i = 0; i < n; i++)

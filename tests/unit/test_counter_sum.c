@@ -1,4 +1,4 @@
-/* test_counter_sum.c — analyze/counters.c on hand-made counter records: the step function's
+/* test_counter_sum.c — analyze/counter_sum.c on hand-made counter records: the step function's
  * min, time-weighted mean and max over the observed span, time at or below a watermark that
  * changes, a watermark set late, a non-finite value ending a step, a watermark without its
  * counter, and names sorted per process. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
+#include "counter_sum.h"
 #include "testhelp.h"
 
 #define S 1000000000ull

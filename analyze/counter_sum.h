@@ -1,9 +1,9 @@
-/* counters.h — the program's own counters (counter records, docs/COUNTERS.md) summarized: per
+/* counter_sum.h — the program's own counters (counter records, docs/COUNTERS.md) summarized: per
  * counter its samples, min, time-weighted mean and max over the span it was observed, and, when
  * it has a watermark (the counter X@watermark belongs to X), the time it spent at or below it.
  * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects. */
-#ifndef ANA_COUNTERS_H
-#define ANA_COUNTERS_H
+#ifndef ANA_COUNTER_SUM_H
+#define ANA_COUNTER_SUM_H
 
 #include <stddef.h>
 #include <stdint.h>

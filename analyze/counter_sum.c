@@ -1,11 +1,11 @@
-/* counters.c — the program's counters summarized over time (counters.h): a step function per
+/* counter_sum.c — the program's counters summarized over time (counter_sum.h): a step function per
  * counter, integrated record by record, with its watermark's step function beside it. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
+#include "counter_sum.h"
 #include "gt_util.h"
 #include "model_priv.h"
 
