@@ -217,8 +217,9 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 		fprintf(out, "  %" PRIu64 " launch stacks in the trace (no stack configuration record)\n", L.n_stacks);
 	if (!L.n_stacks) {
 		/* every launch would read "no stack captured": one line says it */
-		fprintf(out, "  none: this trace has no launch stacks (recorded before the CUDA agent took them, or with "
-		        "them off), so no kernel's launch site is known; it is not guessed from CPU samples\n");
+		fprintf(out, "  none: this trace has no launch stacks%s, so no kernel's launch site is known; it is not "
+		        "guessed from CPU samples\n",
+		        on == 1 ? "" : " (recorded before the CUDA agent took them, or with them off)");
 		goto out;
 	}
 	fprintf(out, "  sampled: launches with a stack; ~launches and ~GPU time: what the stacks stand for (a stack "

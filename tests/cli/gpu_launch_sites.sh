@@ -4,9 +4,13 @@
 # kernel's launches and device time to the Python function and line that launched it
 # (tests/gpu/launch_sites.expected.json), their counts agree with the raw cuda_callstack records
 # (tests/gpu/callstack_dump.c + check_sites.py), and a trace without launch stacks gets none.
+# GT_LAUNCH_TRACE and GT_LAUNCH_EXPECT check another recording of launch_sites.py (tests/gpu/
+# launch_sites.sh on the GPU box brings back launch_sites.gtt and, in launch_sites_more.tar.gz,
+# its launch_sites.expected.json) with the same assertions.
 . "$(dirname "$0")/lib.sh"
 A=$GT_BIN/gt-analyze R=$GT_BIN/gt-render
-T=$GT_ROOT/testdata/gpu/launch_sites_h200.gtt EXP=$GT_ROOT/tests/gpu/launch_sites.expected.json
+T=${GT_LAUNCH_TRACE:-$GT_ROOT/testdata/gpu/launch_sites_h200.gtt}
+EXP=${GT_LAUNCH_EXPECT:-$GT_ROOT/tests/gpu/launch_sites.expected.json}
 unset DEBUGINFOD_URLS
 [ -x "$A" ] || { skip "gt-analyze not built"; exit 0; }
 command -v python3 >/dev/null || { skip "python3 not installed"; exit 0; }
@@ -32,7 +36,7 @@ check "report: launch sites per kernel, from launch stacks" python3 - "$TMP/repo
 import json, re, sys
 rep, exp, raw = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
 sec = rep[rep.index("Kernel launch sites"):]
-assert "stacks taken for the first 4 calls" in sec and "1 in 8" in sec, sec[:400]
+assert re.search(r"stacks taken for the first \d+ calls .* then 1 in \d+", sec), sec[:400]
 blocks = re.split(r"\n  (?=\S)", sec)
 for k in exp["kernels"]:
     rx = re.compile(k["kernel_regex"])
