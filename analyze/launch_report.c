@@ -166,28 +166,23 @@ static void stack_config(const ana_model *m, uint64_t *first, uint64_t *every, u
 	}
 }
 
-void ana_launch_report(const ana_model *m, FILE *out, int top_n)
+/* The name a group's row goes by: the kernel, [memcpy], [memset], or the sync call's API. */
+static const char *row_name(const ana_model *m, const ana_launch_group *g)
 {
-	ana_launches L;
-	lrow *rows = NULL;
-	lsite *sites = NULL;
+	if (g->kind != ANA_WORK_SYNC)
+		return work_name(m, g);
+	return g->api_name_id || g->tid ? ana_string_get(m, g->pid, g->api_name_id) : "[no API record]";
+}
+
+/* Rows of work of the kinds in mask (1 << ANA_WORK_*), largest time first. Returns the count. */
+static size_t build_rows(const ana_model *m, const ana_launches *L, unsigned mask, lrow *rows)
+{
 	size_t nr = 0;
-	if (!m->kernels.n && !m->memcpys.n && !m->memsets.n)
-		return;
-	if (ana_launches_build(m, 0, 0, &L) < 0) {
-		fprintf(out, "\nKernel launch sites: (out of memory)\n");
-		return;
-	}
-	rows = calloc(L.n_groups ? L.n_groups : 1, sizeof(*rows));
-	sites = calloc(L.n_sites ? L.n_sites : 1, sizeof(*sites));
-	if (!rows || !sites)
-		goto out;
-	/* rows: groups of equal kind and shown name (a kernel over threads, APIs and processes) */
-	for (size_t i = 0; i < L.n_groups; i++) {
-		const ana_launch_group *g = &L.groups[i];
-		if (g->kind == ANA_WORK_SYNC)
+	for (size_t i = 0; i < L->n_groups; i++) {
+		const ana_launch_group *g = &L->groups[i];
+		if (!(mask & (1u << g->kind)))
 			continue;
-		const char *name = work_name(m, g);
+		const char *name = row_name(m, g);
 		size_t r = 0;
 		while (r < nr && !(rows[r].kind == g->kind && strcmp(rows[r].name, name) == 0))
 			r++;
@@ -201,6 +196,85 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 	}
 	if (nr > 1)
 		qsort(rows, nr, sizeof(*rows), cmp_row);
+	return nr;
+}
+
+/* One row: its totals, then its sites (a stack over every group of the row), 5 shown. */
+static void print_row(const ana_model *m, FILE *out, const ana_launches *L, const lrow *row, lsite *sites)
+{
+	const char *what = row->kind == ANA_WORK_SYNC ? "ms waited" : "ms GPU time";
+	const char *col = row->kind == ANA_WORK_SYNC ? "~wait ms" : "~GPU ms", *pct = row->kind == ANA_WORK_SYNC ? "~wait%" : "~GPU%";
+	const char *unit = row->kind == ANA_WORK_SYNC ? "call" : "launch";
+	const char *units = row->kind == ANA_WORK_SYNC ? "calls" : "launches";
+	size_t ns = 0;
+	for (size_t i = 0; i < L->n_groups; i++) {
+		const ana_launch_group *g = &L->groups[i];
+		if (g->kind != row->kind || strcmp(row_name(m, g), row->name) != 0)
+			continue;
+		for (size_t k = 0; k < g->n_sites; k++) {
+			const ana_launch_site *s = &L->sites[g->first_site + k];
+			size_t j = 0;
+			while (j < ns && sites[j].stack_id != s->stack_id)
+				j++;
+			if (j == ns)
+				sites[ns++] = (lsite){ .stack_id = s->stack_id };
+			sites[j].n_sampled += s->n_exact + s->n_nth;
+			sites[j].est_n += s->est_n;
+			sites[j].est_ns += s->est_ns;
+		}
+	}
+	if (ns > 1)
+		qsort(sites, ns, sizeof(*sites), cmp_lsite);
+	size_t nl = strlen(row->name);
+	fprintf(out, "  %.*s%s\n    %" PRIu64 " %s, %.3f %s; %" PRIu64 " of %" PRIu64 " %s sampled (%.1f %%)\n",
+	        nl > 100 ? 97 : (int)nl, row->name, nl > 100 ? "..." : "", row->n, row->n == 1 ? unit : units,
+	        (double)row->ns / (double)GT_NS_PER_MS, what, row->n_sampled, row->n, units,
+	        row->n ? 100.0 * (double)row->n_sampled / (double)row->n : 0.0);
+	if (ns)
+		fprintf(out, "    %9s %7s %11s %11s %6s  site (Python leaf first; native: the caller of CUDA first)\n",
+		        "sampled", "share", row->kind == ANA_WORK_SYNC ? "~calls" : "~launches", col, pct);
+	size_t shown = 0;
+	uint64_t rest_sampled = 0;
+	double rest_n = 0, rest_ns = 0;
+	for (size_t j = 0; j < ns; j++) {
+		const lsite *s = &sites[j];
+		if (shown >= 5) {
+			rest_sampled += s->n_sampled;
+			rest_n += s->est_n;
+			rest_ns += s->est_ns;
+			continue;
+		}
+		shown++;
+		fprintf(out, "    %9" PRIu64 " %6.1f%% %11.1f %11.3f %5.1f%%  ", s->n_sampled,
+		        row->n_sampled ? 100.0 * (double)s->n_sampled / (double)row->n_sampled : 0.0, s->est_n,
+		        s->est_ns / (double)GT_NS_PER_MS, row->ns ? 100.0 * s->est_ns / (double)row->ns : 0.0);
+		ana_launch_print_stack(m, out, s->stack_id, 3, 2);
+		fputc('\n', out);
+	}
+	if (ns > shown)
+		fprintf(out, "    %9" PRIu64 " %6.1f%% %11.1f %11.3f %5.1f%%  (%zu more sites)\n", rest_sampled,
+		        row->n_sampled ? 100.0 * (double)rest_sampled / (double)row->n_sampled : 0.0, rest_n,
+		        rest_ns / (double)GT_NS_PER_MS, row->ns ? 100.0 * rest_ns / (double)row->ns : 0.0, ns - shown);
+	if (row->none_n > 0.5 || !ns)
+		fprintf(out, "    %9d %7s %11.1f %11.3f %5.1f%%  no stack captured\n", 0, "-", row->none_n,
+		        row->none_ns / (double)GT_NS_PER_MS, row->ns ? 100.0 * row->none_ns / (double)row->ns : 0.0);
+}
+
+void ana_launch_report(const ana_model *m, FILE *out, int top_n)
+{
+	ana_launches L;
+	lrow *rows = NULL;
+	lsite *sites = NULL;
+	if (!m->kernels.n && !m->memcpys.n && !m->memsets.n)
+		return;
+	if (ana_launches_build(m, 0, 0, &L) < 0) {
+		fprintf(out, "\nKernel launch sites: (out of memory)\n");
+		return;
+	}
+	rows = calloc(L.n_groups ? L.n_groups : 1, sizeof(*rows));
+	sites = calloc(L.n_sites ? L.n_sites : 1, sizeof(*sites));
+	if (!rows || !sites)
+		goto out;
 	uint64_t first, every, long_ns, dropped;
 	int on;
 	stack_config(m, &first, &every, &long_ns, &on, &dropped);
@@ -229,66 +303,18 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 	if (L.n_work_no_api)
 		fprintf(out, "  %" PRIu64 " piece(s) of work had no API record of their correlation id: no stack\n",
 		        L.n_work_no_api);
-	for (size_t r = 0; r < nr && (int)r < top_n; r++) {
-		const lrow *row = &rows[r];
-		size_t ns = 0;
-		for (size_t i = 0; i < L.n_groups; i++) {
-			const ana_launch_group *g = &L.groups[i];
-			if (g->kind != row->kind || strcmp(work_name(m, g), row->name) != 0)
-				continue;
-			for (size_t k = 0; k < g->n_sites; k++) {
-				const ana_launch_site *s = &L.sites[g->first_site + k];
-				size_t j = 0;
-				while (j < ns && sites[j].stack_id != s->stack_id)
-					j++;
-				if (j == ns)
-					sites[ns++] = (lsite){ .stack_id = s->stack_id };
-				sites[j].n_sampled += s->n_exact + s->n_nth;
-				sites[j].est_n += s->est_n;
-				sites[j].est_ns += s->est_ns;
-			}
-		}
-		if (ns > 1)
-			qsort(sites, ns, sizeof(*sites), cmp_lsite);
-		size_t nl = strlen(row->name);
-		fprintf(out, "  %.*s%s\n    %" PRIu64 " launch%s, %.3f ms GPU time; %" PRIu64 " of %" PRIu64
-		        " launches sampled (%.1f %%)\n",
-		        nl > 100 ? 97 : (int)nl, row->name, nl > 100 ? "..." : "", row->n, row->n == 1 ? "" : "es",
-		        (double)row->ns / (double)GT_NS_PER_MS, row->n_sampled, row->n,
-		        row->n ? 100.0 * (double)row->n_sampled / (double)row->n : 0.0);
-		if (ns)
-			fprintf(out, "    %9s %7s %11s %11s %6s  site (Python leaf first; native: the caller of CUDA first)\n",
-			        "sampled", "share", "~launches", "~GPU ms", "~GPU%");
-		size_t shown = 0;
-		uint64_t rest_sampled = 0;
-		double rest_n = 0, rest_ns = 0;
-		for (size_t j = 0; j < ns; j++) {
-			const lsite *s = &sites[j];
-			if (shown >= 5) {
-				rest_sampled += s->n_sampled;
-				rest_n += s->est_n;
-				rest_ns += s->est_ns;
-				continue;
-			}
-			shown++;
-			fprintf(out, "    %9" PRIu64 " %6.1f%% %11.1f %11.3f %5.1f%%  ", s->n_sampled,
-			        row->n_sampled ? 100.0 * (double)s->n_sampled / (double)row->n_sampled : 0.0, s->est_n,
-			        s->est_ns / (double)GT_NS_PER_MS, row->ns ? 100.0 * s->est_ns / (double)row->ns : 0.0);
-			ana_launch_print_stack(m, out, s->stack_id, 3, 2);
-			fputc('\n', out);
-		}
-		if (ns > shown)
-			fprintf(out, "    %9" PRIu64 " %6.1f%% %11.1f %11.3f %5.1f%%  (%zu more sites)\n", rest_sampled,
-			        row->n_sampled ? 100.0 * (double)rest_sampled / (double)row->n_sampled : 0.0, rest_n,
-			        rest_ns / (double)GT_NS_PER_MS, row->ns ? 100.0 * rest_ns / (double)row->ns : 0.0,
-			        ns - shown);
-		if (row->none_n > 0.5 || !ns)
-			fprintf(out, "    %9d %7s %11.1f %11.3f %5.1f%%  no stack captured\n", 0, "-", row->none_n,
-			        row->none_ns / (double)GT_NS_PER_MS, row->ns ? 100.0 * row->none_ns / (double)row->ns : 0.0);
-	}
+	size_t nr = build_rows(m, &L, 1u << ANA_WORK_KERNEL | 1u << ANA_WORK_COPY | 1u << ANA_WORK_MEMSET, rows);
+	for (size_t r = 0; r < nr && (int)r < top_n; r++)
+		print_row(m, out, &L, &rows[r], sites);
 	if ((int)nr > top_n)
 		fprintf(out, "  (%zu more kernels, copies or memsets: gt-analyze fold --weight gpu-time has them all)\n",
 		        nr - (size_t)top_n);
+	nr = build_rows(m, &L, 1u << ANA_WORK_SYNC, rows);
+	if (nr)
+		fprintf(out, "\nSynchronization sites (the launch stacks of the calls the GPU's sync records belong to, "
+		        "by the time they waited; the same estimator):\n");
+	for (size_t r = 0; r < nr && r < 3; r++)
+		print_row(m, out, &L, &rows[r], sites);
 out:
 	free(rows);
 	free(sites);

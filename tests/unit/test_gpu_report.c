@@ -249,6 +249,11 @@ int main(void)
 	                "            0       -         2.0       5.000 100.0%  no stack captured\n"),
 	         "relu: no stack captured, not the nearest sample's stack");
 	th_check(!strstr(r, "nearest"), "no launch is given a nearby CPU sample's stack");
+	th_check(has(r, "  cudaStreamSynchronize\n    1 call, 8.000 ms waited; 1 of 1 calls sampled (100.0 %)\n"
+	                "      sampled   share      ~calls    ~wait ms ~wait%  site (Python leaf first; native: the "
+	                "caller of CUDA first)\n"
+	                "            1  100.0%         1.0       8.000 100.0%  native: numpy_op < main\n"),
+	         "sync sites: the long synchronize's stack, taken at its exit, with the time it waited");
 	char *again = report(M);
 	th_check(strcmp(r, again) == 0, "output is deterministic");
 	free(again);
