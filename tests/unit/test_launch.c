@@ -210,8 +210,61 @@ static void fold_gpu(void)
 	ana_model_free(m);
 }
 
+/* The agent's sampling simulated: 20 000 launches of one kernel from two sites (70 % from site
+ * 40 at 2 us, 30 % from site 41 at 5 us, in random order), first 4 with a stack, then 1 in 16
+ * with gaps uniform in 1..31: the estimate lands near the truth (a fixed seed: deterministic). */
+static void simulated(void)
+{
+	A = ana_launch_acc_new();
+	uint64_t seed = 0x9e3779b97f4a7c15ull, n_site[2] = { 0 }, ns_site[2] = { 0 };
+	int countdown = 0, bad = 0;
+	for (uint32_t c = 1; c <= 20000; c++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		int site = (seed >> 33) % 100 < 70 ? 0 : 1;
+		uint64_t t = (uint64_t)c * 10000, dur = site ? 5000 : 2000;
+		gtt_cuda_api a = { .start_ns = t, .end_ns = t + 1000, .pid = 7, .tid = 9, .correlation = c, .name_id = 1,
+		                   .domain = GTT_API_RUNTIME };
+		bad += ana_launch_acc_api(A, &a) != 0;
+		uint32_t flags = 0;
+		if (c <= 4) {
+			flags = GTT_CALLSTACK_FIRST;
+		} else if (--countdown <= 0) {
+			flags = GTT_CALLSTACK_NTH;
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			countdown = 1 + (int)((seed >> 33) % 31);
+		}
+		if (c == 4)
+			countdown = 1 + (int)((seed >> 40) % 31);
+		if (flags) {
+			ana_callstack cs = { .time_ns = t + 10, .pid = 7, .tid = 9, .correlation = c, .name_id = 1, .flags = flags,
+			                     .stack_id = 40 + (uint32_t)site };
+			bad += ana_launch_acc_stack(A, &cs) != 0;
+		}
+		bad += ana_launch_acc_work(A, ANA_WORK_KERNEL, 7, c, 500, t + 2000, t + 2000 + dur) != 0;
+		n_site[site]++;
+		ns_site[site] += dur;
+	}
+	ana_launches L;
+	th_check(!bad && ana_launch_acc_finish(A, &L) == 0, "20000 simulated launches taken");
+	const ana_launch_group *g = group(&L, 9, 500);
+	const ana_launch_site *s0 = site(&L, g, 40), *s1 = site(&L, g, 41);
+	th_check(g && s0 && s1, "both sites found");
+	if (g && s0 && s1) {
+		double e0 = fabs(s0->est_n - (double)n_site[0]) / (double)n_site[0];
+		double e1 = fabs(s1->est_ns - (double)ns_site[1]) / (double)ns_site[1];
+		th_check(g->n_nth > 1000 && g->n_nth < 1500, "about 1 in 16 sampled (%llu)", (unsigned long long)g->n_nth);
+		th_check(e0 < 0.05, "site 40: ~%.0f launches estimated, %llu true (%.1f %% off)", s0->est_n,
+		         (unsigned long long)n_site[0], 100 * e0);
+		th_check(e1 < 0.05, "site 41: ~%.0f us estimated, %llu true (%.1f %% off)", s1->est_ns / 1000,
+		         (unsigned long long)ns_site[1] / 1000, 100 * e1);
+		th_check(near(s0->est_n + s1->est_n, 20000) && g->none_n == 0, "the sites add up to every launch");
+	}
+	ana_launches_free(&L);
+}
+
 int main(void)
 {
+	simulated();
 	sampling();
 	no_nth();
 	joins();
