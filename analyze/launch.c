@@ -161,6 +161,8 @@ out:
 const ana_callstack *ana_callstack_find(const ana_model *m, uint32_t pid, uint32_t correlation)
 {
 	size_t lo = 0, hi = m->callstacks.n;
+	if (!correlation)
+		return NULL; /* CUPTI numbers calls from 1: 0 names no call */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		const ana_callstack *c = &m->callstacks.v[mid];
@@ -407,6 +409,8 @@ int ana_launch_acc_api(ana_launch_acc *a, const gtt_cuda_api *api)
 	int oom = 0;
 	if (tick(a, api->start_ns) < 0)
 		return GTT_ENOMEM;
+	if (!api->correlation)
+		return 0; /* CUPTI numbers calls from 1: 0 links nothing */
 	call_ent *c = call_get(a, api->pid, api->correlation, 1, &oom);
 	if (!c)
 		return GTT_ENOMEM;
@@ -429,6 +433,8 @@ int ana_launch_acc_stack(ana_launch_acc *a, const ana_callstack *cs)
 	if (tick(a, cs->time_ns) < 0)
 		return GTT_ENOMEM;
 	a->n_stacks++;
+	if (!cs->correlation)
+		return 0;
 	call_ent *c = call_get(a, cs->pid, cs->correlation, 1, &oom);
 	if (!c)
 		return GTT_ENOMEM;
@@ -453,7 +459,7 @@ int ana_launch_acc_work(ana_launch_acc *a, uint32_t kind, uint32_t pid, uint32_t
 	if (tick(a, start_ns) < 0)
 		return GTT_ENOMEM;
 	uint64_t ns = ana_span(start_ns, end_ns);
-	call_ent *c = call_get(a, pid, correlation, 0, &oom);
+	call_ent *c = correlation ? call_get(a, pid, correlation, 0, &oom) : NULL;
 	if (oom)
 		return GTT_ENOMEM;
 	if (!c) {

@@ -24,7 +24,8 @@ int ana_launch_loader_add(ana_launch_loader *ll, const gtt_cuda_callstack *cs);
 int ana_launch_loader_finish(ana_launch_loader *ll, ana_model *m, ana_sym *sym, const ana_opts *o);
 void ana_launch_loader_free(ana_launch_loader *ll); /* NULL ok */
 
-/* The launch stack of the call (pid, correlation); NULL when the agent took none. */
+/* The launch stack of the call (pid, correlation); NULL when the agent took none (and for
+ * correlation 0, which names no call). */
 const ana_callstack *ana_callstack_find(const ana_model *m, uint32_t pid, uint32_t correlation);
 /* Frames that stand in for what a launch stack lacks (fold and report print them as is). */
 #define ANA_LAUNCH_NO_STACK "[no launch stack]"

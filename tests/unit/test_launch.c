@@ -128,6 +128,8 @@ static void joins(void)
 	kernel(3 * MS, 4 * MS, 1, 300);
 	kernel(4 * MS, 5 * MS, 1, 301);   /* a second kernel of the same call (graph launch) */
 	kernel(6 * MS, 7 * MS, 99, 300);  /* no API record of correlation 99 */
+	api(3, 6 * MS, 6 * MS + 10, 0, 5, GTT_API_RUNTIME); /* correlation 0 links nothing */
+	kernel(6 * MS + 20, 6 * MS + 30, 0, 303);
 	stack(4, 8 * MS, 2, GTT_CALLSTACK_FIRST, 31); /* API record lost: the stack names thread and API */
 	kernel(9 * MS, 10 * MS, 2, 300);
 	/* a call whose kernel comes after the window: the call is closed by then */
@@ -151,7 +153,8 @@ static void joins(void)
 	th_check(g0 && g0->n == 1 && g0->n_sites == 0 && near(g0->none_n, 1) && L.n_work_no_api >= 1,
 	         "work without an API record: no thread, no stack");
 	th_check(g4 && g4->api_name_id == 1 && site(&L, g4, 31), "a stack without its API record still joins");
-	th_check(gw && gw->n_sites == 0 && L.n_work_no_api == 2, "work after its call's window is not joined");
+	th_check(gw && gw->n_sites == 0 && L.n_work_no_api == 3, "work after its call's window is not joined");
+	th_check(group(&L, 0, 303) != NULL, "work of correlation 0 is not joined to a call of correlation 0");
 	th_check(L.n_stacks == 3 && L.n_stacks_joined == 2, "stacks fed and stacks that found work");
 	ana_launches_free(&L);
 }
