@@ -208,18 +208,21 @@ static int gpu_line(const ana_model *m, const ana_fold_opts *o, const ana_launch
 			sb_put(b, ";", 1);
 		sb_put(b, "[no python frames]", 18);
 	}
-	const char *kind = g->kind == ANA_WORK_KERNEL ? "[kernel " : g->kind == ANA_WORK_COPY ? "[memcpy" : "[memset";
 	sb_put(b, ";", 1);
-	sb_put(b, kind, strlen(kind));
 	if (g->kind == ANA_WORK_KERNEL) {
 		/* the kernel with its template arguments; its parameter list says nothing more */
 		const char *kn = ana_kernel_name(m, g->pid, g->name_id);
+		sb_put(b, "[kernel ", 8);
 		size_t before = b->n;
 		sb_name(b, kn);
 		if (!b->oom)
 			b->n = before + ana_name_without_params(kn);
+		sb_put(b, "]", 1);
+	} else {
+		char buf[32];
+		const char *label = ana_launch_work_label(g, buf, sizeof(buf));
+		sb_put(b, label, strlen(label));
 	}
-	sb_put(b, "]", 1);
 	if (GT_GROW(out->lines, *cap, out->n + 1) < 0 || b->oom || !(out->lines[out->n].stack = strdup(b->p)))
 		return GTT_ENOMEM;
 	out->lines[out->n].count = count;

@@ -18,7 +18,7 @@ typedef struct ana_fold_opts {
 } ana_fold_opts;
 /* --weight: CPU samples (each line's count is samples), or the device time of GPU work, in ns,
  * under the launch stack of the call that started it (launch.h's estimator): stacks are launch
- * site + "[kernel NAME]" (or "[memcpy]", "[memset]"), work no stack stands for under
+ * site + "[kernel NAME]" (or "[memcpy HtoD]" and the other directions, "[memset]"), work no stack stands for under
  * "[no launch stack]"; --threads roots name the launching thread; --tid and the window select
  * by launching thread and work start; gil and annotate_class do not apply. */
 enum { ANA_WEIGHT_SAMPLES = 0, ANA_WEIGHT_GPU_TIME = 1 };

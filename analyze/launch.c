@@ -1,5 +1,6 @@
 /* launch.c — launch stacks: cuda_callstack records made into model stacks, joined to the GPU
  * work of their call by correlation id, and the sampling estimator (launch.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -591,6 +592,19 @@ void ana_launches_free(ana_launches *l)
 	memset(l, 0, sizeof(*l));
 }
 
+const char *ana_launch_work_label(const ana_launch_group *g, char *buf, size_t len)
+{
+	static const char *const dir[] = { "", " HtoD", " DtoH", " DtoD", " HtoH", " PtoP" };
+	switch (g->kind) {
+	case ANA_WORK_COPY:
+		snprintf(buf, len, "[memcpy%s]", g->name_id <= 5 ? dir[g->name_id] : "");
+		return buf;
+	case ANA_WORK_MEMSET: return "[memset]";
+	case ANA_WORK_SYNC: return "[sync]";
+	}
+	return "[kernel]";
+}
+
 /* ---- feeding it from the model ---- */
 
 typedef struct ev { uint64_t t; uint32_t type; uint32_t idx; } ev;
@@ -643,7 +657,8 @@ int ana_launches_build(const ana_model *m, uint64_t from_ns, uint64_t to_ns, ana
 		}
 		case EV_COPY: {
 			const gtt_cuda_memcpy *w = &m->memcpys.v[j];
-			rc = ana_launch_acc_work(a, ANA_WORK_COPY, w->pid, w->correlation, 0, w->start_ns, w->end_ns);
+			rc = ana_launch_acc_work(a, ANA_WORK_COPY, w->pid, w->correlation, w->kind <= 5 ? w->kind : 0,
+			                         w->start_ns, w->end_ns);
 			break;
 		}
 		case EV_MEMSET: {

@@ -41,7 +41,8 @@ typedef struct ana_launch_group {
 	uint32_t pid, tid;        /* the launching thread; tid 0 when no API record had the correlation */
 	uint32_t api_name_id;     /* the API's name (string of pid), 0 when unknown */
 	uint32_t kind;            /* ANA_WORK_* */
-	uint32_t name_id;         /* kernels: the kernel name (string of pid); 0 otherwise */
+	uint32_t name_id;         /* kernels: the kernel name (string of pid); copies: the direction
+	                           * (GTT_MEMCPY_*); 0 otherwise */
 	uint64_t n, ns;           /* work records and their device (syncs: waiting) ns */
 	uint64_t n_exact, ns_exact; /* of those, launched by a call whose stack stands only for itself
 	                             * (first K of the pair, or a long call) */
@@ -80,6 +81,10 @@ int ana_launch_acc_work(ana_launch_acc *a, uint32_t kind, uint32_t pid, uint32_t
  * accumulator is freed, also on failure. 0 or GTT_ENOMEM. */
 int ana_launch_acc_finish(ana_launch_acc *a, ana_launches *out);
 void ana_launch_acc_free(ana_launch_acc *a); /* NULL ok */
+
+/* How work of a group is named in reports and folded stacks: "[memcpy HtoD]", "[memset]",
+ * "[sync]", and for kernels the caller's job (ana_kernel_name); buf for the copy names. */
+const char *ana_launch_work_label(const ana_launch_group *g, char *buf, size_t len);
 
 /* The accumulator fed with the model's records: every API call and stack, and the work that
  * starts in [from_ns, to_ns) (to_ns 0: no end). 0 or GTT_ENOMEM. */

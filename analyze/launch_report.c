@@ -29,9 +29,11 @@ typedef struct lsite {
 
 static const char *work_name(const ana_model *m, const ana_launch_group *g)
 {
+	static const char *const copies[] = { "[memcpy]", "[memcpy HtoD]", "[memcpy DtoH]", "[memcpy DtoD]",
+	                                      "[memcpy HtoH]", "[memcpy PtoP]" };
 	switch (g->kind) {
 	case ANA_WORK_KERNEL: return ana_kernel_name(m, g->pid, g->name_id);
-	case ANA_WORK_COPY: return "[memcpy]";
+	case ANA_WORK_COPY: return copies[g->name_id <= 5 ? g->name_id : 0];
 	case ANA_WORK_MEMSET: return "[memset]";
 	}
 	return "[sync]";
@@ -166,7 +168,7 @@ static void stack_config(const ana_model *m, uint64_t *first, uint64_t *every, u
 	}
 }
 
-/* The name a group's row goes by: the kernel, [memcpy], [memset], or the sync call's API. */
+/* The name a group's row goes by: the kernel, [memcpy DIR], [memset], or the sync call's API. */
 static const char *row_name(const ana_model *m, const ana_launch_group *g)
 {
 	if (g->kind != ANA_WORK_SYNC)
