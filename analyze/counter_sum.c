@@ -9,6 +9,8 @@
 #include "gt_util.h"
 #include "model_priv.h"
 
+#define COUNTER_ROWS 40 /* report lines */
+
 size_t ana_counter_watermark_of(const char *name)
 {
 	size_t n = name ? strlen(name) : 0, k = strlen(ANA_WATERMARK_SUFFIX);
@@ -235,10 +237,43 @@ int ana_counters_summarize(const ana_model *m, ana_counter_sum **out, size_t *n)
 	return ana_counters_acc_finish(a, out, n);
 }
 
+/* One report line. */
+static void print_counter(FILE *out, const ana_counter_sum *s)
+{
+	int nl = s->name_len > 32 ? 29 : (int)s->name_len;
+	fprintf(out, "  %7u  %.*s%s%*s", s->pid, nl, s->name, s->name_len > 32 ? "..." : "", s->name_len > 32 ? 0 : 32 - nl,
+	        "");
+	if (s->n)
+		fprintf(out, " %9" PRIu64 " %12.6g %12.6g %12.6g %10.3f", s->n, s->min, s->mean, s->max,
+		        gt_ns_to_s(s->last_ns - s->first_ns));
+	else
+		fprintf(out, " %9d %12s %12s %12s %10s", 0, "-", "-", "-", "-");
+	if (!s->n_wm) {
+		fputc('\n', out);
+		return;
+	}
+	char wm[64];
+	if (s->wm_min == s->wm_max)
+		snprintf(wm, sizeof(wm), "%g", s->wm_min);
+	else
+		snprintf(wm, sizeof(wm), "%g..%g", s->wm_min, s->wm_max);
+	uint64_t span = s->n ? s->last_ns - s->first_ns : 0;
+	if (!span) {
+		fprintf(out, "  %s: no observed span\n", wm);
+		return;
+	}
+	fprintf(out, "  %s: %.3f s (%.1f %% of the span)", wm, gt_ns_to_s(s->below_ns),
+	        100.0 * (double)s->below_ns / (double)span);
+	if ((double)s->wm_known_ns < 0.99 * (double)s->valued_ns)
+		/* before its first record the watermark is unknown: that time counts as not below */
+		fprintf(out, " (watermark known for %.1f %% of it)", 100.0 * (double)s->wm_known_ns / (double)span);
+	fputc('\n', out);
+}
+
 void ana_counters_report(const ana_model *m, FILE *out)
 {
 	ana_counter_sum *v;
-	size_t n;
+	size_t n, shown = 0;
 	if (!m->counters.n)
 		return;
 	if (ana_counters_summarize(m, &v, &n) < 0) {
@@ -249,36 +284,15 @@ void ana_counters_report(const ana_model *m, FILE *out)
 	        "weighted by time over the span from the first to the last sample):\n");
 	fprintf(out, "  %7s  %-32s %9s %12s %12s %12s %10s  %s\n", "pid", "counter", "samples", "min", "mean", "max",
 	        "span s", "watermark: time at or below it");
-	for (size_t i = 0; i < n; i++) {
-		const ana_counter_sum *s = &v[i];
-		int nl = s->name_len > 32 ? 29 : (int)s->name_len;
-		fprintf(out, "  %7u  %.*s%s%*s", s->pid, nl, s->name, s->name_len > 32 ? "..." : "",
-		        s->name_len > 32 ? 0 : 32 - nl, "");
-		if (s->n)
-			fprintf(out, " %9" PRIu64 " %12.6g %12.6g %12.6g %10.3f", s->n, s->min, s->mean, s->max,
-			        gt_ns_to_s(s->last_ns - s->first_ns));
-		else
-			fprintf(out, " %9d %12s %12s %12s %10s", 0, "-", "-", "-", "-");
-		if (!s->n_wm) {
-			fputc('\n', out);
-			continue;
-		}
-		char wm[64];
-		if (s->wm_min == s->wm_max)
-			snprintf(wm, sizeof(wm), "%g", s->wm_min);
-		else
-			snprintf(wm, sizeof(wm), "%g..%g", s->wm_min, s->wm_max);
-		uint64_t span = s->n ? s->last_ns - s->first_ns : 0;
-		if (!span)
-			fprintf(out, "  %s: no observed span\n", wm);
-		else
-			fprintf(out, "  %s: %.3f s (%.1f %% of the span)", wm, gt_ns_to_s(s->below_ns),
-			        100.0 * (double)s->below_ns / (double)span);
-		if (span && (double)s->wm_known_ns < 0.99 * (double)s->valued_ns)
-			/* before its first record the watermark is unknown: that time counts as not below */
-			fprintf(out, " (watermark known for %.1f %% of it)", 100.0 * (double)s->wm_known_ns / (double)span);
-		if (span)
-			fputc('\n', out);
-	}
+	/* counters with a watermark first (what a watermark asks is the report's question), then the
+	 * rest, each in (pid, name) order, at most COUNTER_ROWS lines */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].n_wm && shown++ < COUNTER_ROWS)
+			print_counter(out, &v[i]);
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].n_wm && shown++ < COUNTER_ROWS)
+			print_counter(out, &v[i]);
+	if (shown > COUNTER_ROWS)
+		fprintf(out, "  (%zu more counters: the Chrome export and the timeline have them all)\n", shown - COUNTER_ROWS);
 	free(v);
 }
