@@ -10,7 +10,9 @@
 #include "bounds.h"
 #include "cli.h"
 #include "fold.h"
+#include "demangle.h"
 #include "gt_util.h"
+#include "launch.h"
 #include "model_priv.h"
 #include "textin.h"
 
@@ -154,7 +156,129 @@ static const char *proc_name(const ana_model *m, uint32_t pid, char *buf, size_t
 	return buf;
 }
 
-int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
+int ana_fold_weight_parse(const char *word)
+{
+	if (strcmp(word, "samples") == 0)
+		return ANA_WEIGHT_SAMPLES;
+	if (strcmp(word, "gpu-time") == 0)
+		return ANA_WEIGHT_GPU_TIME;
+	return -1;
+}
+
+/* One folded line of GPU work: [threads roots;] stack (or [no launch stack]) ;[kind NAME]. */
+static int gpu_line(const ana_model *m, const ana_fold_opts *o, const ana_launch_group *g, uint32_t stack_id,
+                    double ns, sbuf *b, ana_folded *out, size_t *cap)
+{
+	uint64_t count = ana_d2u64(ns + 0.5);
+	if (!count)
+		return 0;
+	b->n = 0;
+	sb_put(b, "", 0);
+	if (o->threads) {
+		char buf[300];
+		const ana_thread *t = g->tid ? ana_thread_find(m, g->pid, g->tid) : NULL;
+		sb_name(b, proc_name(m, g->pid, buf, sizeof(buf)));
+		if (g->tid)
+			snprintf(buf, sizeof(buf), "%s %u", t && t->name ? t->name : "?", g->tid);
+		else
+			snprintf(buf, sizeof(buf), "[no API record]");
+		sb_put(b, ";", 1);
+		sb_name(b, buf);
+	}
+	int any = 0;
+	if (stack_id == ANA_NO_ID) {
+		if (b->n)
+			sb_put(b, ";", 1);
+		sb_put(b, ANA_LAUNCH_NO_STACK, strlen(ANA_LAUNCH_NO_STACK));
+		any = 1;
+	} else {
+		const ana_stack *st = &m->stacks.v[stack_id];
+		for (uint32_t f = 0; f < st->n; f++) {
+			const ana_frame *fr = &m->frames.v[st->frames[f]];
+			if (o->python_only && fr->kind != ANA_FRAME_PYTHON)
+				continue;
+			if (b->n)
+				sb_put(b, ";", 1);
+			sb_name(b, fr->name);
+			any = 1;
+		}
+	}
+	if (!any) {
+		if (b->n)
+			sb_put(b, ";", 1);
+		sb_put(b, "[no python frames]", 18);
+	}
+	sb_put(b, ";", 1);
+	if (g->kind == ANA_WORK_KERNEL) {
+		/* the kernel with its template arguments; its parameter list says nothing more */
+		const char *kn = ana_kernel_name(m, g->pid, g->name_id);
+		sb_put(b, "[kernel ", 8);
+		size_t before = b->n;
+		sb_name(b, kn);
+		if (!b->oom)
+			b->n = before + ana_name_without_params(kn);
+		sb_put(b, "]", 1);
+	} else {
+		char buf[32];
+		const char *label = ana_launch_work_label(g, buf, sizeof(buf));
+		sb_put(b, label, strlen(label));
+	}
+	if (GT_GROW(out->lines, *cap, out->n + 1) < 0 || b->oom || !(out->lines[out->n].stack = strdup(b->p)))
+		return GTT_ENOMEM;
+	out->lines[out->n].count = count;
+	out->lines[out->n].weight_ns = count;
+	out->lines[out->n].base_count = 0;
+	out->lines[out->n].cls_mask = 0;
+	out->n++;
+	out->total = ana_sat_add(out->total, count);
+	return 0;
+}
+
+/* Folded GPU time (ANA_WEIGHT_GPU_TIME). 0 or GTT_ENOMEM. */
+static int fold_gpu(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
+{
+	ana_launches L;
+	sbuf b = { 0 };
+	uint32_t *tids = NULL;
+	size_t n_tids = 0, cap = 0;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if ((rc = parse_tids(o->tid_filter, &tids, &n_tids)) < 0)
+		return rc;
+	uint64_t from = o->from_ns ? ana_sat_add(m->start_ns, o->from_ns) : 0;
+	uint64_t to = o->to_ns ? ana_sat_add(m->start_ns, o->to_ns) : 0;
+	if ((rc = ana_launches_build(m, from, to, &L)) < 0)
+		goto out;
+	for (size_t i = 0; i < L.n_groups && rc == 0; i++) {
+		const ana_launch_group *g = &L.groups[i];
+		if (g->kind == ANA_WORK_SYNC)
+			continue; /* host waiting, not device work */
+		if (n_tids) {
+			size_t t = 0;
+			while (t < n_tids && tids[t] != g->tid)
+				t++;
+			if (t == n_tids)
+				continue;
+		}
+		for (size_t k = 0; k < g->n_sites && rc == 0; k++)
+			rc = gpu_line(m, o, g, L.sites[g->first_site + k].stack_id, L.sites[g->first_site + k].est_ns, &b,
+			              out, &cap);
+		if (rc == 0)
+			rc = gpu_line(m, o, g, ANA_NO_ID, g->none_ns, &b, out, &cap);
+	}
+	if (rc == 0)
+		sort_merge(out);
+	ana_launches_free(&L);
+out:
+	if (rc < 0)
+		ana_folded_free(out);
+	free(b.p);
+	free(tids);
+	return rc;
+}
+
+/* Folded CPU samples (ANA_WEIGHT_SAMPLES). 0 or GTT_ENOMEM. */
+static int fold_samples(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 {
 	int rc = 0;
 	fold_ctx ctx = { 0 };
@@ -276,6 +400,11 @@ out:
 	free(ctx.keys.v);
 	ana_idtable_free(&ctx.table);
 	return rc;
+}
+
+int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
+{
+	return o->weight == ANA_WEIGHT_GPU_TIME ? fold_gpu(m, o, out) : fold_samples(m, o, out);
 }
 
 /* ---- folded text in ---- */
@@ -506,6 +635,10 @@ static void fold_usage(FILE *out)
 	        "usage: gt-analyze fold [OPTIONS] TRACE\n\n"
 	        "Folded stacks, one \"root;...;leaf COUNT\" line per distinct stack, sorted: the input of\n"
 	        "FlameGraph's flamegraph.pl, speedscope and gt-render.\n\n"
+	        "  --weight WHAT    samples (default: CPU samples), or gpu-time: the device ns of each\n"
+	        "                   kernel, copy and memset under the launch stack of the call that\n"
+	        "                   started it (Python + native, then [kernel NAME]); work whose call has\n"
+	        "                   no stack, and that no sampled stack stands for, under [no launch stack]\n"
 	        "  --threads        start each stack with \"PROCESS PID;THREAD TID\"\n"
 	        "  --gil WHICH      only samples of these GIL classes: " ANA_GIL_WORDS "\n"
 	        "                   (held = python,native-gil; released = nogil,wait; any = every sample)\n"
@@ -519,9 +652,10 @@ static void fold_usage(FILE *out)
 
 int ana_cmd_fold(int argc, char **argv)
 {
-	enum { O_THREADS = 1, O_GIL, O_PYONLY, O_TID, O_FROM, O_TO, O_ANNOTATE };
+	enum { O_THREADS = 1, O_GIL, O_PYONLY, O_TID, O_FROM, O_TO, O_ANNOTATE, O_WEIGHT };
 	static const struct option longopts[] = {
 		{ "threads", no_argument, NULL, O_THREADS },
+		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "gil", required_argument, NULL, O_GIL },
 		{ "python-only", no_argument, NULL, O_PYONLY },
 		{ "annotate", no_argument, NULL, O_ANNOTATE },
@@ -547,6 +681,10 @@ int ana_cmd_fold(int argc, char **argv)
 		case O_THREADS: fo.threads = 1; break;
 		case O_PYONLY: fo.python_only = o.python_only = 1; break;
 		case O_ANNOTATE: fo.annotate_class = 1; break;
+		case O_WEIGHT:
+			if ((fo.weight = ana_fold_weight_parse(optarg)) < 0)
+				return ana_cli_usage_error("fold", "--weight wants samples or gpu-time, not '%s'", optarg);
+			break;
 		case O_GIL:
 			if ((fo.gil = ana_gil_parse(optarg)) < -1)
 				return ana_cli_usage_error("fold", "--gil wants " ANA_GIL_WORDS ", not '%s'", optarg);
@@ -582,6 +720,8 @@ int ana_cmd_fold(int argc, char **argv)
 		return ana_cli_usage_error("fold", optind == argc ? "missing TRACE" : "one TRACE only");
 	if (fo.to_ns && fo.to_ns <= fo.from_ns)
 		return ana_cli_usage_error("fold", "--to must be after --from");
+	if (fo.weight == ANA_WEIGHT_GPU_TIME && (fo.gil >= 0 || fo.annotate_class))
+		return ana_cli_usage_error("fold", "--gil and --annotate select CPU samples; not with --weight gpu-time");
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;
@@ -597,7 +737,13 @@ int ana_cmd_fold(int argc, char **argv)
 		rc = GT_EXIT_BROKEN;
 	} else {
 		/* an empty answer is an answer, but say so: the options may be what left nothing */
-		if (fd.total == 0 && m->samples.n)
+		if (fo.weight == ANA_WEIGHT_GPU_TIME) {
+			if (!m->kernels.n && !m->memcpys.n && !m->memsets.n)
+				fprintf(stderr, "gt-analyze fold: warning: %s has no GPU work (kernels, copies, memsets)\n",
+				        argv[optind]);
+			else if (fd.total == 0)
+				fprintf(stderr, "gt-analyze fold: warning: no GPU work is in the selection (time window, --tid)\n");
+		} else if (fd.total == 0 && m->samples.n)
 			fprintf(stderr, "gt-analyze fold: warning: none of the %zu samples is in the selection "
 			                "(time window, --gil, --python-only, --threads)\n", m->samples.n);
 		else if (!m->samples.n)

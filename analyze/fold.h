@@ -14,7 +14,16 @@ typedef struct ana_fold_opts {
 	int python_only;
 	const char *tid_filter;   /* NULL, or comma list of tids */
 	uint64_t from_ns, to_ns;  /* window as offsets from model->start_ns; 0 = from the start / to the end */
+	int weight;           /* ANA_WEIGHT_*: what a line counts */
 } ana_fold_opts;
+/* --weight: CPU samples (each line's count is samples), or the device time of GPU work, in ns,
+ * under the launch stack of the call that started it (launch.h's estimator): stacks are launch
+ * site + "[kernel NAME]" (or "[memcpy HtoD]" and the other directions, "[memset]"), work no stack stands for under
+ * "[no launch stack]"; --threads roots name the launching thread; --tid and the window select
+ * by launching thread and work start; gil and annotate_class do not apply. */
+enum { ANA_WEIGHT_SAMPLES = 0, ANA_WEIGHT_GPU_TIME = 1 };
+/* "samples" or "gpu-time" as ANA_WEIGHT_*, -1 for another word. */
+int ana_fold_weight_parse(const char *word);
 void ana_fold_opts_init(ana_fold_opts *o);
 /* The leaf suffix annotate_class appends for a class: "_[py]", "_[gil]", "_[nogil]", "_[wait]";
  * "" for ANA_CLASS_NONPY. */

@@ -11,6 +11,7 @@
 #include "bounds.h"
 #include "demangle.h"
 #include "gpu_idle.h"
+#include "launch_report.h"
 #include "model_priv.h"
 
 /* ---- small helpers shared with gpu_idle.c ---- */
@@ -636,19 +637,7 @@ void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
 	report_allocs(m, out, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
 	report_nvtx(m, out, top_n);
 	ana_gpu_report_idle(&g, out, top_n < 10 ? top_n : 10);
-	if (rows) {
-		const char **names = calloc(nr ? nr : 1, sizeof(*names));
-		const char **shown = calloc(nr ? nr : 1, sizeof(*shown));
-		if (names && shown) {
-			for (size_t i = 0; i < nr; i++) {
-				names[i] = rows[i].name;
-				shown[i] = rows[i].shown;
-			}
-			ana_gpu_report_launches(&g, out, names, shown, nr < 5 ? nr : 5);
-		}
-		free(names);
-		free(shown);
-	}
+	ana_launch_report(m, out, top_n < 5 ? top_n : 5);
 out:
 	free(rows);
 	free(order);

@@ -1,6 +1,6 @@
 /* gpu_idle.c — the time-based part of the GPU report: busy % over time, idle gaps and GPU-idle
  * blame (per host thread: CUDA API time by kind, exact; CPU samples by GIL class, estimated;
- * the rest off-CPU), and kernel launch sites through the correlation id. */
+ * the rest off-CPU), with the call that ended each long gap and its launch stack. */
 #include "gpu_idle.h"
 
 #include "bounds.h"
@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "demangle.h"
+#include "launch.h"
+#include "launch_report.h"
 
 /* What a host thread can be doing, in report order. */
 enum {
@@ -58,6 +60,7 @@ typedef struct tspan {
 	uint64_t start_ns, end_ns;
 	int state;
 	const char *name;
+	uint32_t pid, correlation; /* the outer call's: its launch stack, when the agent took one */
 } tspan;
 
 typedef struct hthread {
@@ -186,6 +189,8 @@ static int hctx_build(hctx *h, const ana_model *m)
 			s->end_ns = e;
 			s->name = ana_string_get(m, a->pid, a->name_id);
 			s->state = api_state(s->name);
+			s->pid = a->pid;
+			s->correlation = a->correlation;
 		}
 		i = j;
 	}
@@ -586,6 +591,37 @@ static int cmp_active(const void *a, const void *b, void *ctx)
 	return c ? c : cmp_u64(x, y);
 }
 
+/* The launch stack of a call in one line, or that the agent took none for it (never another's). */
+static void print_call_stack(const ana_model *m, FILE *out, const char *what, uint32_t pid, uint32_t corr)
+{
+	const ana_callstack *cs = ana_callstack_find(m, pid, corr);
+	if (!cs) {
+		if (m->callstacks.n)
+			fprintf(out, "       %s: no launch stack captured for this call\n", what);
+		return;
+	}
+	fprintf(out, "       %s: ", what);
+	ana_launch_print_stack(m, out, cs->stack_id, 3, 2);
+	fputc('\n', out);
+}
+
+/* When the submitting thread came out of a synchronization inside the gap just before it
+ * submitted: that call (the host waited, then launched) with its stack. */
+static void print_sync_before(const ana_model *m, FILE *out, const hthread *t, const gtt_cuda_api *a, const gap *gp)
+{
+	/* spans before i ended by the launch's start: i - 1 is the thread's call before it */
+	size_t i = span_after(t, a->start_ns);
+	if (i == 0)
+		return;
+	const tspan *s = &t->spans[i - 1];
+	if (s->state != ST_SYNC || s->end_ns < gp->start_ns || s->end_ns > a->start_ns)
+		return;
+	fprintf(out, "       after %s, %.3f ms long, returned at %+.3f ms\n", s->name,
+	        (double)(s->end_ns - s->start_ns) / (double)GT_NS_PER_MS,
+	        ((double)s->end_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
+	print_call_stack(m, out, "synchronized from", s->pid, s->correlation);
+}
+
 static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap *gp, int rank, const size_t *by_corr)
 {
 	const ana_model *m = g->m;
@@ -600,13 +636,17 @@ static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap 
 		const gtt_cuda_api *a = by_corr ? api_for(m, pid, corr, by_corr) : NULL;
 		size_t nl = strlen(name);
 		fprintf(out, "     ended by %.*s%s", nl > 60 ? 57 : (int)nl, name, nl > 60 ? "..." : "");
+		const hthread *t = a ? find_thread(h, a->pid, a->tid) : NULL;
 		if (a) {
-			const hthread *t = find_thread(h, a->pid, a->tid);
 			fprintf(out, ", submitted by thread %u %s through %s at %+.3f ms from the gap's start", a->tid,
 			        t ? t->name : "?", ana_string_get(m, a->pid, a->name_id),
 			        ((double)a->start_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
 		}
 		fputc('\n', out);
+		if (a)
+			print_call_stack(m, out, "launched from", a->pid, a->correlation);
+		if (a && t)
+			print_sync_before(m, out, t, a, gp);
 	}
 	size_t shown = 0, idle = 0;
 	tblame *bl = calloc(h->n_th ? h->n_th : 1, sizeof(*bl));
@@ -734,148 +774,5 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 out:
 	free(gaps);
 	free(by_corr);
-	hctx_free(&h);
-}
-
-/* ---- launch sites ---- */
-
-typedef struct site { size_t thread; uint32_t stack; const char *api; } site;
-
-static int cmp_site(const void *a, const void *b)
-{
-	const site *x = a, *y = b;
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	if (x->stack != y->stack)
-		return x->stack < y->stack ? -1 : 1;
-	return strcmp(x->api, y->api);
-}
-
-/* The sample of t nearest ts, when it is within two sampling periods. */
-static uint32_t stack_near(const ana_model *m, const hthread *t, uint64_t ts)
-{
-	size_t i = sample_at(m, t, ts);
-	const ana_sample *best = NULL;
-	uint64_t best_d = UINT64_MAX;
-	for (size_t k = i ? i - 1 : 0; k < t->n_samples && k <= i; k++) {
-		const ana_sample *s = &m->samples.v[t->samples[k]];
-		uint64_t d = s->time_ns > ts ? s->time_ns - ts : ts - s->time_ns;
-		if (d < best_d) {
-			best_d = d;
-			best = s;
-		}
-	}
-	uint64_t window = best && best->weight_ns ? 2 * best->weight_ns : 20000000;
-	return best && best_d <= window ? best->stack_id : UINT32_MAX;
-}
-
-/* Frames inside the CUDA libraries, the kernel or the vDSO say how a launch is done, not who
- * asked for it: a launch stack is cut at the first of them, leaving the caller. */
-static int cuda_internal(const ana_frame *f)
-{
-	if (f->kind == ANA_FRAME_KERNEL)
-		return 1;
-	const char *mod = f->module ? f->module : "";
-	if (strncmp(mod, "libcuda.", 8) == 0 || strncmp(mod, "libcudart", 9) == 0 ||
-	    strncmp(mod, "libcublas", 9) == 0 || strncmp(mod, "libcupti", 8) == 0 || strstr(mod, "vdso"))
-		return 1;
-	return f->name && (strncmp(f->name, "[libcuda.", 9) == 0 || strncmp(f->name, "[vdso", 5) == 0 ||
-	                   strcmp(f->name, "[kernel]") == 0 || strcmp(f->name, "ioctl") == 0);
-}
-
-static void print_stack(const ana_model *m, FILE *out, uint32_t stack_id)
-{
-	if (stack_id >= m->stacks.n) {
-		fprintf(out, "(no CPU sample near the launch)");
-		return;
-	}
-	const ana_stack *s = &m->stacks.v[stack_id];
-	/* the caller: frames from the root up to the first one inside CUDA (frame-pointer walks
-	 * through libcuda produce junk beyond it anyway) */
-	uint32_t n = 0;
-	while (n < s->n && !cuda_internal(&m->frames.v[s->frames[n]]))
-		n++;
-	if (!n) {
-		fprintf(out, "(only CUDA-internal frames)");
-		return;
-	}
-	uint32_t from = n > 6 ? n - 6 : 0;
-	if (from)
-		fprintf(out, "...;");
-	for (uint32_t i = from; i < n; i++)
-		fprintf(out, "%s%s", m->frames.v[s->frames[i]].name, i + 1 < n ? ";" : "");
-	if (n < s->n)
-		fprintf(out, " (+%u frames in CUDA)", s->n - n);
-}
-
-void ana_gpu_report_launches(const ana_gpu_ctx *g, FILE *out, const char *const *names, const char *const *shown,
-                             size_t n)
-{
-	const ana_model *m = g->m;
-	hctx h;
-	size_t *by_corr = NULL;
-	site *sites = NULL;
-	if (!n || !m->apis.n)
-		return;
-	if (hctx_build(&h, m) < 0)
-		goto out;
-	by_corr = corr_index(m);
-	sites = malloc((m->kernels.n + 1) * sizeof(*sites));
-	if (!by_corr || !sites)
-		goto out;
-	fprintf(out, "\nKernel launch sites (launching thread, API call and CPU stack nearest the launch, through "
-	        "the correlation id):\n");
-	for (size_t r = 0; r < n; r++) {
-		size_t ns = 0, unlinked = 0, total = 0;
-		for (size_t i = 0; i < m->kernels.n; i++) {
-			const gtt_cuda_kernel *k = &m->kernels.v[i];
-			if (strcmp(ana_string_get(m, k->pid, k->name_id), names[r]) != 0)
-				continue;
-			total++;
-			const gtt_cuda_api *a = api_for(m, k->pid, k->correlation, by_corr);
-			const hthread *t = a ? find_thread(&h, a->pid, a->tid) : NULL;
-			if (!t) {
-				unlinked++;
-				continue;
-			}
-			sites[ns].thread = (size_t)(t - h.th);
-			sites[ns].stack = stack_near(m, t, a->start_ns);
-			sites[ns].api = ana_string_get(m, a->pid, a->name_id);
-			ns++;
-		}
-		size_t nl = strlen(shown[r]);
-		fprintf(out, "  %.*s%s (%zu launches)\n", nl > 100 ? 97 : (int)nl, shown[r], nl > 100 ? "..." : "", total);
-		qsort(sites, ns, sizeof(*sites), cmp_site);
-		/* runs of equal (thread, stack, API); the three longest, earlier runs first on ties */
-		size_t run_start[3] = { 0 }, run_n[3] = { 0 };
-		for (size_t i = 0, j; i < ns; i = j) {
-			for (j = i; j < ns && cmp_site(&sites[j], &sites[i]) == 0; j++)
-				;
-			for (int k = 0; k < 3; k++)
-				if (j - i > run_n[k]) {
-					for (int l = 2; l > k; l--) {
-						run_n[l] = run_n[l - 1];
-						run_start[l] = run_start[l - 1];
-					}
-					run_n[k] = j - i;
-					run_start[k] = i;
-					break;
-				}
-		}
-		for (int k = 0; k < 3 && run_n[k]; k++) {
-			const site *st = &sites[run_start[k]];
-			const hthread *t = &h.th[st->thread];
-			fprintf(out, "    %zux thread %u %s via %s; stack: ", run_n[k], t->tid, t->name, st->api);
-			print_stack(m, out, st->stack);
-			fputc('\n', out);
-		}
-		if (ns > run_n[0] + run_n[1] + run_n[2])
-			fprintf(out, "    %zux from other threads or stacks\n", ns - run_n[0] - run_n[1] - run_n[2]);
-		if (unlinked)
-			fprintf(out, "    %zux not linked (no API record with the same correlation id)\n", unlinked);
-	}
-out:
-	free(by_corr);
-	free(sites);
 	hctx_free(&h);
 }

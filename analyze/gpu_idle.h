@@ -49,9 +49,4 @@ void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out);
 /* Idle time between device work: gap-length histogram, what every host thread did during it
  * (all gaps together), and the top_n longest gaps one by one. */
 void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n);
-/* For the kernels names[0..n) (model strings; shown = printable names): launching threads, API
- * calls and CPU stacks nearest each launch, through the correlation id. */
-void ana_gpu_report_launches(const ana_gpu_ctx *g, FILE *out, const char *const *names,
-                             const char *const *shown, size_t n);
-
 #endif

@@ -396,6 +396,11 @@ static int take_record(loader *L, const gtt_record *rec)
 	SIMPLE(GTT_REC_NVTX, nvtx, nvtx, start_ns, end_ns)
 	SIMPLE(GTT_REC_COUNTER, counters, counter, time_ns, time_ns)
 #undef SIMPLE
+	case GTT_REC_CUDA_CALLSTACK:
+		see_time(m, rec->u.callstack.time_ns);
+		if (!L->launch && !(L->launch = ana_launch_loader_new()))
+			return GTT_ENOMEM;
+		return ana_launch_loader_add(L->launch, &rec->u.callstack);
 	case GTT_REC_ARCHIVE:
 		return add_archive_piece(L, &rec->u.archive);
 	case GTT_REC_END:
@@ -637,6 +642,7 @@ static void loader_cleanup(loader *L)
 	free(L->raws.v);
 	free(L->deferred.v);
 	ana_idtable_free(&L->trunc_table);
+	ana_launch_loader_free(L->launch);
 	ana_sym_destroy(L->sym);
 	gtt_reader_close(L->r);
 	if (L->progress_shown)
@@ -747,6 +753,11 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	sort_threads(L);
 	if (ana_load_pass2(L, errbuf, errlen) < 0)
 		goto fail;
+	/* launch stacks: symbolized like samples, their Python frames named as the merge names them */
+	if (L->launch && ana_launch_loader_finish(L->launch, m, L->sym, opts) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory while reading launch stacks", name);
+		goto fail;
+	}
 
 	if (sort_if_needed(m->samples.v, m->samples.n, sizeof(ana_sample), sample_cmp) < 0 ||
 	    sort_if_needed(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp) < 0 ||

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "dwfl.h"
 #include "gtt.h"
+#include "launch.h"
 #include "model.h"
 #include "model_priv.h"
 
@@ -63,6 +64,7 @@ typedef struct loader {
 	ana_idtable thread_table;  /* (pid, tid) -> index in m->threads, kept unsorted until sort_threads */
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
+	ana_launch_loader *launch; /* launch stacks, symbolized after pass 2 (launch.c) */
 	uint64_t n_samples_seen;
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;

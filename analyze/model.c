@@ -444,6 +444,7 @@ void ana_model_free(ana_model *m)
 	free(m->allocs.v);
 	free(m->nvtx.v);
 	free(m->counters.v);
+	free(m->callstacks.v);
 	free(m->truncs.v);
 	ana_priv *p = m->priv;
 	if (p) {

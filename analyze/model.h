@@ -144,6 +144,20 @@ typedef struct ana_pycode {
 
 typedef struct ana_string { uint32_t pid, id; char *text; } ana_string;
 
+/* A launch stack: a cuda_callstack record (the agent's stack of a thread inside a CUDA API
+ * call) with its native return addresses symbolized in the pid's address space and its Python
+ * frames put on the root side (launch.c). */
+typedef struct ana_callstack {
+	uint64_t time_ns;      /* when the stack was taken */
+	uint64_t call_ns;      /* the call's duration as the agent saw it, 0 unknown */
+	uint64_t function;     /* the sampling key of a launch (kernel host function), 0 other calls */
+	uint32_t pid, tid;
+	uint32_t correlation;  /* CUPTI correlation id: the cuda_api record and the work it started */
+	uint32_t name_id;      /* API name (string of pid) */
+	uint32_t flags;        /* GTT_CALLSTACK_* */
+	uint32_t stack_id;     /* merged stack, root first (model->stacks) */
+} ana_callstack;
+
 /* A stretch of time (captured intervals, captured.h). */
 typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
 
@@ -182,6 +196,7 @@ typedef struct ana_model {
 	ANA_VEC(gtt_cuda_alloc) allocs;
 	ANA_VEC(gtt_nvtx) nvtx;
 	ANA_VEC(gtt_counter) counters;
+	ANA_VEC(ana_callstack) callstacks;  /* launch stacks, sorted by (pid, correlation, time) */
 	ANA_VEC(ana_trunc) truncs;       /* truncated native stacks by thread, reason and frame */
 	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
 	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (captured.c) */

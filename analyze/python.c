@@ -257,20 +257,31 @@ static uint64_t loop_period(const ana_model *m, uint32_t source, uint64_t dflt)
 	return dflt;
 }
 
-static int build_tables(merger *M)
+/* The py_code records by (pid, id). 0 or -1 on ENOMEM. */
+static int build_codes(merger *M)
 {
 	ana_model *m = M->m;
-	size_t i, j;
+	size_t i;
 
 	M->codes = malloc((m->pycodes.n ? m->pycodes.n : 1) * sizeof(*M->codes));
-	M->reads = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*M->reads));
-	M->threads = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*M->threads));
-	if (!M->codes || !M->reads || !M->threads)
+	if (!M->codes)
 		return -1;
 	for (i = 0; i < m->pycodes.n; i++)
 		M->codes[i] = (code_ref){ m->pycodes.v[i].pid, m->pycodes.v[i].code_id, (uint32_t)i };
 	M->n_codes = m->pycodes.n;
 	qsort(M->codes, M->n_codes, sizeof(*M->codes), cmp_code);
+	return 0;
+}
+
+static int build_tables(merger *M)
+{
+	ana_model *m = M->m;
+	size_t i, j;
+
+	M->reads = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*M->reads));
+	M->threads = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*M->threads));
+	if (build_codes(M) < 0 || !M->reads || !M->threads)
+		return -1;
 	for (i = 0; i < m->pystacks.n; i++)
 		M->reads[i] = (read_ref){ m->pystacks.v[i].pid, m->pystacks.v[i].tid, m->pystacks.v[i].time_ns, (uint32_t)i };
 	M->n_reads = m->pystacks.n;
@@ -543,6 +554,37 @@ out:
 	free(M->interp_mods);
 	free(M);
 	return rc;
+}
+
+/* ---- Python frames for other stacks (launch stacks, launch.c) ---- */
+
+struct ana_pyframes { merger M; };
+
+ana_pyframes *ana_pyframes_create(ana_model *m)
+{
+	ana_pyframes *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->M.m = m;
+	if (build_codes(&p->M) < 0) {
+		ana_pyframes_destroy(p);
+		return NULL;
+	}
+	return p;
+}
+
+uint32_t ana_pyframes_id(ana_pyframes *p, uint32_t pid, const gtt_py_frame *pf)
+{
+	return python_frame(&p->M, pid, pf);
+}
+
+void ana_pyframes_destroy(ana_pyframes *p)
+{
+	if (!p)
+		return;
+	free(p->M.codes);
+	free(p->M.pf);
+	free(p);
 }
 
 /* ---- report ---- */

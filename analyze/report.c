@@ -11,6 +11,7 @@
 #include "bounds.h"
 #include "captured.h"
 #include "cli.h"
+#include "counter_sum.h"
 #include "gpu.h"
 #include "health.h"
 #include "model_priv.h"
@@ -394,6 +395,7 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 	ana_health_report(m, out, o->top_n);
 	ana_python_report(m, out);
 	ana_gpu_report(m, out, o->top_n);
+	ana_counters_report(m, out);
 	funcs_free(&F);
 	free(per_stack);
 	return ferror(out) ? GTT_EIO : 0;

@@ -49,7 +49,11 @@ static const char usage_text[] =
 	"      --tid LIST        only these threads (comma list, trace input)\n"
 	"      --from S, --to S  only samples in this window, seconds from the trace start\n"
 	"      --search REGEX    highlight matching frames (and show the matched share)\n"
-	"      --countname WORD  what the counts are (\"samples\")\n"
+	"      --countname WORD  what the counts are (\"samples\"; \"ns GPU time\" with gpu-time)\n"
+	"      --weight WHAT     samples (default), or gpu-time (trace input): the device time of\n"
+	"                        each kernel, copy and memset under the launch stack of the call that\n"
+	"                        started it, [kernel NAME] as leaf, [no launch stack] for work no\n"
+	"                        captured stack stands for (gt-analyze fold --weight gpu-time)\n"
 	"\n"
 	"timeline options:\n"
 	"  -o, --output FILE     output file (.svg, .png or .pdf)\n"
@@ -67,7 +71,7 @@ static const char usage_text[] =
 enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_FONTSIZE, OPT_MINWIDTH,
 	OPT_COLORS, OPT_INVERTED, OPT_REVERSE, OPT_DIFF, OPT_FLAMECHART, OPT_GIL, OPT_THREADS,
-	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT,
+	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT, OPT_WEIGHT,
 };
 
 static const struct option long_opts[] = {
@@ -92,6 +96,7 @@ static const struct option long_opts[] = {
 	{"search", required_argument, 0, OPT_SEARCH},
 	{"countname", required_argument, 0, OPT_COUNTNAME},
 	{"format", required_argument, 0, OPT_FORMAT},
+	{"weight", required_argument, 0, OPT_WEIGHT},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, 'V'},
 	{0, 0, 0, 0},
@@ -102,6 +107,7 @@ typedef struct cli {
 	const char *threads_re, *search, *countname, *format;
 	double width, height, fontsize, minwidth, minwidth_pct, from_s, to_s;
 	int inverted, reverse, flamechart, threads, have_from, have_to;
+	int weight;   /* ANA_WEIGHT_* */
 } cli;
 
 static void usage(FILE *f)
@@ -238,6 +244,10 @@ static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int
 	if (c->have_to)
 		o.to_ns = gt_s_to_ns(c->to_s);
 	*owned = 1;
+	if (c->weight == ANA_WEIGHT_GPU_TIME) {
+		o.weight = ANA_WEIGHT_GPU_TIME;
+		return ana_fold(in->model, &o, out) < 0 ? REN_ENOMEM : 0; /* fails for memory only */
+	}
 	return ren_input_fold_classes(in->model, &o, out);
 }
 
@@ -266,11 +276,11 @@ static int cmd_flame(cli *c)
 	if (c->minwidth_pct >= 0)
 		o.minwidth_px = (o.width_px - 20) * c->minwidth_pct / 100.0;
 	o.title = c->title ? c->title : c->flamechart ? "Flame Chart" : c->diff ? "Differential "
-	          "Flame Graph" : "Flame Graph";
+	          "Flame Graph" : c->weight == ANA_WEIGHT_GPU_TIME ? "GPU time by launch site" : "Flame Graph";
 	o.subtitle = c->subtitle;
 	o.inverted = c->inverted;
 	o.flamechart = c->flamechart;
-	o.unit = c->countname ? c->countname : "samples";
+	o.unit = c->countname ? c->countname : c->weight == ANA_WEIGHT_GPU_TIME ? "ns GPU time" : "samples";
 	if (c->colors)
 		o.palette = ren_palette_find(c->colors);
 
@@ -287,9 +297,9 @@ static int cmd_flame(cli *c)
 		status = GT_EXIT_USAGE;
 		goto out;
 	}
-	if ((c->flamechart || c->gil || c->threads || c->tid || c->have_from || c->have_to) &&
+	if ((c->flamechart || c->gil || c->threads || c->tid || c->have_from || c->have_to || c->weight) &&
 	    !in.model) {
-		fprintf(stderr, "gt-render: --flamechart, --gil, --threads, --tid, --from and --to "
+		fprintf(stderr, "gt-render: --flamechart, --gil, --threads, --tid, --from, --to and --weight "
 		                "need a trace, and %s is folded stacks\n", c->input);
 		status = GT_EXIT_USAGE;
 		goto out;
@@ -310,7 +320,7 @@ static int cmd_flame(cli *c)
 		fprintf(stderr, "gt-render: %s: %s\n", c->input, ren_strerror(rc));
 		goto out;
 	}
-	if (!c->colors && in.model && !c->diff)
+	if (!c->colors && in.model && !c->diff && c->weight != ANA_WEIGHT_GPU_TIME)
 		for (size_t i = 0; i < in.model->threads.n; i++)
 			if (in.model->threads.v[i].is_python)
 				o.palette = REN_PAL_GIL;
@@ -318,7 +328,8 @@ static int cmd_flame(cli *c)
 	                 (c->flamechart ? REN_FLAME_ORDERED : 0);
 	if (!(f = ren_flame_build(&fd, flags, &rc))) {
 		if (rc == REN_EEMPTY)
-			fprintf(stderr, "gt-render: %s: no samples to draw%s\n", c->input,
+			fprintf(stderr, "gt-render: %s: %s%s\n", c->input,
+			        c->weight == ANA_WEIGHT_GPU_TIME ? "no GPU work to draw" : "no samples to draw",
 			        in.model ? " (in the selected threads, classes and time window)" : "");
 		else
 			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
@@ -522,6 +533,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SEARCH: c.search = optarg; break;
 		case OPT_COUNTNAME: c.countname = optarg; break;
+		case OPT_WEIGHT:
+			if ((c.weight = ana_fold_weight_parse(optarg)) < 0)
+				return usage_error("--weight wants samples or gpu-time, not '%s'", optarg);
+			break;
 		case OPT_FORMAT: c.format = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gt-render %s\n", GT_VERSION); return 0;
@@ -538,6 +553,9 @@ int main(int argc, char **argv)
 		                   c.output);
 	if (c.have_from && c.have_to && c.to_s <= c.from_s)
 		return usage_error("--to must be after --from%s", "");
+	if (c.weight == ANA_WEIGHT_GPU_TIME && (c.gil || c.flamechart || c.diff || strcmp(c.cmd, "flame") != 0))
+		return usage_error("--weight gpu-time is for flame graphs of a trace, without --gil, --flamechart "
+		                   "or --diff%s", "");
 	if (c.search) {
 		regex_t re;
 		if (regcomp(&re, c.search, REG_EXTENDED | REG_NOSUB) != 0)

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "counter_sum.h"
+#include "launch.h"
+#include "launch_report.h"
 #include "flame.h"
 #include "gtt.h"
 
@@ -430,10 +433,19 @@ static void draw_apis(ren_tl *t, const size_t *v, size_t n, double y)
 		char d[32];
 		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(a->start_ns, a->end_ns));
 		const char *name = ana_string_get(m, a->pid, a->name_id);
+		/* the call's own launch stack, when the agent took one; never a nearby sample's */
+		char stack[2048] = "";
+		const ana_callstack *cs = m->callstacks.n ? ana_callstack_find(m, a->pid, a->correlation) : NULL;
+		if (cs) {
+			stack[0] = '\n';
+			ana_launch_stack_text(m, cs, 12, stack + 1, sizeof(stack) - 1);
+		} else if (m->callstacks.n) {
+			snprintf(stack, sizeof(stack), "\nno launch stack captured for this call");
+		}
 		ren_tl_span(t, a->start_ns, a->end_ns, y + 22, 4, C_API, NULL,
-		     ren_tl_tipf(t, "%s %s\nCUDA %s API, status %d, at %.6f s", name, d,
+		     ren_tl_tipf(t, "%s %s\nCUDA %s API, status %d, at %.6f s%s", name, d,
 		          a->domain == GTT_API_DRIVER ? "driver" : "runtime", a->status,
-		          ren_tl_rel_s(t, a->start_ns)));
+		          ren_tl_rel_s(t, a->start_ns), stack));
 	}
 }
 
@@ -790,6 +802,11 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 		le[nl++] = (legend_entry){"NVTX range", 0xa6cee3, 12};
 	if (m->counters.n)
 		le[nl++] = (legend_entry){"counter value", C_COUNTER, 12};
+	int has_wm = 0;
+	for (size_t i = 0; i < m->counters.n && !has_wm; i++)
+		has_wm = ana_counter_watermark_of(ana_string_get(m, m->counters.v[i].pid, m->counters.v[i].name_id)) > 0;
+	if (has_wm)
+		le[nl++] = (legend_entry){"counter watermark", C_WATERMARK, 2};
 	int has_lag = 0;
 	for (size_t i = 0; i < m->health.n; i++)
 		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "counter_sum.h"
+#include "gt_util.h"
 #include "demangle.h"
 #include "gtt.h"
 #include "timeline_priv.h"
@@ -270,19 +272,40 @@ static void counter_columns(ren_tl *t, const counter_ref *v, size_t n, double *v
 	}
 }
 
-static void draw_counter(ren_tl *t, const counter_ref *v, size_t n, double *vmax, int ncols, size_t row)
+/* A counter's summary over the whole trace (analyze/counter_sum.c), NULL when not found. */
+static const ana_counter_sum *find_sum(const ana_counter_sum *v, size_t n, uint32_t pid, uint32_t name_id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].pid == pid && v[i].name_id == name_id)
+			return &v[i];
+	return NULL;
+}
+
+/* A counter's row: its step function as bars, and its watermark (the records wm[0..n_wm) of
+ * X@watermark, NULL when none) as a line on the same scale. */
+static void draw_counter(ren_tl *t, const counter_ref *v, size_t n, const counter_ref *wm, size_t n_wm,
+                         const ana_counter_sum *sum, double *vmax, double *wmax, int ncols, size_t row)
 {
 	const char *name = ana_string_get(t->m, v[0].pid, v[0].name_id);
-	double lo, hi;
+	double lo, hi, wlo = 0, whi = 0;
+	if (wm)
+		counter_columns(t, wm, n_wm, wmax, ncols, &wlo, &whi);
 	counter_columns(t, v, n, vmax, ncols, &lo, &hi);
+	if (wm && whi > hi)
+		hi = whi;
+	if (wm && wlo < lo)
+		lo = wlo;
 	double y = t->y, h = ROW_COUNTER;
 	ren_tl_stripe(t, y, h, (int)(row % 2));
 	/* halves: hi - base can pass DBL_MAX for values near it */
 	double base = lo > 0 ? 0 : lo, half_span = hi / 2 - base / 2 > 0 ? hi / 2 - base / 2 : 0.5;
-	char lbl[200];
+	char lbl[200], below[200] = "";
 	snprintf(lbl, sizeof(lbl), "%s", name);
+	if (sum && sum->n_wm && sum->n && sum->last_ns > sum->first_ns)
+		snprintf(below, sizeof(below), "\nat or below its watermark %.3f s, %.1f %% of its span (whole trace)",
+		         gt_ns_to_s(sum->below_ns), 100.0 * (double)sum->below_ns / (double)(sum->last_ns - sum->first_ns));
 	ren_tl_row_label(t, y, h - 14, lbl,
-	          ren_tl_tipf(t, "counter %s (pid %u)\nmin %g, max %g in the window", name, v[0].pid, lo, hi),
+	          ren_tl_tipf(t, "counter %s (pid %u)\nmin %g, max %g in the window%s", name, v[0].pid, lo, hi, below),
 	          0, 0);
 	char *range = ren_tl_tipf(t, "0 .. %g", hi);
 	if (range && !ren_text(t->sc, 8, y + h - 6, range, FS - 2, REN_ANCHOR_START, 0x777777))
@@ -307,33 +330,78 @@ static void draw_counter(ren_tl *t, const counter_ref *v, size_t n, double *vmax
 			it->alpha = 170;
 		k = e;
 	}
+	/* the watermark: a line at its level, one segment per run of columns with the same value */
+	for (int k = 0; wm && k < ncols;) {
+		if (isnan(wmax[k])) {
+			k++;
+			continue;
+		}
+		int e = k + 1;
+		while (e < ncols && wmax[e] == wmax[k])
+			e++;
+		double wy = (wmax[k] / 2 - base / 2) / half_span * (h - 8);
+		uint64_t a = window_at(t, (double)k / t->px_per_ns), b = window_at(t, (double)e / t->px_per_ns);
+		ren_tl_span(t, a, b, y + h - 4 - wy - 1, 2, C_WATERMARK, NULL,
+		            ren_tl_tipf(t, "%s" ANA_WATERMARK_SUFFIX " = %g (the watermark of %s)\n%.3f - %.3f s%s", name,
+		                        wmax[k], name, ren_tl_rel_s(t, a), ren_tl_rel_s(t, b), below));
+		k = e;
+	}
 	t->y += h;
 }
+
+/* The group of rows [a, b) of v for one (pid, name id), with the name and its watermark group. */
+typedef struct cgroup { size_t a, b; const char *name; size_t wm; int is_wm_of; } cgroup;
+#define NO_GROUP ((size_t)-1)
 
 int ren_tl_counters(ren_tl *t)
 {
 	const ana_model *m = t->m;
-	size_t n = m->counters.n;
+	size_t n = m->counters.n, ng = 0, n_sum = 0;
 	if (!n)
 		return 0;
 	/* the layout keeps x1 - x0 >= 150 */
 	int ncols = t->x1 - t->x0 >= 1 ? (int)ceil(t->x1 - t->x0) : 1;
 	counter_ref *v = malloc(n * sizeof(*v));
-	double *vmax = malloc((size_t)ncols * sizeof(*vmax));
-	if (!v || !vmax) {
-		free(v);
-		free(vmax);
-		return -1;
+	double *vmax = malloc((size_t)ncols * sizeof(*vmax)), *wmax = malloc((size_t)ncols * sizeof(*wmax));
+	cgroup *g = malloc(n * sizeof(*g));
+	ana_counter_sum *sums = NULL;
+	if (!v || !vmax || !wmax || !g || ana_counters_summarize(m, &sums, &n_sum) < 0) {
+		t->oom = 1;
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
 		v[i] = (counter_ref){m->counters.v[i].pid, m->counters.v[i].name_id, i};
 	qsort(v, n, sizeof(*v), cmp_counter);
-	ren_tl_header(t, "Counters");
-	for (size_t a = 0, b, row = 0; a < n && !t->oom; a = b, row++) {
+	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a; b < n && v[b].pid == v[a].pid && v[b].name_id == v[a].name_id; b++)
 			;
-		draw_counter(t, v + a, b - a, vmax, ncols, row);
+		g[ng++] = (cgroup){a, b, ana_string_get(m, v[a].pid, v[a].name_id), NO_GROUP, 0};
 	}
+	/* X@watermark is drawn on X's row when X has records, as a row of its own otherwise */
+	for (size_t i = 0; i < ng; i++) {
+		size_t len = ana_counter_watermark_of(g[i].name);
+		if (!len)
+			continue;
+		for (size_t j = 0; j < ng; j++)
+			if (v[g[j].a].pid == v[g[i].a].pid && strlen(g[j].name) == len &&
+			    strncmp(g[j].name, g[i].name, len) == 0 && g[j].wm == NO_GROUP) {
+				g[j].wm = i;
+				g[i].is_wm_of = 1;
+				break;
+			}
+	}
+	ren_tl_header(t, "Counters");
+	for (size_t i = 0, row = 0; i < ng && !t->oom; i++) {
+		if (g[i].is_wm_of)
+			continue;
+		const cgroup *w = g[i].wm == NO_GROUP ? NULL : &g[g[i].wm];
+		draw_counter(t, v + g[i].a, g[i].b - g[i].a, w ? v + w->a : NULL, w ? w->b - w->a : 0,
+		             find_sum(sums, n_sum, v[g[i].a].pid, v[g[i].a].name_id), vmax, wmax, ncols, row++);
+	}
+out:
+	free(sums);
+	free(g);
+	free(wmax);
 	free(vmax);
 	free(v);
 	return t->oom ? -1 : 0;

@@ -31,6 +31,7 @@
 #define C_MEMSET 0x7f7f7f
 #define C_SYNC 0xbcbd22
 #define C_COUNTER 0x1f77b4
+#define C_WATERMARK 0x8b0000
 #define C_LAG 0xff3030
 #define C_GRID 0xdddddd
 

@@ -35,6 +35,57 @@ read -r n_pts n_tel bad wm min_ready changes <<<"$out"
 check "queue.ready reaches the trace: one value per put and get, plus the start ($n_pts = $changes + 1)" test "$n_pts" = "$((changes + 1))"
 check "the step function equals telemetry.json at all $n_tel samples ($bad differ)" test "$n_tel" -ge 50 -a "$bad" = 0
 check "the watermark is queue.ready@watermark = --min-ready ($wm = $min_ready)" test "$wm" = "$min_ready"
+# the report's counters section against the pipeline's own accounting
+"$ANA" report "$TMP/pl.gtt" >"$TMP/pl.report" 2>/dev/null
+out=$("$PY" - "$TMP/pl.report" "$TMP/tel.json" <<'PYEOF'
+import json, re, sys
+rep, q = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["queue"]
+m = re.search(r"^ +\d+  queue\.ready +(\d+) +(\S+) +(\S+) +(\S+) +([\d.]+)  (\S+): ([\d.]+) s \(([\d.]+) % of the span\)", rep, re.M)
+if not m:
+    print("missing"); sys.exit()
+n, lo, mean, hi, span, wm, below_s, pct = m.groups()
+print(n, float(lo) == q["min"] and float(hi) == q["max"], wm, pct, q["pct_time_at_or_below_min_ready"],
+      abs(float(pct) - q["pct_time_at_or_below_min_ready"]) <= 0.5, abs(float(mean) - q["mean"]) <= 0.05 * max(q["mean"], 1))
+PYEOF
+)
+read -r r_n r_minmax r_wm r_pct t_pct r_close r_mean <<<"$out"
+check "report: counters section lists queue.ready with all its samples ($r_n = $changes + 1)" test "$r_n" = "$((changes + 1))"
+check "report: min and max as telemetry.json's" test "$r_minmax" = True
+check "report: the watermark is min_ready ($r_wm = $min_ready)" test "$r_wm" = "$min_ready"
+check "report: at or below min_ready $r_pct % of the span, telemetry.json $t_pct % (within 0.5 points)" test "$r_close" = True
+check "report: time-weighted mean within 5 % of telemetry.json's" test "$r_mean" = True
+
+# the timeline: one row for queue.ready, its watermark a line at 9 on the row's scale
+if [ -x "$GT_BIN/gt-render" ]; then
+	"$GT_BIN/gt-render" timeline "$TMP/pl.gtt" -o "$TMP/pl.svg" 2>/dev/null
+	check "timeline SVG: queue.ready's row carries its watermark as a line at $min_ready" "$PY" - "$TMP/pl.svg" "$min_ready" <<'PYEOF'
+import re, sys
+svg, wm = open(sys.argv[1]).read(), float(sys.argv[2])
+items = re.findall(r'<title>([^<]*)</title><rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="#([0-9a-f]{6})"', svg)
+labels = re.findall(r"<title>counter ([^ ]+) \(pid", svg)
+assert labels == ["queue.ready"], labels          # X@watermark is not a row of its own
+bars = [(float(re.match(r"queue\.ready = (\S+)", t).group(1)), float(y), float(h)) for t, x, y, w, h, c in items
+        if re.match(r"queue\.ready = ", t)]
+line = [(float(y), float(w)) for t, x, y, w, h, c in items if t.startswith("queue.ready@watermark = %g" % wm) and c == "8b0000"]
+assert bars and line, (len(bars), line)
+bars = [b for b in bars if b[2] > 1.001]             # a bar is at least 1 px: tiny values are off the scale
+(v1, y1, h1), (v2, y2, h2) = min(bars), max(bars)  # bar tops lie on a line in the value
+assert v2 > v1
+slope = ((y2) - (y1)) / (v2 - v1)
+want = y1 + slope * (wm - v1)
+assert all(abs((y + 1) - want) < 0.05 for y, w in line), (want, line)
+assert "at or below its watermark" in svg
+print("watermark line at y %.2f (bars say %.2f), %d segment(s)" % (line[0][0] + 1, want, len(line)))
+PYEOF
+	if "$GT_BIN/gt-render" timeline "$TMP/pl.gtt" -o "$TMP/pl.png" 2>/dev/null; then
+		read -r n_px y0 y1 < <("$PY" "$GT_ROOT/tests/cli/render_pngcolors.py" "$TMP/pl.png" 8b0000)
+		check "timeline PNG: the watermark line is drawn ($n_px pixels, rows $y0-$y1)" test "${n_px:-0}" -ge 300
+	else
+		skip "gt-render writes no PNG here (no Cairo)"
+	fi
+else
+	skip "gt-render not built"
+fi
 
 # a Python program: threads and a forked child, and hostile lines beside good ones
 cat >"$TMP/prog.py" <<PYEOF

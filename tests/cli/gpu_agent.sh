@@ -31,7 +31,7 @@ mkdir -p "$TMP/side"
 "$TMP/encode_check" "$TMP/enc.gtt" "$agent" "$TMP/side"
 echo "encode_check exit status $?"
 
-# The encoded records through gt-analyze: kernels demangled, API calls, launch sites.
+# The encoded records through gt-analyze: kernels demangled, API calls, the launching thread.
 "$GT_BIN/gt-analyze" report "$TMP/enc.gtt" >"$TMP/report.txt" 2>"$TMP/report.err"
 rc=$?
 if [ "$rc" -ne 0 ]; then
@@ -41,6 +41,7 @@ elif ! grep -q '^== GPU ==' "$TMP/report.txt"; then
 else
 	check "report lists the demangled kernel" grep -q 'gemm(float\*, int)' "$TMP/report.txt"
 	check "report lists the runtime launch call" grep -q 'cudaLaunchKernel$' "$TMP/report.txt"
-	check "report links the kernel to thread 7 through cudaLaunchKernel" \
-		grep -q '1x thread 7 .* via cudaLaunchKernel' "$TMP/report.txt"
+	"$GT_BIN/gt-analyze" fold --weight gpu-time --threads "$TMP/enc.gtt" >"$TMP/gpu.fold" 2>/dev/null
+	check "the kernel is linked to its launching thread 7 (and has no launch stack: none was encoded)" \
+		grep -qE '^[^;]+;[^;]* 7;\[no launch stack\];\[kernel gemm\] [0-9]+$' "$TMP/gpu.fold"
 fi

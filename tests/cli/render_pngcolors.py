@@ -1,5 +1,7 @@
 # render_pngcolors.py — prints how many distinct colours a PNG holds (every third pixel),
 # with the standard library only; used by tests/cli/render_*.sh to tell a drawing from a blank.
+# With a second argument RRGGBB: how many pixels have exactly that colour (every pixel), and the
+# first and last row holding one ("N Y0 Y1"; counters.sh finds a drawn line with it).
 import struct, sys, zlib
 d = open(sys.argv[1], "rb").read()
 pos, idat, w, h, ct = 8, b"", 0, 0, 0
@@ -13,6 +15,8 @@ while pos < len(d):
     pos += 12 + n
 bpp = {2: 3, 6: 4, 0: 1, 4: 2}[ct]
 raw, stride, prev, seen, i = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set(), 0
+want = bytes.fromhex(sys.argv[2]) if len(sys.argv) > 2 else None
+n_want, rows = 0, []
 for y in range(h):
     f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride]); i += 1 + stride
     for x in range(stride):
@@ -24,7 +28,15 @@ for y in range(h):
         elif f == 4:
             p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
             line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    if want is not None and bpp >= 3:
+        k = sum(1 for x in range(0, stride, bpp) if line[x:x + 3] == want)
+        n_want += k
+        if k:
+            rows.append(y)
     for x in range(0, stride, bpp * 3):
         seen.add(bytes(line[x:x + 3]))
     prev = line
-print(len(seen))
+if want is not None:
+    print(n_want, rows[0] if rows else -1, rows[-1] if rows else -1)
+else:
+    print(len(seen))

@@ -74,6 +74,14 @@ static void run_fold(const ana_model *m, uint32_t h)
 	if (!fo.python_only && fo.gil < 0 && !fo.from_ns && !fo.to_ns && !fo.tid_filter && fd.total != m->samples.n)
 		abort(); /* every sample is in exactly one line */
 	ana_folded_free(&fd);
+	/* GPU time by launch stack, over the same window and threads */
+	fo.weight = ANA_WEIGHT_GPU_TIME;
+	fo.gil = -1;
+	fo.annotate_class = 0;
+	if (ana_fold(m, &fo, &fd) < 0)
+		return;
+	check_folded(&fd);
+	ana_folded_free(&fd);
 }
 
 static void run_exports(const ana_model *m)

@@ -153,6 +153,17 @@ static void build(void)
 	add_sample(101, 30000, ANA_CLASS_NATIVE_NOGIL, s_np);
 	add_sample(101, 31000, ANA_CLASS_NATIVE_NOGIL, s_np);
 	add_sample(101, 40000, ANA_CLASS_PY_GIL, s_fwd);
+	/* launch stacks: gemm's first launch (first K) and its second (1 in N); relu has none */
+	ana_callstack *cs = ana_vec_push(M->callstacks);
+	*cs = (ana_callstack){ .time_ns = T0 + 501 * US, .pid = 100, .tid = 101, .correlation = 1, .name_id = 3,
+	                       .flags = GTT_CALLSTACK_FIRST, .stack_id = s_launch };
+	cs = ana_vec_push(M->callstacks);
+	*cs = (ana_callstack){ .time_ns = T0 + 601 * US, .pid = 100, .tid = 101, .correlation = 2, .name_id = 3,
+	                       .flags = GTT_CALLSTACK_NTH, .stack_id = s_fwd };
+	/* the long stream synchronize before relu's launch, its stack taken at its exit */
+	cs = ana_vec_push(M->callstacks);
+	*cs = (ana_callstack){ .time_ns = T0 + 20000 * US, .pid = 100, .tid = 101, .correlation = 10, .name_id = 5,
+	                       .flags = GTT_CALLSTACK_LONG | GTT_CALLSTACK_AT_EXIT, .stack_id = s_np };
 }
 
 static char *report(const ana_model *m)
@@ -213,6 +224,14 @@ int main(void)
 	th_check(has(r, "     ended by relu, submitted by thread 101 main through cudaLaunchKernel at +23.000 ms from "
 	                "the gap's start\n"), "gap linked to the launch that ended it");
 	th_check(has(r, "  #2 GPU 0 idle 8.000 ms from 0.013000 s\n"), "second gap");
+	th_check(has(r, "through cudaLaunchKernel at +23.000 ms from the gap's start\n"
+	                "       launched from: no launch stack captured for this call\n"),
+	         "gap 1: its launch has no stack, and says so");
+	th_check(has(r, "through cudaLaunchKernel at +7.500 ms from the gap's start\n"
+	                "       launched from: no launch stack captured for this call\n"
+	                "       after cudaStreamSynchronize, 8.000 ms long, returned at +7.000 ms\n"
+	                "       synchronized from: native: numpy_op < main\n"),
+	         "gap 2: the synchronization the thread came out of before launching, with its stack");
 	th_check(has(r, "     thread 101 main: synchronizing 7.000 ms (cudaStreamSynchronize), launching 0.100 ms "
 	                "(cudaLaunchKernel), python+GIL ~0.100 ms (1 sample), off-CPU/unsampled 0.800 ms; top frame "
 	                "forward\n"), "gap 2 blame for main with its top frame");
@@ -220,12 +239,21 @@ int main(void)
 	                "(3 samples), off-CPU/unsampled 5.700 ms; top frame take_gil\n"), "gap 2 blame for loader");
 	const char *g2 = strstr(r, "  #2 GPU 0");
 	th_check(g2 && strstr(g2, "thread 101") < strstr(g2, "thread 102"), "more active thread listed first");
-	/* launch sites */
-	th_check(has(r, "  gemm(float*, int) (2 launches)\n    2x thread 101 main via cudaLaunchKernel; stack: "
-	                "main;train_step;matmul\n"), "gemm launch site: runtime call and stack at launch");
-	th_check(has(r, "  relu (2 launches)\n    2x thread 101 main via cudaLaunchKernel; stack: (no CPU sample "
-	                "near the launch)\n"), "relu launch site without a nearby sample");
-
+	/* launch sites: from the launch stacks only; relu's launches have none and are said to have none */
+	th_check(has(r, "  gemm(float*, int)\n    2 launches, 17.000 ms GPU time; 2 of 2 launches sampled (100.0 %)\n"),
+	         "gemm: launches, GPU time and the sampled count");
+	th_check(has(r, "            1   50.0%         1.0      10.000  58.8%  native: matmul < train_step (+1 frames)\n"
+	                "            1   50.0%         1.0       7.000  41.2%  native: forward < train_step (+1 frames)\n"),
+	         "gemm: one site per stack, each with its own launch (the 1-in-N stack stands for the rest: none)");
+	th_check(has(r, "  relu\n    2 launches, 5.000 ms GPU time; 0 of 2 launches sampled (0.0 %)\n"
+	                "            0       -         2.0       5.000 100.0%  no stack captured\n"),
+	         "relu: no stack captured, not the nearest sample's stack");
+	th_check(!strstr(r, "nearest"), "no launch is given a nearby CPU sample's stack");
+	th_check(has(r, "  cudaStreamSynchronize\n    1 call, 8.000 ms waited; 1 of 1 calls sampled (100.0 %)\n"
+	                "      sampled   share      ~calls    ~wait ms ~wait%  site (Python leaf first; native: the "
+	                "caller of CUDA first)\n"
+	                "            1  100.0%         1.0       8.000 100.0%  native: numpy_op < main\n"),
+	         "sync sites: the long synchronize's stack, taken at its exit, with the time it waited");
 	char *again = report(M);
 	th_check(strcmp(r, again) == 0, "output is deterministic");
 	free(again);
