@@ -37,6 +37,7 @@ struct rec_perf_decoder {
 	rec_perf_stack_trim trim;
 	void *trim_ctx;
 	rec_ptree *tree;        /* system-wide: the processes to keep; NULL: keep everything */
+	int64_t clock_off_ns;   /* trace clock minus perf's (a time namespace; clock.h) */
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -191,7 +192,11 @@ static sample_id trailer(const uint8_t *rec, uint32_t size)
 
 static void emit(rec_perf_decoder *p, gtt_record *r)
 {
-	int rc = gtt_write(p->w, r);
+	int rc;
+
+	if (p->clock_off_ns)
+		gtt_rec_shift(r, p->clock_off_ns);
+	rc = gtt_write(p->w, r);
 	if (rc < 0 && p->write_rc == 0)
 		p->write_rc = rec_err_from_gtt(rc);
 	if (p->obs)
@@ -417,7 +422,14 @@ static void health(rec_perf_decoder *p, uint64_t t0, uint64_t t1, uint32_t kind,
 {
 	gtt_health h = { .time_ns = t0, .end_ns = t1, .source = GTT_SRC_PERF, .kind = kind, .pid = pid,
 	                 .tid = tid, .count = count, .value = { cpu } };
-	int rc = gtt_write_health(p->w, &h);
+	int rc;
+
+	if (p->clock_off_ns) {
+		gtt_record r = { .tag = GTT_REC_HEALTH, .u.health = h };
+		gtt_rec_shift(&r, p->clock_off_ns);
+		h = r.u.health;
+	}
+	rc = gtt_write_health(p->w, &h);
 
 	if (rc < 0 && p->write_rc == 0)
 		p->write_rc = rec_err_from_gtt(rc);
@@ -582,6 +594,12 @@ uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size)
 		return t;
 	}
 	return trailer(rec, size).time_ns;
+}
+
+void rec_perf_decoder_set_clock_offset(rec_perf_decoder *d, int64_t offset_ns)
+{
+	if (d)
+		d->clock_off_ns = offset_ns;
 }
 
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name)
