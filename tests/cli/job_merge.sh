@@ -16,7 +16,7 @@ if ! unshare --time --fork --monotonic 4 true 2>/dev/null; then
 	skip "time namespaces: unshare --time needs root and Linux >= 5.6"
 	exit 0
 fi
-absd() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%d", d }'; }
+absd() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.0f", d }'; }
 
 "$PROG" 3 & P=$!
 sleep 0.3
