@@ -199,6 +199,22 @@ static int gpu_into(const ana_model *m, ana_procs *P)
 	return 0;
 }
 
+static int same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* A process whose parent carries the same identity inherited it (fork, or exec without a new
+ * environment): it is one of that rank's workers. */
+static void mark_inherited(ana_procs *P)
+{
+	for (size_t i = 0; i < P->n; i++) {
+		ana_proc *p = &P->v[i];
+		const ana_proc *par = p->ppid ? ana_procs_find(P, p->ppid) : NULL;
+		p->inherited = (p->rank || p->role) && par && same(par->rank, p->rank) && same(par->role, p->role);
+	}
+}
+
 int ana_procs_build(const ana_model *m, ana_procs *P)
 {
 	int rc;
@@ -206,6 +222,7 @@ int ana_procs_build(const ana_model *m, ana_procs *P)
 	if ((rc = collect(m, P)) < 0)
 		return rc;
 	identities(m, P);
+	mark_inherited(P);
 	threads_into(m, P);
 	return gpu_into(m, P);
 }
@@ -227,14 +244,18 @@ void ana_proc_label(const ana_proc *p, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%sL%s", n ? " " : "", p->local_rank);
 	if (p->role && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", p->role);
+	if (p->inherited && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " (child)");
 	if (!buf[0])
 		snprintf(buf, len, "-");
 }
 
-/* Shown: processes that did something (samples, 0.5% of a CPU, GPU work) or have an identity. */
+/* Shown: processes that did something (samples, 0.5% of a CPU, GPU work), and every rank's own
+ * process (not its idle children). */
 static int active(const ana_proc *p, uint64_t dur)
 {
-	return p->n_samples || ana_sat_mul(p->cpu_ns, 200) >= dur || p->gpu_busy_ns || p->rank || p->role;
+	return p->n_samples || ana_sat_mul(p->cpu_ns, 200) >= dur || p->gpu_busy_ns ||
+	       ((p->rank || p->role) && !p->inherited);
 }
 
 static int rank_order(const void *a, const void *b)
@@ -272,7 +293,7 @@ static void print_procs(const ana_model *m, const ana_procs *P, const ana_proc *
 	fprintf(out, "\nProcesses (CPU_S: CPU seconds from /proc, ~ when partly from samples; GIL: %% of its Python"
 	             " threads' samples holding it in Python / holding it in C / released / waiting;"
 	             " GPU_BUSY: union of its own kernels, copies and memsets)\n");
-	fprintf(out, "  %9s %s%-22s %7s %8s %9s %-15s %-8s %10s %6s %8s  %s\n", "PID", P->merged ? "HOST            " : "",
+	fprintf(out, "  %9s %s%-28s %7s %8s %9s %-15s %-8s %10s %6s %8s  %s\n", "PID", P->merged ? "HOST            " : "",
 	        "RANK/ROLE", "THREADS", "SAMPLES", "CPU_S", "GIL py/C/rel/wt", "GPUS", "GPU_BUSY_S", "BUSY%",
 	        "KERNELS", "COMMAND");
 	for (size_t i = 0; i < n; i++) {
@@ -285,9 +306,9 @@ static void print_procs(const ana_model *m, const ana_procs *P, const ana_proc *
 			k += (size_t)snprintf(gpus + k, sizeof(gpus) - k, "%s%d", d ? "," : "", p->devs[d]);
 		snprintf(cpu, sizeof(cpu), "%s%.3f", p->cpu_from_samples ? "~" : "", gt_ns_to_s(p->cpu_ns));
 		if (P->merged)
-			fprintf(out, "  %9u %-15.15s %-22.22s", p->pid, p->host ? p->host : "?", label);
+			fprintf(out, "  %9u %-15.15s %-28.28s", p->pid, p->host ? p->host : "?", label);
 		else
-			fprintf(out, "  %9u %-22.22s", p->pid, label);
+			fprintf(out, "  %9u %-28.28s", p->pid, label);
 		fprintf(out, " %7u %8" PRIu64 " %9s %-15s %-8s %10.3f %5.1f%% %8" PRIu64 "  %.60s\n", p->n_threads, p->n_samples,
 		        cpu, gil, gpus, gt_ns_to_s(p->gpu_busy_ns), 100.0 * (double)p->gpu_busy_ns / (double)dur,
 		        p->n_kernels, p->comm);
@@ -334,14 +355,14 @@ static void print_counters(const ana_model *m, const ana_procs *P, FILE *out, in
 	if (n) {
 		qsort(c, n, sizeof(*c), cstat_cmp);
 		fprintf(out, "\nCounters per process (last value, min, max, samples)\n");
-		fprintf(out, "  %-28s %9s %-22s %14s %14s %14s %8s\n", "COUNTER", "PID", "RANK/ROLE", "LAST", "MIN", "MAX", "N");
+		fprintf(out, "  %-28s %9s %-28s %14s %14s %14s %8s\n", "COUNTER", "PID", "RANK/ROLE", "LAST", "MIN", "MAX", "N");
 		size_t limit = (size_t)(top_n > 0 ? top_n : 20) * 4;
 		for (size_t i = 0; i < n && i < limit; i++) {
 			const ana_proc *p = ana_procs_find(P, c[i].pid);
 			char label[96] = "-";
 			if (p)
 				ana_proc_label(p, label, sizeof(label));
-			fprintf(out, "  %-28.28s %9u %-22.22s %14.6g %14.6g %14.6g %8" PRIu64 "\n",
+			fprintf(out, "  %-28.28s %9u %-28.28s %14.6g %14.6g %14.6g %8" PRIu64 "\n",
 			        ana_string_get(m, c[i].pid, c[i].name_id), c[i].pid, label, c[i].last, c[i].min, c[i].max, c[i].n);
 		}
 		if (n > limit)

@@ -15,6 +15,8 @@ typedef struct ana_proc {
 	const char *comm;          /* the command line last recorded for it ("?" when none) */
 	const char *host;          /* a merged trace's host of the pid's space, else NULL */
 	const char *rank, *world_size, *local_rank, *role; /* from its environment, NULL when unset */
+	int inherited;             /* its parent has the same rank and role: a worker of that rank
+	                            * (DataLoader, compile workers), not the rank itself */
 	uint32_t n_threads;
 	uint64_t n_samples, sampled_ns;
 	uint64_t cpu_ns;           /* its threads' /proc CPU, plus sampled time of threads without */

@@ -2,7 +2,8 @@
  *   gtt_cat TRACE [KIND...]
  * One line per record, "KIND t0 t1 pid tid", the kind's own fields after it for meta
  * ("meta KEY VALUE"), process (event, ppid, comm), thread (event, name), clock (realtime,
- * uncertainty, kind, host, boot id), cuda_device (device, name) and string (id, text); t0 = t1
+ * uncertainty, kind, host, boot id), cuda_device (device, name), string (id, text) and counter
+ * (name id, value); t0 = t1
  * for a record with one time, "-" for a record without. Only the named kinds when given.
  * Exit 0, or 2 when the trace does not open or a chunk is corrupt. */
 #include <inttypes.h>
@@ -108,6 +109,9 @@ int main(int argc, char **argv)
 			break;
 		case GTT_REC_STRING:
 			printf(" %u %s", rec.u.string.id, rec.u.string.text);
+			break;
+		case GTT_REC_COUNTER:
+			printf(" %u %.17g", rec.u.counter.name_id, rec.u.counter.value);
 			break;
 		default:
 			break;

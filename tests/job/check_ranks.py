@@ -48,7 +48,7 @@ def parse_report(path):
             rest = line[m.end():]
             if host:
                 rest = rest[16:]
-            label, fields = rest[:22].strip(), rest[22:].split()
+            label, fields = rest[:28].strip(), rest[28:].split()
             if len(fields) < 8:
                 continue
             procs[int(m.group(1))] = dict(label=label, threads=int(fields[0]), samples=int(fields[1]),
@@ -70,7 +70,11 @@ def main():
     procs, counters = parse_report(sys.argv[1])
     check(len(procs) > 0, "the report has a per-process table (%d processes)" % len(procs))
     for path in sys.argv[2:]:
-        t = json.load(open(path))
+        try:
+            t = json.load(open(path))
+        except (OSError, ValueError) as e:
+            check(False, "telemetry %s: %s" % (path, e))
+            continue
         rank = t.get("rank")
         if rank is None:
             m = re.search(r"rank(\d+)", os.path.basename(path))
