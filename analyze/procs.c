@@ -268,8 +268,22 @@ static int rank_order(const void *a, const void *b)
 		long rx = strtol(x->rank, NULL, 10), ry = strtol(y->rank, NULL, 10);
 		if (rx != ry)
 			return rx < ry ? -1 : 1;
+		if (x->inherited != y->inherited)
+			return x->inherited ? 1 : -1;
 	}
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int idx_order(const void *a, const void *b, void *ctx)
+{
+	const ana_procs *P = ctx;
+	const ana_proc *x = &P->v[*(const size_t *)a], *y = &P->v[*(const size_t *)b];
+	return rank_order(&x, &y);
+}
+
+void ana_procs_sort(const ana_procs *P, size_t *idx, size_t n)
+{
+	qsort_r(idx, n, sizeof(*idx), idx_order, (void *)P);
 }
 
 static void gil_split(const ana_proc *p, char *buf, size_t len)

@@ -41,6 +41,9 @@ int ana_procs_build(const ana_model *m, ana_procs *P);
 void ana_procs_free(ana_procs *P);
 /* The process of pid, NULL when unknown. */
 const ana_proc *ana_procs_find(const ana_procs *P, uint32_t pid);
+/* Sort idx[0..n) (indices into P->v) in the job's order: ranks by rank (a rank's children after
+ * it), then the rest by pid. */
+void ana_procs_sort(const ana_procs *P, size_t *idx, size_t n);
 /* "rank 1/4 L1 drafter" (what is known of it), "-" when nothing is. */
 void ana_proc_label(const ana_proc *p, char *buf, size_t len);
 /* The report's per-process section (before the per-thread table): printed when the trace holds
