@@ -10,6 +10,7 @@
 #include "gt_util.h"
 #include "merge.h"
 #include "model_priv.h" /* ana_process_parent */
+#include "ranks.h"
 #include "report.h"
 
 static int proc_cmp(const void *a, const void *b)
@@ -406,6 +407,7 @@ void ana_procs_report(const ana_model *m, FILE *out, int top_n)
 	print_procs(m, &P, order, n, hidden, out);
 	if (P.any_identity || P.merged)
 		print_counters(m, &P, out, top_n);
+	ana_ranks_report(m, &P, out, top_n);
 out:
 	free(order);
 	ana_procs_free(&P);
