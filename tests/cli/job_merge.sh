@@ -70,6 +70,11 @@ check "... and shows both processes" sh -c "grep -q ' $P ' '$TMP/out' && grep -q
 check_rc "fold reads it" 0 "$ANA" fold "$TMP/m_kernel.gtt"
 check "... kt_alpha from both recordings" test "$(grep -c kt_alpha "$TMP/out")" -ge 1
 check_rc "export chrome reads it" 0 "$ANA" export --format chrome "$TMP/m_kernel.gtt" -o "$TMP/m.json"
+if [ -x "$GT_BIN/gt-render" ]; then
+	check_rc "gt-render timeline reads it" 0 "$GT_BIN/gt-render" timeline "$TMP/m_kernel.gtt" -o "$TMP/m.svg"
+	check "... one row group per recording of the process" \
+		sh -c "grep -q 'pid $P ' '$TMP/m.svg' && grep -q 'pid $((P + 10000000)) ' '$TMP/m.svg'"
+fi
 check_rc "check against itself passes" 0 "$ANA" check --golden "$TMP/m_kernel.gtt" "$TMP/m_kernel.gtt"
 
 # output policy and bad input
