@@ -651,6 +651,50 @@ out:
 	return rc;
 }
 
+/* Every row: a job's process groups, or the plain sections (threads, GPU streams, counters).
+ * 0, or REN_E* with why said. */
+static int draw_rows(ren_tl *t, const char *threads_re, char *why, size_t whylen)
+{
+	regex_t re;
+	int have_re = 0, rc = REN_ENOMEM, shown, grouped;
+	tl_lists L = {0};
+
+	if (threads_re) {
+		if (regcomp(&re, threads_re, REG_EXTENDED | REG_NOSUB) != 0) {
+			snprintf(why, whylen, "bad --threads regular expression");
+			return REN_EINVAL;
+		}
+		have_re = 1;
+	}
+	if (lists_build(t, &L) < 0)
+		goto oom;
+	shown = draw_grouped(t, &L, have_re ? &re : NULL, why, whylen);
+	grouped = shown != 0;
+	if (!grouped)
+		shown = draw_threads(t, &L, have_re ? &re : NULL, why, whylen);
+	if (shown < 0) {
+		rc = shown;
+		goto out;
+	}
+	if (threads_re && shown == 0 && t->m->threads.n) {
+		snprintf(why, whylen, "no thread matches --threads '%s'", threads_re);
+		rc = REN_EEMPTY;
+		goto out;
+	}
+	if (!grouped && (ren_tl_streams(t) < 0 || ren_tl_counters(t) < 0))
+		goto oom;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(why, whylen, "out of memory");
+	rc = REN_ENOMEM;
+out:
+	lists_free(&L);
+	if (have_re)
+		regfree(&re);
+	return rc;
+}
+
 /* ---- sampler-behind windows, axis, legend ---- */
 
 /* drawn before the rows (y1 patched afterwards), so that spans stay on top */
@@ -750,9 +794,6 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
                                size_t whylen)
 {
 	ren_tl t = {.m = m};
-	regex_t re;
-	int have_re = 0;
-	tl_lists L = {0};
 	why[0] = 0;
 	*err = REN_ENOMEM;
 	uint64_t start = m->start_ns, end = m->end_ns > m->start_ns ? m->end_ns : ana_sat_add(m->start_ns, 1);
@@ -868,30 +909,8 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	if (t.oom)
 		goto oom;
 
-	if (o->threads_re) {
-		if (regcomp(&re, o->threads_re, REG_EXTENDED | REG_NOSUB) != 0) {
-			snprintf(why, whylen, "bad --threads regular expression");
-			*err = REN_EINVAL;
-			goto fail;
-		}
-		have_re = 1;
-	}
-	if (lists_build(&t, &L) < 0)
-		goto oom;
-	int shown = draw_grouped(&t, &L, have_re ? &re : NULL, why, whylen), grouped = shown != 0;
-	if (!grouped)
-		shown = draw_threads(&t, &L, have_re ? &re : NULL, why, whylen);
-	if (shown < 0) {
-		*err = shown;
+	if ((*err = draw_rows(&t, o->threads_re, why, whylen)) < 0)
 		goto fail;
-	}
-	if (o->threads_re && shown == 0 && m->threads.n) {
-		snprintf(why, whylen, "no thread matches --threads '%s'", o->threads_re);
-		*err = REN_EEMPTY;
-		goto fail;
-	}
-	if (!grouped && (ren_tl_streams(&t) < 0 || ren_tl_counters(&t) < 0))
-		goto oom;
 	if (t.y == rows_top) {
 		snprintf(why, whylen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
 		*err = REN_EEMPTY;
@@ -933,17 +952,11 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	if (ren_scene_set(t.sc, "title", title) < 0)
 		goto oom;
 	*err = 0;
-	lists_free(&L);
-	if (have_re)
-		regfree(&re);
 	return t.sc;
 oom:
 	snprintf(why, whylen, "out of memory");
 	*err = REN_ENOMEM;
 fail:
-	lists_free(&L);
-	if (have_re)
-		regfree(&re);
 	ren_scene_destroy(t.sc);
 	return NULL;
 }
