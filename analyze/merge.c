@@ -39,7 +39,8 @@ static int add_pid(ana_merge_in *in, uint32_t pid)
 	in->pids[in->n_pids++] = pid;
 	if (in->n_pids >= (1u << 16) && (in->n_pids & 0xffff) == 0) { /* keep it bounded */
 		size_t k = 0;
-		qsort(in->pids, in->n_pids, sizeof(uint32_t), u32_cmp);
+		if (in->n_pids > 1)
+			qsort(in->pids, in->n_pids, sizeof(uint32_t), u32_cmp);
 		for (size_t i = 0; i < in->n_pids; i++)
 			if (!k || in->pids[k - 1] != in->pids[i])
 				in->pids[k++] = in->pids[i];
@@ -139,7 +140,8 @@ static int scan(ana_merge_in *in, char *err, size_t errlen)
 	}
 	if (rc == 0) {
 		size_t k = 0;
-		qsort(in->pids, in->n_pids, sizeof(uint32_t), u32_cmp);
+		if (in->n_pids > 1)
+			qsort(in->pids, in->n_pids, sizeof(uint32_t), u32_cmp);
 		for (size_t i = 0; i < in->n_pids; i++)
 			if (!k || in->pids[k - 1] != in->pids[i])
 				in->pids[k++] = in->pids[i];

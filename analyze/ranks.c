@@ -84,7 +84,8 @@ static int collect_counters(const ana_model *m, const ana_procs *P, int ranked, 
 	for (size_t i = 0; i < m->counters.n; i++)
 		if (member(P, m->counters.v[i].pid, ranked))
 			c[k++] = (cref){ ana_string_get(m, m->counters.v[i].pid, m->counters.v[i].name_id), m->counters.v[i].pid, i };
-	qsort(c, k, sizeof(*c), cref_cmp);
+	if (k > 1)
+		qsort(c, k, sizeof(*c), cref_cmp);
 	for (size_t a = 0, b; a < k; a = b) {
 		int grows = 1;
 		size_t changes = 0;
@@ -203,7 +204,8 @@ int ana_ranks_stragglers(const ana_model *m, const ana_procs *P, ana_straggle **
 	if ((rc = collect_ranges(m, P, n_ranked >= 2, &v, &n, &cap)) < 0 ||
 	    (rc = collect_counters(m, P, n_ranked >= 2, &v, &n, &cap)) < 0)
 		goto out;
-	qsort(v, n, sizeof(*v), step_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), step_cmp);
 	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a; b < n && v[b].is_counter == v[a].is_counter && !strcmp(v[b].name, v[a].name); b++)
 			;
