@@ -18,7 +18,7 @@
 typedef struct step {
 	const char *name;
 	int is_counter;
-	uint32_t pid;
+	uint32_t pid, tid;       /* tid: the range's thread (0 for a counter) */
 	uint64_t start_ns, end_ns;
 } step;
 
@@ -58,7 +58,7 @@ static int collect_ranges(const ana_model *m, const ana_procs *P, int ranked, st
 			continue;
 		if (GT_GROW(*v, *cap, *n + 1) < 0)
 			return GTT_ENOMEM;
-		(*v)[(*n)++] = (step){ ana_string_get(m, r->pid, r->name_id), 0, r->pid, r->start_ns, r->end_ns };
+		(*v)[(*n)++] = (step){ ana_string_get(m, r->pid, r->name_id), 0, r->pid, r->tid, r->start_ns, r->end_ns };
 	}
 	return 0;
 }
@@ -106,7 +106,7 @@ static int collect_counters(const ana_model *m, const ana_procs *P, int ranked, 
 				free(c);
 				return GTT_ENOMEM;
 			}
-			(*v)[(*n)++] = (step){ c[j].name, 1, c[j].pid, p0->time_ns, x->time_ns };
+			(*v)[(*n)++] = (step){ c[j].name, 1, c[j].pid, 0, p0->time_ns, x->time_ns };
 			prev = j;
 		}
 	}
@@ -190,6 +190,47 @@ out:
 	return rc;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A range name used on several threads of a process (each worker's "step") would interleave
+ * their steps: the process's series is its busiest thread's (the most ranges of that name; the
+ * lowest tid on a tie). v is sorted by (kind, name, pid, start); returns the new length, or
+ * GTT_ENOMEM. */
+static long keep_main_thread(step *v, size_t n)
+{
+	uint32_t *t = malloc((n ? n : 1) * sizeof(*t));
+	size_t k = 0;
+	if (!t)
+		return GTT_ENOMEM;
+	for (size_t a = 0, b; a < n; a = b) {
+		for (b = a; b < n && v[b].is_counter == v[a].is_counter && v[b].pid == v[a].pid && !strcmp(v[b].name, v[a].name);
+		     b++)
+			;
+		for (size_t i = a; i < b; i++)
+			t[i - a] = v[i].tid;
+		qsort(t, b - a, sizeof(*t), u32_cmp);
+		uint32_t best = t[0];
+		size_t best_n = 0;
+		for (size_t i = 0, j; i < b - a; i = j) {
+			for (j = i; j < b - a && t[j] == t[i]; j++)
+				;
+			if (j - i > best_n) {
+				best_n = j - i;
+				best = t[i];
+			}
+		}
+		for (size_t i = a; i < b; i++)
+			if (v[i].tid == best)
+				v[k++] = v[i];
+	}
+	free(t);
+	return (long)k;
+}
+
 int ana_ranks_stragglers(const ana_model *m, const ana_procs *P, ana_straggle **out, size_t *n_out)
 {
 	step *v = NULL;
@@ -206,6 +247,12 @@ int ana_ranks_stragglers(const ana_model *m, const ana_procs *P, ana_straggle **
 		goto out;
 	if (n > 1)
 		qsort(v, n, sizeof(*v), step_cmp);
+	long kept = keep_main_thread(v, n);
+	if (kept < 0) {
+		rc = (int)kept;
+		goto out;
+	}
+	n = (size_t)kept;
 	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a; b < n && v[b].is_counter == v[a].is_counter && !strcmp(v[b].name, v[a].name); b++)
 			;
