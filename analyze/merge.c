@@ -211,6 +211,14 @@ static void align(ana_merge *M)
 		in->rt_delta0_ns = i ? ana_clockfit_delta(&in->fit, &ref->fit, start) : 0;
 		in->delta0_ns = ana_merge_delta_at(M, in, start);
 		in->err_ns = i ? ana_clockfit_error(&in->fit, &ref->fit) : 0;
+		/* one kernel clock, yet the pairs disagree: a trace from a time namespace written
+		 * before gt-record said its offset (or a pair of unrecorded uncertainty far off): the
+		 * pairs know better than an offset assumed 0 */
+		if (in->same_boot && (uint64_t)llabs(in->rt_delta0_ns - in->delta0_ns) > GT_NS_PER_MS + in->err_ns) {
+			in->same_boot = 0;
+			in->boot_disagrees = 1;
+			in->delta0_ns = in->rt_delta0_ns;
+		}
 		if ((int64_t)start + in->delta0_ns < lowest)
 			lowest = (int64_t)start + in->delta0_ns;
 	}
@@ -230,7 +238,7 @@ static void print_alignment(const ana_merge *M, FILE *out)
 	for (int i = 0; i < M->n; i++) {
 		const ana_merge_in *in = &M->in[i];
 		const char *base = strrchr(in->path, '/');
-		char how[160], drift[32];
+		char how[320], drift[32];
 		if (i == 0)
 			snprintf(how, sizeof(how), "reference");
 		else if (in->same_boot)
@@ -238,7 +246,9 @@ static void print_alignment(const ana_merge *M, FILE *out)
 			         in->timens_ns != ref->timens_ns ? ", time namespace offsets" : "",
 			         (int64_t)llabs(in->rt_delta0_ns - in->delta0_ns));
 		else
-			snprintf(how, sizeof(how), "realtime pairs (+- %" PRIu64 " ns%s%s)", in->err_ns,
+			snprintf(how, sizeof(how), "%srealtime pairs (+- %" PRIu64 " ns%s%s)",
+			         in->boot_disagrees ? "same boot, but its kernel clock is off the pairs by more than 1 ms "
+			                              "(a time namespace it did not record?): " : "", in->err_ns,
 			         in->fit.unstated || ref->fit.unstated ? ", a pair of unrecorded uncertainty" : "",
 			         in->fit.n_pairs < 2 ? ", drift unknown: one pair" : "");
 		if (in->fit.n_pairs >= 2)

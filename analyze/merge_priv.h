@@ -27,6 +27,8 @@ typedef struct ana_merge_in {
 	uint32_t space;          /* pid space: pids + space * ANA_PID_SPACE */
 	int64_t delta0_ns;       /* the shift at its start (shown; records use the shift at their time) */
 	int same_boot;           /* aligned through the one kernel clock of the reference's boot */
+	int boot_disagrees;      /* same boot, but the pairs say otherwise by more than 1 ms: an
+	                          * unrecorded time namespace offset; the pairs are used */
 	uint64_t err_ns;         /* the error the pairs vouch for (realtime alignment) */
 	int64_t rt_delta0_ns;    /* what realtime pairs say at its start (shown beside same_boot's) */
 	/* second pass */
