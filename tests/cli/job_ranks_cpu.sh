@@ -43,3 +43,8 @@ if [ -x "$REN" ]; then
 else
 	skip "gt-render not built"
 fi
+
+# the Chrome/Perfetto export names each process with its rank and role
+check_rc "chrome export of the job" 0 "$ANA" export --format chrome "$TMP/job.gtt" -o "$TMP/job.json"
+check "each rank's process is named 'rank R trainer: ...' ($(grep -o '"name":"rank [0-3] trainer: [^"]*"' "$TMP/job.json" | sort -u | wc -l) of 4)" \
+	test "$(grep -o '"name":"rank [0-3] trainer: [^"]*"' "$TMP/job.json" | grep -o 'rank [0-3]' | sort -u | wc -l)" -eq 4
