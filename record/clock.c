@@ -136,7 +136,7 @@ void rec_clock_perf_offset(rec_clock_offset *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->have_measured = measure(&o->measured_ns, &o->uncertainty_ns) == 0;
-	o->have_timens = rec_procfs_timens_monotonic(&o->timens_ns) == 0;
+	o->have_timens = rec_procfs_timens_monotonic(0, &o->timens_ns) == 0;
 	if (o->have_measured && o->have_timens) {
 		int64_t d = o->measured_ns - o->timens_ns;
 		o->agree = (uint64_t)(d < 0 ? -d : d) <= o->uncertainty_ns + AGREE_SLACK_NS;

@@ -193,10 +193,16 @@ int rec_procfs_boot_id(char *buf, size_t len)
 	return 0;
 }
 
-int rec_procfs_timens_monotonic(int64_t *offset_ns)
+int rec_procfs_timens_monotonic(pid_t pid, int64_t *offset_ns)
 {
-	char buf[256], *line;
-	int n = read_file("/proc/self/timens_offsets", buf, sizeof(buf));
+	char buf[256], path[64], *line;
+	int n;
+
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/timens_offsets");
+	n = read_file(path, buf, sizeof(buf));
 
 	if (n < 0)
 		return n;

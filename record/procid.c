@@ -1,6 +1,7 @@
 /* procid.c — a job's process identities (rank, role, device visibility) from /proc/PID/environ. */
 #include "procid.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,16 @@ const unsigned rec_procid_n_vars = sizeof(rec_procid_vars) / sizeof(rec_procid_v
 
 typedef struct seen {
 	uint32_t pid;
+	int clock_known;
+	int64_t clock_shift_ns;     /* our CLOCK_MONOTONIC minus the process's */
 	uint64_t hash[sizeof(rec_procid_vars) / sizeof(rec_procid_vars[0])]; /* 0: not written */
 } seen;
 
 struct rec_procid {
 	seen *v;
 	size_t n, cap;
+	int64_t our_timens_ns;
+	int our_timens_known;
 };
 
 typedef struct found {
@@ -47,7 +52,20 @@ typedef struct found {
 
 rec_procid *rec_procid_create(void)
 {
-	return calloc(1, sizeof(rec_procid));
+	rec_procid *p = calloc(1, sizeof(rec_procid));
+	if (p)
+		p->our_timens_known = rec_procfs_timens_monotonic(0, &p->our_timens_ns) == 0;
+	return p;
+}
+
+int rec_procid_clock_shift(const rec_procid *p, uint32_t pid, int64_t *shift_ns)
+{
+	for (size_t i = 0; p && i < p->n; i++)
+		if (p->v[i].pid == pid && p->v[i].clock_known) {
+			*shift_ns = p->v[i].clock_shift_ns;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 void rec_procid_destroy(rec_procid *p)
@@ -95,7 +113,7 @@ int rec_procid_observe(rec_procid *p, gtt_writer *w, const gtt_record *rec)
 {
 	const char *keys[sizeof(rec_procid_vars) / sizeof(rec_procid_vars[0])];
 	found *f = NULL;
-	seen *sn;
+	seen *sn = NULL;
 	unsigned i;
 	int n, written = 0, rc = 0;
 	uint32_t pid;
@@ -105,15 +123,21 @@ int rec_procid_observe(rec_procid *p, gtt_writer *w, const gtt_record *rec)
 	pid = rec->u.process.pid;
 	for (i = 0; i < rec_procid_n_vars; i++)
 		keys[i] = rec_procid_vars[i].env;
-	if (!(f = calloc(1, sizeof(*f))))
-		return -ENOMEM;
-	n = rec_procfs_environ((pid_t)pid, keys, rec_procid_n_vars, on_var, f);
-	if (n <= 0)
-		goto out; /* gone, unreadable, or nothing of a job: the process simply has no identity */
-	if (!(sn = slot(p, pid))) {
+	if (!(f = calloc(1, sizeof(*f))) || !(sn = slot(p, pid))) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* its clock, while it is alive (an exec may enter a new time namespace) */
+	if (p->our_timens_known) {
+		int64_t theirs;
+		if (rec_procfs_timens_monotonic((pid_t)pid, &theirs) == 0) {
+			sn->clock_known = 1;
+			sn->clock_shift_ns = p->our_timens_ns - theirs;
+		}
+	}
+	n = rec_procfs_environ((pid_t)pid, keys, rec_procid_n_vars, on_var, f);
+	if (n <= 0)
+		goto out; /* gone, unreadable, or nothing of a job: the process simply has no identity */
 	for (i = 0; i < rec_procid_n_vars; i++) {
 		char key[64];
 		gtt_record m;

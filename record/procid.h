@@ -18,6 +18,11 @@ void rec_procid_destroy(rec_procid *p);
  * 0 when none (no variables, process gone or unreadable), or -EIO/-ENOMEM. */
 int rec_procid_observe(rec_procid *p, gtt_writer *w, const gtt_record *rec);
 
+/* Our CLOCK_MONOTONIC minus pid's, as read when pid joined (a process in another time
+ * namespace: its CUDA agent stamps its records on its own clock). 0, or -ENOENT when pid was
+ * not seen or its namespace could not be read. */
+int rec_procid_clock_shift(const rec_procid *p, uint32_t pid, int64_t *shift_ns);
+
 /* The environment variables read and the meta key each becomes (process.PID.<key>). */
 typedef struct rec_procid_var {
 	const char *env, *key;

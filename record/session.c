@@ -557,6 +557,7 @@ static int start_launch(sess *s, const char *command)
 		if (!s->cuda && err[0])
 			rec_sess_note(s, GTT_SRC_CUPTI, err);
 		rec_cuda_set_observer(s->cuda, observe, s);
+		rec_sess_job_cuda(s);
 	}
 	if (!s->cuda && rec_sess_capture_need_agent(s, err) != 0)
 		return GT_EXIT_BROKEN;
@@ -639,6 +640,7 @@ static int start_attach(sess *s, const char *command)
 		err[0] = 0;
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
 		rec_cuda_set_observer(s->cuda, observe, s);
+		rec_sess_job_cuda(s);
 		if (rec_sess_capture_agent_rule(s) != 0)
 			return GT_EXIT_BROKEN;
 		if (s->cuda && (rc = rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err))) <= 0 && err[0])

@@ -37,6 +37,17 @@ void rec_sess_job_sampler(sess *s)
 	rec_perf_set_clock_offset(s->perf, s->clk.offset_ns);
 }
 
+static int agent_clock(void *ctx, uint32_t pid, int64_t *shift_ns)
+{
+	sess *s = ctx;
+	return rec_procid_clock_shift(s->ids, pid, shift_ns);
+}
+
+void rec_sess_job_cuda(sess *s)
+{
+	rec_cuda_set_clock(s->cuda, agent_clock, s);
+}
+
 void rec_sess_job_step(sess *s, uint64_t now)
 {
 	if (now < s->clock_next_ns)

@@ -114,6 +114,8 @@ void rec_sess_capture_close(sess *s);
 void rec_sess_job_start(sess *s);
 /* After the sampler is open: records on our clock. */
 void rec_sess_job_sampler(sess *s);
+/* The CUDA merge learns each agent process's clock from the identities (time namespaces). */
+void rec_sess_job_cuda(sess *s);
 /* The drain loop: a clock pair every CLOCK_PERIOD_NS. */
 void rec_sess_job_step(sess *s, uint64_t now);
 /* Before the END: the last clock pair; frees the identities. */
