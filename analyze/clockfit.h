@@ -14,6 +14,9 @@ typedef struct ana_clock_pair {
 	int stated;              /* 0: a 1.0 trace's meta pair, whose uncertainty was not recorded */
 } ana_clock_pair;
 
+#define ANA_CLOCK_MAX_DRIFT 1e-3 /* a fitted drift beyond 0.1 % is a realtime step: drift 0, and
+                                  * the step counts as a residual (error) */
+
 /* realtime(t) = t + off_ns + drift * (t - a_ns), from the first and last pair. */
 typedef struct ana_clockfit {
 	size_t n_pairs;

@@ -195,7 +195,7 @@ int64_t ana_merge_delta_at(const ana_merge *M, const ana_merge_in *in, uint64_t 
 	if (in == ref)
 		return 0;
 	if (in->same_boot)
-		return ref->timens_ns - in->timens_ns; /* host = trace - timens, on both */
+		return (int64_t)((uint64_t)ref->timens_ns - (uint64_t)in->timens_ns); /* host = trace - timens, on both */
 	return ana_clockfit_delta(&in->fit, &ref->fit, t);
 }
 
@@ -214,15 +214,19 @@ static void align(ana_merge *M)
 		/* one kernel clock, yet the pairs disagree: a trace from a time namespace written
 		 * before gt-record said its offset (or a pair of unrecorded uncertainty far off): the
 		 * pairs know better than an offset assumed 0 */
-		if (in->same_boot && (uint64_t)llabs(in->rt_delta0_ns - in->delta0_ns) > GT_NS_PER_MS + in->err_ns) {
+		uint64_t apart = (uint64_t)in->rt_delta0_ns - (uint64_t)in->delta0_ns;
+		if ((int64_t)apart < 0)
+			apart = -apart;
+		if (in->same_boot && apart > GT_NS_PER_MS + in->err_ns) {
 			in->same_boot = 0;
 			in->boot_disagrees = 1;
 			in->delta0_ns = in->rt_delta0_ns;
 		}
-		if ((int64_t)start + in->delta0_ns < lowest)
-			lowest = (int64_t)start + in->delta0_ns;
+		int64_t at = (int64_t)(start + (uint64_t)in->delta0_ns); /* wraps, never overflows */
+		if (at < lowest)
+			lowest = at;
 	}
-	M->base_ns = lowest < (int64_t)BASE_MARGIN_NS ? (uint64_t)((int64_t)BASE_MARGIN_NS - lowest) : 0;
+	M->base_ns = lowest < (int64_t)BASE_MARGIN_NS ? BASE_MARGIN_NS - (uint64_t)lowest : 0;
 }
 
 static void print_alignment(const ana_merge *M, FILE *out)
@@ -239,12 +243,14 @@ static void print_alignment(const ana_merge *M, FILE *out)
 		const ana_merge_in *in = &M->in[i];
 		const char *base = strrchr(in->path, '/');
 		char how[320], drift[32];
+		uint64_t apart = (uint64_t)in->rt_delta0_ns - (uint64_t)in->delta0_ns;
+		if ((int64_t)apart < 0)
+			apart = -apart;
 		if (i == 0)
 			snprintf(how, sizeof(how), "reference");
 		else if (in->same_boot)
-			snprintf(how, sizeof(how), "same boot: one kernel clock%s (exact; pairs agree within %" PRId64 " ns)",
-			         in->timens_ns != ref->timens_ns ? ", time namespace offsets" : "",
-			         (int64_t)llabs(in->rt_delta0_ns - in->delta0_ns));
+			snprintf(how, sizeof(how), "same boot: one kernel clock%s (exact; pairs agree within %" PRIu64 " ns)",
+			         in->timens_ns != ref->timens_ns ? ", time namespace offsets" : "", apart);
 		else
 			snprintf(how, sizeof(how), "%srealtime pairs (+- %" PRIu64 " ns%s%s)",
 			         in->boot_disagrees ? "same boot, but its kernel clock is off the pairs by more than 1 ms "

@@ -78,7 +78,7 @@ static int write_merge_meta(ana_merge *M)
 	for (int i = 0; i < M->n; i++) {
 		const ana_merge_in *in = &M->in[i];
 		uint64_t s = in->start_ns ? in->start_ns : in->fit.a_ns;
-		uint64_t t = (uint64_t)((int64_t)s + in->delta0_ns) + M->base_ns;
+		uint64_t t = s + (uint64_t)in->delta0_ns + M->base_ns;
 		if (t < start)
 			start = t;
 	}
@@ -190,7 +190,7 @@ static int copy_input(ana_merge *M, int i, char *err, size_t errlen)
 			break;
 		}
 		if (gtt_rec_times(&rec, &t0, &t1)) {
-			gtt_rec_shift(&rec, ana_merge_delta_at(M, in, t0) + (int64_t)M->base_ns);
+			gtt_rec_shift(&rec, (int64_t)((uint64_t)ana_merge_delta_at(M, in, t0) + M->base_ns));
 			gtt_rec_times(&rec, &t0, &t1);
 			if (t1 > M->end_ns)
 				M->end_ns = t1;

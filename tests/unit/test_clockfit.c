@@ -54,6 +54,21 @@ int main(void)
 	         (unsigned long long)fc.resid_ns);
 	th_check(ana_clockfit_error(&fc, &fa) >= 3000000, "... and enters the stated error");
 
+	/* a realtime step of 1 s between the only two pairs (100 s apart): no clock drifts by 1 %, so
+	 * no drift is fitted and the step is the error */
+	ana_clock_pair w[2] = { pair(10 * S, 10 * S, 0, 0, 5), pair(110 * S, 10 * S, (int64_t)S, 0, 5) };
+	ana_clockfit fw;
+	ana_clockfit_make(w, 2, &fw);
+	th_check(fw.drift == 0 && fw.resid_ns == S, "a 1 s step over 100 s is no drift (%.6f) but 1 s of error (%llu)",
+	         fw.drift, (unsigned long long)fw.resid_ns);
+	/* hostile numbers: nothing overflows (UBSan would say) */
+	ana_clock_pair h[2] = { { 1, UINT64_MAX, UINT64_MAX, 1 }, { UINT64_MAX, 0, 0, 1 } };
+	ana_clockfit fh;
+	th_check(ana_clockfit_make(h, 2, &fh) == 0 && ana_clockfit_error(&fh, &fa) == UINT64_MAX,
+	         "pairs at the ends of the u64 range: a fit, and an error that saturates");
+	(void)ana_clockfit_delta(&fh, &fa, UINT64_MAX);
+	(void)ana_clockfit_delta(&fa, &fh, 0);
+
 	/* one pair: drift unknown (0), the offset alone */
 	ana_clock_pair one = { 5 * S, 5 * S + 777, 0, 0 };
 	ana_clockfit f1;
