@@ -115,12 +115,17 @@ static void threads_into(const ana_model *m, ana_procs *P)
 	for (size_t i = 0; i < m->threads.n; i++) {
 		const ana_thread *t = &m->threads.v[i];
 		ana_proc *p = find_mut(P, t->pid);
-		if (!p)
+		/* tid -1: an exiting thread's switches in traces of gt-record before it told them apart */
+		if (!p || t->tid == UINT32_MAX)
 			continue;
 		p->n_threads++;
 		p->n_samples += t->n_samples;
 		p->sampled_ns += t->sampled_ns;
-		if (t->cpu_known) {
+		/* on-CPU time from context switches runs to the thread's end; /proc readings miss what
+		 * it ran after the last reading before it ended */
+		if (t->oncpu_known) {
+			p->cpu_ns += t->oncpu_ns;
+		} else if (t->cpu_known) {
 			p->cpu_ns += t->cpu_ns;
 		} else if (t->sampled_ns) {
 			p->cpu_ns += t->sampled_ns;
@@ -305,7 +310,7 @@ static void print_procs(const ana_model *m, const ana_procs *P, const ana_proc *
                         FILE *out)
 {
 	uint64_t dur = ana_duration_ns(m);
-	fprintf(out, "\nProcesses (CPU_S: CPU seconds from /proc, ~ when partly from samples; GIL: %% of its Python"
+	fprintf(out, "\nProcesses (CPU_S: CPU seconds from context switches, else /proc, ~ when partly from samples; GIL: %% of its Python"
 	             " threads' samples holding it in Python / holding it in C / released / waiting;"
 	             " GPU_BUSY: union of its own kernels, copies and memsets)\n");
 	fprintf(out, "  %9s %s%-28s %7s %8s %9s %-15s %-8s %10s %6s %8s  %s\n", "PID", P->merged ? "HOST            " : "",

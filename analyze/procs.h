@@ -19,7 +19,8 @@ typedef struct ana_proc {
 	                            * (DataLoader, compile workers), not the rank itself */
 	uint32_t n_threads;
 	uint64_t n_samples, sampled_ns;
-	uint64_t cpu_ns;           /* its threads' /proc CPU, plus sampled time of threads without */
+	uint64_t cpu_ns;           /* its threads' on-CPU time from context switches, else their /proc
+	                            * CPU, else their sampled time */
 	int cpu_from_samples;      /* some of cpu_ns is sampled time (no /proc readings) */
 	uint64_t n_class[ANA_CLASS_COUNT];
 	int is_python;

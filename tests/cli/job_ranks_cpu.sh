@@ -24,6 +24,12 @@ python3 "$GT_ROOT/tests/job/check_ranks.py" "$TMP/report" "$TMP"/rank[0-3].json
 check "exactly 4 rank processes in the table" test "$(grep -cE '^ +[0-9]+ rank [0-3]/4 L[0-3] trainer  ' "$TMP/report")" -eq 4
 check "the launcher itself carries no rank" sh -c "! grep -E '^ +[0-9]+ rank .*launch_ranks' '$TMP/report'"
 
+# an exiting thread's last switches (perf says tid -1) belong to it or are left out: no thread
+# "4294967295" in the trace or the report
+check "no switch record of tid -1 ($("$GT_ROOT/${BUILD:-build}/bench/gtt_cat" "$TMP/job.gtt" switch | awk '$5 == 4294967295' | wc -l))" \
+	test "$("$GT_ROOT/${BUILD:-build}/bench/gtt_cat" "$TMP/job.gtt" switch | awk '$5 == 4294967295' | wc -l)" -eq 0
+check "no thread 4294967295 in the report" sh -c "! grep -q 4294967295 '$TMP/report'"
+
 # the timeline groups rows by process, ranks in order, each process's threads under it
 REN=$GT_BIN/gt-render
 if [ -x "$REN" ]; then
