@@ -343,7 +343,14 @@ static const char *process_label(const ana_model *m, uint32_t pid, char *buf, si
 	 * trace does not name it, and the readers say "pid N" */
 	if (!comm)
 		return NULL;
-	snprintf(buf, cap, "%s", comm);
+	/* a job's process says which rank and role it is (docs/JOBS.md) */
+	char key[64];
+	snprintf(key, sizeof(key), "process.%u.rank", pid);
+	const char *rank = ana_meta_get(m, key);
+	snprintf(key, sizeof(key), "process.%u.role", pid);
+	const char *role = ana_meta_get(m, key);
+	snprintf(buf, cap, "%s%s%s%s%s%s", rank ? "rank " : "", rank ? rank : "", rank && role ? " " : "", role ? role : "",
+	         rank || role ? ": " : "", comm);
 	return buf;
 }
 

@@ -138,7 +138,7 @@ static int push_act(ana_gpu_ctx *g, uint32_t pid, uint32_t device, uint64_t s, u
 	return 0;
 }
 
-static int build_ctx(ana_gpu_ctx *g, const ana_model *m)
+int ana_gpu_ctx_build(ana_gpu_ctx *g, const ana_model *m)
 {
 	memset(g, 0, sizeof(*g));
 	g->m = m;
@@ -190,7 +190,7 @@ static int build_ctx(ana_gpu_ctx *g, const ana_model *m)
 	return 0;
 }
 
-static void free_ctx(ana_gpu_ctx *g)
+void ana_gpu_ctx_free(ana_gpu_ctx *g)
 {
 	free(g->acts);
 	free(g->busy);
@@ -617,7 +617,7 @@ void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
 		return;
 	if (top_n <= 0)
 		top_n = 20;
-	if (build_ctx(&g, m) < 0) {
+	if (ana_gpu_ctx_build(&g, m) < 0) {
 		fprintf(out, "\n== GPU ==\n(out of memory)\n");
 		goto out;
 	}
@@ -641,5 +641,5 @@ void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
 out:
 	free(rows);
 	free(order);
-	free_ctx(&g);
+	ana_gpu_ctx_free(&g);
 }

@@ -401,7 +401,12 @@ static uint64_t active_ns(const tblame *b)
 
 static void print_blame(const ana_model *m, FILE *out, const hthread *t, const tblame *b, const char *indent)
 {
-	fprintf(out, "%sthread %u %s:", indent, t->tid, t->name);
+	/* in a job (threads of several processes; m->threads is sorted by pid) the tid alone does
+	 * not say whose thread it is */
+	if (m->threads.n && m->threads.v[0].pid != m->threads.v[m->threads.n - 1].pid)
+		fprintf(out, "%sthread %u %s (pid %u):", indent, t->tid, t->name, t->pid);
+	else
+		fprintf(out, "%sthread %u %s:", indent, t->tid, t->name);
 	const char *sep = " ";
 	for (int st = 0; st < ST_COUNT; st++) {
 		if (!b->ns[st] && !b->n_samples[st])

@@ -42,6 +42,10 @@ typedef struct ana_gpu_ctx {
 	int n_phys;
 } ana_gpu_ctx;
 
+/* Build the context of m's device work (per-process tables and cross-rank views use it too);
+ * 0, or -1 on ENOMEM (free it anyway). */
+int ana_gpu_ctx_build(ana_gpu_ctx *g, const ana_model *m);
+void ana_gpu_ctx_free(ana_gpu_ctx *g);
 /* "12.345" (ms with 3 decimals) into buf. */
 void ana_gpu_ms(char *buf, size_t len, uint64_t ns);
 /* Busy % per device: whole recording, between first and last work, and per time bucket. */

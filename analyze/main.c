@@ -16,7 +16,8 @@
 	X("export", ana_cmd_export, "the trace as folded, speedscope, Chrome/Perfetto JSON or pprof")    \
 	X("import-perf", ana_cmd_import_perf, "`perf script` text to folded stacks (stackcollapse-perf.pl)") \
 	X("diff", ana_cmd_diff, "per-function share changes between two profiles, with significance")   \
-	X("check", ana_cmd_check, "CI gate: fail when the profile moved beyond tolerance vs a golden one")
+	X("check", ana_cmd_check, "CI gate: fail when the profile moved beyond tolerance vs a golden one") \
+	X("merge", ana_cmd_merge, "several traces (processes, hosts) into one on one clock, error stated")
 
 #define ANA_CMD_DECL(name, fn, help) int fn(int argc, char **argv);
 ANA_COMMANDS(ANA_CMD_DECL)

@@ -17,6 +17,7 @@
 #include "model_priv.h"
 #include "python.h"
 #include "report.h"
+#include "procs.h"
 
 void ana_report_opts_init(ana_report_opts *o)
 {
@@ -388,6 +389,7 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 		}
 	}
 	print_header(out, m);
+	ana_procs_report(m, out, o->top_n);
 	print_threads(out, m, &F, o->top_n);
 	print_top(out, "Top functions by self samples", &F, 1, m->samples.n, o->top_n);
 	print_top(out, "Top functions by total samples (self + callees)", &F, 0, m->samples.n, o->top_n);

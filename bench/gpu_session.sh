@@ -12,6 +12,9 @@
 #          growth    bench/trace_growth.sh on the torch workload, 10 s, defaults; gtt_stat per kind
 #          callcost  bench/gpu_callcost.sh: ns per CUDA call, CUPTI's part and the agent's (~1 min)
 #          nvtx      tests/gpu/nvtx_capture.sh: NVTX capture ranges and counters on torch (< 1 min)
+#          ranks     tests/gpu/job_ranks.sh: 4 ranks (2 gt-pipeline cuda, 2 torch) sharing GPU 0 under
+#                    one gt-record, attributed per process (< 1 min; trace kept: job_ranks.gtt and
+#                    ranks.tgz with each rank's telemetry, for the per-process table checked here)
 #          STEP=CMD  any other command, run from the repository root with $R/STEP as its folder
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +52,7 @@ step_keys() {
 	growth) echo 'MB/s|archive|median|size|bytes' ;;
 	callcost) echo '^ |==|failed|done' ;;
 	nvtx) echo 'PASS|FAIL|exit|kernels|failed' ;;
+	ranks) echo 'PASS|FAIL|exit|passed|gt-analyze' ;;
 	*) echo '.' ;;
 	esac
 }
@@ -61,6 +65,11 @@ for s in "$@"; do
 	capture) step capture 150 tests/gpu/capture_nvtx.sh "$R/capture"; cp "$R/capture/capture_nvtx.gtt" "$OUT/" 2>/dev/null ;;
 	callcost) step callcost 150 env REPS="${CALLCOST_REPS:-5}" bench/gpu_callcost.sh "$R/callcost" ;;
 	nvtx) step nvtx 120 tests/gpu/nvtx_capture.sh "$R/nvtx" ;;
+	ranks) step ranks 170 tests/gpu/job_ranks.sh "$R/ranks"
+		if [ -f "$R/ranks/job_ranks.gtt" ] && [ "$(stat -c %s "$R/ranks/job_ranks.gtt")" -lt $((16 << 20)) ]; then
+			cp "$R/ranks/job_ranks.gtt" "$OUT/"
+			tar -C "$R/ranks" -czf "$OUT/ranks.tgz" $(cd "$R/ranks" && ls rank*.json summary.txt 2>/dev/null)
+		fi ;;
 	growth) step growth 150 env REPS=1 KEEP=1 OUT="$R/growth" WORKLOAD="python3 $ROOT/bench/torch_workload.py --seconds {S}" bench/trace_growth.sh 10
 		for t in "$R"/growth/*.gtt; do [ -f "$t" ] && build/bench/gtt_stat "$t" >"$t.stat.txt" 2>&1 && rm -f "$t"; done
 		cat "$R"/growth/*.stat.txt 2>/dev/null | head -60 | sed 's/^/  /' | tee -a "$SUM" ;;

@@ -60,6 +60,7 @@ enum gtt_tag {
 	GTT_REC_CALLCHAIN = 14,   /* 1.1: an interned callchain that samples in packed chunks refer to */
 	GTT_REC_PACKED = 15,      /* 1.1: a compressed block of records (expanded by the reader) */
 	GTT_REC_INDEX = 16,       /* 1.1: chunk index at the end (used by the reader, never returned) */
+	GTT_REC_CLOCK = 17,       /* 1.1: a CLOCK_REALTIME <-> trace clock pair, with host and boot id */
 	GTT_REC_CUDA_DEVICE = 20,
 	GTT_REC_CUDA_KERNEL = 21,
 	GTT_REC_CUDA_MEMCPY = 22,
@@ -74,7 +75,7 @@ enum gtt_tag {
 	GTT_REC_END = 31,         /* clean end of recording */
 	GTT_REC_CAPTURE = 32,     /* capture control: sampling switched on/off, an NVTX capture range's edge */
 	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
-	 * never another's): 17 clock (realtime/monotonic pair), 18 py_thread
+	 * never another's): 18 py_thread
 	 * (Python-level thread name), 33-39 free for later. */
 };
 
@@ -380,6 +381,19 @@ typedef struct gtt_capture {
 	const char *name;        /* the NVTX range name (nvtx), else "" */
 } gtt_capture;
 
+/* A clock pair (1.1): CLOCK_REALTIME read between trace-clock times mono_ns - uncertainty_ns
+ * and mono_ns + uncertainty_ns (the tightest of several bracketing reads). gt-record writes one
+ * at the start, one at the end and one periodically; gt-analyze merge aligns traces with them. */
+enum { GTT_CLOCK_START = 1, GTT_CLOCK_PERIODIC = 2, GTT_CLOCK_END = 3 };
+typedef struct gtt_clock {
+	uint64_t mono_ns;        /* the trace clock (docs/FORMAT.md, "One clock") */
+	uint64_t realtime_ns;    /* CLOCK_REALTIME, ns since the epoch */
+	uint64_t uncertainty_ns; /* half the bracketing interval of the reads */
+	uint32_t kind;           /* GTT_CLOCK_* */
+	const char *hostname;
+	const char *boot_id;     /* the kernel's boot id: equal boot ids share one CLOCK_MONOTONIC */
+} gtt_clock;
+
 /* An interned callchain (1.1): samples in packed chunks refer to it by id; the reader fills
  * their n_kernel, n_user and ips from it. Ids are unique over a recording and may be defined
  * again (with the same chain) later in the file. */
@@ -449,9 +463,14 @@ typedef struct gtt_record {
 		gtt_end end;
 		gtt_callchain callchain;
 		gtt_capture capture;
+		gtt_clock clock;
 	} u;
 } gtt_record;
 
+/* Move every time of a decoded record by delta_ns (gt-record's perf clock correction, gt-analyze
+ * merge). A time of 0 ("none") stays 0; a time that would fall below 1 ns becomes 1. Meta
+ * values (start_ns, ...) are text and are not touched. */
+void gtt_rec_shift(gtt_record *rec, int64_t delta_ns);
 /* Name of a tag ("sample", "cuda_kernel", ...), or "unknown". */
 const char *gtt_tag_name(uint32_t tag);
 /* Human-readable text for a GTT_E* code. */

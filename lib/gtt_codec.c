@@ -295,6 +295,12 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		put_u32(e, r->event); put_u32(e, r->source); put_str(e, r->name);
 		break;
 	}
+	case GTT_REC_CLOCK: {
+		const gtt_clock *r = u;
+		put_u64(e, r->mono_ns); put_u64(e, r->realtime_ns); put_u64(e, r->uncertainty_ns);
+		put_u32(e, r->kind); put_str(e, r->hostname); put_str(e, r->boot_id);
+		break;
+	}
 	default:
 		return GTT_EINVAL;
 	}
@@ -697,6 +703,12 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		r->event = get_u32(d); r->source = get_u32(d); r->name = get_str(d);
 		break;
 	}
+	case GTT_REC_CLOCK: {
+		gtt_clock *r = u;
+		r->mono_ns = get_u64(d); r->realtime_ns = get_u64(d); r->uncertainty_ns = get_u64(d);
+		r->kind = get_u32(d); r->hostname = get_str(d); r->boot_id = get_str(d);
+		break;
+	}
 	default:
 		/* Unknown tags (written by a newer minor version) are returned raw. */
 		return 0;
@@ -738,6 +750,7 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_ARCHIVE: return "archive";
 	case GTT_REC_END: return "end";
 	case GTT_REC_CAPTURE: return "capture";
+	case GTT_REC_CLOCK: return "clock";
 	default: return "unknown";
 	}
 }

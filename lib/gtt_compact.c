@@ -113,7 +113,7 @@ int gtt_is_defs_tag(uint32_t tag)
 	case GTT_REC_META: case GTT_REC_PROCESS: case GTT_REC_THREAD: case GTT_REC_MAPPING:
 	case GTT_REC_HEALTH: case GTT_REC_TICKS: case GTT_REC_PY_CODE: case GTT_REC_STRING:
 	case GTT_REC_CALLCHAIN: case GTT_REC_CUDA_DEVICE: case GTT_REC_ARCHIVE: case GTT_REC_END:
-	case GTT_REC_CAPTURE:
+	case GTT_REC_CAPTURE: case GTT_REC_CLOCK:
 		return 1;
 	default:
 		return 0;
@@ -145,6 +145,7 @@ int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1)
 	case GTT_REC_CUDA_CALLSTACK: *t0 = *t1 = r->u.callstack.time_ns; return 1;
 	case GTT_REC_END: *t0 = *t1 = r->u.end.time_ns; return 1;
 	case GTT_REC_CAPTURE: *t0 = *t1 = r->u.capture.time_ns; return 1;
+	case GTT_REC_CLOCK: *t0 = *t1 = r->u.clock.mono_ns; return 1;
 	default: return 0;
 	}
 	if (*t1 < *t0) { /* an interval recorded backwards still covers both ends */
@@ -153,6 +154,47 @@ int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1)
 		*t1 = t;
 	}
 	return 1;
+}
+
+static void shift1(uint64_t *t, int64_t delta_ns)
+{
+	/* 0 is "no time" (a ring window's definitions); a time shifted below 1 ns stays 1 */
+	if (*t == 0)
+		return;
+	if (delta_ns < 0 && (uint64_t)(-delta_ns) >= *t)
+		*t = 1;
+	else
+		*t += (uint64_t)delta_ns;
+}
+
+void gtt_rec_shift(gtt_record *rec, int64_t delta_ns)
+{
+	gtt_record *r = rec;
+	switch (rec->tag) {
+	case GTT_REC_PROCESS: shift1(&r->u.process.time_ns, delta_ns); break;
+	case GTT_REC_THREAD: shift1(&r->u.thread.time_ns, delta_ns); break;
+	case GTT_REC_MAPPING: shift1(&r->u.mapping.time_ns, delta_ns); break;
+	case GTT_REC_SAMPLE: shift1(&r->u.sample.time_ns, delta_ns); break;
+	case GTT_REC_SWITCH: shift1(&r->u.sw.time_ns, delta_ns); break;
+	case GTT_REC_THREAD_CPU: shift1(&r->u.thread_cpu.time_ns, delta_ns); break;
+	case GTT_REC_HEALTH: shift1(&r->u.health.time_ns, delta_ns); shift1(&r->u.health.end_ns, delta_ns); break;
+	case GTT_REC_TICKS: shift1(&r->u.ticks.start_ns, delta_ns); shift1(&r->u.ticks.end_ns, delta_ns); break;
+	case GTT_REC_PY_STACK: shift1(&r->u.py_stack.time_ns, delta_ns); break;
+	case GTT_REC_GIL: shift1(&r->u.gil.time_ns, delta_ns); break;
+	case GTT_REC_CUDA_KERNEL: shift1(&r->u.kernel.start_ns, delta_ns); shift1(&r->u.kernel.end_ns, delta_ns); break;
+	case GTT_REC_CUDA_MEMCPY: shift1(&r->u.memcpy.start_ns, delta_ns); shift1(&r->u.memcpy.end_ns, delta_ns); break;
+	case GTT_REC_CUDA_MEMSET: shift1(&r->u.memset.start_ns, delta_ns); shift1(&r->u.memset.end_ns, delta_ns); break;
+	case GTT_REC_CUDA_SYNC: shift1(&r->u.sync.start_ns, delta_ns); shift1(&r->u.sync.end_ns, delta_ns); break;
+	case GTT_REC_CUDA_API: shift1(&r->u.api.start_ns, delta_ns); shift1(&r->u.api.end_ns, delta_ns); break;
+	case GTT_REC_CUDA_ALLOC: shift1(&r->u.alloc.time_ns, delta_ns); break;
+	case GTT_REC_NVTX: shift1(&r->u.nvtx.start_ns, delta_ns); shift1(&r->u.nvtx.end_ns, delta_ns); break;
+	case GTT_REC_COUNTER: shift1(&r->u.counter.time_ns, delta_ns); break;
+	case GTT_REC_CUDA_CALLSTACK: shift1(&r->u.callstack.time_ns, delta_ns); break;
+	case GTT_REC_END: shift1(&r->u.end.time_ns, delta_ns); break;
+	case GTT_REC_CAPTURE: shift1(&r->u.capture.time_ns, delta_ns); break;
+	case GTT_REC_CLOCK: shift1(&r->u.clock.mono_ns, delta_ns); break;
+	default: break;
+	}
 }
 
 void gtt_blkstate_reset(gtt_blkstate *st)

@@ -13,6 +13,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "gt_counters.h"
 #include "queue.h"
 #include "telemetry.h"
 
@@ -82,8 +83,14 @@ struct pl_run {
 	char error[256];
 	char driver[16], driver_detail[64];
 	int64_t tokens_produced, tokens_consumed;
+	int64_t live_produced, live_consumed; /* running totals for the tokens.* counters */
 	pl_queue_stats qstats;
 };
+
+/* Running token totals of the process as counters (docs/COUNTERS.md): the last value of
+ * tokens.trained is the telemetry's tokens.consumed, of tokens.produced its tokens.produced. */
+#define COUNTER_PRODUCED "tokens.produced"
+#define COUNTER_TRAINED "tokens.trained"
 
 /* ---- errors ---- */
 
@@ -416,6 +423,8 @@ static int target_step(pl_worker *w)
 	phase_end(w, TP_QUEUE_PUT);
 	w->rec.tokens += tokens;
 	w->rec.steps++;
+	/* the process's running total on the trace clock (a no-op outside gt-record) */
+	gt_counter(COUNTER_PRODUCED, (double)__atomic_add_fetch(&r->live_produced, tokens, __ATOMIC_RELAXED));
 	return 1;
 out:
 	w->run->be->range_pop(w->dev);
@@ -565,6 +574,7 @@ static int drafter_step(pl_worker *w)
 	phase_end(w, DP_FREE);
 	w->rec.tokens += t;
 	w->rec.steps++;
+	gt_counter(COUNTER_TRAINED, (double)__atomic_add_fetch(&w->run->live_consumed, t, __ATOMIC_RELAXED));
 	return 1;
 out:
 	be->range_pop(w->dev);

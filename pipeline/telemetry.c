@@ -15,6 +15,15 @@ int64_t pl_thread_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The whole process's CPU since it started (start-up, CUDA initialisation and every thread,
+ * also those outside the workers): what a profiler's per-process CPU is compared with. */
+static int64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int pl_series_add(pl_series *s, int64_t v)
 {
 	if (s->n == s->cap) {
@@ -292,6 +301,7 @@ int pl_telemetry_write(const char *path, const pl_telemetry *t, char *err, size_
 	jw_int(&j, "start_ns", t->start_ns);
 	jw_int(&j, "end_ns", t->end_ns);
 	jw_int(&j, "wall_ns", t->end_ns - t->start_ns);
+	jw_int(&j, "process_cpu_ns", process_cpu_ns());
 	jw_str(&j, "error", t->error);
 	write_config(&j, t->cfg);
 

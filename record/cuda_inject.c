@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
+
 #define SIDE_PREFIX "cupti-"
 #define SIDE_SUFFIX ".gtt"
 #define DONE_SUFFIX ".done"
@@ -34,9 +36,14 @@ typedef struct side_file {
 	int bad_tries;             /* merges that stopped at the same bad chunk */
 	int broken;                /* impossible chunk length: nothing more is read */
 	uint64_t n_merged, n_corrupt;
+	int clock_known;           /* clock_shift_ns was looked up */
+	int64_t clock_shift_ns;    /* our clock minus the process's: another time namespace's
+	                            * agent stamps on its clock (docs/JOBS.md) */
 } side_file;
 
 struct rec_cuda {
+	rec_cuda_clock_fn clock_fn; /* our clock against an agent process's (time namespaces) */
+	void *clock_ctx;
 	char agent[PATH_MAX];
 	char dir[PATH_MAX];        /* side files; "" when dormant */
 	char ctl_dir[PATH_MAX];    /* where control files gt-cupti.PID.ctl live */
@@ -55,6 +62,14 @@ struct rec_cuda {
 	size_t scratch_cap;
 };
 
+void rec_cuda_set_clock(rec_cuda *c, rec_cuda_clock_fn fn, void *ctx)
+{
+	if (!c)
+		return;
+	c->clock_fn = fn;
+	c->clock_ctx = ctx;
+}
+
 void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx)
 {
 	if (!c)
@@ -66,12 +81,14 @@ void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx)
 /* A launch stack names return addresses in the target's binaries: the observer (the symbol
  * archive) must see them, or binaries that only launch stacks hit would not be embedded. A
  * capture record tells gt-record where an NVTX capture range of the process began or ended. */
-static void observe_chunk(rec_cuda *c, uint32_t tag, const uint8_t *payload, uint32_t len)
+static void observe_chunk(rec_cuda *c, uint32_t tag, const uint8_t *payload, uint32_t len, int64_t shift_ns)
 {
 	gtt_record rec;
 	if (c->observe && (tag == GTT_REC_CUDA_CALLSTACK || tag == GTT_REC_CAPTURE) &&
-	    gtt_decode(tag, payload, len, &rec, &c->scratch, &c->scratch_cap) >= 0)
+	    gtt_decode(tag, payload, len, &rec, &c->scratch, &c->scratch_cap) >= 0) {
+		gtt_rec_shift(&rec, shift_ns); /* on our clock, as written */
 		c->observe(c->observe_ctx, &rec);
+	}
 }
 
 static int file_exists(const char *p)
@@ -231,6 +248,31 @@ static int grow_buf(rec_cuda *c, size_t need)
 	return 0;
 }
 
+/* Our CLOCK_MONOTONIC minus the agent's process's: 0 unless it lives in another time
+ * namespace (an attach from outside it, or a command that unshared one). Looked up once, while
+ * the process is alive; a process already gone is taken to share our clock. */
+static void side_clock(rec_cuda *c, side_file *f)
+{
+	int64_t ours = 0, theirs = 0;
+	if (f->clock_known)
+		return;
+	f->clock_known = 1;
+	if (c->clock_fn && c->clock_fn(c->clock_ctx, f->pid, &f->clock_shift_ns) == 0)
+		return;
+	if (rec_procfs_timens_monotonic((pid_t)f->pid, &theirs) == 0 && rec_procfs_timens_monotonic(0, &ours) == 0)
+		f->clock_shift_ns = ours - theirs;
+}
+
+/* A chunk onto our clock: decoded, its times moved, written (only when the clocks differ). */
+static int write_shifted(rec_cuda *c, gtt_writer *w, const side_file *f, uint32_t tag, const uint8_t *p, uint32_t len)
+{
+	gtt_record rec;
+	if (!strcmp(gtt_tag_name(tag), "unknown") || gtt_decode(tag, p, len, &rec, &c->scratch, &c->scratch_cap) < 0)
+		return gtt_write_raw(w, tag, p, len);
+	gtt_rec_shift(&rec, f->clock_shift_ns);
+	return gtt_write(w, &rec);
+}
+
 /* Copy every whole, valid chunk past f->off into w. final: the writer is gone, so a bad chunk is
  * skipped at once and an unfinished tail is dropped. Returns records merged or <0. */
 static int merge_file(rec_cuda *c, side_file *f, gtt_writer *w, int final)
@@ -247,6 +289,7 @@ static int merge_file(rec_cuda *c, side_file *f, gtt_writer *w, int final)
 	if (fstat(fd, &st) < 0)
 		goto out;
 	uint64_t size = (uint64_t)st.st_size;
+	side_clock(c, f);
 	while (f->off + GTT_CHUNK_HEADER_LEN <= size) {
 		uint64_t avail = size - f->off;
 		size_t want = avail < READ_WINDOW ? (size_t)avail : READ_WINDOW;
@@ -282,10 +325,11 @@ static int merge_file(rec_cuda *c, side_file *f, gtt_writer *w, int final)
 				if (!final && ++f->bad_tries < BAD_CRC_RETRIES)
 					goto out;
 				f->n_corrupt++;
-			} else if ((rc = gtt_write_raw(w, tag, h + GTT_CHUNK_HEADER_LEN, len)) < 0) {
+			} else if ((rc = f->clock_shift_ns ? write_shifted(c, w, f, tag, h + GTT_CHUNK_HEADER_LEN, len)
+			                                    : gtt_write_raw(w, tag, h + GTT_CHUNK_HEADER_LEN, len)) < 0) {
 				goto out;
 			} else {
-				observe_chunk(c, tag, h + GTT_CHUNK_HEADER_LEN, len);
+				observe_chunk(c, tag, h + GTT_CHUNK_HEADER_LEN, len, f->clock_shift_ns);
 				merged++;
 				f->n_merged++;
 			}

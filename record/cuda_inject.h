@@ -43,6 +43,11 @@ int rec_cuda_capture_nvtx(rec_cuda *c, const char *spec, char *err, size_t errle
  * fn is called from the merging thread with each decoded record, in the order merged. NULL c ok. */
 typedef void (*rec_cuda_observer)(void *ctx, const gtt_record *rec);
 void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx);
+/* Where the clock of an agent's process is learnt: fn gives our CLOCK_MONOTONIC minus pid's
+ * (its time namespace's offset, known from when it joined the recording) and returns 0, or
+ * returns < 0 when it does not know (pid's /proc is read then, if it is still there). */
+typedef int (*rec_cuda_clock_fn)(void *ctx, uint32_t pid, int64_t *shift_ns);
+void rec_cuda_set_clock(rec_cuda *c, rec_cuda_clock_fn fn, void *ctx);
 /* Final merge, remove side files, free. NULL ok. */
 int rec_cuda_finish(rec_cuda *c, gtt_writer *w);
 

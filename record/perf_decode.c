@@ -37,6 +37,9 @@ struct rec_perf_decoder {
 	rec_perf_stack_trim trim;
 	void *trim_ctx;
 	rec_ptree *tree;        /* system-wide: the processes to keep; NULL: keep everything */
+	int64_t clock_off_ns;   /* trace clock minus perf's (a time namespace; clock.h) */
+	struct { uint32_t pid, tid; } *on_cpu; /* per CPU: the task last switched in */
+	size_t cap_on_cpu;
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -65,6 +68,7 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d)
 		return;
 	free(d->names);
 	free(d->forked);
+	free(d->on_cpu);
 	free(d);
 }
 
@@ -191,7 +195,11 @@ static sample_id trailer(const uint8_t *rec, uint32_t size)
 
 static void emit(rec_perf_decoder *p, gtt_record *r)
 {
-	int rc = gtt_write(p->w, r);
+	int rc;
+
+	if (p->clock_off_ns)
+		gtt_rec_shift(r, p->clock_off_ns);
+	rc = gtt_write(p->w, r);
 	if (rc < 0 && p->write_rc == 0)
 		p->write_rc = rec_err_from_gtt(rc);
 	if (p->obs)
@@ -417,7 +425,14 @@ static void health(rec_perf_decoder *p, uint64_t t0, uint64_t t1, uint32_t kind,
 {
 	gtt_health h = { .time_ns = t0, .end_ns = t1, .source = GTT_SRC_PERF, .kind = kind, .pid = pid,
 	                 .tid = tid, .count = count, .value = { cpu } };
-	int rc = gtt_write_health(p->w, &h);
+	int rc;
+
+	if (p->clock_off_ns) {
+		gtt_record r = { .tag = GTT_REC_HEALTH, .u.health = h };
+		gtt_rec_shift(&r, p->clock_off_ns);
+		h = r.u.health;
+	}
+	rc = gtt_write_health(p->w, &h);
 
 	if (rc < 0 && p->write_rc == 0)
 		p->write_rc = rec_err_from_gtt(rc);
@@ -438,6 +453,28 @@ static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, ui
 		r.u.sw.kind = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? GTT_SWITCH_OUT_PREEMPT : GTT_SWITCH_OUT;
 	else
 		r.u.sw.kind = GTT_SWITCH_IN;
+	/* An exiting thread's last switches come after the kernel unhashed its tid: perf writes tid
+	 * -1. A switch-out is the thread switched in last on that CPU; a switch-in (and the
+	 * switch-out after it) of a thread that cannot be told is not written: microseconds of an
+	 * exit path, where a job's timeline otherwise grew a thread "4294967295" per process,
+	 * on-CPU from its first such record to the end. */
+	size_t had = p->cap_on_cpu;
+	if (sid.cpu < (1u << 16) && GT_GROW(p->on_cpu, p->cap_on_cpu, (size_t)sid.cpu + 1) == 0) {
+		if (p->cap_on_cpu > had) /* gt_grow leaves the new slots as they come */
+			memset(&p->on_cpu[had], 0, (p->cap_on_cpu - had) * sizeof(*p->on_cpu));
+		if (r.u.sw.kind == GTT_SWITCH_IN) {
+			p->on_cpu[sid.cpu].pid = sid.pid;
+			p->on_cpu[sid.cpu].tid = sid.tid == UINT32_MAX ? 0 : sid.tid;
+			if (sid.tid == UINT32_MAX)
+				return;
+		} else if (sid.tid == UINT32_MAX) {
+			if (p->on_cpu[sid.cpu].pid != sid.pid || !p->on_cpu[sid.cpu].tid)
+				return; /* whose it was is unknown: a switch of nobody is not written */
+			r.u.sw.tid = p->on_cpu[sid.cpu].tid;
+		}
+	} else if (sid.tid == UINT32_MAX) {
+		return;
+	}
 	p->st.switches++;
 	emit(p, &r);
 }
@@ -582,6 +619,12 @@ uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size)
 		return t;
 	}
 	return trailer(rec, size).time_ns;
+}
+
+void rec_perf_decoder_set_clock_offset(rec_perf_decoder *d, int64_t offset_ns)
+{
+	if (d)
+		d->clock_off_ns = offset_ns;
 }
 
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name)

@@ -41,6 +41,8 @@ void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t);
  * already known to be outside the tree, so that it need not be copied and sorted at all (the
  * decoder would drop it; records that change the tree are never skipped). Counted as foreign. */
 int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size);
+/* Write every time as perf's plus offset_ns (the trace clock is ours: clock.h). */
+void rec_perf_decoder_set_clock_offset(rec_perf_decoder *d, int64_t offset_ns);
 /* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx);
 /* First write error (-EIO), 0 when none. */

@@ -55,6 +55,7 @@ typedef struct pending { uint64_t time_ns, seq; size_t off; uint32_t size; int r
 
 struct rec_perf {
 	rec_perf_opts o;
+	int64_t clock_off_ns;   /* our clock minus perf's (time namespaces; clock.h) */
 	struct perf_event_attr attr;
 	struct perf_event_attr track; /* o.capture: the side-band event that stays on (mmap, comm, task) */
 	gtt_writer *w;
@@ -487,6 +488,14 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid)
 	return rec_perf_decoder_saw_fork(p->dec, tid);
 }
 
+void rec_perf_set_clock_offset(rec_perf *p, int64_t offset_ns)
+{
+	if (!p)
+		return;
+	p->clock_off_ns = offset_ns;
+	rec_perf_decoder_set_clock_offset(p->dec, offset_ns);
+}
+
 void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx)
 {
 	if (p)
@@ -593,7 +602,7 @@ int rec_perf_drain(rec_perf *p, int final)
 
 	if (!p)
 		return 0;
-	round_ns = gtt_now_ns();
+	round_ns = gtt_now_ns() - (uint64_t)p->clock_off_ns; /* on perf's clock, as the records */
 	for (i = 0; i < (size_t)p->n_cpus; i++)
 		n += read_ring(p, (int)i);
 	/* decode in time order everything older than the round start minus the in-flight margin */

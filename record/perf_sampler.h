@@ -59,6 +59,9 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid);
  * Returns records read, or -EIO (a trace write error). */
 int rec_perf_drain(rec_perf *p, int final);
 /* Install a stack-copy trimmer (NULL: keep what the kernel copied). */
+/* Our CLOCK_MONOTONIC minus perf's timestamps (non-zero inside a time namespace, clock.h):
+ * records are written on our clock. Before the first drain. */
+void rec_perf_set_clock_offset(rec_perf *p, int64_t offset_ns);
 void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx);
 /* Stop sampling (the buffers can still be drained). */
 void rec_perf_disable(rec_perf *p);

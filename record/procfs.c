@@ -235,6 +235,78 @@ int rec_procfs_boot_id(char *buf, size_t len)
 	return 0;
 }
 
+int rec_procfs_timens_monotonic(pid_t pid, int64_t *offset_ns)
+{
+	char buf[256], path[64], *line;
+	int n;
+
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/timens_offsets");
+	n = read_file(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	/* "monotonic <secs> <nanosecs>" (the name, or the clock id 1 on older kernels) */
+	for (line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char name[32];
+		long long sec, nsec;
+		if (sscanf(line, "%31s %lld %lld", name, &sec, &nsec) == 3 &&
+		    (strcmp(name, "monotonic") == 0 || strcmp(name, "1") == 0)) {
+			*offset_ns = (int64_t)sec * (int64_t)GT_NS_PER_SEC + (int64_t)nsec;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+#define ENVIRON_MAX (256u << 10)
+
+int rec_procfs_environ(pid_t pid, const char *const *keys, size_t n_keys, rec_procfs_env_fn fn, void *ctx)
+{
+	char path[64], *buf = NULL, *p, *end;
+	size_t n = 0, k;
+	int fd, found = 0, rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (!(buf = malloc(ENVIRON_MAX + 1))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (n < ENVIRON_MAX) {
+		ssize_t got = read(fd, buf + n, ENVIRON_MAX - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = errno == ESRCH ? -ESRCH : -errno;
+			goto out;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	buf[n] = 0;
+	for (p = buf, end = buf + n; p < end; p += strlen(p) + 1) {
+		char *eq = strchr(p, '=');
+		if (!eq)
+			continue;
+		for (k = 0; k < n_keys; k++)
+			if (strlen(keys[k]) == (size_t)(eq - p) && memcmp(keys[k], p, (size_t)(eq - p)) == 0) {
+				fn(ctx, keys[k], eq + 1);
+				found++;
+				break;
+			}
+	}
+	rc = found;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
 int rec_procfs_perf_paranoid(int *level)
 {
 	char buf[32], *end;

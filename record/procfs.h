@@ -54,6 +54,16 @@ int rec_procfs_maps(pid_t pid, rec_procfs_map_fn fn, void *ctx);
 
 /* The kernel's boot id (/proc/sys/kernel/random/boot_id) into buf; 0 or -errno. */
 int rec_procfs_boot_id(char *buf, size_t len);
+/* The CLOCK_MONOTONIC offset of pid's time namespace (0: ours) against the host's, in ns
+ * (/proc/PID/timens_offsets, which shows the namespace the process's children get: its own
+ * after its exec); 0 or -errno (-ENOENT: a kernel without time namespaces, or pid gone). */
+int rec_procfs_timens_monotonic(pid_t pid, int64_t *offset_ns);
+/* Called with each NAME=VALUE of pid's environment whose NAME is one of keys[0..n_keys). */
+typedef void (*rec_procfs_env_fn)(void *ctx, const char *key, const char *value);
+/* Read pid's environment as it was at its exec (/proc/PID/environ, its first 256 KiB; a
+ * process that changes its own variables later is not seen). The number of keys found, or
+ * -errno (-EACCES: another user's process; -ESRCH: gone). */
+int rec_procfs_environ(pid_t pid, const char *const *keys, size_t n_keys, rec_procfs_env_fn fn, void *ctx);
 /* kernel.perf_event_paranoid into *level; 0 or -errno. */
 int rec_procfs_perf_paranoid(int *level);
 /* The online CPU numbers (/sys/devices/system/cpu/online; every configured CPU when that

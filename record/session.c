@@ -97,6 +97,7 @@ static void observe(void *ctx, const gtt_record *r)
 	sess *s = ctx;
 
 	rec_top_model_observe(rec_top_model_of(s->top), r);
+	rec_sess_job_observe(s, r);
 	switch (r->tag) {
 	case GTT_REC_SAMPLE:
 		rec_archive_hit_sample(s->arch, &r->u.sample);
@@ -172,6 +173,7 @@ static void write_meta(sess *s, const char *command)
 	if (rec_procfs_boot_id(boot_id, sizeof(boot_id)) == 0 && boot_id[0])
 		rec_sess_meta(s, "boot_id", "%s", boot_id);
 	rec_sess_capture_meta(s);
+	rec_sess_job_start(s);
 }
 
 static void process_record(sess *s, uint32_t event, pid_t pid, pid_t ppid, int status, const char *comm)
@@ -379,6 +381,7 @@ static void run_loop(sess *s)
 		}
 		if ((rc = rec_sess_capture_step(s, now)) != 0)
 			return; /* --max-size reached, or a write error (end_reason set) */
+		rec_sess_job_step(s, now);
 		if (now >= flush_ns + FLUSH_NS) {
 			flush_ns = now;
 			if (s->cuda)
@@ -554,6 +557,7 @@ static int start_launch(sess *s, const char *command)
 		if (!s->cuda && err[0])
 			rec_sess_note(s, GTT_SRC_CUPTI, err);
 		rec_cuda_set_observer(s->cuda, observe, s);
+		rec_sess_job_cuda(s);
 	}
 	if (!s->cuda && rec_sess_capture_need_agent(s, err) != 0)
 		return GT_EXIT_BROKEN;
@@ -569,6 +573,7 @@ static int start_launch(sess *s, const char *command)
 	write_meta(s, command);
 	if (top_start(s, command) != 0 || open_sampler(s) != 0)
 		goto fail;
+	rec_sess_job_sampler(s);
 	rec_perf_set_stack_trim(s->perf, trim_stack, s);
 	rec_perf_write_config(s->perf, s->start_ns);
 	process_record(s, GTT_PROC_START, s->target, getpid(), 0, command);
@@ -601,6 +606,7 @@ static int start_attach(sess *s, const char *command)
 	write_meta(s, command);
 	if (top_start(s, command) != 0 || open_sampler(s) != 0)
 		return GT_EXIT_BROKEN;
+	rec_sess_job_sampler(s);
 	rec_perf_get_stats(s->perf, &st);
 	/* names first, so threads created from now on inherit them (nothing is decoded before
 	 * the first drain) */
@@ -634,6 +640,7 @@ static int start_attach(sess *s, const char *command)
 		err[0] = 0;
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
 		rec_cuda_set_observer(s->cuda, observe, s);
+		rec_sess_job_cuda(s);
 		if (rec_sess_capture_agent_rule(s) != 0)
 			return GT_EXIT_BROKEN;
 		if (s->cuda && (rc = rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err))) <= 0 && err[0])
@@ -840,6 +847,7 @@ static int finish(sess *s)
 			s->write_rc = -EIO;
 		s->counters = NULL;
 	}
+	rec_sess_job_finish(s); /* the last clock pair, inside a ring's window */
 	if (s->ring && s->write_rc == 0)
 		rec_sess_capture_ring_final(s, end_ns); /* the window's own writer from here on */
 	if (!s->o->no_archive && s->write_rc == 0) {
@@ -868,6 +876,8 @@ static int cleanup(sess *s, int rc)
 	rec_procstat_stop(s->ps);
 	rec_py_stop(s->py, NULL);
 	rec_top_stop(s->top, NULL);
+	rec_procid_destroy(s->ids); /* finish() did not run */
+	s->ids = NULL;
 	rec_cuda_finish(s->cuda, NULL);
 	rec_counters_finish(s->counters, NULL);
 	rec_perf_close(s->perf);

@@ -9,12 +9,14 @@
 
 #include "archive.h"
 #include "capture.h"
+#include "clock.h"
 #include "child.h"
 #include "counters.h"
 #include "cuda_inject.h"
 #include "gtt.h"
 #include "outfile.h"
 #include "perf_sampler.h"
+#include "procid.h"
 #include "procfs.h"
 #include "pyreader.h"
 #include "ring.h"
@@ -56,6 +58,10 @@ typedef struct sess {
 	int have_end_samples;
 	int capture_ended;      /* --max-size reached: the command runs on, unrecorded */
 	uint64_t size_last;     /* --max-size: the trace's size at the last drain */
+	/* a job's clock and identities (session_job.c) */
+	rec_clock_offset clk;   /* perf's clock against ours */
+	uint64_t clock_next_ns; /* when the next periodic clock pair is due */
+	rec_procid *ids;        /* rank/role of each process (NULL: out of memory, none written) */
 } sess;
 
 /* One line on stderr, "gt-record: ..." */
@@ -101,5 +107,20 @@ void rec_sess_capture_ring_commit(sess *s);
 void rec_sess_capture_summary(sess *s, uint64_t end_ns);
 /* Free the capture state (after the writer is closed). */
 void rec_sess_capture_close(sess *s);
+
+/* ---- a job's clock and identities (session_job.c) ---- */
+/* In write_meta: measure perf's clock against ours, write the clock meta keys and the first
+ * clock pair (tag 17). */
+void rec_sess_job_start(sess *s);
+/* After the sampler is open: records on our clock. */
+void rec_sess_job_sampler(sess *s);
+/* The CUDA merge learns each agent process's clock from the identities (time namespaces). */
+void rec_sess_job_cuda(sess *s);
+/* The drain loop: a clock pair every CLOCK_PERIOD_NS. */
+void rec_sess_job_step(sess *s, uint64_t now);
+/* Before the END: the last clock pair; frees the identities. */
+void rec_sess_job_finish(sess *s);
+/* From the observer: process records bring identities. */
+void rec_sess_job_observe(sess *s, const gtt_record *r);
 
 #endif

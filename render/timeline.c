@@ -15,6 +15,7 @@
 #include "launch_report.h"
 #include "flame.h"
 #include "gtt.h"
+#include "procs.h"
 
 #include "timeline_priv.h"
 
@@ -535,59 +536,53 @@ static void draw_thread_row(ren_tl *t, const tl_lists *L, size_t i, const char *
 	draw_nvtx(t, L->nv + L->nfirst[i], L->nfirst[i + 1] - L->nfirst[i], th->name ? th->name : "?");
 }
 
-static int draw_threads(ren_tl *t, const char *threads_re, char *why, size_t whylen)
+/* The thread rows (grouped: only_pid's), busiest first, under a "CPU threads" header (not when
+ * grouped). The number of rows drawn, or REN_ENOMEM. */
+static int draw_threads(ren_tl *t, const tl_lists *L, const regex_t *re, char *why, size_t whylen)
 {
 	const ana_model *m = t->m;
 	size_t nt = m->threads.n;
-	int rc = REN_ENOMEM, have_re = 0;
-	regex_t re;
-	tl_lists L = {0};
 	thr_row *rows = calloc(nt ? nt : 1, sizeof(*rows));
-	if (!rows || lists_build(t, &L) < 0) {
+	size_t n = 0;
+	if (!rows) {
 		snprintf(why, whylen, "out of memory");
-		goto out;
-	}
-	if (threads_re) {
-		if (regcomp(&re, threads_re, REG_EXTENDED | REG_NOSUB) != 0) {
-			snprintf(why, whylen, "bad --threads regular expression");
-			rc = REN_EINVAL;
-			goto out;
-		}
-		have_re = 1;
+		return REN_ENOMEM;
 	}
 	for (size_t i = 0; i < nt; i++)
-		rows[i] = (thr_row){(uint32_t)i, L.busy[i]};
-	qsort(rows, nt, sizeof(*rows), cmp_busy);
+		if (!t->grouped || m->threads.v[i].pid == t->only_pid)
+			rows[n++] = (thr_row){(uint32_t)i, L->busy[i]};
+	qsort(rows, n, sizeof(*rows), cmp_busy);
 	size_t shown = 0, hidden = 0;
 	uint64_t hidden_busy = 0, all_busy = 0;
-	for (size_t r = 0; r < nt; r++)
+	for (size_t r = 0; r < n; r++)
 		all_busy = ana_sat_add(all_busy, rows[r].busy);
-	for (size_t r = 0; r < nt; r++) {
+	for (size_t r = 0; r < n; r++) {
 		const ana_thread *th = &m->threads.v[rows[r].idx];
 		size_t i = rows[r].idx;
 		char name[300];
 		snprintf(name, sizeof(name), "%s %u", th->name ? th->name : "?", th->tid);
-		if (have_re && regexec(&re, name, 0, NULL, 0) != 0)
+		if (re && regexec(re, name, 0, NULL, 0) != 0)
 			continue;
-		int has_api = L.afirst[i + 1] > L.afirst[i], has_nvtx = L.nfirst[i + 1] > L.nfirst[i];
-		if (!rows[r].busy && !has_api && !has_nvtx && L.wfirst[i + 1] == L.wfirst[i])
+		int has_api = L->afirst[i + 1] > L->afirst[i], has_nvtx = L->nfirst[i + 1] > L->nfirst[i];
+		if (!rows[r].busy && !has_api && !has_nvtx && L->wfirst[i + 1] == L->wfirst[i])
 			continue;
 		/* past the busiest, short-lived helpers (shell wrappers, ...) would bury the picture:
 		 * without --threads, threads beyond REN_TL_MAX_ROWS, and threads never sampled when
 		 * there are many, are summed up in one line */
-		if (!have_re && !has_api && !has_nvtx &&
-		    (shown >= REN_TL_MAX_ROWS || (!rows[r].busy && nt > 8))) {
+		if (!re && !has_api && !has_nvtx &&
+		    (shown >= REN_TL_MAX_ROWS || (!rows[r].busy && n > 8))) {
 			hidden++;
 			hidden_busy = ana_sat_add(hidden_busy, rows[r].busy);
 			continue;
 		}
-		if (shown == 0)
+		if (shown == 0 && !t->grouped)
 			ren_tl_header(t, "CPU threads");
 		shown++;
-		draw_thread_row(t, &L, i, name, shown % 2);
+		draw_thread_row(t, L, i, name, shown % 2);
 		if (t->oom) {
 			snprintf(why, whylen, "out of memory");
-			goto out;
+			free(rows);
+			return REN_ENOMEM;
 		}
 	}
 	if (hidden) {
@@ -598,12 +593,117 @@ static int draw_threads(ren_tl *t, const char *threads_re, char *why, size_t why
 			t->oom = 1;
 		t->y += ROW_HEADER;
 	}
-	rc = (int)shown;
+	free(rows);
+	return (int)shown;
+}
+
+/* A process group's header: the whole width (the label column would cut the command line). */
+static void group_header(ren_tl *t, const char *text)
+{
+	double y = t->y;
+	char *s = ren_tl_tipf(t, "%s", text);
+	ren_item *it;
+	ren_line(t->sc, 0, y + 0.5, ren_scene_width(t->sc), y + 0.5, 0x666666, 1.2);
+	if (!s || !(it = ren_text(t->sc, 8, y + 14, s, FS, REN_ANCHOR_START, 0x222222)))
+		t->oom = 1;
+	else
+		it->flags |= REN_F_BOLD;
+	t->y += ROW_HEADER;
+}
+
+/* A job (several processes with rows): one group per process — its threads, then its GPU
+ * streams and counters — ranked processes first by rank (docs/JOBS.md). 0 when the trace is
+ * one process (the plain sections are drawn instead), else the thread rows drawn, or REN_E*. */
+static int draw_grouped(ren_tl *t, const tl_lists *L, const regex_t *re, char *why, size_t whylen)
+{
+	const ana_model *m = t->m;
+	ana_procs P;
+	int shown = 0, n_with = 0, rc;
+	size_t *order = NULL, n = 0;
+
+	if (ana_procs_build(m, &P) < 0 || !(order = malloc((P.n ? P.n : 1) * sizeof(*order)))) {
+		rc = REN_ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < P.n; i++) {
+		const ana_proc *p = &P.v[i];
+		if (p->n_samples || p->gpu_busy_ns || p->n_kernels || ((p->rank || p->role) && !p->inherited))
+			order[n++] = i;
+	}
+	n_with = (int)n;
+	if (n_with < 2) {
+		rc = 0;
+		goto out;
+	}
+	ana_procs_sort(&P, order, n);
+	t->grouped = 1;
+	for (size_t k = 0; k < n && !t->oom; k++) {
+		const ana_proc *p = &P.v[order[k]];
+		char label[96], head[300];
+		ana_proc_label(p, label, sizeof(label));
+		snprintf(head, sizeof(head), "pid %u%s%s%s%s  %.120s", p->pid, label[0] != '-' ? "  " : "",
+		         label[0] != '-' ? label : "", p->host ? "  on " : "", p->host ? p->host : "", p->comm);
+		t->only_pid = p->pid;
+		group_header(t, head);
+		if ((rc = draw_threads(t, L, re, why, whylen)) < 0)
+			goto out;
+		shown += rc;
+		if (ren_tl_streams(t) < 0 || ren_tl_counters(t) < 0) {
+			rc = REN_ENOMEM;
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
+	}
+	rc = shown ? shown : 1;
 out:
+	t->grouped = 0;
+	free(order);
+	ana_procs_free(&P);
+	return rc;
+}
+
+/* Every row: a job's process groups, or the plain sections (threads, GPU streams, counters).
+ * 0, or REN_E* with why said. */
+static int draw_rows(ren_tl *t, const char *threads_re, char *why, size_t whylen)
+{
+	regex_t re;
+	int have_re = 0, rc = REN_ENOMEM, shown, grouped;
+	tl_lists L = {0};
+
+	if (threads_re) {
+		if (regcomp(&re, threads_re, REG_EXTENDED | REG_NOSUB) != 0) {
+			snprintf(why, whylen, "bad --threads regular expression");
+			return REN_EINVAL;
+		}
+		have_re = 1;
+	}
+	if (lists_build(t, &L) < 0)
+		goto oom;
+	shown = draw_grouped(t, &L, have_re ? &re : NULL, why, whylen);
+	grouped = shown != 0;
+	if (!grouped)
+		shown = draw_threads(t, &L, have_re ? &re : NULL, why, whylen);
+	if (shown < 0) {
+		rc = shown;
+		goto out;
+	}
+	if (threads_re && shown == 0 && t->m->threads.n) {
+		snprintf(why, whylen, "no thread matches --threads '%s'", threads_re);
+		rc = REN_EEMPTY;
+		goto out;
+	}
+	if (!grouped && (ren_tl_streams(t) < 0 || ren_tl_counters(t) < 0))
+		goto oom;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(why, whylen, "out of memory");
+	rc = REN_ENOMEM;
+out:
+	lists_free(&L);
 	if (have_re)
 		regfree(&re);
-	free(rows);
-	lists_free(&L);
 	return rc;
 }
 
@@ -826,18 +926,8 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	if (t.oom)
 		goto oom;
 
-	int shown = draw_threads(&t, o->threads_re, why, whylen);
-	if (shown < 0) {
-		*err = shown;
+	if ((*err = draw_rows(&t, o->threads_re, why, whylen)) < 0)
 		goto fail;
-	}
-	if (o->threads_re && shown == 0 && m->threads.n) {
-		snprintf(why, whylen, "no thread matches --threads '%s'", o->threads_re);
-		*err = REN_EEMPTY;
-		goto fail;
-	}
-	if (ren_tl_streams(&t) < 0 || ren_tl_counters(&t) < 0)
-		goto oom;
 	if (t.y == rows_top) {
 		snprintf(why, whylen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
 		*err = REN_EEMPTY;

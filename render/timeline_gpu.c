@@ -145,6 +145,12 @@ static void draw_syncs(ren_tl *t, const work_ref *sv, size_t n, uint32_t pid, ui
 	}
 }
 
+/* A record of pid belongs on the rows being drawn (all of them, or the process's when grouped). */
+static int mine(const ren_tl *t, uint32_t pid)
+{
+	return !t->grouped || pid == t->only_pid;
+}
+
 int ren_tl_streams(ren_tl *t)
 {
 	const ana_model *m = t->m;
@@ -155,17 +161,22 @@ int ren_tl_streams(ren_tl *t)
 	if (!wv || !sv)
 		goto oom;
 	for (size_t i = 0; i < m->kernels.n; i++)
-		wv[k++] = (work_ref){m->kernels.v[i].pid, m->kernels.v[i].device, m->kernels.v[i].stream, W_KERNEL, i};
+		if (mine(t, m->kernels.v[i].pid))
+			wv[k++] = (work_ref){m->kernels.v[i].pid, m->kernels.v[i].device, m->kernels.v[i].stream, W_KERNEL, i};
 	for (size_t i = 0; i < m->memcpys.n; i++)
-		wv[k++] = (work_ref){m->memcpys.v[i].pid, m->memcpys.v[i].device, m->memcpys.v[i].stream, W_COPY, i};
+		if (mine(t, m->memcpys.v[i].pid))
+			wv[k++] = (work_ref){m->memcpys.v[i].pid, m->memcpys.v[i].device, m->memcpys.v[i].stream, W_COPY, i};
 	for (size_t i = 0; i < m->memsets.n; i++)
-		wv[k++] = (work_ref){m->memsets.v[i].pid, m->memsets.v[i].device, m->memsets.v[i].stream, W_MEMSET, i};
+		if (mine(t, m->memsets.v[i].pid))
+			wv[k++] = (work_ref){m->memsets.v[i].pid, m->memsets.v[i].device, m->memsets.v[i].stream, W_MEMSET, i};
+	nw = k;
 	qsort(wv, nw, sizeof(*wv), cmp_work);
 	for (size_t i = 0; i < m->syncs.n; i++)
 		sv[i] = (work_ref){.pid = m->syncs.v[i].pid, .stream = m->syncs.v[i].stream, .idx = i};
 	if (m->syncs.n > 1)
 		qsort(sv, m->syncs.n, sizeof(*sv), cmp_sync);
-	ren_tl_header(t, "GPU streams");
+	if (!t->grouped)
+		ren_tl_header(t, "GPU streams");
 	for (size_t a = 0, b, row = 0; a < nw; a = b, row++) {
 		const work_ref *key = &wv[a];
 		double y = t->y;
@@ -369,8 +380,11 @@ int ren_tl_counters(ren_tl *t)
 		t->oom = 1;
 		goto out;
 	}
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		v[i] = (counter_ref){m->counters.v[i].pid, m->counters.v[i].name_id, i};
+		if (mine(t, m->counters.v[i].pid))
+			v[k++] = (counter_ref){m->counters.v[i].pid, m->counters.v[i].name_id, i};
+	n = k;
 	qsort(v, n, sizeof(*v), cmp_counter);
 	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a; b < n && v[b].pid == v[a].pid && v[b].name_id == v[a].name_id; b++)
@@ -390,7 +404,8 @@ int ren_tl_counters(ren_tl *t)
 				break;
 			}
 	}
-	ren_tl_header(t, "Counters");
+	if (!t->grouped)
+		ren_tl_header(t, "Counters");
 	for (size_t i = 0, row = 0; i < ng && !t->oom; i++) {
 		if (g[i].is_wm_of)
 			continue;

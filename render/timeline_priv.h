@@ -44,6 +44,8 @@ typedef struct ren_tl {
 	double px_per_ns;
 	double y;             /* next row's top */
 	int oom;
+	int grouped;          /* rows grouped by process (a job): only only_pid's rows, no section headers */
+	uint32_t only_pid;
 } ren_tl;
 
 /* x in px of an absolute time */
@@ -65,7 +67,7 @@ void ren_tl_row_label(ren_tl *t, double y, double h, const char *text, const cha
 void ren_tl_stripe(ren_tl *t, double y, double h, int odd);
 /* a section header row ("GPU streams") at t->y */
 void ren_tl_header(ren_tl *t, const char *text);
-/* the GPU stream rows and the counter rows at t->y; 0 or -1 on ENOMEM */
+/* the GPU stream rows and the counter rows at t->y (grouped: only_pid's); 0 or -1 on ENOMEM */
 int ren_tl_streams(ren_tl *t);
 int ren_tl_counters(ren_tl *t);
 
