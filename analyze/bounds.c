@@ -1,6 +1,9 @@
 /* bounds.c — time bins whose size and indexes stay in range for any record times (bounds.h). */
 #include "bounds.h"
 
+#include <stdio.h>
+#include <math.h>
+
 void ana_bins_init(ana_bins *b, uint64_t t0, uint64_t t1, uint64_t width_ns, size_t max_n)
 {
 	if (t1 <= t0)
@@ -46,4 +49,13 @@ uint64_t ana_bins_end(const ana_bins *b, size_t i)
 {
 	uint64_t s = ana_bins_start(b, i);
 	return b->t1 - s <= b->width_ns ? b->t1 : s + b->width_ns;
+}
+
+const char *ana_fmt_value(double v, char *buf, size_t len)
+{
+	if (isfinite(v) && v == floor(v) && fabs(v) < 9007199254740992.0)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.6g", v);
+	return buf;
 }

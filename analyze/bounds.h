@@ -70,6 +70,11 @@ typedef struct ana_bins {
 
 /* Bins of width_ns (>= 1) over [t0, t1), widened so that there are at most max_n (>= 1) of
  * them. t1 <= t0 gives one bin of width 1 at t0. */
+/* A value for a table: integers (below 2^53 in magnitude) written exactly, others with 6
+ * significant digits (a counter of 6 874 976 tokens must not print as 6.87498e+06). buf is
+ * returned. */
+const char *ana_fmt_value(double v, char *buf, size_t len);
+
 void ana_bins_init(ana_bins *b, uint64_t t0, uint64_t t1, uint64_t width_ns, size_t max_n);
 /* The bin holding t: 0 for t before t0, n - 1 for t at or after t1. */
 size_t ana_bins_index(const ana_bins *b, uint64_t t);

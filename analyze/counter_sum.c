@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "counter_sum.h"
 #include "gt_util.h"
 #include "model_priv.h"
@@ -243,9 +244,10 @@ static void print_counter(FILE *out, const ana_counter_sum *s)
 	int nl = s->name_len > 32 ? 29 : (int)s->name_len;
 	fprintf(out, "  %7u  %.*s%s%*s", s->pid, nl, s->name, s->name_len > 32 ? "..." : "", s->name_len > 32 ? 0 : 32 - nl,
 	        "");
+	char lo[32], hi[32];
 	if (s->n)
-		fprintf(out, " %9" PRIu64 " %12.6g %12.6g %12.6g %10.3f", s->n, s->min, s->mean, s->max,
-		        gt_ns_to_s(s->last_ns - s->first_ns));
+		fprintf(out, " %9" PRIu64 " %12s %12.6g %12s %10.3f", s->n, ana_fmt_value(s->min, lo, sizeof(lo)), s->mean,
+		        ana_fmt_value(s->max, hi, sizeof(hi)), gt_ns_to_s(s->last_ns - s->first_ns));
 	else
 		fprintf(out, " %9d %12s %12s %12s %10s", 0, "-", "-", "-", "-");
 	if (!s->n_wm) {

@@ -382,8 +382,11 @@ static void print_counters(const ana_model *m, const ana_procs *P, FILE *out, in
 			char label[96] = "-";
 			if (p)
 				ana_proc_label(p, label, sizeof(label));
-			fprintf(out, "  %-28.28s %9u %-28.28s %14.6g %14.6g %14.6g %8" PRIu64 "\n",
-			        ana_string_get(m, c[i].pid, c[i].name_id), c[i].pid, label, c[i].last, c[i].min, c[i].max, c[i].n);
+			char last[32], lo[32], hi[32];
+			fprintf(out, "  %-28.28s %9u %-28.28s %14s %14s %14s %8" PRIu64 "\n",
+			        ana_string_get(m, c[i].pid, c[i].name_id), c[i].pid, label,
+			        ana_fmt_value(c[i].last, last, sizeof(last)), ana_fmt_value(c[i].min, lo, sizeof(lo)),
+			        ana_fmt_value(c[i].max, hi, sizeof(hi)), c[i].n);
 		}
 		if (n > limit)
 			fprintf(out, "  (%zu more rows)\n", n - limit);
