@@ -243,8 +243,11 @@ int ana_cmd_export(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
-		if (ana_cli_opt(c, optarg, &ao))
+		if ((rc = ana_cli_opt("export", c, optarg, &ao)) != 0) {
+			if (rc < 0)
+				return GT_EXIT_USAGE;
 			continue;
+		}
 		switch (c) {
 		case 'f': fmt_name = optarg; break;
 		case 'o': out_path = optarg; break;

@@ -17,6 +17,8 @@
 #include "captured.h"
 #include "python.h"
 #include "source.h"
+#include "window.h"
+#include "bounds.h"
 
 static char *dupstr(const char *s)
 {
@@ -31,7 +33,8 @@ static const char *keep(ana_model *m, const char *s)
 
 static void see_time(ana_model *m, uint64_t t)
 {
-	if (!t)
+	/* in a window, definitions outside it (a thread started before it) do not stretch it */
+	if (!t || (m->window.on && (t < m->window.from_ns || t >= m->window.to_ns)))
 		return;
 	if (!m->start_ns || t < m->start_ns)
 		m->start_ns = t;
@@ -421,6 +424,23 @@ static int read_error(loader *L, int rc, char *errbuf, size_t errlen)
 	return rc;
 }
 
+/* A GIL record before the window: the latest of each process tells who held the GIL when the
+ * window began (read chunks only: the one before may be in a chunk the window skips). */
+static int carry_gil(loader *L, const gtt_gil *g)
+{
+	for (size_t i = 0; i < L->gil_carry.n; i++)
+		if (L->gil_carry.v[i].pid == g->pid) {
+			if (g->time_ns >= L->gil_carry.v[i].time_ns)
+				L->gil_carry.v[i] = *g;
+			return 0;
+		}
+	gtt_gil *e = ana_vec_push(L->gil_carry);
+	if (!e)
+		return GTT_ENOMEM;
+	*e = *g;
+	return 0;
+}
+
 static int pass1(loader *L, char *errbuf, size_t errlen)
 {
 	gtt_record rec;
@@ -433,6 +453,13 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 				continue;
 			}
 			return read_error(L, rc, errbuf, errlen);
+		}
+		if (!ana_window_keep(&L->m->window, &rec)) {
+			if (rec.tag == GTT_REC_GIL && rec.u.gil.time_ns < L->m->window.from_ns && carry_gil(L, &rec.u.gil) < 0) {
+				snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
+				return GTT_ENOMEM;
+			}
+			continue;
 		}
 		if ((rc = take_record(L, &rec)) < 0) {
 			snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
@@ -571,7 +598,8 @@ static void add_warnings(loader *L)
 		         m->path, m->samples.n);
 	if (m->n_corrupt)
 		ana_warn(m, "%s: skipped %" PRIu64 " corrupt chunk(s)", m->path, m->n_corrupt);
-	if (m->has_end && m->end.n_samples != m->samples.n) {
+	/* a window holds some of the samples the END record counts */
+	if (m->has_end && !m->window.on && m->end.n_samples != m->samples.n) {
 		/* the recorder counts the samples it wrote: a different number read means chunks were
 		 * lost or skipped, or written twice (a copy appended, a sample chunk duplicated) */
 		m->end_mismatch = 1;
@@ -636,11 +664,80 @@ static void loader_cleanup(loader *L)
 	ana_idtable_free(&L->thread_table);
 	free(L->raws.v);
 	free(L->deferred.v);
+	free(L->gil_carry.v);
 	ana_idtable_free(&L->trunc_table);
 	ana_sym_destroy(L->sym);
 	gtt_reader_close(L->r);
 	if (L->progress_shown)
 		fprintf(stderr, "\r%40s\r", "");
+}
+
+/* --from/--to: the window in trace time, and the reader set to read only its chunks. */
+static int window_open(loader *L, char *errbuf, size_t errlen)
+{
+	ana_model *m = L->m;
+	ana_window *w = &m->window;
+	int rc = ana_window_origin(L->r, &w->origin_ns);
+	if (rc < 0) {
+		snprintf(errbuf, errlen, "%s: %s", m->path, gtt_strerror(rc));
+		return rc;
+	}
+	w->on = 1;
+	w->from_ns = L->o->has_from ? ana_sat_add(w->origin_ns, L->o->from_ns) : w->origin_ns;
+	w->to_ns = L->o->has_to ? ana_sat_add(w->origin_ns, L->o->to_ns) : UINT64_MAX;
+	if (w->to_ns <= w->from_ns) {
+		snprintf(errbuf, errlen, "%s: the window is empty (--to must come after --from)", m->path);
+		return GTT_EINVAL;
+	}
+	if ((rc = gtt_reader_set_window(L->r, w->from_ns, w->to_ns - 1)) < 0)
+		snprintf(errbuf, errlen, "%s: %s", m->path, gtt_strerror(rc));
+	return rc;
+}
+
+/* After pass 1 of a window: its bounds become the model's, the GIL holders at its start are
+ * known from the records before it. GTT_EINVAL (words in errbuf) for a window after the end. */
+static int window_finish(loader *L, char *errbuf, size_t errlen)
+{
+	ana_model *m = L->m;
+	ana_window *w = &m->window;
+	uint64_t last = ana_window_index_end(L->r);
+	if (m->end_ns > last)
+		last = m->end_ns;
+	if (m->has_end && m->end.time_ns > last)
+		last = m->end.time_ns;
+	if (last < w->from_ns) {
+		snprintf(errbuf, errlen, "%s: the window starts at %.3f s, after the recording's end (%.3f s)", m->path,
+		         gt_ns_to_s(w->from_ns - w->origin_ns), gt_ns_to_s(last > w->origin_ns ? last - w->origin_ns : 0));
+		return GTT_EINVAL;
+	}
+	m->start_ns = w->from_ns;
+	m->end_ns = last < w->to_ns ? last : w->to_ns;
+	for (size_t i = 0; i < L->gil_carry.n; i++) {
+		gtt_gil *g = ana_vec_push(m->gil);
+		if (!g) {
+			snprintf(errbuf, errlen, "%s: out of memory", m->path);
+			return GTT_ENOMEM;
+		}
+		*g = L->gil_carry.v[i];
+		g->time_ns = w->from_ns; /* the state when the window began */
+	}
+	return 0;
+}
+
+/* Captured intervals of a window: the parts inside it. */
+static void window_captured(ana_model *m)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < m->captured.n; i++) {
+		ana_interval iv = m->captured.v[i];
+		if (iv.start_ns < m->start_ns)
+			iv.start_ns = m->start_ns;
+		if (iv.end_ns > m->end_ns)
+			iv.end_ns = m->end_ns;
+		if (iv.end_ns > iv.start_ns)
+			m->captured.v[k++] = iv;
+	}
+	m->captured.n = k;
 }
 
 static void describe_open_error(const char *path, int err, int errno_, char *errbuf, size_t errlen)
@@ -705,6 +802,8 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		goto fail;
 	}
 	gtt_reader_version(L->r, &m->version_major, &m->version_minor);
+	if ((opts->has_from || opts->has_to) && window_open(L, errbuf, errlen) < 0)
+		goto fail;
 	if (pass1(L, errbuf, errlen) < 0)
 		goto fail;
 	m->truncated = gtt_reader_truncated(L->r);
@@ -715,7 +814,10 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	/* the recording's own bounds, when it says them, frame the timestamps seen */
 	const char *start = ana_meta_get(m, "start_ns");
-	if (start) {
+	if (m->window.on) {
+		if (window_finish(L, errbuf, errlen) < 0)
+			goto fail;
+	} else if (start) {
 		uint64_t t = strtoull(start, NULL, 10);
 		if (t && (!m->start_ns || t < m->start_ns))
 			m->start_ns = t;
@@ -755,7 +857,13 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
-	if (ana_threads_finish(m) < 0 || ana_capture_build(m) < 0 || ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
+	if (ana_threads_finish(m) < 0 || ana_capture_build(m) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		goto fail;
+	}
+	if (m->window.on)
+		window_captured(m);
+	if (ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}

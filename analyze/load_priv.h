@@ -63,6 +63,7 @@ typedef struct loader {
 	ana_idtable thread_table;  /* (pid, tid) -> index in m->threads, kept unsorted until sort_threads */
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
+	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
 	uint64_t n_samples_seen;
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;

@@ -147,8 +147,20 @@ typedef struct ana_string { uint32_t pid, id; char *text; } ana_string;
 /* A stretch of time (captured intervals, captured.h). */
 typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
 
+/* The time window a model covers (--from/--to, window.h). When on, every record kind holds only
+ * what falls in [from_ns, to_ns) (intervals cut at its edges), start_ns/end_ns are the window's
+ * (end_ns no later than the recording's end), and figures over time (durations, rates, on-CPU
+ * and GIL time) are the window's. Consumers that print times relative to the recording (as
+ * --from does) use origin_ns; the whole-recording END record is kept but not compared. */
+typedef struct ana_window {
+	int on;                /* 1: a window; 0: the whole recording */
+	uint64_t origin_ns;    /* the recording's start, which --from/--to count from */
+	uint64_t from_ns, to_ns;  /* absolute trace times; to_ns UINT64_MAX without --to */
+} ana_window;
+
 typedef struct ana_model {
 	char *path;
+	ana_window window;     /* the window read (window.on 0: all of it) */
 	uint32_t version_major, version_minor;
 	int truncated;         /* the trace was cut off; analysis covers up to the cut */
 	uint64_t n_corrupt;    /* chunks skipped for a bad checksum or bad payload */
@@ -199,6 +211,10 @@ typedef struct ana_opts {
 	int progress;           /* show progress on stderr */
 	int no_archive;         /* --no-archive: ignore the embedded symbol archive */
 	int skip_corrupt;       /* analyze around corrupt chunks (counted in n_corrupt) instead of failing */
+	/* --from S / --to S: read only [from, to) of the recording (offsets from its start, ns);
+	 * only the chunks that can hold it are read (the trace's chunk index) */
+	int has_from, has_to;
+	uint64_t from_ns, to_ns;
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 
