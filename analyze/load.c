@@ -441,6 +441,23 @@ static int carry_gil(loader *L, const gtt_gil *g)
 	return 0;
 }
 
+/* A /proc reading before the window: the latest of each thread is where its CPU time in the
+ * window counts from (window_finish moves it to the window's start). */
+static int carry_cpu(loader *L, const gtt_thread_cpu *c)
+{
+	for (size_t i = 0; i < L->cpu_carry.n; i++)
+		if (L->cpu_carry.v[i].pid == c->pid && L->cpu_carry.v[i].tid == c->tid) {
+			if (c->time_ns >= L->cpu_carry.v[i].time_ns)
+				L->cpu_carry.v[i] = *c;
+			return 0;
+		}
+	gtt_thread_cpu *e = ana_vec_push(L->cpu_carry);
+	if (!e)
+		return GTT_ENOMEM;
+	*e = *c;
+	return 0;
+}
+
 static int pass1(loader *L, char *errbuf, size_t errlen)
 {
 	gtt_record rec;
@@ -455,7 +472,9 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 			return read_error(L, rc, errbuf, errlen);
 		}
 		if (!ana_window_keep(&L->m->window, &rec)) {
-			if (rec.tag == GTT_REC_GIL && rec.u.gil.time_ns < L->m->window.from_ns && carry_gil(L, &rec.u.gil) < 0) {
+			if (((rec.tag == GTT_REC_GIL && rec.u.gil.time_ns < L->m->window.from_ns && carry_gil(L, &rec.u.gil) < 0)) ||
+			    (rec.tag == GTT_REC_THREAD_CPU && rec.u.thread_cpu.time_ns < L->m->window.from_ns &&
+			     carry_cpu(L, &rec.u.thread_cpu) < 0)) {
 				snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
 				return GTT_ENOMEM;
 			}
@@ -665,6 +684,7 @@ static void loader_cleanup(loader *L)
 	free(L->raws.v);
 	free(L->deferred.v);
 	free(L->gil_carry.v);
+	free(L->cpu_carry.v);
 	ana_idtable_free(&L->trunc_table);
 	ana_sym_destroy(L->sym);
 	gtt_reader_close(L->r);
@@ -689,7 +709,9 @@ static int window_open(loader *L, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "%s: the window is empty (--to must come after --from)", m->path);
 		return GTT_EINVAL;
 	}
-	if ((rc = gtt_reader_set_window(L->r, w->from_ns, w->to_ns - 1)) < 0)
+	/* a second before it too: the GIL holder and /proc readings when the window began */
+	uint64_t lead = w->from_ns > ANA_WINDOW_LEAD_NS ? w->from_ns - ANA_WINDOW_LEAD_NS : 0;
+	if ((rc = gtt_reader_set_window(L->r, lead, w->to_ns - 1)) < 0)
 		snprintf(errbuf, errlen, "%s: %s", m->path, gtt_strerror(rc));
 	return rc;
 }
@@ -712,16 +734,29 @@ static int window_finish(loader *L, char *errbuf, size_t errlen)
 	}
 	m->start_ns = w->from_ns;
 	m->end_ns = last < w->to_ns ? last : w->to_ns;
+	/* the state when the window began: who held the GIL, and each thread's CPU time so far
+	 * (a reading of the thread that was alive then; one period of /proc readings at most off) */
 	for (size_t i = 0; i < L->gil_carry.n; i++) {
 		gtt_gil *g = ana_vec_push(m->gil);
-		if (!g) {
-			snprintf(errbuf, errlen, "%s: out of memory", m->path);
-			return GTT_ENOMEM;
-		}
+		if (!g)
+			goto nomem;
 		*g = L->gil_carry.v[i];
-		g->time_ns = w->from_ns; /* the state when the window began */
+		g->time_ns = w->from_ns;
 	}
+	/* first in the array: a reading in the window at its very start sorts after them */
+	size_t n = m->thread_cpu.n, k = L->cpu_carry.n;
+	if (k && GT_GROW(m->thread_cpu.v, m->thread_cpu.cap, n + k) < 0)
+		goto nomem;
+	memmove(m->thread_cpu.v + k, m->thread_cpu.v, n * sizeof(*m->thread_cpu.v));
+	for (size_t i = 0; i < k; i++) {
+		m->thread_cpu.v[i] = L->cpu_carry.v[i];
+		m->thread_cpu.v[i].time_ns = w->from_ns;
+	}
+	m->thread_cpu.n = n + k;
 	return 0;
+nomem:
+	snprintf(errbuf, errlen, "%s: out of memory", m->path);
+	return GTT_ENOMEM;
 }
 
 /* Captured intervals of a window: the parts inside it. */

@@ -64,6 +64,7 @@ typedef struct loader {
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
 	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
+	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;

@@ -8,6 +8,10 @@
 #include "gtt.h"
 #include "model.h"
 
+/* How much before a window is read for the state when it begins: the GIL holder of each
+ * process and the last /proc reading of each thread (their loops run at 1 Hz or faster). */
+#define ANA_WINDOW_LEAD_NS (1000000000ull)
+
 /* The recording's start, which --from/--to count from: the recorder's `start_ns` meta when the
  * trace begins with one, or the earliest time in the chunk index when earlier (and when there is
  * no such meta), or, for a trace whose chunks have no time ranges (format 1.0), the earliest
