@@ -312,12 +312,14 @@ static int take_record(loader *L, const gtt_record *rec)
 		L->n_samples_seen++;
 		return take_sample(L, rec);
 	case GTT_REC_SWITCH: {
-		gtt_switch *e = ana_vec_push(m->switches);
-		if (!e)
-			return GTT_ENOMEM;
-		*e = rec->u.sw;
-		see_time(m, e->time_ns);
-		return 0;
+		see_time(m, rec->u.sw.time_ns);
+		if (L->o->keep_switches) {
+			gtt_switch *e = ana_vec_push(m->switches);
+			if (!e)
+				return GTT_ENOMEM;
+			*e = rec->u.sw;
+		}
+		return ana_oncpu_add(L->oncpu, m, &rec->u.sw);
 	}
 	case GTT_REC_THREAD_CPU: {
 		gtt_thread_cpu *e = ana_vec_push(m->thread_cpu);
@@ -572,6 +574,11 @@ static int ensure_thread(loader *L, uint32_t pid, uint32_t tid)
 	return loader_thread(L, pid, tid) ? 0 : GTT_ENOMEM;
 }
 
+static int ensure_thread_cb(void *ctx, uint32_t pid, uint32_t tid)
+{
+	return ensure_thread(ctx, pid, tid);
+}
+
 /* Every thread that samples, /proc readings, switches and Python stacks name exists (before
  * pass 2, which gives each sample its thread's index: those do not move afterwards). */
 static int ensure_threads(loader *L)
@@ -595,9 +602,8 @@ static int ensure_threads(loader *L)
 	for (size_t i = 0; i < m->thread_cpu.n; i++)
 		if (ensure_thread(L, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
 			return GTT_ENOMEM;
-	for (size_t i = 0; i < m->switches.n; i++)
-		if (ensure_thread(L, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
-			return GTT_ENOMEM;
+	if (ana_oncpu_each_thread(L->oncpu, ensure_thread_cb, L) < 0)
+		return GTT_ENOMEM;
 	for (size_t i = 0; i < m->pystacks.n; i++)
 		if (ensure_thread(L, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
 			return GTT_ENOMEM;
@@ -687,6 +693,7 @@ static void loader_cleanup(loader *L)
 	free(L->cpu_carry.v);
 	ana_idtable_free(&L->trunc_table);
 	ana_sym_destroy(L->sym);
+	ana_oncpu_free(L->oncpu);
 	gtt_reader_close(L->r);
 	if (L->progress_shown)
 		fprintf(stderr, "\r%40s\r", "");
@@ -775,6 +782,31 @@ static void window_captured(ana_model *m)
 	m->captured.n = k;
 }
 
+/* On-CPU time: folded while reading; a trace under capture control has its switches read again
+ * now that its captured intervals are known (they count only captured time, and a thread's
+ * state is unknown again at each interval's start). 0 or GTT_ENOMEM. */
+static int finish_oncpu(loader *L)
+{
+	ana_model *m = L->m;
+	if (!m->capture_controlled)
+		return ana_oncpu_finish(L->oncpu, m);
+	ana_oncpu *o = ana_oncpu_new(1, ANA_ONCPU_HORIZON_NS);
+	gtt_record rec;
+	int rc = o ? 0 : GTT_ENOMEM;
+	gtt_reader_rewind(L->r); /* the window, if any, stays */
+	while (rc == 0) {
+		int n = gtt_reader_next(L->r, &rec);
+		if (n == 0 || (n < 0 && n != GTT_ECORRUPT && n != GTT_EINVAL))
+			break; /* pass 1 met the same end or error and said so */
+		if (n > 0 && rec.tag == GTT_REC_SWITCH && ana_window_keep(&m->window, &rec))
+			rc = ana_oncpu_add(o, m, &rec.u.sw);
+	}
+	if (rc == 0)
+		rc = ana_oncpu_finish(o, m);
+	ana_oncpu_free(o);
+	return rc;
+}
+
 static void describe_open_error(const char *path, int err, int errno_, char *errbuf, size_t errlen)
 {
 	switch (err) {
@@ -829,6 +861,10 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	L->m = m;
 	L->o = opts;
+	if (!(L->oncpu = ana_oncpu_new(0, ANA_ONCPU_HORIZON_NS))) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		goto fail;
+	}
 	L->t0_ns = gtt_now_ns();
 	errno = 0;
 	L->r = gtt_reader_open(path, &err);
@@ -898,7 +934,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	if (m->window.on)
 		window_captured(m);
-	if (ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
+	if (ana_threads_cpu(m) < 0 || finish_oncpu(L) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}

@@ -10,6 +10,7 @@
 #include "gtt.h"
 #include "model.h"
 #include "model_priv.h"
+#include "oncpu.h"
 
 #define MAX_DEPTH 2048
 
@@ -55,6 +56,7 @@ typedef struct loader {
 	const ana_opts *o;
 	gtt_reader *r;
 	ana_sym *sym;
+	ana_oncpu *oncpu;          /* switches folded into on-CPU time as they are read */
 	ANA_VEC(pending_archive) archives;
 	ANA_VEC(chain) chains;
 	ANA_VEC(uint64_t) chain_ips;

@@ -177,7 +177,7 @@ typedef struct ana_model {
 	ANA_VEC(ana_sample) samples;     /* time order */
 	ANA_VEC(ana_frame) frames;
 	ANA_VEC(ana_stack) stacks;
-	ANA_VEC(gtt_switch) switches;
+	ANA_VEC(gtt_switch) switches;    /* only with ana_opts.keep_switches (file order) */
 	ANA_VEC(gtt_thread_cpu) thread_cpu;
 	ANA_VEC(gtt_health) health;      /* text interned */
 	ANA_VEC(gtt_ticks) ticks;
@@ -215,6 +215,10 @@ typedef struct ana_opts {
 	 * only the chunks that can hold it are read (the trace's chunk index) */
 	int has_from, has_to;
 	uint64_t from_ns, to_ns;
+	/* keep every context switch in model->switches (gt-render's timeline draws them); without
+	 * it they are folded into each thread's oncpu_ns as they are read and switches stays empty:
+	 * a GIL-contended process switches 100 000 times a second */
+	int keep_switches;
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 

@@ -32,7 +32,7 @@ static void put(gtt_writer *w, const gtt_record *r)
  * for the first 50 ms of every 100 ms, a GIL hand-over at k s + 500 ms, a /proc reading of
  * thread 11 every second (0.5 s of CPU per second), a kernel across every second boundary
  * [k s + 900 ms, k s + 1100 ms). */
-static int write_trace(const char *path, uint32_t minor, int no_index)
+static int write_trace(const char *path, uint32_t minor, int no_index, int shuffle)
 {
 	gtt_writer_opts o;
 	gtt_writer_opts_init(&o);
@@ -65,10 +65,19 @@ static int write_trace(const char *path, uint32_t minor, int no_index)
 		                           .n_user = 2, .ips = ips };
 		put(w, &r);
 		if (i % 10 == 0 || i % 10 == 5) {
+			/* shuffled: each "in" written after the "out" 50 ms later, as perf's per-CPU
+			 * buffers can deliver a thread that moved between CPUs */
+			static gtt_record held;
 			r = (gtt_record){ .tag = GTT_REC_SWITCH };
 			r.u.sw = (gtt_switch){ .time_ns = t, .pid = PID, .tid = 11,
 			                       .kind = i % 10 == 0 ? GTT_SWITCH_IN : GTT_SWITCH_OUT };
-			put(w, &r);
+			if (shuffle && i % 10 == 0) {
+				held = r;
+			} else {
+				put(w, &r);
+				if (shuffle)
+					put(w, &held);
+			}
 		}
 		if (i % 100 == 50) {
 			r = (gtt_record){ .tag = GTT_REC_GIL };
@@ -91,10 +100,12 @@ static int write_trace(const char *path, uint32_t minor, int no_index)
 	return gtt_writer_close(w);
 }
 
-static ana_model *load(const char *path, double from_s, double to_s, char *err, size_t errlen)
+static ana_model *load_opts(const char *path, double from_s, double to_s, int keep_switches, char *err,
+                            size_t errlen)
 {
 	ana_opts o;
 	ana_opts_init(&o);
+	o.keep_switches = keep_switches;
 	if (from_s >= 0) {
 		o.has_from = 1;
 		o.from_ns = (uint64_t)(from_s * SEC);
@@ -104,6 +115,34 @@ static ana_model *load(const char *path, double from_s, double to_s, char *err, 
 		o.to_ns = (uint64_t)(to_s * SEC);
 	}
 	return ana_model_load(path, &o, err, errlen);
+}
+
+static ana_model *load(const char *path, double from_s, double to_s, char *err, size_t errlen)
+{
+	return load_opts(path, from_s, to_s, 1, err, errlen);
+}
+
+/* On-CPU time of thread 11: folded while reading (switches not kept) and from the kept
+ * switches, whole and in the window; both must be what the trace says, shuffled or not. */
+static void check_oncpu(const char *path, const char *what)
+{
+	char err[512] = "";
+	for (int keep = 0; keep <= 1; keep++) {
+		ana_model *m = load_opts(path, -1, -1, keep, err, sizeof(err)), *w = load_opts(path, 2.5, 5.5, keep, err, sizeof(err));
+		ana_thread *a = m ? ana_thread_find(m, PID, 11) : NULL, *b = w ? ana_thread_find(w, PID, 11) : NULL;
+		th_check(a && b && a->oncpu_known && a->oncpu_ns == 5 * SEC && b->oncpu_ns == 1500 * MS,
+		         "%s, switches %s: thread 11 on CPU 5 s in all, 1.5 s in the window (%" PRIu64 ", %" PRIu64 ")",
+		         what, keep ? "kept" : "folded while read", a ? a->oncpu_ns : 0, b ? b->oncpu_ns : 0);
+		th_check(m && (keep ? m->switches.n == 200 : m->switches.n == 0), "%s: switches %s", what,
+		         keep ? "kept when asked" : "not kept by default");
+		size_t nw = 0, late = 0;
+		const char *const *wl = m ? ana_model_warnings(m, &nw) : NULL;
+		for (size_t i = 0; i < nw; i++)
+			late += strstr(wl[i], "context switch") != NULL;
+		th_check(m && !late, "%s: no warning about switches out of order", what);
+		ana_model_free(m);
+		ana_model_free(w);
+	}
 }
 
 /* The window [2.5 s, 5.5 s) of the recording, that is [T0 + 2 s, T0 + 5 s) of trace time. */
@@ -205,14 +244,19 @@ int main(void)
 	};
 	for (size_t k = 0; k < 3; k++) {
 		snprintf(path, sizeof(path), "%s/t%zu.gtt", dir, k);
-		th_check(write_trace(path, kinds[k].minor, kinds[k].no_index) == 0, "%s: trace written", kinds[k].name);
+		th_check(write_trace(path, kinds[k].minor, kinds[k].no_index, 0) == 0, "%s: trace written", kinds[k].name);
 		check_window(path, kinds[k].name);
+		check_oncpu(path, kinds[k].name);
 		/* the whole trace, for comparison: every record, start from the recorder's start_ns */
 		ana_model *m = load(path, -1, -1, err, sizeof(err));
 		th_check(m && !m->window.on && m->samples.n == 1000 && m->switches.n == 200 && m->start_ns == ORIGIN,
 		         "%s: without a window, all of it", kinds[k].name);
 		ana_model_free(m);
 	}
+
+	snprintf(path, sizeof(path), "%s/shuffled.gtt", dir);
+	th_check(write_trace(path, 1, 0, 1) == 0, "shuffled switches: trace written");
+	check_oncpu(path, "shuffled switches");
 
 	snprintf(path, sizeof(path), "%s/t0.gtt", dir);
 	th_check(corrupt_late_chunk(path) == 0, "a late data chunk damaged");
