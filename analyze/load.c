@@ -249,12 +249,9 @@ static int take_python(ana_model *m, const gtt_record *rec)
 	e->flags = p->flags;
 	e->n_frames = p->n_frames;
 	see_time(m, p->time_ns);
-	if (p->n_frames) {
-		e->frames = malloc(p->n_frames * sizeof(*e->frames));
-		if (!e->frames)
-			return GTT_ENOMEM;
-		memcpy(e->frames, p->frames, p->n_frames * sizeof(*e->frames));
-	}
+	/* a thread's Python stack changes little between reads: one copy per distinct stack */
+	if (p->n_frames && !(e->frames = ana_pyframes_intern(m, p->frames, p->n_frames)))
+		return GTT_ENOMEM;
 	return 0;
 }
 

@@ -132,7 +132,8 @@ typedef struct ana_pystack {
 	uint32_t pid, tid;
 	uint32_t flags;
 	uint32_t n_frames;
-	gtt_py_frame *frames;  /* leaf first, owned */
+	const gtt_py_frame *frames;  /* leaf first; interned (ana_pyframes_intern): equal stacks
+	                              * share one copy, owned by the model */
 } ana_pystack;
 
 typedef struct ana_pycode {
@@ -248,5 +249,8 @@ uint32_t ana_frame_intern(ana_model *m, const ana_frame *f);
  * s, and on ENOMEM. */
 const char *ana_intern_str(ana_model *m, const char *s);
 uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n);
+/* A Python stack's frames (n of them, leaf first), copied once per distinct sequence into the
+ * model: what ana_pystack.frames points to. NULL on ENOMEM (and for n == 0). */
+const gtt_py_frame *ana_pyframes_intern(ana_model *m, const gtt_py_frame *frames, uint32_t n);
 
 #endif
