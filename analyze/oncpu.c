@@ -35,7 +35,9 @@ struct ana_oncpu {
 	uint64_t horizon_ns;
 	ANA_VEC(thr) thr;
 	ana_idtable table;     /* (pid, tid) -> thr index */
-	ANA_VEC(pend) heap;
+	ANA_VEC(pend) heap;    /* switches that came out of order */
+	ANA_VEC(pend) fifo;    /* switches that came in order (most): a queue, fifo_head its first */
+	size_t fifo_head;
 	uint64_t seq, max_seen_ns, n_late;
 	began *beg;
 	size_t n_beg;
@@ -58,6 +60,7 @@ void ana_oncpu_free(ana_oncpu *o)
 		return;
 	free(o->thr.v);
 	free(o->heap.v);
+	free(o->fifo.v);
 	free(o->beg);
 	ana_idtable_free(&o->table);
 	free(o);
@@ -204,13 +207,49 @@ static int heap_push(ana_oncpu *o, const pend *p)
 	return 0;
 }
 
-/* Step every switch older than the horizon allows to wait (all with drain). */
+/* A switch waits in the queue when it is not earlier than the queue's last (the common case:
+ * no heap work), else in the heap. */
+static int enqueue(ana_oncpu *o, const pend *p)
+{
+	if (o->fifo.n == o->fifo_head || !pend_less(p, &o->fifo.v[o->fifo.n - 1])) {
+		if (o->fifo_head && o->fifo_head == o->fifo.n)
+			o->fifo.n = o->fifo_head = 0; /* drained: start over at the front */
+		if (o->fifo_head > 4096 && o->fifo_head * 2 > o->fifo.n) {
+			/* mostly consumed: move the rest to the front */
+			memmove(o->fifo.v, o->fifo.v + o->fifo_head, (o->fifo.n - o->fifo_head) * sizeof(pend));
+			o->fifo.n -= o->fifo_head;
+			o->fifo_head = 0;
+		}
+		pend *e = ana_vec_push(o->fifo);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = *p;
+		return 0;
+	}
+	return heap_push(o, p);
+}
+
+/* Step every switch older than the horizon allows to wait (all with drain), the earliest of the
+ * queue's head and the heap's top first. */
 static int release(ana_oncpu *o, const ana_model *m, int drain)
 {
 	uint64_t edge = o->max_seen_ns > o->horizon_ns ? o->max_seen_ns - o->horizon_ns : 0;
-	while (o->heap.n && (drain || o->heap.v[0].time_ns < edge)) {
+	for (;;) {
+		const pend *q = o->fifo_head < o->fifo.n ? &o->fifo.v[o->fifo_head] : NULL;
+		const pend *h = o->heap.n ? &o->heap.v[0] : NULL;
 		pend p;
-		heap_pop(o, &p);
+		if (h && (!q || pend_less(h, q))) {
+			if (!drain && h->time_ns >= edge)
+				break;
+			heap_pop(o, &p);
+		} else if (q) {
+			if (!drain && q->time_ns >= edge)
+				break;
+			p = *q;
+			o->fifo_head++;
+		} else {
+			break;
+		}
 		if (step(o, m, &o->thr.v[p.thr], p.time_ns, p.kind) < 0)
 			return GTT_ENOMEM;
 	}
@@ -241,7 +280,7 @@ int ana_oncpu_add(ana_oncpu *o, const ana_model *m, const gtt_switch *s)
 		o->table.n++;
 	}
 	pend p = { s->time_ns, o->seq++, *slot - 1, s->kind };
-	if (heap_push(o, &p) < 0)
+	if (enqueue(o, &p) < 0)
 		return GTT_ENOMEM;
 	if (s->time_ns > o->max_seen_ns)
 		o->max_seen_ns = s->time_ns;
