@@ -61,3 +61,11 @@ check "it says why in one line" sh -c "grep -q 'apply to traces only' '$TMP/err'
 
 check_rc "a window after the end exits 2" 2 "$A" report --from 100 "$T"
 check "it says so in one line" sh -c "grep -q \"after the recording's end\" '$TMP/err' && [ \$(wc -l <'$TMP/err') -eq 1 ]"
+
+# chrome JSON holds every event: a big trace wants a window (a sparse file: refused before reading)
+truncate -s 300M "$TMP/big.gtt"
+check_rc "export chrome of a 300 MiB trace without a window is refused" 64 "$A" export --format chrome -o "$TMP/b.json" "$TMP/big.gtt"
+check "it names --from/--to in one line" sh -c "grep -q -- '--from S --to S' '$TMP/err' && [ \$(wc -l <'$TMP/err') -eq 1 ]"
+check "nothing was written" test ! -e "$TMP/b.json"
+check_rc "with --from 0 it is read (and found not to be a trace)" 2 "$A" export --format chrome --from 0 -o "$TMP/b.json" "$TMP/big.gtt"
+check_rc "folded export of it is not refused for size (not a trace: 2)" 2 "$A" export --format folded "$TMP/big.gtt"
