@@ -1,7 +1,10 @@
 /* model.h — the analyzed trace held in memory: threads, symbolized stacks, classified
- * samples, and every other record kind decoded into arrays. Built once by ana_model_load()
- * (load.c: read, symbolize, unwind, merge Python, classify); every report, fold, export,
- * diff and view reads this and nothing else.
+ * samples, and the other record kinds decoded into arrays — but context switches only on
+ * request (ana_opts.keep_switches; otherwise folded into per-thread on-CPU time as they are
+ * read, oncpu.h), and Python stacks' frames interned. Built once by ana_model_load() (load.c:
+ * read, symbolize, unwind, merge Python, classify), for the whole recording or a time window of
+ * it (ana_opts.has_from/has_to, ana_model.window: window.h); every report, fold, export, diff
+ * and view reads this and nothing else.
  *
  * Return rule for all of analyze/: a function returns 0 (or a count, or 1 for "found") or a
  * negative GTT_E* code from lib/gtt.h (the codes of the trace format, which this layer reads),
