@@ -437,11 +437,13 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 			return read_error(L, rc, errbuf, errlen);
 		}
 		if (!ana_window_keep(&L->m->window, &rec)) {
-			if (((rec.tag == GTT_REC_GIL && rec.u.gil.time_ns < L->m->window.from_ns && ana_load_carry_gil(L, &rec.u.gil) < 0)) ||
-			    (rec.tag == GTT_REC_THREAD_CPU && rec.u.thread_cpu.time_ns < L->m->window.from_ns &&
-			     ana_load_carry_cpu(L, &rec.u.thread_cpu) < 0)) {
+			/* before the window: what it says about the state when the window begins */
+			uint64_t from = L->m->window.from_ns;
+			if ((rec.tag == GTT_REC_GIL && rec.u.gil.time_ns < from && (rc = ana_load_carry_gil(L, &rec.u.gil)) < 0) ||
+			    (rec.tag == GTT_REC_THREAD_CPU && rec.u.thread_cpu.time_ns < from &&
+			     (rc = ana_load_carry_cpu(L, &rec.u.thread_cpu)) < 0)) {
 				snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
-				return GTT_ENOMEM;
+				return rc;
 			}
 			continue;
 		}
