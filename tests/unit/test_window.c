@@ -12,6 +12,7 @@
 
 #include "gtt.h"
 #include "model.h"
+#include "model_priv.h"
 #include "testhelp.h"
 
 #define SEC ((uint64_t)1000000000)
@@ -32,7 +33,8 @@ static void put(gtt_writer *w, const gtt_record *r)
  * for the first 50 ms of every 100 ms, a GIL hand-over at k s + 500 ms, a /proc reading of
  * thread 11 every second (0.5 s of CPU per second), a kernel across every second boundary
  * [k s + 900 ms, k s + 1100 ms). */
-static int write_trace(const char *path, uint32_t minor, int no_index, int shuffle)
+/* capture: sampling on over [T0 + 2 s, T0 + 4 s) and from T0 + 6 s on (gt-record's pid-0 records) */
+static int write_trace(const char *path, uint32_t minor, int no_index, int shuffle, int capture)
 {
 	gtt_writer_opts o;
 	gtt_writer_opts_init(&o);
@@ -78,6 +80,12 @@ static int write_trace(const char *path, uint32_t minor, int no_index, int shuff
 				if (shuffle)
 					put(w, &held);
 			}
+		}
+		if (capture && (i == 200 || i == 400 || i == 600)) {
+			r = (gtt_record){ .tag = GTT_REC_CAPTURE };
+			r.u.capture = (gtt_capture){ .time_ns = t, .event = i == 400 ? GTT_CAPTURE_STOP : GTT_CAPTURE_START,
+			                             .source = GTT_CAPTURE_SIGNAL, .name = "" };
+			put(w, &r);
 		}
 		if (i % 100 == 50) {
 			r = (gtt_record){ .tag = GTT_REC_GIL };
@@ -209,6 +217,23 @@ static void check_window(const char *path, const char *what)
 	ana_model_free(m);
 }
 
+/* The on-CPU time the loader folded while reading (or, under capture control, in its second
+ * read) is what the model's own switches give when folded all at once in time order. */
+static void check_same_oncpu(const char *path, double from_s, double to_s, const char *what)
+{
+	char err[512] = "";
+	ana_model *m = load(path, from_s, to_s, err, sizeof(err));
+	uint64_t got[4] = { 0 };
+	int ok = m && m->threads.n <= 4;
+	for (size_t i = 0; ok && i < m->threads.n; i++)
+		got[i] = m->threads.v[i].oncpu_ns;
+	ok = ok && ana_threads_oncpu(m) == 0;
+	for (size_t i = 0; ok && i < m->threads.n; i++)
+		ok = got[i] == m->threads.v[i].oncpu_ns;
+	th_check(ok, "%s: on-CPU time folded while reading = folded from the kept switches", what);
+	ana_model_free(m);
+}
+
 /* Damage a data chunk whose records all lie after T0 + 8 s. 0 when one was found. */
 static int corrupt_late_chunk(const char *path)
 {
@@ -244,7 +269,7 @@ int main(void)
 	};
 	for (size_t k = 0; k < 3; k++) {
 		snprintf(path, sizeof(path), "%s/t%zu.gtt", dir, k);
-		th_check(write_trace(path, kinds[k].minor, kinds[k].no_index, 0) == 0, "%s: trace written", kinds[k].name);
+		th_check(write_trace(path, kinds[k].minor, kinds[k].no_index, 0, 0) == 0, "%s: trace written", kinds[k].name);
 		check_window(path, kinds[k].name);
 		check_oncpu(path, kinds[k].name);
 		/* the whole trace, for comparison: every record, start from the recorder's start_ns */
@@ -255,10 +280,33 @@ int main(void)
 	}
 
 	snprintf(path, sizeof(path), "%s/shuffled.gtt", dir);
-	th_check(write_trace(path, 1, 0, 1) == 0, "shuffled switches: trace written");
+	th_check(write_trace(path, 1, 0, 1, 0) == 0, "shuffled switches: trace written");
 	check_oncpu(path, "shuffled switches");
 
+	check_same_oncpu(path, -1, -1, "shuffled switches");
+	check_same_oncpu(path, 2.5, 5.5, "shuffled switches, window");
+
+	/* under capture control only captured time counts, read again once the intervals are known:
+	 * thread 11 is on CPU half of [2 s, 4 s) and of [6 s, 9.95 s] */
+	snprintf(path, sizeof(path), "%s/capture.gtt", dir);
+	th_check(write_trace(path, 1, 0, 0, 1) == 0, "capture: trace written");
+	for (int keep = 0; keep <= 1; keep++) {
+		ana_model *m = load_opts(path, -1, -1, keep, err, sizeof(err));
+		ana_model *w = load_opts(path, 2.5, 5.5, keep, err, sizeof(err));
+		ana_thread *a = m ? ana_thread_find(m, PID, 11) : NULL, *b = w ? ana_thread_find(w, PID, 11) : NULL;
+		th_check(m && m->capture_controlled && a && a->oncpu_ns == 3 * SEC,
+		         "capture, switches %s: thread 11 on CPU 3 s of captured time (%" PRIu64 ")", keep ? "kept" : "folded",
+		         a ? a->oncpu_ns : 0);
+		th_check(w && w->captured.n == 1 && b && b->oncpu_ns == 1 * SEC,
+		         "capture, window [2.5, 5.5): one captured interval left, 1 s on CPU (%" PRIu64 ")", b ? b->oncpu_ns : 0);
+		ana_model_free(m);
+		ana_model_free(w);
+	}
+	check_same_oncpu(path, -1, -1, "capture");
+	check_same_oncpu(path, 2.5, 5.5, "capture, window");
+
 	snprintf(path, sizeof(path), "%s/t0.gtt", dir);
+	check_same_oncpu(path, -1, -1, "1.1 indexed");
 	th_check(corrupt_late_chunk(path) == 0, "a late data chunk damaged");
 	ana_model *m = load(path, -1, -1, err, sizeof(err));
 	th_check(!m && strstr(err, "corrupt"), "the whole trace meets the damaged chunk (%s)", err);
