@@ -324,8 +324,9 @@ static void print_header(FILE *out, const ana_model *m)
 	if (m->window.on) {
 		/* --from/--to: every figure below is the window's */
 		const ana_window *w = &m->window;
-		fprintf(out, "window:    %.3f s .. %.3f s of the recording (--from/--to; records outside it not read or "
-		        "not counted)\n", gt_ns_to_s(w->from_ns - w->origin_ns), gt_ns_to_s(m->end_ns - w->origin_ns));
+		fprintf(out, "window:    %.3f s .. %.3f s of the recording (--from/--to: only its records; CPU%%proc "
+		        "counts from the /proc reading before it, within one reading period)\n",
+		        gt_ns_to_s(w->from_ns - w->origin_ns), gt_ns_to_s(m->end_ns - w->origin_ns));
 	}
 	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
 	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / GT_NS_PER_SEC),
