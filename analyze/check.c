@@ -239,7 +239,7 @@ int ana_cmd_check(int argc, char **argv)
 	ana_opts ao;
 	ana_check_opts co;
 	const char *golden = NULL, *junit = NULL, *only = NULL;
-	int c, force = 0, status = GT_EXIT_BROKEN, have_re = 0;
+	int c, rc, force = 0, status = GT_EXIT_BROKEN, have_re = 0;
 	char err[600], *end;
 	regex_t re;
 	ana_profile *g = NULL, *n = NULL;
@@ -250,8 +250,11 @@ int ana_cmd_check(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		if (ana_cli_opt(c, optarg, &ao))
+		if ((rc = ana_cli_opt("check", c, optarg, &ao)) != 0) {
+			if (rc < 0)
+				return GT_EXIT_USAGE;
 			continue;
+		}
 		switch (c) {
 		case O_GOLDEN: golden = optarg; break;
 		case O_JUNIT: junit = optarg; break;

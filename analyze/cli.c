@@ -9,9 +9,34 @@
 
 #include "cli.h"
 
-int ana_cli_opt(int opt, const char *arg, ana_opts *o)
+/* --from S / --to S into the loader's window. */
+static int window_opt(const char *cmd, int opt, const char *arg, ana_opts *o)
+{
+	uint64_t ns;
+	const char *name = opt == ANA_CLI_OPT_FROM ? "from" : "to";
+	if (ana_cli_seconds(arg, &ns) < 0) {
+		ana_cli_usage_error(cmd, "--%s wants seconds (e.g. 1.5), not '%s'", name, arg);
+		return -1;
+	}
+	if (opt == ANA_CLI_OPT_FROM) {
+		o->has_from = 1;
+		o->from_ns = ns;
+	} else {
+		o->has_to = 1;
+		o->to_ns = ns;
+	}
+	if (o->has_to && o->to_ns <= (o->has_from ? o->from_ns : 0)) {
+		ana_cli_usage_error(cmd, "--to must be after --from");
+		return -1;
+	}
+	return 1;
+}
+
+int ana_cli_opt(const char *cmd, int opt, const char *arg, ana_opts *o)
 {
 	switch (opt) {
+	case ANA_CLI_OPT_FROM:
+	case ANA_CLI_OPT_TO: return window_opt(cmd, opt, arg, o);
 	case ANA_CLI_OPT_SYMFS: o->symfs = arg; return 1;
 	case ANA_CLI_OPT_NO_ARCHIVE: o->no_archive = 1; return 1;
 	case ANA_CLI_OPT_NO_KERNEL: o->kernel = 0; return 1;

@@ -307,12 +307,17 @@ ana_profile *ana_profile_load(const char *path, ana_opts *o, char *err, size_t e
 		return NULL;
 	if (src.model) {
 		if (src.model->samples.n == 0 && src.model->kernels.n == 0)
-			snprintf(err, errlen, "%s: the trace has no samples", path);
+			snprintf(err, errlen, "%s: the trace has no samples%s", path,
+			         src.model->window.on ? " in the window (--from/--to)" : "");
 		else if (!(p = ana_profile_from_model(src.model)) || keep_warnings(p, src.model) < 0) {
 			snprintf(err, errlen, "%s: out of memory", path);
 			ana_profile_free(p);
 			p = NULL;
 		}
+		goto out;
+	}
+	if (o && (o->has_from || o->has_to)) {
+		snprintf(err, errlen, "%s: folded stacks have no times: --from/--to apply to traces only", path);
 		goto out;
 	}
 	if (src.info.n_bad) {
@@ -679,7 +684,7 @@ int ana_cmd_diff(int argc, char **argv)
 		ANA_CLI_LONGOPTS, {NULL, 0, NULL, 0},
 	};
 	ana_opts ao;
-	int c, json = 0, top = 30, force = 0, status = GT_EXIT_BROKEN;
+	int c, rc, json = 0, top = 30, force = 0, status = GT_EXIT_BROKEN;
 	double alpha = 0.001;
 	const char *out_path = NULL;
 	char err[600], *end;
@@ -690,8 +695,11 @@ int ana_cmd_diff(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", lopts, NULL)) != -1) {
-		if (ana_cli_opt(c, optarg, &ao))
+		if ((rc = ana_cli_opt("diff", c, optarg, &ao)) != 0) {
+			if (rc < 0)
+				return GT_EXIT_USAGE;
 			continue;
+		}
 		switch (c) {
 		case O_JSON: json = 1; break;
 		case O_FORCE: force = 1; break;
@@ -733,7 +741,7 @@ int ana_cmd_diff(int argc, char **argv)
 		fprintf(stderr, "gt-analyze diff: %s: %s\n", out_path, strerror(errno));
 		goto out;
 	}
-	int rc = json ? ana_diff_write_json(&d, pa, pb, out) : ana_diff_write_text(&d, pa, pb, top, out);
+	rc = json ? ana_diff_write_json(&d, pa, pb, out) : ana_diff_write_text(&d, pa, pb, top, out);
 	if (rc < 0 || fflush(out) != 0) {
 		fprintf(stderr, "gt-analyze diff: writing: %s\n", strerror(errno));
 		goto out;

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "export.h"
@@ -221,7 +222,8 @@ static void export_usage(FILE *f)
 	      "  -o FILE              write to FILE instead of stdout\n"
 	      "  --gil WHICH          only samples of these GIL classes: " ANA_GIL_WORDS "\n"
 	      "                       (held = python,native-gil; released = nogil,wait)\n" ANA_CLI_OPTS_HELP
-	      "  -h, --help           this help\n", f);
+	      "  -h, --help           this help\n\n"
+	      "chrome writes every event: without --from/--to it refuses a trace over 256 MiB.\n", f);
 }
 
 int ana_cmd_export(int argc, char **argv)
@@ -243,8 +245,11 @@ int ana_cmd_export(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
-		if (ana_cli_opt(c, optarg, &ao))
+		if ((rc = ana_cli_opt("export", c, optarg, &ao)) != 0) {
+			if (rc < 0)
+				return GT_EXIT_USAGE;
 			continue;
+		}
 		switch (c) {
 		case 'f': fmt_name = optarg; break;
 		case 'o': out_path = optarg; break;
@@ -269,6 +274,16 @@ int ana_cmd_export(int argc, char **argv)
 		return ana_cli_usage_error("export", optind == argc ? "missing TRACE" : "one TRACE only");
 	const char *path = argv[optind];
 	int load_status;
+	/* Chrome JSON holds every event, about ten times the trace's bytes, and Perfetto's UI stops
+	 * near 2 GB: past a bounded size the export wants a window (even --from 0 says so) */
+	struct stat st;
+	if (format == ANA_EXPORT_CHROME && !ao.has_from && !ao.has_to && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size > ANA_EXPORT_CHROME_MAX_BYTES) {
+		fprintf(stderr, "gt-analyze export: %s: %.0f MiB of trace would make about %.0f MiB of Chrome JSON (every "
+		        "event); give a window with --from S --to S (or --from 0 for all of it)\n", path,
+		        (double)st.st_size / 1048576.0, 10.0 * (double)st.st_size / 1048576.0);
+		return GT_EXIT_USAGE;
+	}
 	if (!(m = ana_cli_load(path, &ao, &load_status)))
 		return load_status;
 	status = GT_EXIT_BROKEN;

@@ -16,6 +16,9 @@ enum ana_export_format {
 	ANA_EXPORT_CHROME = 2,
 	ANA_EXPORT_PPROF = 3,
 };
+/* gt-analyze export --format chrome without --from/--to refuses a trace larger than this (its
+ * JSON is about ten times the trace's size). */
+#define ANA_EXPORT_CHROME_MAX_BYTES (256ull << 20)
 /* "folded", "speedscope", "chrome" (or "perfetto"), "pprof" -> ANA_EXPORT_*, -1 when unknown. */
 int ana_export_format_parse(const char *name);
 /* The format an output file's name asks for: .folded/.fold/.txt, .speedscope.json, .json

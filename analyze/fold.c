@@ -645,14 +645,13 @@ static void fold_usage(FILE *out)
 	        "  --python-only    keep only Python frames\n"
 	        "  --annotate       suffix leaf frames with the sample's class (_[py] _[gil] _[nogil] _[wait])\n"
 	        "  --tid LIST       only these threads (comma-separated tids)\n"
-	        "  --from S, --to S only samples in this window, seconds from the start of the recording\n"
 	        "  -o FILE          write to FILE instead of stdout\n" ANA_CLI_OPTS_HELP
 	        "  -h, --help       this help\n");
 }
 
 int ana_cmd_fold(int argc, char **argv)
 {
-	enum { O_THREADS = 1, O_GIL, O_PYONLY, O_TID, O_FROM, O_TO, O_ANNOTATE, O_WEIGHT };
+	enum { O_THREADS = 1, O_GIL, O_PYONLY, O_TID, O_ANNOTATE, O_WEIGHT };
 	static const struct option longopts[] = {
 		{ "threads", no_argument, NULL, O_THREADS },
 		{ "weight", required_argument, NULL, O_WEIGHT },
@@ -660,8 +659,6 @@ int ana_cmd_fold(int argc, char **argv)
 		{ "python-only", no_argument, NULL, O_PYONLY },
 		{ "annotate", no_argument, NULL, O_ANNOTATE },
 		{ "tid", required_argument, NULL, O_TID },
-		{ "from", required_argument, NULL, O_FROM },
-		{ "to", required_argument, NULL, O_TO },
 		{ "help", no_argument, NULL, 'h' },
 		ANA_CLI_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -675,8 +672,11 @@ int ana_cmd_fold(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		if (ana_cli_opt(c, optarg, &o))
+		if ((rc = ana_cli_opt("fold", c, optarg, &o)) != 0) {
+			if (rc < 0)
+				return GT_EXIT_USAGE;
 			continue;
+		}
 		switch (c) {
 		case O_THREADS: fo.threads = 1; break;
 		case O_PYONLY: fo.python_only = o.python_only = 1; break;
@@ -696,18 +696,6 @@ int ana_cmd_fold(int argc, char **argv)
 				                           optarg);
 			fo.tid_filter = optarg;
 			break;
-		case O_FROM:
-		case O_TO: {
-			uint64_t ns;
-			if (ana_cli_seconds(optarg, &ns) < 0)
-				return ana_cli_usage_error("fold", "--%s wants seconds (e.g. 1.5), not '%s'",
-				                           c == O_FROM ? "from" : "to", optarg);
-			if (c == O_FROM)
-				fo.from_ns = ns;
-			else
-				fo.to_ns = ns ? ns : 1;
-			break;
-		}
 		case 'o': outpath = optarg; break;
 		case 'h':
 			fold_usage(stdout);
@@ -718,8 +706,6 @@ int ana_cmd_fold(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ana_cli_usage_error("fold", optind == argc ? "missing TRACE" : "one TRACE only");
-	if (fo.to_ns && fo.to_ns <= fo.from_ns)
-		return ana_cli_usage_error("fold", "--to must be after --from");
 	if (fo.weight == ANA_WEIGHT_GPU_TIME && (fo.gil >= 0 || fo.annotate_class))
 		return ana_cli_usage_error("fold", "--gil and --annotate select CPU samples; not with --weight gpu-time");
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);

@@ -213,11 +213,13 @@ typedef struct name_row {
 	uint64_t first_idx;    /* an element of the group, for launch-site lookup */
 } name_row;
 
+/* Sorting by name: each element's name looked up once (names[i]), not in every comparison. */
+typedef struct by_name { const ana_model *m; const char **names; } by_name;
+
 static int cmp_kernel_name(const void *a, const void *b, void *ctx)
 {
-	const ana_model *m = ctx;
-	const gtt_cuda_kernel *x = &m->kernels.v[*(const size_t *)a], *y = &m->kernels.v[*(const size_t *)b];
-	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
+	const by_name *bn = ctx;
+	int c = strcmp(bn->names[*(const size_t *)a], bn->names[*(const size_t *)b]);
 	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
 }
 
@@ -246,14 +248,20 @@ static name_row *kernel_rows(const ana_model *m, size_t *n_rows, size_t **order_
 	size_t n = m->kernels.n, nr = 0;
 	size_t *order = malloc((n ? n : 1) * sizeof(*order));
 	name_row *rows = calloc(n ? n : 1, sizeof(*rows));
-	if (!order || !rows) {
+	const char **names = malloc((n ? n : 1) * sizeof(*names));
+	if (!order || !rows || !names) {
 		free(order);
 		free(rows);
+		free(names);
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		order[i] = i;
-	qsort_r(order, n, sizeof(*order), cmp_kernel_name, (void *)m);
+		names[i] = ana_string_get(m, m->kernels.v[i].pid, m->kernels.v[i].name_id);
+	}
+	by_name bn = { m, names };
+	qsort_r(order, n, sizeof(*order), cmp_kernel_name, &bn);
+	free(names);
 	for (size_t i = 0; i < n; i++) {
 		const gtt_cuda_kernel *k = &m->kernels.v[order[i]];
 		const char *name = ana_string_get(m, k->pid, k->name_id);
@@ -302,9 +310,10 @@ typedef struct api_row {
 
 static int cmp_api_name(const void *a, const void *b, void *ctx)
 {
-	const ana_model *m = ctx;
+	const by_name *bn = ctx;
+	const ana_model *m = bn->m;
 	const gtt_cuda_api *x = &m->apis.v[*(const size_t *)a], *y = &m->apis.v[*(const size_t *)b];
-	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
+	int c = strcmp(bn->names[*(const size_t *)a], bn->names[*(const size_t *)b]);
 	if (!c)
 		c = cmp_u64(x->domain, y->domain);
 	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
@@ -326,17 +335,23 @@ static void report_apis(const ana_model *m, FILE *out, int top_n)
 		return;
 	size_t *order = malloc(n * sizeof(*order));
 	api_row *rows = calloc(n, sizeof(*rows));
-	if (!order || !rows)
+	const char **names = malloc(n * sizeof(*names));
+	if (!order || !rows || !names) {
+		free(names);
 		goto out;
+	}
 	uint64_t n_rt = 0, n_drv = 0;
 	for (size_t i = 0; i < n; i++) {
 		order[i] = i;
+		names[i] = ana_string_get(m, m->apis.v[i].pid, m->apis.v[i].name_id);
 		if (m->apis.v[i].domain == GTT_API_RUNTIME)
 			n_rt++;
 		else
 			n_drv++;
 	}
-	qsort_r(order, n, sizeof(*order), cmp_api_name, (void *)m);
+	by_name bn = { m, names };
+	qsort_r(order, n, sizeof(*order), cmp_api_name, &bn);
+	free(names);
 	for (size_t i = 0; i < n; i++) {
 		const gtt_cuda_api *a = &m->apis.v[order[i]];
 		const char *name = ana_string_get(m, a->pid, a->name_id);
@@ -508,9 +523,10 @@ out:
 
 static int cmp_nvtx_name(const void *a, const void *b, void *ctx)
 {
-	const ana_model *m = ctx;
+	const by_name *bn = ctx;
+	const ana_model *m = bn->m;
 	const gtt_nvtx *x = &m->nvtx.v[*(const size_t *)a], *y = &m->nvtx.v[*(const size_t *)b];
-	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
+	int c = strcmp(bn->names[*(const size_t *)a], bn->names[*(const size_t *)b]);
 	if (!c)
 		c = cmp_u64(x->kind, y->kind);
 	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
@@ -526,9 +542,16 @@ static void report_nvtx(const ana_model *m, FILE *out, int top_n)
 	if (!order || !rows)
 		goto out;
 	/* grouped by (name text, range or marker) through one sort; the API row shape is reused */
-	for (size_t i = 0; i < n; i++)
+	const char **names = malloc(n * sizeof(*names));
+	if (!names)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
 		order[i] = i;
-	qsort_r(order, n, sizeof(*order), cmp_nvtx_name, (void *)m);
+		names[i] = ana_string_get(m, m->nvtx.v[i].pid, m->nvtx.v[i].name_id);
+	}
+	by_name bn = { m, names };
+	qsort_r(order, n, sizeof(*order), cmp_nvtx_name, &bn);
+	free(names);
 	for (size_t i = 0; i < n; i++) {
 		const gtt_nvtx *v = &m->nvtx.v[order[i]];
 		const char *name = ana_string_get(m, v->pid, v->name_id);

@@ -17,6 +17,8 @@
 #include "captured.h"
 #include "python.h"
 #include "source.h"
+#include "window.h"
+#include "bounds.h"
 
 static char *dupstr(const char *s)
 {
@@ -31,7 +33,8 @@ static const char *keep(ana_model *m, const char *s)
 
 static void see_time(ana_model *m, uint64_t t)
 {
-	if (!t)
+	/* in a window, definitions outside it (a thread started before it) do not stretch it */
+	if (!t || (m->window.on && (t < m->window.from_ns || t >= m->window.to_ns)))
 		return;
 	if (!m->start_ns || t < m->start_ns)
 		m->start_ns = t;
@@ -246,12 +249,9 @@ static int take_python(ana_model *m, const gtt_record *rec)
 	e->flags = p->flags;
 	e->n_frames = p->n_frames;
 	see_time(m, p->time_ns);
-	if (p->n_frames) {
-		e->frames = malloc(p->n_frames * sizeof(*e->frames));
-		if (!e->frames)
-			return GTT_ENOMEM;
-		memcpy(e->frames, p->frames, p->n_frames * sizeof(*e->frames));
-	}
+	/* a thread's Python stack changes little between reads: one copy per distinct stack */
+	if (p->n_frames && !(e->frames = ana_pyframes_intern(m, p->frames, p->n_frames)))
+		return GTT_ENOMEM;
 	return 0;
 }
 
@@ -309,12 +309,14 @@ static int take_record(loader *L, const gtt_record *rec)
 		L->n_samples_seen++;
 		return take_sample(L, rec);
 	case GTT_REC_SWITCH: {
-		gtt_switch *e = ana_vec_push(m->switches);
-		if (!e)
-			return GTT_ENOMEM;
-		*e = rec->u.sw;
-		see_time(m, e->time_ns);
-		return 0;
+		see_time(m, rec->u.sw.time_ns);
+		if (L->o->keep_switches) {
+			gtt_switch *e = ana_vec_push(m->switches);
+			if (!e)
+				return GTT_ENOMEM;
+			*e = rec->u.sw;
+		}
+		return ana_oncpu_add(L->oncpu, m, &rec->u.sw);
 	}
 	case GTT_REC_THREAD_CPU: {
 		gtt_thread_cpu *e = ana_vec_push(m->thread_cpu);
@@ -439,6 +441,17 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 			}
 			return read_error(L, rc, errbuf, errlen);
 		}
+		if (!ana_window_keep(&L->m->window, &rec)) {
+			/* before the window: what it says about the state when the window begins */
+			uint64_t from = L->m->window.from_ns;
+			if ((rec.tag == GTT_REC_GIL && rec.u.gil.time_ns < from && (rc = ana_load_carry_gil(L, &rec.u.gil)) < 0) ||
+			    (rec.tag == GTT_REC_THREAD_CPU && rec.u.thread_cpu.time_ns < from &&
+			     (rc = ana_load_carry_cpu(L, &rec.u.thread_cpu)) < 0)) {
+				snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
+				return rc;
+			}
+			continue;
+		}
 		if ((rc = take_record(L, &rec)) < 0) {
 			snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
 			return rc;
@@ -531,6 +544,11 @@ static int ensure_thread(loader *L, uint32_t pid, uint32_t tid)
 	return loader_thread(L, pid, tid) ? 0 : GTT_ENOMEM;
 }
 
+static int ensure_thread_cb(void *ctx, uint32_t pid, uint32_t tid)
+{
+	return ensure_thread(ctx, pid, tid);
+}
+
 /* Every thread that samples, /proc readings, switches and Python stacks name exists (before
  * pass 2, which gives each sample its thread's index: those do not move afterwards). */
 static int ensure_threads(loader *L)
@@ -554,9 +572,8 @@ static int ensure_threads(loader *L)
 	for (size_t i = 0; i < m->thread_cpu.n; i++)
 		if (ensure_thread(L, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
 			return GTT_ENOMEM;
-	for (size_t i = 0; i < m->switches.n; i++)
-		if (ensure_thread(L, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
-			return GTT_ENOMEM;
+	if (ana_oncpu_each_thread(L->oncpu, ensure_thread_cb, L) < 0)
+		return GTT_ENOMEM;
 	for (size_t i = 0; i < m->pystacks.n; i++)
 		if (ensure_thread(L, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
 			return GTT_ENOMEM;
@@ -576,7 +593,8 @@ static void add_warnings(loader *L)
 		         m->path, m->samples.n);
 	if (m->n_corrupt)
 		ana_warn(m, "%s: skipped %" PRIu64 " corrupt chunk(s)", m->path, m->n_corrupt);
-	if (m->has_end && m->end.n_samples != m->samples.n) {
+	/* a window holds some of the samples the END record counts */
+	if (m->has_end && !m->window.on && m->end.n_samples != m->samples.n) {
 		/* the recorder counts the samples it wrote: a different number read means chunks were
 		 * lost or skipped, or written twice (a copy appended, a sample chunk duplicated) */
 		m->end_mismatch = 1;
@@ -641,9 +659,12 @@ static void loader_cleanup(loader *L)
 	ana_idtable_free(&L->thread_table);
 	free(L->raws.v);
 	free(L->deferred.v);
+	free(L->gil_carry.v);
+	free(L->cpu_carry.v);
 	ana_idtable_free(&L->trunc_table);
 	ana_launch_loader_free(L->launch);
 	ana_sym_destroy(L->sym);
+	ana_oncpu_free(L->oncpu);
 	gtt_reader_close(L->r);
 	if (L->progress_shown)
 		fprintf(stderr, "\r%40s\r", "");
@@ -703,6 +724,10 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	L->m = m;
 	L->o = opts;
+	if (!(L->oncpu = ana_oncpu_new(0, ANA_ONCPU_HORIZON_NS))) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		goto fail;
+	}
 	L->t0_ns = gtt_now_ns();
 	errno = 0;
 	L->r = gtt_reader_open(path, &err);
@@ -711,6 +736,8 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		goto fail;
 	}
 	gtt_reader_version(L->r, &m->version_major, &m->version_minor);
+	if ((opts->has_from || opts->has_to) && ana_load_window_open(L, errbuf, errlen) < 0)
+		goto fail;
 	if (pass1(L, errbuf, errlen) < 0)
 		goto fail;
 	m->truncated = gtt_reader_truncated(L->r);
@@ -721,7 +748,10 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	/* the recording's own bounds, when it says them, frame the timestamps seen */
 	const char *start = ana_meta_get(m, "start_ns");
-	if (start) {
+	if (m->window.on) {
+		if (ana_load_window_finish(L, errbuf, errlen) < 0)
+			goto fail;
+	} else if (start) {
 		uint64_t t = strtoull(start, NULL, 10);
 		if (t && (!m->start_ns || t < m->start_ns))
 			m->start_ns = t;
@@ -766,7 +796,13 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
-	if (ana_threads_finish(m) < 0 || ana_capture_build(m) < 0 || ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
+	if (ana_threads_finish(m) < 0 || ana_capture_build(m) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		goto fail;
+	}
+	if (m->window.on)
+		ana_load_window_captured(m);
+	if (ana_threads_cpu(m) < 0 || ana_load_finish_oncpu(L) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}

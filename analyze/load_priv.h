@@ -11,6 +11,7 @@
 #include "launch.h"
 #include "model.h"
 #include "model_priv.h"
+#include "oncpu.h"
 
 #define MAX_DEPTH 2048
 
@@ -56,6 +57,7 @@ typedef struct loader {
 	const ana_opts *o;
 	gtt_reader *r;
 	ana_sym *sym;
+	ana_oncpu *oncpu;          /* switches folded into on-CPU time as they are read */
 	ANA_VEC(pending_archive) archives;
 	ANA_VEC(chain) chains;
 	ANA_VEC(uint64_t) chain_ips;
@@ -65,6 +67,8 @@ typedef struct loader {
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
 	ana_launch_loader *launch; /* launch stacks, symbolized after pass 2 (launch.c) */
+	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
+	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
@@ -81,5 +85,21 @@ void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t tot
  * its thread (all threads exist, weights filled in) and, when truncated, for the health
  * section. 0, or GTT_ENOMEM with a one-line reason in errbuf. */
 int ana_load_pass2(loader *L, char *errbuf, size_t errlen);
+
+/* load_window.c: a GIL record / a /proc reading before the window, kept as the state when it
+ * begins (the latest of each process / thread). 0 or GTT_ENOMEM. */
+int ana_load_carry_gil(loader *L, const gtt_gil *g);
+int ana_load_carry_cpu(loader *L, const gtt_thread_cpu *c);
+/* The window of L->o (has_from/has_to) in trace time, and the reader set to read only its
+ * chunks (and one second before). 0, or GTT_E* with a one-line reason in errbuf. */
+int ana_load_window_open(loader *L, char *errbuf, size_t errlen);
+/* After pass 1 of a window: its bounds become the model's, the carried state is added.
+ * GTT_EINVAL (words in errbuf) for a window after the recording's end, GTT_ENOMEM. */
+int ana_load_window_finish(loader *L, char *errbuf, size_t errlen);
+/* Captured intervals cut to the window (after ana_capture_build). */
+void ana_load_window_captured(ana_model *m);
+/* Per-thread on-CPU time into the model: from the switches folded in pass 1, or, under
+ * capture control, from a second read of them. 0 or GTT_ENOMEM. */
+int ana_load_finish_oncpu(loader *L);
 
 #endif

@@ -324,6 +324,40 @@ uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n)
 	return (uint32_t)m->stacks.n - 1;
 }
 
+struct pyf_key { const gtt_py_frame *v; uint32_t n; };
+_Static_assert(sizeof(gtt_py_frame) == 16, "gtt_py_frame hashed and compared as bytes: no padding");
+
+static int pyf_eq(uint32_t id, const void *key, void *ctx)
+{
+	const struct ana_pyfs *a = &((const ana_priv *)ctx)->pyfs.v[id];
+	const struct pyf_key *b = key;
+	return a->n == b->n && memcmp(a->v, b->v, b->n * sizeof(gtt_py_frame)) == 0;
+}
+
+const gtt_py_frame *ana_pyframes_intern(ana_model *m, const gtt_py_frame *frames, uint32_t n)
+{
+	ana_priv *p = ana_priv_get(m);
+	if (!p || !n)
+		return NULL;
+	struct pyf_key k = { frames, n };
+	/* gtt_py_frame has no padding: its bytes are its fields */
+	uint32_t *slot = ana_idtable_slot(&p->pyf_table, ana_hash_bytes(frames, n * sizeof(*frames), n), pyf_eq, &k, p);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return p->pyfs.v[*slot - 1].v;
+	gtt_py_frame *copy = ana_arena_alloc(&p->arena, n * sizeof(*copy));
+	struct ana_pyfs *e = copy ? ana_vec_push(p->pyfs) : NULL;
+	if (!e)
+		return NULL;
+	memcpy(copy, frames, n * sizeof(*copy));
+	e->v = copy;
+	e->n = n;
+	*slot = (uint32_t)p->pyfs.n;
+	p->pyf_table.n++;
+	return copy;
+}
+
 /* ---- warnings ---- */
 
 void ana_warn(ana_model *m, const char *fmt, ...)
@@ -428,8 +462,6 @@ void ana_model_free(ana_model *m)
 		free(m->pycodes.v[i].filename);
 	}
 	free(m->pycodes.v);
-	for (size_t i = 0; i < m->pystacks.n; i++)
-		free(m->pystacks.v[i].frames);
 	free(m->pystacks.v);
 	free(m->gil.v);
 	for (size_t i = 0; i < m->strings.n; i++)
@@ -452,6 +484,8 @@ void ana_model_free(ana_model *m)
 		ana_idtable_free(&p->frame_table);
 		ana_idtable_free(&p->stack_table);
 		ana_idtable_free(&p->dem_table);
+		ana_idtable_free(&p->pyf_table);
+		free(p->pyfs.v);
 		free(p->dems.v);
 		free(p->strs.v);
 		for (size_t i = 0; i < p->warnings.n; i++)

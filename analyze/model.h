@@ -1,7 +1,10 @@
 /* model.h — the analyzed trace held in memory: threads, symbolized stacks, classified
- * samples, and every other record kind decoded into arrays. Built once by ana_model_load()
- * (load.c: read, symbolize, unwind, merge Python, classify); every report, fold, export,
- * diff and view reads this and nothing else.
+ * samples, and the other record kinds decoded into arrays — but context switches only on
+ * request (ana_opts.keep_switches; otherwise folded into per-thread on-CPU time as they are
+ * read, oncpu.h), and Python stacks' frames interned. Built once by ana_model_load() (load.c:
+ * read, symbolize, unwind, merge Python, classify), for the whole recording or a time window of
+ * it (ana_opts.has_from/has_to, ana_model.window: window.h); every report, fold, export, diff
+ * and view reads this and nothing else.
  *
  * Return rule for all of analyze/: a function returns 0 (or a count, or 1 for "found") or a
  * negative GTT_E* code from lib/gtt.h (the codes of the trace format, which this layer reads),
@@ -132,7 +135,8 @@ typedef struct ana_pystack {
 	uint32_t pid, tid;
 	uint32_t flags;
 	uint32_t n_frames;
-	gtt_py_frame *frames;  /* leaf first, owned */
+	const gtt_py_frame *frames;  /* leaf first; interned (ana_pyframes_intern): equal stacks
+	                              * share one copy, owned by the model */
 } ana_pystack;
 
 typedef struct ana_pycode {
@@ -161,8 +165,20 @@ typedef struct ana_callstack {
 /* A stretch of time (captured intervals, captured.h). */
 typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
 
+/* The time window a model covers (--from/--to, window.h). When on, every record kind holds only
+ * what falls in [from_ns, to_ns) (intervals cut at its edges), start_ns/end_ns are the window's
+ * (end_ns no later than the recording's end), and figures over time (durations, rates, on-CPU
+ * and GIL time) are the window's. Consumers that print times relative to the recording (as
+ * --from does) use origin_ns; the whole-recording END record is kept but not compared. */
+typedef struct ana_window {
+	int on;                /* 1: a window; 0: the whole recording */
+	uint64_t origin_ns;    /* the recording's start, which --from/--to count from */
+	uint64_t from_ns, to_ns;  /* absolute trace times; to_ns UINT64_MAX without --to */
+} ana_window;
+
 typedef struct ana_model {
 	char *path;
+	ana_window window;     /* the window read (window.on 0: all of it) */
 	uint32_t version_major, version_minor;
 	int truncated;         /* the trace was cut off; analysis covers up to the cut */
 	uint64_t n_corrupt;    /* chunks skipped for a bad checksum or bad payload */
@@ -179,7 +195,7 @@ typedef struct ana_model {
 	ANA_VEC(ana_sample) samples;     /* time order */
 	ANA_VEC(ana_frame) frames;
 	ANA_VEC(ana_stack) stacks;
-	ANA_VEC(gtt_switch) switches;
+	ANA_VEC(gtt_switch) switches;    /* only with ana_opts.keep_switches (file order) */
 	ANA_VEC(gtt_thread_cpu) thread_cpu;
 	ANA_VEC(gtt_health) health;      /* text interned */
 	ANA_VEC(gtt_ticks) ticks;
@@ -214,6 +230,14 @@ typedef struct ana_opts {
 	int progress;           /* show progress on stderr */
 	int no_archive;         /* --no-archive: ignore the embedded symbol archive */
 	int skip_corrupt;       /* analyze around corrupt chunks (counted in n_corrupt) instead of failing */
+	/* --from S / --to S: read only [from, to) of the recording (offsets from its start, ns);
+	 * only the chunks that can hold it are read (the trace's chunk index) */
+	int has_from, has_to;
+	uint64_t from_ns, to_ns;
+	/* keep every context switch in model->switches (gt-render's timeline draws them); without
+	 * it they are folded into each thread's oncpu_ns as they are read and switches stays empty:
+	 * a GIL-contended process switches 100 000 times a second */
+	int keep_switches;
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 
@@ -243,5 +267,8 @@ uint32_t ana_frame_intern(ana_model *m, const ana_frame *f);
  * s, and on ENOMEM. */
 const char *ana_intern_str(ana_model *m, const char *s);
 uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n);
+/* A Python stack's frames (n of them, leaf first), copied once per distinct sequence into the
+ * model: what ana_pystack.frames points to. NULL on ENOMEM (and for n == 0). */
+const gtt_py_frame *ana_pyframes_intern(ana_model *m, const gtt_py_frame *frames, uint32_t n);
 
 #endif

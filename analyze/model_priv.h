@@ -44,6 +44,8 @@ typedef struct ana_priv {
 	struct proc_comm *comms, *parents; /* process records with a command, with a parent (threads.c) */
 	size_t n_comms, n_parents;
 	int procs_indexed;
+	ana_idtable pyf_table;     /* interned Python frame sequences, by content */
+	ANA_VEC(struct ana_pyfs { const gtt_py_frame *v; uint32_t n; }) pyfs;
 	ana_idtable dem_table;     /* demangled display names, by name */
 	ANA_VEC(ana_dem) dems;
 } ana_priv;

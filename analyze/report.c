@@ -323,6 +323,13 @@ static void print_header(FILE *out, const ana_model *m)
 	} else {
 		fprintf(out, "duration:  %.3f s (%s)\n", gt_ns_to_s(dur), end_reason(m, buf, sizeof(buf)));
 	}
+	if (m->window.on) {
+		/* --from/--to: every figure below is the window's */
+		const ana_window *w = &m->window;
+		fprintf(out, "window:    %.3f s .. %.3f s of the recording (--from/--to: only its records; CPU%%proc "
+		        "counts from the /proc reading before it, within one reading period)\n",
+		        gt_ns_to_s(w->from_ns - w->origin_ns), gt_ns_to_s(m->end_ns - w->origin_ns));
+	}
 	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
 	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / GT_NS_PER_SEC),
 	        (uint64_t)(m->start_ns % GT_NS_PER_SEC));
@@ -431,8 +438,11 @@ int ana_cmd_report(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
-		if (ana_cli_opt(c, optarg, &o))
+		if ((rc = ana_cli_opt("report", c, optarg, &o)) != 0) {
+			if (rc < 0)
+				return GT_EXIT_USAGE;
 			continue;
+		}
 		switch (c) {
 		case 'n': {
 			char *end;

@@ -10,6 +10,7 @@
 #include "model.h"
 #include "captured.h"
 #include "model_priv.h"
+#include "oncpu.h"
 
 typedef struct proc_comm { uint32_t pid; uint32_t idx; } proc_comm;
 
@@ -184,98 +185,20 @@ int ana_threads_cpu(ana_model *m)
 	return 0;
 }
 
-/* On-CPU time from switch records: in→out intervals; a thread whose first record is "out"
- * was running since the start, one whose last is "in" runs until the end. */
-/* The latest start or exec of process pid at or before time t (0 when none): where its threads'
- * context switches can begin. beg is sorted by (pid, time). */
-static uint64_t process_began(const keyed *beg, size_t n, uint32_t pid, uint64_t t)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) { /* first entry past (pid, t) */
-		size_t mid = lo + (hi - lo) / 2;
-		if (beg[mid].pid < pid || (beg[mid].pid == pid && beg[mid].time <= t))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && beg[lo - 1].pid == pid ? beg[lo - 1].time : 0;
-}
-
+/* On-CPU time from the model's switch records (a model that keeps them): every switch put in
+ * time order first, then folded like the loader folds them as it reads (oncpu.c). */
 int ana_threads_oncpu(ana_model *m)
 {
-	size_t n = m->switches.n;
-	if (!n)
+	if (!m->switches.n)
 		return 0;
-	keyed *k = malloc(n * sizeof(*k)), *beg = malloc((m->processes.n + 1) * sizeof(*beg));
-	if (!k || !beg) {
-		free(k);
-		free(beg);
-		return GTT_ENOMEM;
-	}
-	/* a launched program's events start at its exec, a forked one's at its start: a thread
-	 * whose first switch is 'out' ran from then, not from the recording's start */
-	size_t nb = 0;
-	for (size_t i = 0; i < m->processes.n; i++) {
-		const gtt_process *pr = &m->processes.v[i];
-		if (pr->event == GTT_PROC_START || pr->event == GTT_PROC_EXEC || pr->event == GTT_PROC_FORK)
-			beg[nb++] = (keyed){ pr->pid, 0, pr->time_ns, i };
-	}
-	qsort(beg, nb, sizeof(*beg), keyed_cmp);
-	for (size_t i = 0; i < n; i++) {
-		const gtt_switch *s = &m->switches.v[i];
-		k[i] = (keyed){ s->pid, s->tid, s->time_ns, i };
-	}
-	qsort(k, n, sizeof(*k), keyed_cmp);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && k[j].pid == k[i].pid && k[j].tid == k[i].tid)
-			j++;
-		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
-		uint64_t from = t && t->start_ns > m->start_ns ? t->start_ns : m->start_ns;
-		uint64_t began = process_began(beg, nb, k[i].pid, k[i].time);
-		if (began > from)
-			from = began;
-		uint64_t to = t && t->end_ns && t->end_ns < m->end_ns ? t->end_ns : m->end_ns;
-		uint64_t total = 0, in_since = 0;
-		int on = -1; /* unknown until the first record */
-		size_t iv = SIZE_MAX;
-		for (size_t x = i; x < j; x++) {
-			const gtt_switch *s = &m->switches.v[k[x].idx];
-			size_t now_iv = ana_capture_controlled(m) ? ana_capture_index(m, s->time_ns) : 0;
-			if (now_iv != iv && now_iv < m->captured.n) {
-				/* a new captured interval: the state before it is unknown (captured.h) */
-				if (iv != SIZE_MAX && iv < m->captured.n && on == 1)
-					total = ana_sat_add(total, ana_captured_within(m, in_since, m->captured.v[iv].end_ns));
-				if (iv != SIZE_MAX)
-					on = -1;
-				if (m->captured.v[now_iv].start_ns > from)
-					from = m->captured.v[now_iv].start_ns;
-			}
-			iv = now_iv;
-			if (s->kind == GTT_SWITCH_IN) {
-				if (on != 1)
-					in_since = s->time_ns;
-				on = 1;
-			} else {
-				/* only captured time counts (captured.h): outside it nothing was sampled */
-				if (on == 1 && s->time_ns > in_since)
-					total = ana_sat_add(total, ana_captured_within(m, in_since, s->time_ns));
-				else if (on == -1 && s->time_ns > from)
-					total = ana_sat_add(total, ana_captured_within(m, from, s->time_ns));
-				on = 0;
-			}
-		}
-		if (on == 1 && to > in_since)
-			total = ana_sat_add(total, ana_captured_within(m, in_since, to));
-		if (t) {
-			t->oncpu_ns = total;
-			t->oncpu_known = 1;
-		}
-		i = j;
-	}
-	free(k);
-	free(beg);
-	return 0;
+	ana_oncpu *o = ana_oncpu_new(1, UINT64_MAX);
+	int rc = o ? 0 : GTT_ENOMEM;
+	for (size_t i = 0; i < m->switches.n && rc == 0; i++)
+		rc = ana_oncpu_add(o, m, &m->switches.v[i]);
+	if (rc == 0)
+		rc = ana_oncpu_finish(o, m);
+	ana_oncpu_free(o);
+	return rc;
 }
 
 /* Samples without a period stand for the configured one. */

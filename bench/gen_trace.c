@@ -128,7 +128,7 @@ static void init_thread(thr *t, uint32_t i)
 /* ---- writing ---- */
 static gtt_writer *W;
 static int werr;
-static uint64_t n_written;
+static uint64_t n_written, n_samples_written;
 
 static void put(const gtt_record *r)
 {
@@ -146,6 +146,7 @@ static void sample(const opts *o, thr *t, uint64_t now)
 	uint32_t n_kernel = 0, n_user = 0;
 	gtt_record r = { .tag = GTT_REC_SAMPLE };
 	gtt_sample *s = &r.u.sample;
+	n_samples_written++; /* END says how many, as gt-record's does */
 	drift_native(t);
 	if (rndn(100) < 30) /* in the kernel: a short kernel chain */
 		for (n_kernel = 0; n_kernel < 3 + rndn(6); n_kernel++)
@@ -465,7 +466,8 @@ int main(int argc, char **argv)
 	}
 	cuda_deliver();
 	gtt_record r = { .tag = GTT_REC_END };
-	r.u.end = (gtt_end){ .time_ns = now, .reason = GTT_END_DURATION, .n_records = n_written };
+	r.u.end = (gtt_end){ .time_ns = now, .reason = GTT_END_DURATION, .n_samples = n_samples_written,
+	                            .n_records = n_written };
 	put(&r);
 	gtt_writer_stats st;
 	gtt_writer_get_stats(W, &st);

@@ -633,6 +633,26 @@ static int read_chunk(gtt_reader *r, uint32_t *tag, const uint8_t **payload, uin
 	return 1;
 }
 
+/* Every 8 MiB read, the pages of a mapped trace behind the chunk about to be read leave the
+ * process (MADV_DONTNEED on a read-only private file mapping: nothing is lost, a page touched
+ * again comes back from the page cache or the file), so that reading a trace of any size keeps
+ * the reader's resident memory bounded. After a seek back, dropping starts over from there. */
+#define DROP_BEHIND_BYTES ((size_t)8 << 20)
+static void drop_behind(gtt_reader *r, size_t at)
+{
+	if (!r->mapped)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), hi = at / page * page;
+	if (hi < r->dropped_to) {
+		r->dropped_to = hi;
+		return;
+	}
+	if (hi - r->dropped_to < DROP_BEHIND_BYTES)
+		return;
+	madvise((void *)(uintptr_t)(r->data + r->dropped_to), hi - r->dropped_to, MADV_DONTNEED);
+	r->dropped_to = hi;
+}
+
 int gtt_reader_next(gtt_reader *r, gtt_record *rec)
 {
 	if (!r || !rec)
@@ -658,6 +678,7 @@ int gtt_reader_next(gtt_reader *r, gtt_record *rec)
 		uint32_t tag = 0, len = 0;
 		const uint8_t *payload = NULL;
 		uint64_t at = r->off;
+		drop_behind(r, r->off);
 		int rc = read_chunk(r, &tag, &payload, &len);
 		if (rc <= 0)
 			return rc;
@@ -703,6 +724,7 @@ int gtt_reader_seek(gtt_reader *r, const gtt_pos *pos)
 	} else {
 		r->blk_active = 0;
 		r->off = (size_t)pos->chunk;
+		drop_behind(r, r->off);
 		uint32_t tag = 0, len = 0;
 		const uint8_t *payload = NULL;
 		int rc = read_chunk(r, &tag, &payload, &len);

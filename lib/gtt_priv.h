@@ -212,6 +212,7 @@ struct gtt_reader {
 	const uint8_t *data;
 	size_t len;
 	int mapped;         /* data is an mmap of len bytes */
+	size_t dropped_to;  /* mapped pages before this were handed back (drop_behind in gtt.c) */
 	int owned;          /* data was malloc'ed */
 	size_t off;         /* next chunk */
 	size_t last_off;    /* chunk last returned */

@@ -410,6 +410,7 @@ static int cmd_timeline(cli *c)
 	ana_opts aopts;
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
+	aopts.keep_switches = 1; /* the on-CPU lanes */
 	if ((rc = ana_source_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;

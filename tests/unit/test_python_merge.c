@@ -42,9 +42,10 @@ static void add_read(ana_model *m, uint32_t tid, uint64_t t, uint32_t flags, int
 	s->tid = tid;
 	s->flags = flags;
 	s->n_frames = (uint32_t)n;
-	s->frames = calloc((size_t)n + 1, sizeof(*s->frames));
-	for (i = 0; i < n; i++)
-		s->frames[i] = (gtt_py_frame){ f3[3 * i], (int32_t)f3[3 * i + 1], (uint32_t)f3[3 * i + 2] };
+	gtt_py_frame f[64];
+	for (i = 0; i < n && i < 64; i++)
+		f[i] = (gtt_py_frame){ f3[3 * i], (int32_t)f3[3 * i + 1], (uint32_t)f3[3 * i + 2] };
+	s->frames = ana_pyframes_intern(m, f, (uint32_t)i);
 }
 
 static void add_gil(ana_model *m, uint64_t t, uint32_t holder, uint32_t locked)

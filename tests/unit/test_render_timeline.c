@@ -183,7 +183,10 @@ int main(int argc, char **argv)
 	close(fd);
 	th_check(write_trace(path) == 0, "synthetic trace written");
 	char err[256] = "";
-	ana_model *m = ana_model_load(path, NULL, err, sizeof(err));
+	ana_opts ao;
+	ana_opts_init(&ao);
+	ao.keep_switches = 1; /* as gt-render timeline loads: the off-CPU gaps are drawn from them */
+	ana_model *m = ana_model_load(path, &ao, err, sizeof(err));
 	th_check(m != NULL, "trace loads (%s)", err);
 	if (!m) {
 		unlink(path);
