@@ -50,6 +50,7 @@ enum gtt_tag {
 	GTT_REC_PY_STACK = 11,    /* one thread's Python frame chain at a time */
 	GTT_REC_GIL = 12,         /* GIL holder/locked state (written on change) */
 	GTT_REC_STRING = 13,      /* interned string (kernel, API, NVTX, counter names) */
+	GTT_REC_PY_THREAD = 18,   /* a Python thread's name (threading.Thread.name) for an OS thread */
 	GTT_REC_CUDA_DEVICE = 20,
 	GTT_REC_CUDA_KERNEL = 21,
 	GTT_REC_CUDA_MEMCPY = 22,
@@ -222,7 +223,20 @@ typedef struct gtt_gil {
 	uint32_t locked;      /* the GIL's locked flag */
 	uint32_t flags;       /* reserved */
 	uint64_t switches;    /* the interpreter's GIL switch counter when readable, else 0 */
+	/* The read before this one, which still saw the state before this record's: the change
+	 * happened in (prev_ns, time_ns]. 0 when unknown (the first read, or a 1.0 trace). */
+	uint64_t prev_ns;
 } gtt_gil;
+
+/* The name the Python program gave one of its threads (threading.Thread(name=...), the
+ * threading module's registry), for the OS thread tid; written when first seen and when it
+ * changes. */
+typedef struct gtt_py_thread {
+	uint64_t time_ns;
+	uint32_t pid, tid;
+	uint64_t ident;       /* threading.get_ident() of the thread (its pthread_t) */
+	const char *name;
+} gtt_py_thread;
 
 typedef struct gtt_string {
 	uint32_t pid;         /* strings are scoped by the writing process */
@@ -394,6 +408,7 @@ typedef struct gtt_record {
 		gtt_py_code py_code;
 		gtt_py_stack py_stack;
 		gtt_gil gil;
+		gtt_py_thread py_thread;
 		gtt_string string;
 		gtt_cuda_device cuda_device;
 		gtt_cuda_kernel kernel;

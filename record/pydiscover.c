@@ -175,6 +175,7 @@ int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, s
 			base = maps[i].start - rec_elf_first_load_vaddr(e);
 			py->runtime = base + val;
 			py->code_type = rec_elf_symbol(e, "PyCode_Type", &cty, NULL) == 0 ? base + cty : 0;
+			py->dict_type = rec_elf_symbol(e, "PyDict_Type", &cty, NULL) == 0 ? base + cty : 0;
 			if (rec_elf_symbol(e, "Py_Version", &val, NULL) < 0 || rec_procmem_read(m, base + val, &pyver, 4) < 0)
 				pyver = 0;
 			rec_elf_close(e);

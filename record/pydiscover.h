@@ -17,6 +17,7 @@ typedef struct rec_pyinterp {
 	rec_pyoff off;             /* the layout of this version */
 	uint64_t runtime;          /* _PyRuntime in the target */
 	uint64_t code_type;        /* PyCode_Type in the target, 0 unknown */
+	uint64_t dict_type;        /* PyDict_Type in the target, 0 unknown (then no thread names) */
 	char version[32];          /* "3.12.1" (or "3.12" when only the minor is known) */
 	char path[PATH_MAX];       /* the file that has _PyRuntime */
 	/* While looking: a file named like an interpreter but without _PyRuntime was mapped. Not

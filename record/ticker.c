@@ -30,6 +30,10 @@ struct rec_ticker {
 	int lag_open;
 	uint64_t lag_start_ns, lag_end_ns, lag_max_ns;
 	uint64_t lag_skipped;
+	/* paused: ticks due since paused_at are not intended; excluded counts them for the
+	 * current interval and for the whole recording */
+	int paused;
+	uint64_t paused_at, iv_excluded, excluded;
 	int finished;
 	int rc;                 /* first write error */
 };
@@ -104,6 +108,7 @@ static void close_interval(rec_ticker *t, uint64_t end_ns)
 	rec.u.ticks.source = t->source;
 	rec.u.ticks.period_ns = t->period_ns;
 	rec.u.ticks.intended = due_between(t, t->iv_start_ns, end_ns);
+	rec.u.ticks.intended -= t->iv_excluded < rec.u.ticks.intended ? t->iv_excluded : rec.u.ticks.intended;
 	rec.u.ticks.done = n;
 	if (n > 0 && (copy = malloc(n * sizeof(*copy))) != NULL) {
 		memcpy(copy, t->late + t->iv_first, n * sizeof(*copy));
@@ -115,6 +120,19 @@ static void close_interval(rec_ticker *t, uint64_t end_ns)
 	t->iv_start_ns = end_ns;
 	t->iv_first = t->n_late;
 	t->iv_max_ns = 0;
+	t->iv_excluded = 0;
+}
+
+/* While paused: count the ticks due from the pause (or the interval's start) to end_ns as not
+ * intended in the current interval. */
+static void exclude_until(rec_ticker *t, uint64_t end_ns)
+{
+	uint64_t from = t->paused_at > t->iv_start_ns ? t->paused_at : t->iv_start_ns;
+	uint64_t k = due_between(t, from, end_ns);
+
+	t->iv_excluded += k;
+	t->excluded += k;
+	t->paused_at = end_ns;
 }
 
 static void close_lag(rec_ticker *t)
@@ -196,6 +214,33 @@ uint64_t rec_ticker_wait(rec_ticker *t)
 	return now;
 }
 
+void rec_ticker_pause(rec_ticker *t, uint64_t now_ns)
+{
+	if (t->finished || t->paused)
+		return;
+	close_lag(t);
+	t->paused = 1;
+	t->paused_at = now_ns;
+}
+
+void rec_ticker_resume(rec_ticker *t, uint64_t now_ns)
+{
+	if (t->finished || !t->paused)
+		return;
+	while (now_ns >= t->iv_start_ns + INTERVAL_NS) {
+		exclude_until(t, t->iv_start_ns + INTERVAL_NS);
+		close_interval(t, t->iv_start_ns + INTERVAL_NS);
+	}
+	exclude_until(t, now_ns);
+	t->paused = 0;
+	/* the first tick due at or after now */
+	if (now_ns > t->start_ns) {
+		uint64_t k = (now_ns - t->start_ns + t->period_ns - 1) / t->period_ns;
+		if (k > t->next)
+			t->next = k;
+	}
+}
+
 uint64_t rec_ticker_done(const rec_ticker *t)
 {
 	return t ? __atomic_load_n(&t->n_done, __ATOMIC_RELAXED) : 0;
@@ -224,6 +269,7 @@ int rec_ticker_finish(rec_ticker *t, uint64_t end_ns)
 		end_ns = gtt_now_ns();
 	if (end_ns < t->start_ns)
 		end_ns = t->start_ns;
+	rec_ticker_resume(t, end_ns); /* the ticks of a pause up to the end are not intended */
 	while (end_ns > t->iv_start_ns + INTERVAL_NS)
 		close_interval(t, t->iv_start_ns + INTERVAL_NS);
 	if (end_ns > t->iv_start_ns || t->n_late > t->iv_first)
@@ -238,6 +284,7 @@ int rec_ticker_finish(rec_ticker *t, uint64_t end_ns)
 	rec.u.ticks.flags = GTT_TICKS_WHOLE;
 	rec.u.ticks.period_ns = t->period_ns;
 	rec.u.ticks.intended = due_between(t, t->start_ns, end_ns);
+	rec.u.ticks.intended -= t->excluded < rec.u.ticks.intended ? t->excluded : rec.u.ticks.intended;
 	rec.u.ticks.done = t->n_done;
 	rec.u.ticks.late_p50_ns = p50;
 	rec.u.ticks.late_p99_ns = p99;

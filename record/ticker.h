@@ -19,6 +19,12 @@ rec_ticker *rec_ticker_create(uint32_t source, uint64_t period_ns, uint64_t star
 uint64_t rec_ticker_wait(rec_ticker *t);
 /* Take a tick at now_ns without sleeping (for loops that wait by other means, e.g. poll). */
 void rec_ticker_tick(rec_ticker *t, uint64_t now_ns);
+/* A loop that has nothing to do for a while (the GIL poll while the GIL state stands still)
+ * pauses its schedule: ticks that fall due while paused are not intended (TICKS count them in
+ * neither intended nor done) and resuming takes up the schedule at the next tick due. Both
+ * are idempotent. */
+void rec_ticker_pause(rec_ticker *t, uint64_t now_ns);
+void rec_ticker_resume(rec_ticker *t, uint64_t now_ns);
 /* Ticks taken so far / worst lateness so far (for live status). */
 uint64_t rec_ticker_done(const rec_ticker *t);
 uint64_t rec_ticker_late_max_ns(const rec_ticker *t);
