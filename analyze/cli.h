@@ -15,18 +15,28 @@ enum { ANA_EXIT_OK = 0, ANA_EXIT_PARTIAL = 1, ANA_EXIT_BROKEN = 2, ANA_EXIT_USAG
 #define ANA_CLI_OPT_NO_ARCHIVE 0x1002
 #define ANA_CLI_OPT_NO_KERNEL 0x1003
 #define ANA_CLI_OPT_SKIP_CORRUPT 0x1004
+#define ANA_CLI_OPT_PYTHON_FRAMES 0x1005
 #define ANA_CLI_LONGOPTS                                            \
 	{ "symfs", required_argument, NULL, ANA_CLI_OPT_SYMFS },    \
 	{ "no-archive", no_argument, NULL, ANA_CLI_OPT_NO_ARCHIVE }, \
 	{ "no-kernel", no_argument, NULL, ANA_CLI_OPT_NO_KERNEL },  \
-	{ "skip-corrupt", no_argument, NULL, ANA_CLI_OPT_SKIP_CORRUPT }
+	{ "skip-corrupt", no_argument, NULL, ANA_CLI_OPT_SKIP_CORRUPT }, \
+	{ "python-frames", required_argument, NULL, ANA_CLI_OPT_PYTHON_FRAMES }
 /* Usage text of those options, for a subcommand's --help. */
 #define ANA_CLI_OPTS_HELP                                                                   \
 	"  --symfs DIR      look for binaries under DIR (after the trace's embedded archive)\n" \
 	"  --no-archive     ignore the symbol archive embedded in the trace\n"                 \
 	"  --no-kernel      drop kernel frames\n"                                               \
-	"  --skip-corrupt   analyze around corrupt chunks instead of stopping\n"
+	"  --skip-corrupt   analyze around corrupt chunks instead of stopping\n"             \
+	"  --python-frames function|line\n"                                                   \
+	"                   Python frames by function name only, or each as\n"              \
+	"                   \"function (file:line)\"; default: the place only where a name\n" \
+	"                   is ambiguous (<module>, <lambda>, <listcomp>, ...)\n"
+/* Returns 1 when it took the option, 0 when it is not one of these; a bad value is said at once
+ * and makes loading fail (ana_cli_load: a usage error). */
 int ana_cli_opt(int opt, const char *arg, ana_opts *o);
+/* --python-frames WORD into *mode (enum ana_pyframes): 0, or -1 for an unknown word. */
+int ana_cli_python_frames(const char *arg, int *mode);
 
 /* Load TRACE, print its warnings on stderr ("gt-analyze: warning: ..."); on failure print the
  * one-line reason and return NULL with *rc = ANA_EXIT_BROKEN. Progress shows when stderr is

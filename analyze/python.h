@@ -10,6 +10,15 @@
  * frames with o->python_only), and set sample->cls. Threads never seen in a Python read stay
  * ANA_CLASS_NONPY. 0 or <0. */
 int ana_python_merge(ana_model *m, const ana_opts *o);
+/* After the merge (and when there was nothing to merge): a warning naming each process with
+ * samples that looks like Python (command, thread names, mappings) but has no Python stack
+ * reads, with the recorder's reason when it left one. */
+void ana_python_unread_warn(ana_model *m);
+/* The name a Python frame shows under --python-frames mode (enum ana_pyframes): the function's
+ * name, or "name (path:line)" where the name alone is ambiguous (<module>, <lambda>, <listcomp>,
+ * ...) or mode is ANA_PYFRAMES_LINE; the path is short (below site-packages, lib/pythonX.Y, or
+ * the file name). Returns name itself or buf. The one place Python frames get their names. */
+const char *ana_python_frame_name(int mode, const char *name, const char *file, int line, char *buf, size_t cap);
 /* Report section: per-thread GIL-held %, GIL utilization and hand-offs/s, top functions per
  * class. Prints nothing when the trace has no Python data. */
 void ana_python_report(const ana_model *m, FILE *out);

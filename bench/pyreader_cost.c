@@ -15,6 +15,7 @@
 #include "gt_util.h"
 #include "gtt.h"
 #include "pyproc.h"
+#include "pyreader.h"
 
 static uint64_t now_ns(clockid_t c)
 {
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
 	w = gtt_writer_open("/dev/null", &werr);
 	memset(&sink, 0, sizeof(sink));
 	sink.w = w;
-	p = rec_pyproc_create(pid, 1, &sink, -1);
+	p = rec_pyproc_create(pid, 1, &sink, rec_py_tcb_tid_offset());
 	wall = calloc(passes, 8);
 	cpu = calloc(passes, 8);
 	calls = calloc(passes, 8);

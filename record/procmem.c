@@ -50,8 +50,10 @@ struct rec_procmem {
 	int noting, serving;
 	span *noted;
 	size_t n_noted, cap_noted;
-	snap_range *snap;
+	snap_range *snap;       /* sorted by address (served by binary search) */
 	size_t n_snap, cap_snap;
+	size_t *order;          /* the order they are read in: the ranges of the first words, then the rest */
+	size_t cap_order;
 	uint8_t *snap_buf;
 	size_t cap_buf;
 };
@@ -83,6 +85,7 @@ void rec_procmem_close(rec_procmem *m)
 	free(m->iov);
 	free(m->noted);
 	free(m->snap);
+	free(m->order);
 	free(m->snap_buf);
 	free(m);
 }
@@ -296,20 +299,19 @@ static int cmp_span(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* A snapshot's read: the head requests, the ranges, the tail requests, in this order. */
+/* A snapshot's read: the ranges (in m->order), then the tail requests. */
 typedef struct snap_job {
 	rec_procmem *m;
-	rec_procmem_req *head, *tail;
-	size_t n_head, n_tail;
+	rec_procmem_req *tail;
+	size_t n_tail;
 } snap_job;
 
 static rec_procmem_req *snap_req(const snap_job *s, size_t *i)
 {
-	if (*i < s->n_head)
-		return &s->head[*i];
-	*i -= s->n_head;
-	if (*i < s->m->n_snap)
+	if (*i < s->m->n_snap) {
+		*i = s->m->order[*i];
 		return NULL;
+	}
 	*i -= s->m->n_snap;
 	return &s->tail[*i];
 }
@@ -370,7 +372,8 @@ static int plan(rec_procmem *m)
 		m->snap[m->n_snap++] = (snap_range){ a, (uint32_t)(e - a), 0, 0 };
 		total += e - a;
 	}
-	if (GT_GROW(m->snap_buf, m->cap_buf, total ? total : 1) < 0) {
+	if (GT_GROW(m->snap_buf, m->cap_buf, total ? total : 1) < 0 ||
+	    GT_GROW(m->order, m->cap_order, m->n_snap ? m->n_snap : 1) < 0) {
 		m->n_snap = 0;
 		return -ENOMEM;
 	}
@@ -382,10 +385,46 @@ static int plan(rec_procmem *m)
 	return 0;
 }
 
-int rec_procmem_snap_begin(rec_procmem *m, rec_procmem_req *head, size_t n_head, rec_procmem_req *tail,
+/* The index of the range holding addr, or n_snap. */
+static size_t range_of(const rec_procmem *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n_snap;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->snap[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= m->snap[lo - 1].addr + m->snap[lo - 1].len)
+		return m->n_snap;
+	return lo - 1;
+}
+
+/* The read order: the ranges holding first[] before all others. */
+static void order_ranges(rec_procmem *m, const uint64_t *first, size_t n_first)
+{
+	size_t i, k = 0, r;
+
+	for (i = 0; i < m->n_snap; i++)
+		m->snap[i].ok = 0; /* "not placed yet", until read */
+	for (i = 0; i < n_first; i++) {
+		r = range_of(m, first[i]);
+		if (r < m->n_snap && !m->snap[r].ok) {
+			m->snap[r].ok = 1;
+			m->order[k++] = r;
+		}
+	}
+	for (i = 0; i < m->n_snap; i++)
+		if (!m->snap[i].ok)
+			m->order[k++] = i;
+}
+
+int rec_procmem_snap_begin(rec_procmem *m, const uint64_t *first, size_t n_first, rec_procmem_req *tail,
                            size_t n_tail)
 {
-	snap_job sj = { m, head, tail, n_head, n_tail };
+	snap_job sj = { m, tail, n_tail };
 	vec_job j = { 0, snap_addr, snap_len, snap_buf, snap_ok, &sj };
 	size_t at = 0, i;
 	int rc = 0, faults = 0;
@@ -394,9 +433,10 @@ int rec_procmem_snap_begin(rec_procmem *m, rec_procmem_req *head, size_t n_head,
 	m->serving = 0;
 	if (plan(m) < 0)
 		m->n_snap = 0;
+	order_ranges(m, first, n_first);
 	m->n_noted = 0;
 	m->noting = 1;
-	j.n = n_head + m->n_snap + n_tail;
+	j.n = m->n_snap + n_tail;
 	for (i = 0; i < j.n; i++) {
 		size_t k = i;
 		rec_procmem_req *r = snap_req(&sj, &k);

@@ -46,13 +46,14 @@ int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n);
  * rec_procmem_readv(), which always reads the process. */
 
 /* Take a snapshot of what was noted since the last rec_procmem_snap_begin() (nothing the first
- * time), drop the old one, and start noting afresh. The caller's requests head[0..n_head) are
- * read before the snapshot's ranges and tail[0..n_tail) after them, in the same system call
- * (or in the first and the last of several, in order): a word read in both brackets the
- * snapshot, and when it reads the same it stood still while the snapshot was taken. Each
- * request gets ok like rec_procmem_readv()'s (they are not served later). Returns the number
- * of bytes read into the snapshot, or -errno when the process is gone (-ESRCH). */
-int rec_procmem_snap_begin(rec_procmem *m, rec_procmem_req *head, size_t n_head, rec_procmem_req *tail,
+ * time), drop the old one, and start noting afresh. The ranges that hold the words at
+ * first[0..n_first) are read before all others, and the caller's requests tail[0..n_tail)
+ * after them all, in the same system call (or in the first and the last of several, in
+ * order): a word read both in a first range and in the tail brackets the snapshot, and when
+ * both read the same it stood still while the snapshot was taken. The tail requests get ok
+ * like rec_procmem_readv()'s (they are not served later). Returns the number of bytes read
+ * into the snapshot, or -errno when the process is gone (-ESRCH). */
+int rec_procmem_snap_begin(rec_procmem *m, const uint64_t *first, size_t n_first, rec_procmem_req *tail,
                            size_t n_tail);
 /* Stop serving from the snapshot and stop noting; what was noted plans the next snapshot. */
 void rec_procmem_snap_end(rec_procmem *m);

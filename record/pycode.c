@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REVALIDATE_PER_PASS 8   /* cached code objects re-checked per stack pass */
+#define REVALIDATE_PER_PASS REC_PYCACHE_REVALIDATE /* cached code objects re-checked per pass */
 #define CACHE_MIN_SLOTS 1024
 #define CHECK_QUEUE_MAX 2048    /* code objects checked in one batch; the rest at the next */
 
@@ -29,6 +29,10 @@ struct rec_pycache {
 	size_t *q_req;
 	uint8_t *q_buf;
 	size_t n_q, head_len;
+	/* round-robin re-checks queued by rec_pycache_revalidate_reqs */
+	uint64_t r_addr[REC_PYCACHE_REVALIDATE];
+	size_t r_req[REC_PYCACHE_REVALIDATE], n_r;
+	uint8_t *r_buf;         /* REC_PYCACHE_REVALIDATE x head_len */
 };
 
 rec_pycache *rec_pycache_create(pid_t pid, rec_procmem *m, const rec_pyoff *o, uint64_t code_type,
@@ -60,6 +64,7 @@ void rec_pycache_destroy(rec_pycache *c)
 	free(c->q_addr);
 	free(c->q_req);
 	free(c->q_buf);
+	free(c->r_buf);
 	free(c);
 }
 
@@ -268,4 +273,36 @@ void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req)
 			drop(c, e);
 	}
 	c->n_q = 0;
+}
+
+void rec_pycache_revalidate_reqs(rec_pycache *c, rec_procmem_req *req, size_t *n_req, size_t cap)
+{
+	size_t k;
+
+	c->n_r = 0;
+	if (!c->cap || !c->head_len || (!c->r_buf && !(c->r_buf = malloc(REVALIDATE_PER_PASS * c->head_len))))
+		return;
+	for (k = 0; k < REVALIDATE_PER_PASS && *n_req < cap; k++) {
+		rec_pycache_entry *e = &c->v[c->reval_at++ & (c->cap - 1)];
+		if (!e->addr)
+			continue;
+		c->r_addr[c->n_r] = e->addr;
+		c->r_req[c->n_r] = *n_req;
+		req[(*n_req)++] = (rec_procmem_req){ e->addr, c->r_buf + c->n_r * c->head_len, c->head_len, 0 };
+		c->n_r++;
+	}
+}
+
+void rec_pycache_revalidate_apply(rec_pycache *c, const rec_procmem_req *req)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_r; i++) {
+		rec_pycache_entry *e = slot(c, c->r_addr[i]);
+		const rec_procmem_req *r = &req[c->r_req[i]];
+		/* unreadable (freed and unmapped) or changed: gone */
+		if (e->addr && (!r->ok || !rec_py_code_head_same(c->off, r->buf, &e->c)))
+			drop(c, e);
+	}
+	c->n_r = 0;
 }

@@ -49,8 +49,13 @@ void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req);
  * miss. NULL when it cannot be read or is not a code object. Valid until the next call. */
 const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr);
 /* After a pass: re-check a few entries round robin, so that entries of freed code objects no
- * stack shows any more do not stay forever. */
+ * stack shows any more do not stay forever. The _reqs/_apply pair does the same with the reads
+ * in the caller's batch: up to REC_PYCACHE_REVALIDATE requests appended to req[*n_req..cap),
+ * and once read, the changed entries dropped. */
+#define REC_PYCACHE_REVALIDATE 2
 void rec_pycache_revalidate(rec_pycache *c);
+void rec_pycache_revalidate_reqs(rec_pycache *c, rec_procmem_req *req, size_t *n_req, size_t cap);
+void rec_pycache_revalidate_apply(rec_pycache *c, const rec_procmem_req *req);
 
 /* Code objects read so far, and those whose line table was over REC_PY_LINETABLE_MAX (kept
  * without lines; the reader counts each as a failed read). */

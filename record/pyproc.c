@@ -27,6 +27,7 @@
 #define HEALTH_INTERVAL_NS GT_NS_PER_SEC          /* READ_ERRORS records cover 1 s each */
 #define GIL_IDLE_NS (100 * GT_NS_PER_MS)          /* the GIL poll stops after this long without a change */
 #define NAMES_PERIOD_NS GT_NS_PER_SEC             /* thread names looked at this often */
+#define INTERPS_PERIOD_NS (250 * GT_NS_PER_MS)    /* the list of interpreters read this often */
 
 typedef struct tcb_seen {
 	uint64_t pthread;
@@ -53,14 +54,17 @@ typedef struct thread_read {
 	uint64_t chk_cframe, chk_leaf, chk_code;
 	uint64_t time_ns;       /* when its frames were read */
 	int checked;            /* consistent by the snapshot's brackets */
+	long pred;              /* its entry in pred[] (the last pass), -1 none */
 } thread_read;
 
 /* A thread as the last pass found it, and the words that bracket this pass's snapshot. */
 typedef struct pred {
 	uint64_t tstate, cframe;
 	int has_frame;
-	uint64_t h_cframe, h_leaf, t_cframe, t_leaf;
-	size_t hq, tq;          /* its requests in head[] and tail[] */
+	size_t raw_at;          /* its frames in prev_pool */
+	int nf;
+	uint64_t t_cframe, t_leaf;
+	size_t tq;              /* its requests in tail[] */
 } pred;
 
 #define CODE_REQS 1024          /* code objects checked per thread and pass at most */
@@ -101,6 +105,9 @@ struct rec_pyproc {
 	rec_pynames *names;
 	uint64_t pass_no;
 	atomic_uint_fast64_t gil_addr;
+	uint64_t interps[MAX_INTERPS];
+	size_t n_interps;
+	uint64_t interps_next_ns;
 
 	int32_t tcb_tid_off;    /* 3.10: offset of the tid in glibc's struct pthread, -1 unknown */
 	tcb_seen tcb[TCB_SEEN]; /* (pthread, tid) pairs /proc confirmed */
@@ -114,14 +121,15 @@ struct rec_pyproc {
 
 	/* pass buffers */
 	thread_read *th;
-	rec_pyframe_raw *pool;
-	size_t cap_pool;
+	rec_pyframe_raw *pool, *prev_pool; /* this pass's frames, the last pass's */
+	size_t cap_pool, cap_prev;
 	gtt_py_frame *frames;
 	rec_procmem_req *req;
 	size_t cap_req;
 	pred *pred;             /* MAX_THREADS */
-	size_t n_pred, n_head;
-	rec_procmem_req *head, *tail; /* 2 x MAX_THREADS, 2 x MAX_THREADS + 1 */
+	size_t n_pred, n_first;
+	uint64_t *first;        /* 2 x MAX_THREADS: words whose ranges are read first */
+	rec_procmem_req *tail;  /* 2 x MAX_THREADS + REC_PYCACHE_REVALIDATE + 1 */
 	long gil_tail;          /* the GIL's request in tail[], -1 none */
 	rec_procmem_req *creq;  /* CODE_REQS */
 	uint8_t gil_buf[320];
@@ -236,12 +244,13 @@ void rec_pyproc_destroy(rec_pyproc *p)
 	free(p->tids);
 	free(p->th);
 	free(p->pool);
+	free(p->prev_pool);
 	free(p->frames);
 	free(p->req);
 	free(p->named);
 	free(p->lines);
 	free(p->pred);
-	free(p->head);
+	free(p->first);
 	free(p->tail);
 	free(p->creq);
 	pthread_mutex_destroy(&p->lock);
@@ -287,12 +296,12 @@ static int start_reading(rec_pyproc *p)
 	p->frames = calloc(REC_PY_MAX_FRAMES, sizeof(*p->frames));
 	p->lines = calloc(LINE_CACHE, sizeof(*p->lines));
 	p->pred = calloc(MAX_THREADS, sizeof(*p->pred));
-	p->head = calloc(2 * MAX_THREADS, sizeof(*p->head));
-	p->tail = calloc(2 * MAX_THREADS + 1, sizeof(*p->tail));
+	p->first = calloc(2 * MAX_THREADS, sizeof(*p->first));
+	p->tail = calloc(2 * MAX_THREADS + 1 + REC_PYCACHE_REVALIDATE, sizeof(*p->tail));
 	p->creq = calloc(CODE_REQS, sizeof(*p->creq));
 	p->codes = rec_pycache_create(p->pid, p->mem, &p->py.off, p->py.code_type, emit_code, p);
 	p->names = rec_pynames_create(&p->py.off, p->py.dict_type);
-	if (!p->th || !p->frames || !p->lines || !p->pred || !p->head || !p->tail || !p->creq || !p->codes ||
+	if (!p->th || !p->frames || !p->lines || !p->pred || !p->first || !p->tail || !p->creq || !p->codes ||
 	    !p->names)
 		return -ENOMEM;
 	atomic_store(&p->gil_addr, rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime));
@@ -438,17 +447,31 @@ static int tid_is_mine(rec_pyproc *p, uint32_t tid)
 
 /* Walk all interpreters' thread lists. Returns the number of threads read, -errno when the
  * interpreter list itself is unreadable. */
-static int read_threads(rec_pyproc *p, thread_read *th, size_t cap)
+static int read_threads(rec_pyproc *p, thread_read *th, size_t cap, uint64_t now)
 {
 	uint64_t interp = 0, ts;
 	size_t n = 0;
 	int k, rc;
 
-	if ((rc = rec_procmem_read(p->mem, p->py.runtime + (uint64_t)p->py.off.rt_interp_head, &interp, 8)) < 0)
-		return rc;
-	for (k = 0; interp && k < MAX_INTERPS; k++) {
-		if ((rc = rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_threads_head, &ts, 8)) < 0)
+	/* the interpreters change only when subinterpreters come and go: their list is read
+	 * again every INTERPS_PERIOD_NS, the threads of each every pass */
+	if (now >= p->interps_next_ns || !p->n_interps) {
+		p->n_interps = 0;
+		if ((rc = rec_procmem_read(p->mem, p->py.runtime + (uint64_t)p->py.off.rt_interp_head, &interp, 8)) < 0)
 			return rc;
+		for (k = 0; interp && k < MAX_INTERPS; k++) {
+			p->interps[p->n_interps++] = interp;
+			if (rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_next, &interp, 8) < 0)
+				break;
+		}
+		p->interps_next_ns = now + INTERPS_PERIOD_NS;
+	}
+	for (k = 0; k < (int)p->n_interps; k++) {
+		interp = p->interps[k];
+		if ((rc = rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_threads_head, &ts, 8)) < 0) {
+			p->interps_next_ns = 0;
+			return rc;
+		}
 		while (ts && n < cap) {
 			thread_read *t = &th[n];
 			memset(t, 0, sizeof(*t));
@@ -460,8 +483,6 @@ static int read_threads(rec_pyproc *p, thread_read *th, size_t cap)
 				break;
 			ts = t->t.next;
 		}
-		if (rec_procmem_read(p->mem, interp + (uint64_t)p->py.off.is_next, &interp, 8) < 0)
-			break;
 	}
 	return (int)n;
 }
@@ -678,7 +699,7 @@ static void names_from_pass(rec_pyproc *p, const thread_read *th, size_t n, uint
 /* The threads of this pass whose OS tid is known; n of them read into p->th. */
 static int pass_threads(rec_pyproc *p, uint64_t t0)
 {
-	int n = read_threads(p, p->th, MAX_THREADS), i, any = 0;
+	int n = read_threads(p, p->th, MAX_THREADS, t0), i, any = 0;
 
 	if (n <= 0)
 		return n;
@@ -702,31 +723,30 @@ static int pass_threads(rec_pyproc *p, uint64_t t0)
 
 /* Brackets for the snapshot from what the last pass found: for each thread, the words that
  * lead to its leaf frame (tstate->cframe and cframe->current_frame on 3.11/3.12, else the
- * tstate's frame pointer) read before and after the snapshot; the GIL after it. */
+ * tstate's frame pointer) go into the ranges read first, and are read again after all the
+ * others; then a few code objects to re-check, and the GIL. Returns the tail's length. */
 static size_t plan_brackets(rec_pyproc *p, uint64_t gil_addr, size_t glen)
 {
 	const rec_pyoff *o = &p->py.off;
-	size_t k, nh = 0, nt = 0;
+	size_t k, nf = 0, nt = 0;
 
 	for (k = 0; k < p->n_pred; k++) {
 		pred *e = &p->pred[k];
-		if (!e->cframe && !e->has_frame)
+		if (!e->has_frame)
 			continue; /* idle last time: nothing to bracket */
+		e->tq = nt;
 		if (o->ts_cframe >= 0) {
-			e->hq = nh;
-			p->head[nh++] = (rec_procmem_req){ e->tstate + (uint64_t)o->ts_cframe, &e->h_cframe, 8, 0 };
-			p->head[nh++] = (rec_procmem_req){ e->cframe + (uint64_t)o->cf_current_frame, &e->h_leaf, 8, 0 };
-			e->tq = nt;
+			p->first[nf++] = e->tstate + (uint64_t)o->ts_cframe;
+			p->first[nf++] = e->cframe + (uint64_t)o->cf_current_frame;
 			p->tail[nt++] = (rec_procmem_req){ e->tstate + (uint64_t)o->ts_cframe, &e->t_cframe, 8, 0 };
 			p->tail[nt++] = (rec_procmem_req){ e->cframe + (uint64_t)o->cf_current_frame, &e->t_leaf, 8, 0 };
 		} else {
-			e->hq = nh;
-			p->head[nh++] = (rec_procmem_req){ e->tstate + (uint64_t)o->ts_frame, &e->h_leaf, 8, 0 };
-			e->tq = nt;
+			p->first[nf++] = e->tstate + (uint64_t)o->ts_frame;
 			p->tail[nt++] = (rec_procmem_req){ e->tstate + (uint64_t)o->ts_frame, &e->t_leaf, 8, 0 };
 		}
 	}
-	p->n_head = nh;
+	p->n_first = nf;
+	rec_pycache_revalidate_reqs(p->codes, p->tail, &nt, 2 * MAX_THREADS + REC_PYCACHE_REVALIDATE);
 	p->gil_tail = -1;
 	if (gil_addr && glen <= sizeof(p->gil_buf)) {
 		p->gil_tail = (long)nt;
@@ -735,27 +755,34 @@ static size_t plan_brackets(rec_pyproc *p, uint64_t gil_addr, size_t glen)
 	return nt;
 }
 
-/* Thread t (walked from the snapshot alone) stood still while the snapshot was taken: its
- * leaf read the same before and after it, and is the leaf walked from. */
-static int bracketed(rec_pyproc *p, const thread_read *t, size_t i)
+/* Thread t's entry in the last pass (pred[]), -1 when it is new; i: its place in this one
+ * (threads keep their order in the list from pass to pass). */
+static long find_pred(const rec_pyproc *p, const thread_read *t, size_t i)
+{
+	size_t k;
+
+	if (i < p->n_pred && p->pred[i].tstate == t->t.addr)
+		return (long)i;
+	for (k = 0; k < p->n_pred; k++)
+		if (p->pred[k].tstate == t->t.addr)
+			return (long)k;
+	return -1;
+}
+
+static int bracketed(rec_pyproc *p, const thread_read *t)
 {
 	const pred *e = NULL;
 	size_t k, n = p->py.off.ts_cframe >= 0 ? 2 : 1;
 
-	/* threads keep their order in the list from pass to pass */
-	if (i < p->n_pred && p->pred[i].tstate == t->t.addr)
-		e = &p->pred[i];
-	for (k = 0; !e && k < p->n_pred; k++)
-		if (p->pred[k].tstate == t->t.addr)
-			e = &p->pred[k];
-	if (!e || !t->t.frame || (!e->cframe && !e->has_frame))
+	if (t->pred >= 0)
+		e = &p->pred[t->pred];
+	if (!e || !t->t.frame || !e->has_frame)
 		return 0;
 	for (k = 0; k < n; k++)
-		if (!p->head[e->hq + k].ok || !p->tail[e->tq + k].ok)
+		if (!p->tail[e->tq + k].ok)
 			return 0;
-	if (e->h_leaf != e->t_leaf || e->h_leaf != t->t.frame)
-		return 0;
-	return n == 1 || (e->h_cframe == e->t_cframe && e->h_cframe == t->t.cframe);
+	/* the walk read the leaf words from the ranges read first: the same after all others */
+	return e->t_leaf == t->t.frame && (n == 1 || e->t_cframe == t->t.cframe);
 }
 
 /* The threads of this pass as the next pass's brackets. */
@@ -763,10 +790,19 @@ static void save_pred(rec_pyproc *p, thread_read *th, int n)
 {
 	int i;
 
+	rec_pyframe_raw *swap = p->prev_pool;
+	size_t cap = p->cap_prev;
+
 	p->n_pred = 0;
 	for (i = 0; i < n; i++)
 		p->pred[p->n_pred++] = (pred){ .tstate = th[i].t.addr, .cframe = th[i].t.cframe,
-		                               .has_frame = th[i].tid && th[i].t.frame };
+		                               .has_frame = th[i].tid && th[i].t.frame, .raw_at = th[i].raw_at,
+		                               .nf = th[i].tid && th[i].nf > 0 ? th[i].nf : 0 };
+	/* this pass's frames are the next one's previous */
+	p->prev_pool = p->pool;
+	p->cap_prev = p->cap_pool;
+	p->pool = swap;
+	p->cap_pool = cap;
 }
 
 /* Code objects of thread t's frames not checked in this pass yet: their headers read through
@@ -774,9 +810,23 @@ static void save_pred(rec_pyproc *p, thread_read *th, int n)
  * as good as one read after it), a miss read now and noted for the next snapshot. */
 static void check_codes(rec_pyproc *p, const thread_read *t)
 {
+	const rec_pyframe_raw *cur = p->pool + t->raw_at;
 	size_t n = 0, i;
+	int nf = t->nf;
 
-	rec_pycache_check_reqs(p->codes, p->pool + t->raw_at, t->nf, p->creq, &n, CODE_REQS);
+	/* the caller frames this thread had in the last pass too, at the same addresses with the
+	 * same code (the root end of the chain): a live frame keeps its code object alive, so
+	 * only the frames that came and went since can have a reused address */
+	if (t->pred >= 0 && p->prev_pool) {
+		const pred *e = &p->pred[t->pred];
+		const rec_pyframe_raw *old = p->prev_pool + e->raw_at;
+		int k = 0;
+		while (k < nf && k < e->nf && cur[nf - 1 - k].addr == old[e->nf - 1 - k].addr &&
+		       cur[nf - 1 - k].code == old[e->nf - 1 - k].code)
+			k++;
+		nf -= k;
+	}
+	rec_pycache_check_reqs(p->codes, cur, nf, p->creq, &n, CODE_REQS);
 	for (i = 0; i < n; i++)
 		p->creq[i].ok = rec_procmem_read(p->mem, p->creq[i].addr, p->creq[i].buf, p->creq[i].len) == 0;
 	rec_pycache_check_apply(p->codes, p->creq);
@@ -797,14 +847,15 @@ int rec_pyproc_pass(rec_pyproc *p)
 		gil_addr = rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime);
 		atomic_store(&p->gil_addr, gil_addr);
 	}
-	/* 1. one system call: what the last pass read, bracketed by each thread's leaf words and
-	 * followed by the GIL; then walk every thread from it */
+	/* 1. one system call: what the last pass read, each thread's leaf words first and again
+	 * at the end, then the GIL; then walk every thread from it */
 	n_tail = plan_brackets(p, gil_addr, glen);
-	if (rec_procmem_snap_begin(p->mem, p->head, p->n_head, p->tail, n_tail) == -ESRCH) {
+	if (rec_procmem_snap_begin(p->mem, p->first, p->n_first, p->tail, n_tail) == -ESRCH) {
 		rec_procmem_snap_end(p->mem);
 		goto done;
 	}
 	t_snap = gtt_now_ns();
+	rec_pycache_revalidate_apply(p->codes, p->tail);
 	if (p->gil_tail >= 0 && p->tail[p->gil_tail].ok)
 		gil_decode(&p->py.off, p->gil_buf, &gil);
 	n = pass_threads(p, t0);
@@ -816,6 +867,7 @@ int rec_pyproc_pass(rec_pyproc *p)
 		t->nf = 0;
 		t->time_ns = t_snap;
 		t->checked = 0;
+		t->pred = find_pred(p, t, (size_t)i);
 		if (!t->tid)
 			continue; /* no OS thread behind it (or an unknown tid on 3.10) */
 		if (used + REC_PY_MAX_FRAMES > p->cap_pool &&
@@ -826,7 +878,7 @@ int rec_pyproc_pass(rec_pyproc *p)
 		walk(p, t, used);
 		used += (size_t)t->nf;
 		/* read from the snapshot alone and bracketed: consistent without another read */
-		t->checked = !t->torn && rec_procmem_syscalls(p->mem) == c0 && (bracketed(p, t, (size_t)i) || !t->t.frame);
+		t->checked = !t->torn && rec_procmem_syscalls(p->mem) == c0 && (bracketed(p, t) || !t->t.frame);
 		if (!t->torn)
 			check_codes(p, t);
 	}
@@ -860,10 +912,10 @@ int rec_pyproc_pass(rec_pyproc *p)
 		if (used + REC_PY_MAX_FRAMES > p->cap_pool && GT_GROW(p->pool, p->cap_pool, used + REC_PY_MAX_FRAMES) < 0)
 			continue;
 		reread(p, t, used);
+		used += (size_t)(t->nf > 0 ? t->nf : 0);
 		put_stack(p, t, &gil);
 	}
 	save_pred(p, p->th, n);
-	rec_pycache_revalidate(p->codes);
 	if (gil.locked != -2)
 		gil_from_pass(p, &gil, t_snap);
 	if (n > 0 && t0 >= p->names_next_ns) {

@@ -104,6 +104,28 @@ static void tcb_calibrate(rec_py *p)
 			}
 }
 
+static void *cands_thread(void *arg)
+{
+	rec_py *p = arg;
+
+	tcb_calibrate(p);
+	return NULL;
+}
+
+int32_t rec_py_tcb_tid_offset(void)
+{
+	rec_py tmp;
+	pthread_t t;
+
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.tcb_tid_off = -1;
+	tmp.n_tcb_cands = tcb_candidates(tmp.tcb_cands, 64);
+	if (pthread_create(&t, NULL, cands_thread, &tmp) != 0)
+		return -1;
+	pthread_join(t, NULL);
+	return tmp.tcb_tid_off;
+}
+
 /* ---- the process table ---- */
 
 static uint64_t thread_cpu_ns(void)

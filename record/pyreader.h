@@ -61,6 +61,11 @@ void rec_py_status(rec_py *p, char *buf, size_t len);
  * res (may be NULL) gets the outcome. NULL p ok (res zeroed). */
 void rec_py_stop(rec_py *p, rec_py_result *res);
 
+/* The offset of the kernel tid in glibc's struct pthread (how 3.10 thread states map to OS
+ * tids), found in two threads of this process; -1 when they disagree. rec_py_start() finds it
+ * itself; this is for other readers of pyproc.c (benchmarks). */
+int32_t rec_py_tcb_tid_offset(void);
+
 /* What discovery finds in a process (for readers other than the recording loops: --dump). */
 typedef struct rec_py_found {
 	rec_pyoff off;          /* the interpreter's struct layout */

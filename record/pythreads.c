@@ -12,7 +12,7 @@
 
 #define MAX_ITEMS 16384       /* entries read of one dict; larger ones are not what we look for */
 #define KEY_HEAD 128          /* bytes of a str key read to compare it (header + short ASCII text) */
-#define RENAME_PERIOD_NS (10 * GT_NS_PER_SEC) /* the registry is read whole at least this often */
+#define RENAME_PERIOD_NS (10 * GT_NS_PER_SEC) /* read whole at least this often (a Thread's dict resized) */
 #define SEARCH_PERIOD_NS GT_NS_PER_SEC        /* threading not imported yet: look again after */
 #define MAX_TYPES 16
 #define TPFLAGS_INLINE_VALUES (1ul << 2)     /* 3.13 */
@@ -21,6 +21,7 @@
 
 typedef struct item {
 	uint64_t hash, key, value;
+	uint64_t slot;          /* where the value pointer is */
 } item;
 
 /* What the registry needs of a Thread class, read once per type. */
@@ -43,6 +44,8 @@ struct rec_pynames {
 	size_t n_types;
 	rec_pyname *v;
 	size_t n, cap;
+	uint64_t *slots, *ptrs;  /* per name: where its str pointer is, and the pointer then */
+	size_t cap_slots, cap_ptrs;
 	item *items, *items2;   /* MAX_ITEMS each */
 	uint8_t *heads;         /* MAX_ITEMS x KEY_HEAD */
 	uint64_t *vals;         /* MAX_ITEMS */
@@ -65,6 +68,8 @@ void rec_pynames_destroy(rec_pynames *n)
 	if (!n)
 		return;
 	free(n->v);
+	free(n->slots);
+	free(n->ptrs);
 	free(n->items);
 	free(n->items2);
 	free(n->heads);
@@ -150,13 +155,16 @@ static int keys_items(rec_pynames *n, rec_procmem *m, uint64_t keys, uint64_t va
 			out[i].hash = general ? rd64(e, 0) : 0;
 			out[i].key = rd64(e, general ? 8 : 0);
 			out[i].value = rd64(e, general ? 16 : 8);
+			out[i].slot = start + i * esize + (general ? 16 : 8);
 		}
 	}
 	if (values) {
 		if ((rc = rec_procmem_read(m, values + (uint64_t)o->dv_values, n->vals, nentries * 8)) < 0)
 			return rc;
-		for (i = 0; i < nentries; i++)
+		for (i = 0; i < nentries; i++) {
 			out[i].value = n->vals[i];
+			out[i].slot = values + (uint64_t)o->dv_values + 8 * i;
+		}
 	}
 	return (int)nentries;
 }
@@ -178,8 +186,8 @@ static int find_key(rec_pynames *n, rec_procmem *m, const item *items, int k, co
 		const uint8_t *h = n->heads + j * KEY_HEAD;
 		uint64_t len;
 		uint32_t state;
-		if (!items[j].key || !items[j].value || !n->req[j].ok)
-			continue;
+		if (!items[j].key || !n->req[j].ok)
+			continue; /* deleted (or unreadable); a split table's keys have no values */
 		memcpy(&len, h + o->str_length, 8);
 		memcpy(&state, h + o->str_state, 4);
 		/* compact (bit 5) and ASCII (bit 6): the text follows the PyASCIIObject header */
@@ -200,7 +208,7 @@ static uint64_t dict_get(rec_pynames *n, rec_procmem *m, uint64_t d, const char 
 	if ((k = keys_items(n, m, keys, values, n->items)) <= 0)
 		return 0;
 	i = find_key(n, m, n->items, k, want);
-	return i < 0 ? 0 : n->items[i].value;
+	return i < 0 ? 0 : n->items[i].value; /* 0 for a deleted entry */
 }
 
 /* threading._active, through sys.modules of the interpreter at interp; 0 when not there. */
@@ -239,8 +247,9 @@ static type_info *type_of(rec_pynames *n, rec_procmem *m, uint64_t tp)
 	return t;
 }
 
-/* The _name of the Thread object at obj; 0 with it in buf, or -errno. */
-static int thread_name(rec_pynames *n, rec_procmem *m, uint64_t obj, char *buf, size_t cap)
+/* The _name of the Thread object at obj; 0 with it in buf and the address of the word that
+ * points to it in *slot (a rename stores another str there), or -errno. */
+static int thread_name(rec_pynames *n, rec_procmem *m, uint64_t obj, char *buf, size_t cap, uint64_t *slot)
 {
 	const rec_pyoff *o = n->o;
 	uint64_t tp = 0, dict = 0, values = 0, v, keys, used, version;
@@ -289,9 +298,9 @@ static int thread_name(rec_pynames *n, rec_procmem *m, uint64_t obj, char *buf, 
 			return -EINVAL;
 		if ((k = keys_items(n, m, keys, values, n->items2)) <= 0)
 			return -EINVAL;
-		if ((i = find_key(n, m, n->items2, k, "_name")) < 0)
+		if ((i = find_key(n, m, n->items2, k, "_name")) < 0 || !(v = n->items2[i].value))
 			return -EINVAL;
-		v = n->items2[i].value;
+		*slot = n->items2[i].slot;
 	} else if (values && t->cached_keys) {
 		/* the class's shared keys say where _name is among the values; once per class */
 		if (t->name_ix == -1) {
@@ -299,7 +308,8 @@ static int thread_name(rec_pynames *n, rec_procmem *m, uint64_t obj, char *buf, 
 			i = k > 0 ? find_key(n, m, n->items2, k, "_name") : -1;
 			t->name_ix = i < 0 ? -2 : i;
 		}
-		if (t->name_ix < 0 || rec_procmem_read(m, values + (uint64_t)o->dv_values + 8 * (uint64_t)t->name_ix, &v, 8) < 0)
+		*slot = values + (uint64_t)o->dv_values + 8 * (uint64_t)t->name_ix;
+		if (t->name_ix < 0 || rec_procmem_read(m, *slot, &v, 8) < 0)
 			return -EINVAL;
 	} else {
 		return -EINVAL;
@@ -320,20 +330,40 @@ static int read_registry(rec_pynames *n, rec_procmem *m)
 	n->n = 0;
 	for (i = 0; i < k; i++) {
 		char name[REC_PYNAME_MAX];
-		uint64_t ident = n->items[i].hash; /* an int key's hash is its value (below 2^61 - 1) */
+		uint64_t ident = n->items[i].hash, slot = 0, ptr = 0; /* an int key's hash is its value (below 2^61 - 1) */
 		if (!n->items[i].key || !n->items[i].value || !ident)
 			continue;
-		if (thread_name(n, m, n->items[i].value, name, sizeof(name)) < 0 || !name[0])
+		if (thread_name(n, m, n->items[i].value, name, sizeof(name), &slot) < 0 || !name[0])
 			continue;
-		if (GT_GROW(n->v, n->cap, n->n + 1) < 0)
+		if (GT_GROW(n->v, n->cap, n->n + 1) < 0 || GT_GROW(n->slots, n->cap_slots, n->n + 1) < 0 ||
+		    GT_GROW(n->ptrs, n->cap_ptrs, n->n + 1) < 0)
 			return -ENOMEM;
+		if (rec_procmem_read(m, slot, &ptr, 8) < 0)
+			slot = 0;
 		n->v[n->n].ident = ident;
 		memcpy(n->v[n->n].name, name, sizeof(name));
+		n->slots[n->n] = slot;
+		n->ptrs[n->n] = ptr;
 		n->n++;
 	}
 	n->seen_used = used;
 	n->seen_version = version;
 	n->seen_keys = keys;
+	return 0;
+}
+
+/* Did a thread get another name: its _name pointer changed (one batched read of them all). */
+static int renamed(rec_pynames *n, rec_procmem *m)
+{
+	size_t i, k = n->n < MAX_ITEMS ? n->n : MAX_ITEMS;
+
+	for (i = 0; i < k; i++)
+		n->req[i] = (rec_procmem_req){ n->slots[i], &n->vals[i], n->slots[i] ? 8 : 0, 0 };
+	if (k && rec_procmem_readv(m, n->req, k) < 0)
+		return 1;
+	for (i = 0; i < k; i++)
+		if (n->slots[i] && (!n->req[i].ok || n->vals[i] != n->ptrs[i]))
+			return 1;
 	return 0;
 }
 
@@ -369,7 +399,7 @@ int rec_pynames_poll(rec_pynames *n, rec_procmem *m, uint64_t interp, uint64_t n
 		return rc;
 	}
 	if (n->read_once && used == n->seen_used && version == n->seen_version && keys == n->seen_keys &&
-	    now_ns - n->last_full_ns < RENAME_PERIOD_NS)
+	    now_ns - n->last_full_ns < RENAME_PERIOD_NS && !renamed(n, m))
 		return 0;
 	if ((rc = read_registry(n, m)) < 0)
 		return rc;

@@ -2,7 +2,7 @@
  * module's registry (sys.modules["threading"]._active, a dict ident -> Thread) and each
  * Thread's _name, through CPython's dicts, modules and instance attributes of each version
  * (the layout fields of rec_pyoff). Cheap to ask often: the registry is walked again only when
- * the _active dict changed, or every few seconds for renames.
+ * the _active dict changed or a Thread's _name pointer did (a rename), and every 10 s.
  * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
 #ifndef REC_PYTHREADS_H
 #define REC_PYTHREADS_H

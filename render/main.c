@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cairo_out.h"
+#include "cli.h"
 #include "flame.h"
 #include "gtt.h"
 #include "input.h"
@@ -49,6 +50,9 @@ static const char usage_text[] =
 	"      --from S, --to S  only samples in this window, seconds from the trace start\n"
 	"      --search REGEX    highlight matching frames (and show the matched share)\n"
 	"      --countname WORD  what the counts are (\"samples\")\n"
+	"      --python-frames function|line  Python frames by name only, or each as\n"
+	"                        \"function (file:line)\" (default: the place where a name is\n"
+	"                        ambiguous: <module>, <lambda>, ...; trace input)\n"
 	"\n"
 	"timeline options:\n"
 	"  -o, --output FILE     output file (.svg, .png or .pdf)\n"
@@ -65,7 +69,7 @@ static const char usage_text[] =
 enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_FONTSIZE, OPT_MINWIDTH,
 	OPT_COLORS, OPT_INVERTED, OPT_REVERSE, OPT_DIFF, OPT_FLAMECHART, OPT_GIL, OPT_THREADS,
-	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT,
+	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT, OPT_PYFRAMES,
 };
 
 static const struct option long_opts[] = {
@@ -90,6 +94,7 @@ static const struct option long_opts[] = {
 	{"search", required_argument, 0, OPT_SEARCH},
 	{"countname", required_argument, 0, OPT_COUNTNAME},
 	{"format", required_argument, 0, OPT_FORMAT},
+	{"python-frames", required_argument, 0, OPT_PYFRAMES},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, 'V'},
 	{0, 0, 0, 0},
@@ -100,6 +105,7 @@ typedef struct cli {
 	const char *threads_re, *search, *countname, *format;
 	double width, height, fontsize, minwidth, minwidth_pct, from_s, to_s;
 	int inverted, reverse, flamechart, threads, have_from, have_to;
+	int python_frames;      /* enum ana_pyframes */
 } cli;
 
 static void usage(FILE *f)
@@ -245,6 +251,7 @@ static int cmd_flame(cli *c)
 	ana_opts aopts;
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
+	aopts.python_frames = c->python_frames;
 
 	ren_flame_opts o;
 	ren_flame_opts_init(&o);
@@ -354,6 +361,7 @@ static int cmd_timeline(cli *c)
 	ana_opts aopts;
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
+	aopts.python_frames = c->python_frames;
 	if ((rc = ren_input_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;
@@ -470,6 +478,10 @@ int main(int argc, char **argv)
 			if (parse_num(optarg, 0, 1e9, &c.to_s) < 0)
 				return usage_error("--to wants seconds from the trace start, not '%s'", optarg);
 			c.have_to = 1;
+			break;
+		case OPT_PYFRAMES:
+			if (ana_cli_python_frames(optarg, &c.python_frames) < 0)
+				return usage_error("--python-frames wants function or line, not '%s'", optarg);
 			break;
 		case OPT_SEARCH: c.search = optarg; break;
 		case OPT_COUNTNAME: c.countname = optarg; break;
