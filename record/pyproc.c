@@ -143,7 +143,9 @@ struct rec_pyproc {
 	uint32_t gil_last_tid;
 	uint64_t gil_last_ns;   /* the last read of it */
 	uint64_t gil_still_ns;  /* since when it has not changed */
+	uint64_t gil_rec_switches; /* the switch counter in the last GIL record */
 	int gil_known;
+	uint32_t gil_hist;      /* the poll's last 32 reads: bit set for each that wrote a record */
 
 	/* thread names */
 	uint64_t names_next_ns;
@@ -1012,6 +1014,11 @@ int rec_pyproc_gil_fast(const rec_pyproc *p)
 	return atomic_load(&p->gil_fast);
 }
 
+int rec_pyproc_gil_churn(const rec_pyproc *p)
+{
+	return __builtin_popcount(p->gil_hist) >= 24;
+}
+
 /* A GIL record for state g read at now (gil_lock held); prev_ns: the read before. */
 static void put_gil(rec_pyproc *p, const rec_pygil *g, uint32_t tid, uint64_t now)
 {
@@ -1046,7 +1053,10 @@ static uint32_t holder_tid(rec_pyproc *p, rec_procmem *mem, uint64_t holder)
  * the holder or the locked flag changed. Returns 1 when anything moved (switches included). */
 static int gil_seen(rec_pyproc *p, rec_procmem *mem, const rec_pygil *g, uint64_t now)
 {
-	int changed = !p->gil_known || g->holder != p->gil_last.holder || g->locked != p->gil_last.locked;
+	/* a record too when the holder left and came back unseen (the counter moved by two or
+	 * more): the analysis then knows nobody's hold there is certain */
+	int changed = !p->gil_known || g->holder != p->gil_last.holder || g->locked != p->gil_last.locked ||
+	              (g->switches && g->switches >= p->gil_rec_switches + 2);
 	int moved = changed || g->switches != p->gil_last.switches;
 
 	if (changed) {
@@ -1054,6 +1064,7 @@ static int gil_seen(rec_pyproc *p, rec_procmem *mem, const rec_pygil *g, uint64_
 		put_gil(p, g, tid, now);
 		atomic_fetch_add(&p->n_gil_changes, 1);
 		p->gil_last_tid = tid;
+		p->gil_rec_switches = g->switches;
 	}
 	if (moved || !p->gil_known)
 		p->gil_still_ns = now;
@@ -1090,8 +1101,10 @@ int rec_pyproc_gil_poll(rec_pyproc *p, uint64_t now)
 	atomic_fetch_add(&p->n_polls, 1);
 	p->giv_reads++;
 	if (gil_addr && rec_py_read_gil(p->gil_mem, &p->py.off, gil_addr, &g) == 0) {
+		uint64_t n0 = atomic_load(&p->n_gil_changes);
 		pthread_mutex_lock(&p->gil_lock);
 		gil_seen(p, p->gil_mem, &g, now);
+		p->gil_hist = p->gil_hist << 1 | (atomic_load(&p->n_gil_changes) != n0);
 		/* nothing moved for a while: the stack pass watches it from now on */
 		if (now - p->gil_still_ns >= GIL_IDLE_NS)
 			atomic_store(&p->gil_fast, 0);

@@ -66,6 +66,10 @@ uint64_t rec_pyproc_last_pass_ns(const rec_pyproc *p);
 
 /* 1 while the GIL state moves and the poll should read it at its full rate. */
 int rec_pyproc_gil_fast(const rec_pyproc *p);
+/* 1 while the GIL changes hands faster than the poll reads it (at least 24 of the last 32
+ * polls saw a change): the poll cannot tell holders apart between its reads, whatever its
+ * rate, and pyreader.c slows it down. */
+int rec_pyproc_gil_churn(const rec_pyproc *p);
 /* One poll of the GIL at now (a GIL record on change). 0, or -ESRCH when the process is gone.
  * After a stretch without any change the process leaves the poll (rec_pyproc_gil_fast() 0):
  * the stack pass watches its GIL from then on and hands it back on the first change. */

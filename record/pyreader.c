@@ -24,6 +24,7 @@
 #include "ticker.h"
 
 #define IDLE_WAIT_NS (100 * GT_NS_PER_MS) /* the look thread and the idle GIL poll re-check this often */
+#define CHURN_STRIDE 8 /* the GIL poll reads every 8th tick while every GIL it reads churns */
 
 struct rec_py {
 	pid_t pid;              /* the recorded process */
@@ -408,7 +409,7 @@ static void *gil_main(void *arg)
 	while (!atomic_load(&p->stop)) {
 		uint64_t now = rec_ticker_wait(tk);
 		size_t i;
-		int any = 0;
+		int any = 0, calm = 0;
 
 		if (atomic_load(&p->stop))
 			break;
@@ -421,6 +422,7 @@ static void *gil_main(void *arg)
 				continue;
 			rec_pyproc_gil_poll(c, now);
 			any |= rec_pyproc_gil_fast(c);
+			calm |= rec_pyproc_gil_fast(c) && !rec_pyproc_gil_churn(c);
 		}
 		atomic_store(&p->gil_cpu_ns, thread_cpu_ns());
 		if (!any) {
@@ -443,6 +445,19 @@ static void *gil_main(void *arg)
 						p->gil_wake = 1;
 			}
 			rec_ticker_resume(tk, gtt_now_ns());
+		} else if (!calm) {
+			/* every GIL polled changes hands between polls: reading it more often would not
+			 * tell more (the records say how many hand-offs each gap hid), so fewer reads */
+			struct timespec ts;
+			uint64_t until = now + (CHURN_STRIDE - 1) * gt_hz_to_period_ns(p->opts.gil_hz);
+			pthread_mutex_unlock(&p->lock);
+			rec_ticker_pause(tk, now);
+			ts.tv_sec = (time_t)(until / GT_NS_PER_SEC);
+			ts.tv_nsec = (long)(until % GT_NS_PER_SEC);
+			while (!atomic_load(&p->stop) && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			rec_ticker_resume(tk, gtt_now_ns());
+			continue;
 		}
 		pthread_mutex_unlock(&p->lock);
 	}

@@ -14,7 +14,9 @@ L_LOOP=$(line inner_loop) L_BODY=$(line inner_body) L_ZLIB=$(line native_zlib) L
 tid_of() { awk -v r="$1" '$1 == r { print $2 }' "$2"; }
 # the Python section of a report, and a thread's column in its table (NF = GIL-HELD, 4 = SAMPLES)
 pysection() { awk '/^Python and the GIL/ { on = 1 } /^== / && on && !/^== Python/ { on = 0 } on' "$1"; }
-col() { awk -v t="$1" -v c="$2" '$2 == t && $1 ~ /^[0-9]+$/ { v = (c == "NF" ? $NF : $(c + 0)); sub(/%$/, "", v); print v; exit }' "$3"; }
+# column C of thread T's row, counted from the end (NAME may be several words: a Python thread
+# name with its OS name): 0 the last (GIL-HELD), 5 SAMPLES
+col() { awk -v t="$1" -v c="$2" '$2 == t && $1 ~ /^[0-9]+$/ { v = $(NF - c); sub(/%$/, "", v); print v; exit }' "$3"; }
 
 covered=""
 # check_trace LABEL TRACE READY: the checks of one recording; returns 0 when all passed
@@ -31,8 +33,8 @@ check_trace() {
 		fail "$label: no Python section in the report ($(grep -m1 'Python stacks' "$TMP/rep"))"
 		return 1
 	fi
-	held_py=$(col "$py" NF "$TMP/py") held_nat=$(col "$nat" NF "$TMP/py")
-	n_py=$(col "$py" 4 "$TMP/py") n_nat=$(col "$nat" 4 "$TMP/py")
+	held_py=$(col "$py" 0 "$TMP/py") held_nat=$(col "$nat" 0 "$TMP/py")
+	n_py=$(col "$py" 5 "$TMP/py") n_nat=$(col "$nat" 5 "$TMP/py")
 	awk -v h="$held_py" -v n="$n_py" 'BEGIN { exit !(n >= 15 && h >= 90) }' ||
 		{ fail "$label $ver: Python thread $py GIL-held ${held_py:-?}% of ${n_py:-0} samples (want >= 90%)"; ok=1; }
 	awk -v h="$held_nat" -v n="$n_nat" 'BEGIN { exit !(n >= 8 && h <= 20) }' ||
