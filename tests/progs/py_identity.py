@@ -7,6 +7,9 @@ usage: python py_identity.py threads SECONDS
        python py_identity.py pool METHOD SECONDS [WORKERS]
          a multiprocessing Pool (METHOD: fork, spawn or forkserver) of WORKERS processes
          (default 3) running pool_work for about SECONDS; prints "worker PID" per worker
+       python py_identity.py child PYTHON SECONDS
+         runs PYTHON (another interpreter) as a child spinning at its top level for SECONDS,
+         and waits for it; prints "child PID"
        python py_identity.py modules SECONDS
          spins for SECONDS at the top level of a generated module (mod_a.py) and then of
          another (mod_b.py): two <module> frames that a name alone would merge
@@ -79,6 +82,18 @@ def modules_mode(seconds):
     import mod_b  # noqa: F401
 
 
+def child_mode(python, seconds):
+    import subprocess
+    code = ("import time\n"
+            "deadline = time.monotonic() + %r\n"
+            "x = 0\n"
+            "while time.monotonic() < deadline:\n"
+            "    x = (x * 31 + 1) & 0xFFFF\n" % seconds)
+    p = subprocess.Popen([python, "-c", code])
+    print("child", p.pid, flush=True)
+    p.wait()
+
+
 def main():
     print("main", os.getpid(), flush=True)
     mode = sys.argv[1]
@@ -86,6 +101,8 @@ def main():
         threads_mode(float(sys.argv[2]))
     elif mode == "pool":
         pool_mode(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 3)
+    elif mode == "child":
+        child_mode(sys.argv[2], float(sys.argv[3]))
     elif mode == "modules":
         modules_mode(float(sys.argv[2]))
     else:
