@@ -88,11 +88,16 @@ static const char *short_path(const char *path, char *buf, size_t cap)
 const char *ana_python_frame_name(int mode, const char *name, const char *file, int line, char *buf, size_t cap)
 {
 	char tmp[512];
-	/* <module>, <lambda>, <listcomp>, <genexpr>, ...: one name for many places in the code */
-	int ambiguous = !name || name[0] == '<' || strstr(name, ".<") != NULL;
+	const char *last;
+	int ambiguous;
 
 	if (!name)
 		name = "?";
+	/* <module>, <lambda>, <listcomp>, <genexpr>, f.<locals>.<lambda>: one name for many
+	 * places in the code (a <locals> inside a qualname is not: main.<locals>.worker is one) */
+	last = strrchr(name, '.');
+	last = last ? last + 1 : name;
+	ambiguous = last[0] == '<';
 	if (mode == ANA_PYFRAMES_FUNCTION || (mode != ANA_PYFRAMES_LINE && !ambiguous))
 		return name;
 	if (line > 0)

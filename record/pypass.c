@@ -25,7 +25,7 @@ static void tids_310(rec_pyproc *p, thread_read *th, size_t n)
 {
 	size_t i, j, slot;
 
-	if (p->tcb_tid_off < 0)
+	if (p->tcb_tid_off < 0 || !p->tcb)
 		return;
 	for (i = 0; i < n; i++) {
 		thread_read *t = &th[i];
@@ -63,8 +63,8 @@ static int tid_is_mine(rec_pyproc *p, uint32_t tid)
 {
 	size_t slot = (size_t)(tid * 2654435761u) % TIDS_SEEN;
 
-	if (p->root || !tid)
-		return tid != 0;
+	if (p->root || !tid || !p->tids_ok)
+		return tid != 0 && (p->root || rec_procfs_has_thread(p->pid, (pid_t)tid));
 	if (p->tids_ok[slot] == tid)
 		return 1;
 	if (!rec_procfs_has_thread(p->pid, (pid_t)tid))

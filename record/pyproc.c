@@ -89,14 +89,13 @@ rec_pyproc *rec_pyproc_create(pid_t pid, int root, const rec_pysink *sink, int32
 	return p;
 }
 
-void rec_pyproc_destroy(rec_pyproc *p)
+/* The pass's buffers, the code cache and the stack loop's reader: what a process that is read
+ * no more does not need (its counters and outcome stay). */
+static void release_pass(rec_pyproc *p)
 {
-	if (!p)
-		return;
 	rec_pycache_destroy(p->codes);
 	rec_pynames_destroy(p->names);
 	rec_procmem_close(p->mem);
-	rec_procmem_close(p->gil_mem);
 	free(p->tids);
 	free(p->th);
 	free(p->pool);
@@ -108,6 +107,54 @@ void rec_pyproc_destroy(rec_pyproc *p)
 	free(p->first);
 	free(p->tail);
 	free(p->creq);
+	free(p->tcb);
+	free(p->tids_ok);
+	p->codes = NULL;
+	p->names = NULL;
+	p->mem = NULL;
+	p->tids = NULL;
+	p->n_tids = p->cap_tids = 0;
+	p->th = NULL;
+	p->pool = NULL;
+	p->cap_pool = 0;
+	p->frames = NULL;
+	p->req = NULL;
+	p->cap_req = 0;
+	p->named = NULL;
+	p->n_named = p->cap_named = 0;
+	p->lines = NULL;
+	p->pred = NULL;
+	p->n_pred = 0;
+	p->first = NULL;
+	p->tail = NULL;
+	p->creq = NULL;
+	p->tcb = NULL;
+	p->tids_ok = NULL;
+}
+
+void rec_pyproc_release(rec_pyproc *p)
+{
+	if (!p || !atomic_load(&p->ended))
+		return;
+	pthread_mutex_lock(&p->lock); /* the tid map is the GIL poll's too */
+	release_pass(p);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void rec_pyproc_release_gil(rec_pyproc *p)
+{
+	if (!p || !atomic_load(&p->ended))
+		return;
+	rec_procmem_close(p->gil_mem);
+	p->gil_mem = NULL;
+}
+
+void rec_pyproc_destroy(rec_pyproc *p)
+{
+	if (!p)
+		return;
+	release_pass(p);
+	rec_procmem_close(p->gil_mem);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->gil_lock);
 	free(p);
@@ -151,6 +198,10 @@ static int start_reading(rec_pyproc *p)
 	p->th = calloc(MAX_THREADS, sizeof(*p->th));
 	p->frames = calloc(REC_PY_MAX_FRAMES, sizeof(*p->frames));
 	p->lines = calloc(LINE_CACHE, sizeof(*p->lines));
+	if (p->py.off.frame_kind == REC_PY_FRAMEOBJ)
+		p->tcb = calloc(TCB_SEEN, sizeof(*p->tcb));
+	if (!p->root)
+		p->tids_ok = calloc(TIDS_SEEN, sizeof(*p->tids_ok));
 	p->pred = calloc(MAX_THREADS, sizeof(*p->pred));
 	p->first = calloc(2 * MAX_THREADS, sizeof(*p->first));
 	p->tail = calloc(2 * MAX_THREADS + 1 + REC_PYCACHE_REVALIDATE, sizeof(*p->tail));
@@ -158,7 +209,7 @@ static int start_reading(rec_pyproc *p)
 	p->codes = rec_pycache_create(p->pid, p->mem, &p->py.off, p->py.code_type, emit_code, p);
 	p->names = rec_pynames_create(&p->py.off, p->py.dict_type);
 	if (!p->th || !p->frames || !p->lines || !p->pred || !p->first || !p->tail || !p->creq || !p->codes ||
-	    !p->names)
+	    !p->names || (p->py.off.frame_kind == REC_PY_FRAMEOBJ && !p->tcb) || (!p->root && !p->tids_ok))
 		return -ENOMEM;
 	atomic_store(&p->gil_addr, rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime));
 	return 0;

@@ -86,6 +86,12 @@ int rec_pyproc_ended(const rec_pyproc *p);
  * reads. State READING stays READING (it was read); a search cut short ends as NOT_FOUND or
  * REFUSED. */
 void rec_pyproc_end(rec_pyproc *p, int gone);
+/* After rec_pyproc_end(): free what reading needed, keeping counters and outcome.
+ * rec_pyproc_release() by the thread that ended it, when no stack pass or look can run on it;
+ * rec_pyproc_release_gil() (the GIL poll's reader) where the poll cannot be polling it (with
+ * pyreader.c's table lock held). Not ended: nothing. */
+void rec_pyproc_release(rec_pyproc *p);
+void rec_pyproc_release_gil(rec_pyproc *p);
 /* One-line status ("python 3.12.1: 1234 stacks ..."), as rec_py_status() describes. */
 void rec_pyproc_status(rec_pyproc *p, char *buf, size_t len);
 /* Counters for the reader's summary. */

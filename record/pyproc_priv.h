@@ -104,9 +104,9 @@ struct rec_pyproc {
 	uint64_t interps_next_ns;
 
 	int32_t tcb_tid_off;    /* 3.10: offset of the tid in glibc's struct pthread, -1 unknown */
-	tcb_seen tcb[TCB_SEEN]; /* (pthread, tid) pairs /proc confirmed */
+	tcb_seen *tcb;          /* TCB_SEEN (pthread, tid) pairs /proc confirmed; 3.10 only */
 	unsigned tcb_rr;
-	uint32_t tids_ok[TIDS_SEEN]; /* 3.11+: native tids /proc confirmed as this process's */
+	uint32_t *tids_ok;      /* TIDS_SEEN native tids /proc confirmed as this process's (children) */
 	int noted_no_tids;
 
 	/* tid map for the GIL poll: a snapshot written by the stack pass */

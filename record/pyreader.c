@@ -487,7 +487,6 @@ rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *er
 		p->opts.stack_hz = 10000;
 	if (p->opts.gil_hz > 100000)
 		p->opts.gil_hz = 100000;
-	if (getenv("XGIL")) p->opts.gil_hz = atof(getenv("XGIL")); /* XXX experiment */
 	p->sink = (rec_pysink){ w, p->opts.observe, p->opts.observe_ctx, gil_wake, p };
 	p->tcb_tid_off = -1;
 	pthread_mutex_init(&p->lock, NULL);

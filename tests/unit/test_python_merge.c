@@ -201,6 +201,8 @@ static void names(void)
 	                                       "/root/.pyenv/versions/3.12.1/lib/python3.12/json/decoder.py", 7, buf,
 	                                       sizeof(buf)),
 	                 "f.<locals>.<lambda> (json/decoder.py:7)"), "a lambda in the stdlib: %s", buf);
+	th_check(!strcmp(ana_python_frame_name(ANA_PYFRAMES_AUTO, "main.<locals>.worker", "/a/b.py", 3, buf, sizeof(buf)),
+	                 "main.<locals>.worker"), "a nested function is not ambiguous");
 	th_check(!strcmp(ana_python_frame_name(ANA_PYFRAMES_AUTO, "<module>", "/srv/app/__main__.py", 0, buf, sizeof(buf)),
 	                 "<module> (app/__main__.py)"), "__main__.py keeps its directory, no line: %s", buf);
 }
