@@ -795,19 +795,26 @@ static const char *reader_note(const ana_model *m, uint32_t pid)
 	return NULL;
 }
 
-/* Does pid look like Python: its command, its threads' names, or a mapping of a python
- * executable or libpython. */
+/* Does pid look like Python as it ran last: its command, its threads' names, or a mapping of
+ * a python executable or libpython, since its last exec (before an exec, a child of a Python
+ * process is a copy of it: a subprocess that runs /bin/true is not Python). */
 static int proc_is_pythonish(const ana_model *m, uint32_t pid)
 {
+	uint64_t exec_ns = 0;
 	size_t i;
 
+	for (i = 0; i < m->processes.n; i++)
+		if (m->processes.v[i].pid == pid && m->processes.v[i].event == GTT_PROC_EXEC &&
+		    m->processes.v[i].time_ns > exec_ns)
+			exec_ns = m->processes.v[i].time_ns;
 	if (looks_like_python(proc_name(m, pid)))
 		return 1;
 	for (i = 0; i < m->threads.n; i++)
 		if (m->threads.v[i].pid == pid && looks_like_python(m->threads.v[i].comm))
 			return 1;
 	for (i = 0; i < m->mappings.n; i++)
-		if (m->mappings.v[i].m.pid == pid && looks_like_python(m->mappings.v[i].m.path))
+		if (m->mappings.v[i].m.pid == pid && m->mappings.v[i].m.time_ns >= exec_ns &&
+		    looks_like_python(m->mappings.v[i].m.path))
 			return 1;
 	return 0;
 }
@@ -816,8 +823,8 @@ static int proc_is_pythonish(const ana_model *m, uint32_t pid)
  * emit(ctx, line) (at most 8, then a count). */
 static void unread_procs(const ana_model *m, void (*emit)(void *ctx, const char *line), void *ctx)
 {
-	uint64_t total = m->samples.n ? m->samples.n : 1;
-	size_t i, k, n_warned = 0;
+	uint64_t total = m->samples.n ? m->samples.n : 1, small = 0;
+	size_t i, k, n_warned = 0, n_small = 0;
 	char line[640];
 
 	for (i = 0; i < m->threads.n; i++) {
@@ -830,7 +837,16 @@ static void unread_procs(const ana_model *m, void (*emit)(void *ctx, const char 
 			n += m->threads.v[k].n_samples;
 			read |= m->threads.v[k].is_python;
 		}
-		if (!n || read || !proc_is_pythonish(m, t->pid) || n_warned++ >= 8)
+		/* a blind spot that matters: 1% of the samples or 20 (a helper process that ran for a
+		 * moment is counted below, not named) */
+		if (!n || read || !proc_is_pythonish(m, t->pid))
+			continue;
+		if (n * 100 < total && n < 20) {
+			n_small++;
+			small += n;
+			continue;
+		}
+		if (n_warned++ >= 8)
 			continue;
 		{
 			const char *why = reader_note(m, t->pid), *name = proc_name(m, t->pid);
@@ -846,6 +862,11 @@ static void unread_procs(const ana_model *m, void (*emit)(void *ctx, const char 
 	if (n_warned > 8) {
 		snprintf(line, sizeof(line), "%zu more Python-looking processes with samples and no Python stacks",
 		         n_warned - 8);
+		emit(ctx, line);
+	}
+	if (n_small) {
+		snprintf(line, sizeof(line), "%zu short-lived Python-looking process%s without Python stacks: %" PRIu64
+		         " samples (%.1f%%)", n_small, n_small == 1 ? "" : "es", small, 100.0 * (double)small / (double)total);
 		emit(ctx, line);
 	}
 }

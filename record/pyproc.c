@@ -437,7 +437,8 @@ void rec_pyproc_finish(rec_pyproc *p, char *text, size_t len)
 	pthread_mutex_lock(&p->lock);
 	snprintf(text, len, "%s", p->reason);
 	pthread_mutex_unlock(&p->lock);
-	/* a process of the tree that simply is not Python is not worth a note */
-	if (p->root || st != REC_PY_NOT_FOUND)
+	/* a process of the tree that is not Python, or that was gone (or exec'd) before its
+	 * interpreter was up, is not worth a note; one that is Python and was not read is */
+	if (p->root || st == REC_PY_REFUSED || st == REC_PY_FAILED)
 		rec_pyproc_note(p, gtt_now_ns(), text);
 }

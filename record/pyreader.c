@@ -34,13 +34,19 @@ struct rec_py {
 	int have_look, have_stack, have_gil;
 	atomic_int stop;
 
-	/* procs[]: every process met, in order; ended ones stay (their notes are written at the
-	 * end). The lock guards the array, want_end[], and wakes the look thread and the poll. */
+	/* procs[]: the processes being looked at or read, and those found not to be Python (a
+	 * child they fork is not either) until they exit; done[]: the ones whose reading or search
+	 * ended with something to say (their notes are written at the end). Each holds only its
+	 * counters and outcome once retired. The lock guards both arrays and want_end[], and wakes
+	 * the look thread and the poll. */
 	pthread_mutex_t lock;
 	pthread_cond_t look_cv, gil_cv;
 	rec_pyproc **procs;
 	uint8_t *want_end;      /* 1: exited, 2: exec'd into a new image (per procs[] entry) */
 	size_t n_procs, cap_procs, cap_want;
+	rec_pyproc **done;
+	size_t n_done, cap_done;
+	rec_pyproc *root;       /* the recorded process's first entry (the outcome) */
 	uint64_t n_capped;      /* processes not read: over REC_PY_MAX_PROCS */
 	int gil_wake;
 
@@ -166,6 +172,28 @@ static void note(rec_py *p, pid_t pid, const char *text)
 		gtt_write_note(p->sink.w, GTT_SRC_PYSTACK, gtt_now_ns(), (uint32_t)pid, 0, text);
 }
 
+/* Take c out of procs[] (lock held); keep it in done[] for its note, or destroy it when it has
+ * nothing to say (a child that is not Python). */
+static void retire(rec_py *p, rec_pyproc *c, int keep)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_procs && p->procs[i] != c; i++)
+		;
+	if (i == p->n_procs)
+		return;
+	rec_pyproc_release_gil(c);
+	if (keep && GT_GROW(p->done, p->cap_done, p->n_done + 1) < 0)
+		return; /* out of memory: it stays where it is */
+	memmove(p->procs + i, p->procs + i + 1, (p->n_procs - i - 1) * sizeof(*p->procs));
+	memmove(p->want_end + i, p->want_end + i + 1, p->n_procs - i - 1);
+	p->n_procs--;
+	if (keep)
+		p->done[p->n_done++] = c;
+	else if (c != p->root)
+		rec_pyproc_destroy(c);
+}
+
 /* A new entry for pid (lock held); parent: a process forked without exec runs its parent's
  * interpreter. NULL when over the cap (a note says so) or out of memory. */
 static rec_pyproc *add_proc(rec_py *p, pid_t pid, int root, const rec_pyproc *parent, uint64_t fork_ns)
@@ -192,6 +220,8 @@ static rec_pyproc *add_proc(rec_py *p, pid_t pid, int root, const rec_pyproc *pa
 	p->procs[p->n_procs] = c;
 	p->want_end[p->n_procs] = 0;
 	p->n_procs++;
+	if (!p->root)
+		p->root = c;
 	pthread_cond_signal(&p->look_cv);
 	return c;
 }
@@ -272,7 +302,7 @@ static void *look_main(void *arg)
 
 		for (i = 0; !atomic_load(&p->stop); i++) {
 			rec_pyproc *c;
-			int end;
+			int end, st;
 			pthread_mutex_lock(&p->lock);
 			if (i >= p->n_procs) {
 				pthread_mutex_unlock(&p->lock);
@@ -280,12 +310,29 @@ static void *look_main(void *arg)
 			}
 			c = p->procs[i];
 			end = p->want_end[i];
+			st = rec_pyproc_state(c);
+			if (st != REC_PY_LOOKING && st != REC_PY_READING && c != p->root) {
+				/* a search that ended: its readers go at once; it keeps what it has to say
+				 * (refused, exited early), and a process that is not Python is forgotten
+				 * once gone (until then its children are known not to be Python either) */
+				if (!rec_pyproc_ended(c)) {
+					rec_pyproc_end(c, end == 1);
+					rec_pyproc_release(c);
+					rec_pyproc_release_gil(c);
+				}
+				if (end || st != REC_PY_NOT_FOUND) {
+					retire(p, c, st != REC_PY_NOT_FOUND);
+					i--;
+				}
+				pthread_mutex_unlock(&p->lock);
+				continue;
+			}
 			pthread_mutex_unlock(&p->lock);
-			if (rec_pyproc_state(c) != REC_PY_LOOKING || rec_pyproc_ended(c))
+			if (st != REC_PY_LOOKING || rec_pyproc_ended(c))
 				continue;
 			if (end) {
 				rec_pyproc_end(c, end == 1);
-				continue;
+				continue; /* retired on the next round */
 			}
 			now = gtt_now_ns();
 			if (rec_pyproc_next_look(c) > now) {
@@ -295,6 +342,8 @@ static void *look_main(void *arg)
 			}
 			if (rec_pyproc_look(c, now) == 0 && rec_pyproc_next_look(c) < next)
 				next = rec_pyproc_next_look(c);
+			else if (rec_pyproc_state(c) != REC_PY_LOOKING)
+				next = now; /* retire or start reading it at once */
 		}
 		atomic_store(&p->look_cpu_ns, thread_cpu_ns());
 		pthread_mutex_lock(&p->lock);
@@ -340,26 +389,31 @@ static void *stack_main(void *arg)
 
 		if (atomic_load(&p->stop))
 			break;
+		/* the processes being read (entries the look thread may free are never in READING) */
 		pthread_mutex_lock(&p->lock);
-		n = p->n_procs;
-		if (GT_GROW(todo, cap_todo, n ? n : 1) < 0 || GT_GROW(ends, cap_ends, n ? n : 1) < 0)
-			n = 0;
-		for (i = 0; i < n; i++) {
-			todo[i] = p->procs[i];
-			ends[i] = p->want_end[i];
+		n = 0;
+		if (GT_GROW(todo, cap_todo, p->n_procs ? p->n_procs : 1) == 0 &&
+		    GT_GROW(ends, cap_ends, p->n_procs ? p->n_procs : 1) == 0) {
+			for (i = 0; i < p->n_procs; i++) {
+				if (rec_pyproc_state(p->procs[i]) != REC_PY_READING || rec_pyproc_ended(p->procs[i]))
+					continue;
+				todo[n] = p->procs[i];
+				ends[n++] = p->want_end[i];
+			}
 		}
 		pthread_mutex_unlock(&p->lock);
 		for (i = 0; i < n; i++) {
 			rec_pyproc *c = todo[i];
-			if (rec_pyproc_state(c) != REC_PY_READING || rec_pyproc_gone(c) || rec_pyproc_ended(c))
-				continue;
-			if (ends[i]) {
-				rec_pyproc_end(c, ends[i] == 1);
+			if (!ends[i] && !rec_pyproc_gone(c) && rec_pyproc_pass(c) == 0) {
+				rec_pyproc_health(c, now, 0);
 				continue;
 			}
-			if (rec_pyproc_pass(c) < 0)
-				continue; /* gone: its records stay */
-			rec_pyproc_health(c, now, 0);
+			/* exited, exec'd into another image, or found gone: its reading is over */
+			rec_pyproc_end(c, ends[i] == 1 || rec_pyproc_gone(c));
+			rec_pyproc_release(c);
+			pthread_mutex_lock(&p->lock);
+			retire(p, c, 1);
+			pthread_mutex_unlock(&p->lock);
 		}
 		atomic_store(&p->stack_cpu_ns, thread_cpu_ns());
 		/* a real-time loop must not take most of a CPU: passes that need more than half
@@ -418,7 +472,7 @@ static void *gil_main(void *arg)
 		for (i = 0; i < p->n_procs; i++) {
 			rec_pyproc *c = p->procs[i];
 			if (p->want_end[i] || rec_pyproc_state(c) != REC_PY_READING || rec_pyproc_gone(c) ||
-			    !rec_pyproc_gil_fast(c))
+			    rec_pyproc_ended(c) || !rec_pyproc_gil_fast(c))
 				continue;
 			rec_pyproc_gil_poll(c, now);
 			any |= rec_pyproc_gil_fast(c);
@@ -441,7 +495,8 @@ static void *gil_main(void *arg)
 				/* a process found meanwhile starts out in the poll */
 				for (i = 0; i < p->n_procs && !p->gil_wake; i++)
 					if (!p->want_end[i] && rec_pyproc_state(p->procs[i]) == REC_PY_READING &&
-					    !rec_pyproc_gone(p->procs[i]) && rec_pyproc_gil_fast(p->procs[i]))
+					    !rec_pyproc_gone(p->procs[i]) && !rec_pyproc_ended(p->procs[i]) &&
+					    rec_pyproc_gil_fast(p->procs[i]))
 						p->gil_wake = 1;
 			}
 			rec_ticker_resume(tk, gtt_now_ns());
@@ -531,14 +586,16 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 		return;
 	}
 	pthread_mutex_lock(&p->lock);
-	if (!p->n_procs) {
+	if (!p->root) {
 		pthread_mutex_unlock(&p->lock);
 		snprintf(buf, len, "python: off");
 		return;
 	}
-	rec_pyproc_status(p->procs[0], buf, len);
-	for (i = 1; i < p->n_procs; i++)
-		n_read += rec_pyproc_state(p->procs[i]) == REC_PY_READING;
+	rec_pyproc_status(p->root, buf, len);
+	for (i = 0; i < p->n_procs; i++)
+		n_read += p->procs[i] != p->root && rec_pyproc_state(p->procs[i]) == REC_PY_READING;
+	for (i = 0; i < p->n_done; i++)
+		n_read += p->done[i] != p->root && rec_pyproc_state(p->done[i]) == REC_PY_READING;
 	pthread_mutex_unlock(&p->lock);
 	if (n_read) {
 		size_t k = strlen(buf);
@@ -550,24 +607,25 @@ void rec_py_status(rec_py *p, char *buf, size_t len)
 static void cost_note(rec_py *p)
 {
 	rec_pyproc_stats st, tot;
-	size_t i;
+	size_t i, n_read = 0;
 	char text[400];
 
 	memset(&tot, 0, sizeof(tot));
-	for (i = 0; i < p->n_procs; i++) {
-		rec_pyproc_stats_get(p->procs[i], &st);
+	for (i = 0; i < p->n_procs + p->n_done; i++) {
+		rec_pyproc_stats_get(i < p->n_procs ? p->procs[i] : p->done[i - p->n_procs], &st);
 		tot.stacks += st.stacks;
 		tot.passes += st.passes;
 		tot.syscalls += st.syscalls;
 		tot.read_ns += st.read_ns;
 		tot.polls += st.polls;
+		n_read += st.passes > 0;
 	}
 	if (!tot.passes)
 		return;
 	snprintf(text, sizeof(text),
 	         "python reader: %zu process%s, %llu passes, %llu stacks, %.2f process_vm_readv calls and %.1f us per stack; "
 	         "%llu GIL polls; reader CPU: stacks %.3f s, GIL poll %.3f s, discovery %.3f s",
-	         p->n_procs, p->n_procs == 1 ? "" : "es", (unsigned long long)tot.passes, (unsigned long long)tot.stacks,
+	         n_read, n_read == 1 ? "" : "es", (unsigned long long)tot.passes, (unsigned long long)tot.stacks,
 	         tot.stacks ? (double)tot.syscalls / (double)tot.stacks : 0.0,
 	         tot.stacks ? (double)tot.read_ns / (double)tot.stacks / 1e3 : 0.0, (unsigned long long)tot.polls,
 	         gt_ns_to_s(atomic_load(&p->stack_cpu_ns)), gt_ns_to_s(atomic_load(&p->gil_cpu_ns)),
@@ -595,20 +653,25 @@ void rec_py_stop(rec_py *p, rec_py_result *res)
 		pthread_join(p->stack_thr, NULL);
 	if (p->have_gil)
 		pthread_join(p->gil_thr, NULL);
-	for (i = 0; i < p->n_procs; i++) {
-		rec_pyproc_end(p->procs[i], p->want_end[i] == 1);
-		rec_pyproc_finish(p->procs[i], text, sizeof(text));
-		if (i == 0 && res) {
-			res->state = rec_pyproc_state(p->procs[0]);
-			res->target_gone = rec_pyproc_gone(p->procs[0]);
+	/* the notes in the order the processes were met: the recorded process first */
+	for (i = 0; i < p->n_done + p->n_procs; i++) {
+		rec_pyproc *c = i < p->n_done ? p->done[i] : p->procs[i - p->n_done];
+		rec_pyproc_end(c, i >= p->n_done && p->want_end[i - p->n_done] == 1);
+		rec_pyproc_finish(c, text, sizeof(text));
+		if (c == p->root && res) {
+			res->state = rec_pyproc_state(c);
+			res->target_gone = rec_pyproc_gone(c);
 			snprintf(res->text, sizeof(res->text), "%s", text);
 		}
 	}
-	if (p->n_procs)
+	if (p->root)
 		cost_note(p);
 	for (i = 0; i < p->n_procs; i++)
 		rec_pyproc_destroy(p->procs[i]);
+	for (i = 0; i < p->n_done; i++)
+		rec_pyproc_destroy(p->done[i]);
 	free(p->procs);
+	free(p->done);
 	free(p->want_end);
 	pthread_cond_destroy(&p->look_cv);
 	pthread_cond_destroy(&p->gil_cv);
