@@ -405,6 +405,7 @@ static uint32_t python_frame(merger *M, uint32_t pid, const gtt_py_frame *pf)
 	size_t i, mask;
 	ana_frame f;
 	uint32_t id;
+	char buf[1024]; /* the name, until it is interned */
 
 	if (M->pf_n * 2 >= M->pf_cap) {
 		size_t cap = M->pf_cap ? M->pf_cap * 2 : 1024, k;
@@ -431,7 +432,6 @@ static uint32_t python_frame(merger *M, uint32_t pid, const gtt_py_frame *pf)
 	f.line = pf->line > 0 ? pf->line : 0;
 	if (ci >= 0) {
 		const ana_pycode *c = &M->m->pycodes.v[ci];
-		char buf[1024];
 		f.name = ana_python_frame_name(M->o ? M->o->python_frames : ANA_PYFRAMES_AUTO,
 		                               c->qualname && c->qualname[0] ? c->qualname : c->name, c->filename,
 		                               f.line, buf, sizeof(buf));

@@ -11,7 +11,9 @@
 #     against the workload's, and the reader's CPU per thread (stack loop, GIL poll) from its note;
 #  3. the cost on the target: bench/pywork.py's wall time at 1 kHz (-F 999, frame pointers,
 #     --python=on, as `make bench`) against no profiler, against Austin -i 1ms, and gt-record
-#     with --python=off (the perf part alone); and the achieved/intended samples of each run.
+#     with --python=off (the perf part alone); the same in DWARF mode (gt-record's default) with
+#     and without Python (does the pair cost more than each alone?); and the achieved/intended
+#     samples of each run.
 # BASE=PATH (a gt-record from before the change) adds it to every table as "base".
 # usage: bench/py_overhead.sh [REPS] (default 5)   env: BUILD (build), AUSTIN (/tmp/austin/austin),
 #        BASE, PYTHONS (the interpreters; default every CPython 3.10+ here), ROUNDS (pywork, 60)
@@ -87,28 +89,33 @@ for py in $PYTHONS; do
 	done
 done
 
-# ---- 3: the cost on the target at 1 kHz, against Austin ----
-py=$(echo "$PYTHONS" | grep -m1 '/usr/bin/python3.11' || echo "$PYTHONS" | head -1)
-pyv=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
-cfgs=(none gt gt-nopy)
+# ---- 3: the cost on the target at 1 kHz, against Austin (make bench's interpreters) ----
+COSTPY=$(echo "$PYTHONS" | grep -E '^/usr/bin/python3\.11$|python3\.12$')
+[ -n "$COSTPY" ] || COSTPY=$(echo "$PYTHONS" | head -1)
+cfgs=(none gt gt-nopy gt-dwarf gt-dwarf-nopy)
 [ -n "$BASE" ] && cfgs+=(base)
 [ -n "$AUSTIN" ] && cfgs+=(austin)
-for ((r = 0; r < REPS; r++)); do
-	for cfg in $(rotate "$r" "${cfgs[@]}"); do
-		case $cfg in
-		none) pre=() ;;
-		gt) pre=("$B/gt-record" -q -F 999 --call-graph fp --python=on --no-archive -o "$W/c.gtt" --) ;;
-		gt-nopy) pre=("$B/gt-record" -q -F 999 --call-graph fp --python=off --no-archive -o "$W/c.gtt" --) ;;
-		base) pre=("$BASE" -q -F 999 --call-graph fp --python=on --no-archive -o "$W/c.gtt" --) ;;
-		austin) pre=("$AUSTIN" -i 1ms -o "$W/c.austin") ;;
-		esac
-		run_rec "$W/c" "${pre[@]}" "$py" bench/pywork.py "$ROUNDS"
-		put "cost $pyv" "$cfg" "wall_s.$r" "$(awk '$1 == "wall_s" { print $2 }' "$W/c.out")"
-		[ "$cfg" != none ] && put "cost $pyv" "$cfg" "recorder_cpu_s.$r" "$(awk -v t="$tick" '{ print $1 / t }' "$W/c.cpu")"
-		case $cfg in gt*|base)
-			put "cost $pyv" "$cfg" "achieved_pct.$r" "$("$B/gt-analyze" report "$W/c.gtt" 2>/dev/null |
-				sed -n 's/.*total: [0-9]* intended, [0-9]* received (\([0-9.]*\)%).*/\1/p' | head -1)" ;;
-		esac
+for py in $COSTPY; do
+	pyv=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+	for ((r = 0; r < REPS; r++)); do
+		for cfg in $(rotate "$r" "${cfgs[@]}"); do
+			case $cfg in
+			none) pre=() ;;
+			gt) pre=("$B/gt-record" -q -F 999 --call-graph fp --python=on --no-archive -o "$W/c.gtt" --) ;;
+			gt-nopy) pre=("$B/gt-record" -q -F 999 --call-graph fp --python=off --no-archive -o "$W/c.gtt" --) ;;
+			gt-dwarf) pre=("$B/gt-record" -q -F 999 --python=on --no-archive -o "$W/c.gtt" --) ;;
+			gt-dwarf-nopy) pre=("$B/gt-record" -q -F 999 --python=off --no-archive -o "$W/c.gtt" --) ;;
+			base) pre=("$BASE" -q -F 999 --call-graph fp --python=on --no-archive -o "$W/c.gtt" --) ;;
+			austin) pre=("$AUSTIN" -i 1ms -o "$W/c.austin") ;;
+			esac
+			run_rec "$W/c" "${pre[@]}" "$py" bench/pywork.py "$ROUNDS"
+			put "cost $pyv" "$cfg" "wall_s.$r" "$(awk '$1 == "wall_s" { print $2 }' "$W/c.out")"
+			[ "$cfg" != none ] && put "cost $pyv" "$cfg" "recorder_cpu_s.$r" "$(awk -v t="$tick" '{ print $1 / t }' "$W/c.cpu")"
+			case $cfg in gt*|base)
+				put "cost $pyv" "$cfg" "achieved_pct.$r" "$("$B/gt-analyze" report "$W/c.gtt" 2>/dev/null |
+					sed -n 's/.*total: [0-9]* intended, [0-9]* received (\([0-9.]*\)%).*/\1/p' | head -1)" ;;
+			esac
+		done
 	done
 done
 
@@ -145,7 +152,7 @@ for k in sorted({k for k, c, m in rows if k.startswith("cost")}):
     print("| profiler | wall s | cost % | recorder CPU s | achieved/intended % |")
     print("|---|---|---|---|---|")
     base = {m.split(".")[1]: v for m, v in rows.get((k, "none", "wall_s"), [])}
-    for cfg in ("none", "gt", "base", "gt-nopy", "austin"):
+    for cfg in ("none", "gt", "base", "gt-nopy", "gt-dwarf", "gt-dwarf-nopy", "austin"):
         w = rows.get((k, cfg, "wall_s"))
         if not w:
             continue
