@@ -16,6 +16,7 @@
  * cannot hide an unmapped page between two readable bytes); at most SNAP_MAX_RANGES ranges
  * and SNAP_MAX_BYTES bytes (the rest is read when asked for), NOTE_MAX reads noted per pass. */
 #define SNAP_GAP 256u
+#define PAGE_MERGE 4096u
 #define SNAP_MAX_RANGES 8192u
 #define SNAP_MAX_BYTES (1u << 20)
 #define NOTE_MAX 32768u
@@ -355,7 +356,11 @@ static int plan(rec_procmem *m)
 
 		if (a == 0 || e < a)
 			continue;
-		if (last && a <= last->addr + last->len + SNAP_GAP) {
+		/* merged: close neighbours, and anything on the page the last range ends on (3.10's
+		 * frame objects lie a few hundred bytes apart in the allocator's pages: one iovec per
+		 * page costs less than one per frame) */
+		if (last && (a <= last->addr + last->len + SNAP_GAP ||
+		             a / PAGE_MERGE == (last->addr + last->len - 1) / PAGE_MERGE)) {
 			uint64_t le = last->addr + last->len;
 			if (e > le) {
 				if (total + (e - le) > SNAP_MAX_BYTES)
