@@ -14,7 +14,8 @@
 #     with --python=off (the perf part alone); the same in DWARF mode (gt-record's default) with
 #     and without Python (does the pair cost more than each alone?); and the achieved/intended
 #     samples of each run.
-# BASE=PATH (a gt-record from before the change) adds it to every table as "base".
+# BASE=PATH (a gt-record from before the change) adds it to every table as "base"; SECTIONS
+# ("1 3" by default) picks the parts to run (2 comes with 1).
 # usage: bench/py_overhead.sh [REPS] (default 5)   env: BUILD (build), AUSTIN (/tmp/austin/austin),
 #        BASE, PYTHONS (the interpreters; default every CPython 3.10+ here), ROUNDS (pywork, 60)
 # A benchmark, not a test: it never fails on a number. On a shared machine, say the load.
@@ -54,10 +55,12 @@ note_field() { # TRACE: the reader's end note numbers
 	"$B/gt-analyze" report "$1" 2>/dev/null | sed -n 's/.*note (Python stacks): \(python 3[^:]*: [0-9]* stacks.*\)/\1/p' | head -1
 }
 
+SECTIONS=${SECTIONS:-1 3}
 # ---- 1 + 2: the reader per stack, old and new, interleaved ----
 recs=(new)
+case " $SECTIONS " in *" 1 "*) ;; *) PYTHONS_1= ;; esac
 [ -n "$BASE" ] && recs+=(base)
-for py in $PYTHONS; do
+for py in ${PYTHONS_1-$PYTHONS}; do
 	ver=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || continue
 	for ((r = 0; r < REPS; r++)); do
 		for wl in pywork threads pingpong; do
@@ -92,6 +95,7 @@ done
 # ---- 3: the cost on the target at 1 kHz, against Austin (make bench's interpreters) ----
 COSTPY=$(echo "$PYTHONS" | grep -E '^/usr/bin/python3\.11$|python3\.12$')
 [ -n "$COSTPY" ] || COSTPY=$(echo "$PYTHONS" | head -1)
+case " $SECTIONS " in *" 3 "*) ;; *) COSTPY= ;; esac
 cfgs=(none gt gt-nopy gt-dwarf gt-dwarf-nopy)
 [ -n "$BASE" ] && cfgs+=(base)
 [ -n "$AUSTIN" ] && cfgs+=(austin)
@@ -110,6 +114,7 @@ for py in $COSTPY; do
 			esac
 			run_rec "$W/c" "${pre[@]}" "$py" bench/pywork.py "$ROUNDS"
 			put "cost $pyv" "$cfg" "wall_s.$r" "$(awk '$1 == "wall_s" { print $2 }' "$W/c.out")"
+			put "cost $pyv" "$cfg" "cpu_s.$r" "$(awk '$1 == "wall_s" { print $4 }' "$W/c.out")"
 			[ "$cfg" != none ] && put "cost $pyv" "$cfg" "recorder_cpu_s.$r" "$(awk -v t="$tick" '{ print $1 / t }' "$W/c.cpu")"
 			case $cfg in gt*|base)
 				put "cost $pyv" "$cfg" "achieved_pct.$r" "$("$B/gt-analyze" report "$W/c.gtt" 2>/dev/null |
@@ -149,15 +154,19 @@ for k in keys:
         print("| %s | %s | %s | %s | %s | %s | %s |" % (k, cfg, g("us"), g("calls_per_stack"), g("stack_cpu_s"), g("gil_cpu_s"), g("recorder_cpu_s")))
 for k in sorted({k for k, c, m in rows if k.startswith("cost")}):
     print("\n## %s: bench/pywork.py wall time, cost paired against no profiler in the same repetition\n" % k)
-    print("| profiler | wall s | cost % | recorder CPU s | achieved/intended % |")
-    print("|---|---|---|---|---|")
+    print("| profiler | wall s | wall cost % | workload CPU cost % | recorder CPU s | achieved/intended % |")
+    print("|---|---|---|---|---|---|")
     base = {m.split(".")[1]: v for m, v in rows.get((k, "none", "wall_s"), [])}
+    cbase = {m.split(".")[1]: v for m, v in rows.get((k, "none", "cpu_s"), [])}
+    def paired(vals, ref):
+        return [100 * (v / ref[m.split(".")[1]] - 1) for m, v in vals if m.split(".")[1] in ref and ref[m.split(".")[1]] > 0]
     for cfg in ("none", "gt", "base", "gt-nopy", "gt-dwarf", "gt-dwarf-nopy", "austin"):
         w = rows.get((k, cfg, "wall_s"))
         if not w:
             continue
-        cost = [100 * (v / base[m.split(".")[1]] - 1) for m, v in w if m.split(".")[1] in base] if cfg != "none" else []
-        print("| %s | %s | %s | %s | %s |" % (cfg, cell([v for _, v in w]), cell(cost) if cost else "-",
-              cell([v for _, v in rows.get((k, cfg, "recorder_cpu_s"), [])]),
+        cost = paired(w, base) if cfg != "none" else []
+        ccost = paired(rows.get((k, cfg, "cpu_s"), []), cbase) if cfg != "none" else []
+        print("| %s | %s | %s | %s | %s | %s |" % (cfg, cell([v for _, v in w]), cell(cost) if cost else "-",
+              cell(ccost) if ccost else "-", cell([v for _, v in rows.get((k, cfg, "recorder_cpu_s"), [])]),
               cell([v for _, v in rows.get((k, cfg, "achieved_pct"), [])])))
 PY
