@@ -4,6 +4,8 @@
 #   make record pipeline   the GPU-box subset: gcc + libc (+ CUDA when found), no libdw/Cairo
 #   make check        dependencies (as root), build, every test; ends with "N passed, N failed"
 #   make demo         dependencies, build, record the reference pipeline, report + flame graph
+#   make check-asan   the same suite built with ASan + UBSan (build/asan), leaks checked
+#   make fuzz         each libFuzzer target for FUZZ_SECONDS (clang); fuzz-smoke: a few seconds
 #   make install PREFIX=/usr/local
 
 BUILD   ?= build
@@ -22,7 +24,8 @@ SAN      ?=
 CFLAGS   += $(OPT) $(WARN) $(SAN) -fPIC -fno-omit-frame-pointer -pthread
 CPPFLAGS += -Ilib -Ikernels -D_GNU_SOURCE -DGT_VERSION='"$(VERSION)"' -MMD -MP
 LDFLAGS  += $(SAN) -pthread
-LDLIBS   += -lm
+# -ldl: lib/ loads libzstd at run time (in libc itself from glibc 2.34; a stub there)
+LDLIBS   += -lm -ldl
 
 ifeq ($(V),1)
 Q :=
@@ -72,12 +75,12 @@ PL_SO       := $(LIBDIR)/libgtpipeline.so
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench fuzz fuzz-smoke fuzzers tests help
+.PHONY: all record analyze render pipeline check check-asan demo deps install clean bench bench-tools fuzz fuzz-smoke fuzzers tests help
 
 all: record pipeline analyze render
 
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '/^# groundtruth/,/^$$/s/^#   //p' $(firstword $(MAKEFILE_LIST))
 
 record: $(GT_RECORD) $(if $(HAVE_CUDA),$(if $(AGENT_SRC),$(AGENT)))
 analyze: $(GT_ANALYZE)
@@ -87,7 +90,6 @@ pipeline: $(GT_PIPELINE) $(PL_SO)
 # ---- compile rules ----
 $(OBJ)/analyze/%.o: CPPFLAGS += $(DW_CFLAGS)
 $(OBJ)/render/%.o: CPPFLAGS += $(CAIRO_CFLAGS) -Ianalyze
-$(OBJ)/tests/%.o: CPPFLAGS += $(DW_CFLAGS) $(CAIRO_CFLAGS) -Ianalyze -Irender -Irecord -Ipipeline
 $(OBJ)/record/cupti_%.o: CPPFLAGS += -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
 ifeq ($(HAVE_CUDA),1)
 $(OBJ)/pipeline/%.o $(OBJ)/kernels/%.o: CPPFLAGS += -DGT_HAVE_CUDA=1 -I$(CUDA_HOME)/include
@@ -101,7 +103,7 @@ $(OBJ)/%.o: %.c
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  NVCC    $<")
-	$(Q)$(NVCC) $(NVCCFLAGS) -Ilib -Ikernels -c -o $@ $<
+	$(Q)$(NVCC) $(NVCCFLAGS) -Ilib -Ikernels -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
 # ---- archives (tests link the modules through these) ----
 $(LIBGTT): $(call objs,$(LIB_SRC))
@@ -156,16 +158,57 @@ $(AGENT): $(call objs,$(AGENT_SRC) record/pyoffsets.c record/procmem.c) $(LIBGTT
 	  -Wl,-rpath,$(CUDA_HOME)/extras/CUPTI/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-Bsymbolic -lcupti -ldl $(LDLIBS)
 
 # ---- tests ----
-# tests/unit/test_NAME.c -> $(BUILD)/tests/test_NAME, linked against every module archive.
+# tests/unit/test_NAME.c -> $(BUILD)/tests/test_NAME, and tests/fuzz/fuzz_NAME.c ->
+# build/fuzz/fuzz/fuzz_NAME (its replay test is test_fuzz_NAME). Each is compiled and linked
+# with lib/ and the modules it names below, nothing more: a recorder test builds where there
+# is no libdw or Cairo (the GPU box), and only analysis tests see libdw's headers. A new test
+# that uses analyze/, render/ (which brings analyze/), record/ or pipeline/ goes in its list;
+# UNIT_DW is for a test outside analyze/ that checks its results against libdw itself (it does
+# not build on the GPU box).
+UNIT_ANA := bounds demangle diff export fold gpu_golden gpu_report import_perf model_load python_merge \
+            textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
+UNIT_REN := bounds render_flame render_timeline svg_escape fuzz_render
+UNIT_REC := counters gpu_merge pyoffsets pyreader rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top \
+            fuzz_pyreader fuzz_elf fuzz_unwind
+UNIT_PL  := kernels
+UNIT_DW  := rec_archive
+# the modules of test or fuzz target $(1) (NAME or fuzz_NAME), in link order
+test_mods = $(if $(filter $(1),$(UNIT_REN)),ren) $(if $(filter $(1),$(UNIT_ANA) $(UNIT_REN)),ana) \
+            $(if $(filter $(1),$(UNIT_REC)),rec) $(if $(filter $(1),$(UNIT_PL)),pl) \
+            $(if $(filter $(1),$(UNIT_DW)),dw)
+MOD_ARCH_ren := $(LIBREN)
+MOD_ARCH_ana := $(LIBANA)
+MOD_ARCH_rec := $(LIBREC)
+MOD_ARCH_pl  := $(LIBPL)
+MOD_ARCH_dw  :=
+MOD_CPP_ren   = $(CAIRO_CFLAGS) -iquote render
+MOD_CPP_ana   = $(DW_CFLAGS) -iquote analyze
+MOD_CPP_rec   = -iquote record
+MOD_CPP_pl    = -iquote pipeline
+MOD_CPP_dw    = $(DW_CFLAGS)
+MOD_LIBS_ren  = $(CAIRO_LIBS)
+MOD_LIBS_ana  = $(DW_LIBS) -lz
+MOD_LIBS_rec  =
+MOD_LIBS_pl   = $(CUDA_LIBS) -ldl
+MOD_LIBS_dw   = $(DW_LIBS)
+# libraries a test itself calls, beyond its modules' (by program name)
+LIBS_test_top := -lz
+
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
-UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(UNIT_SRC))
+UNIT_BINS  := $(patsubst %,$(BUILD)/tests/test_%,$(UNIT_NAMES))
 TEST_HELPERS := $(wildcard tests/progs/*.c)
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_HELPERS))
 
-$(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIBREN) $(LIBANA) $(LIBREC) $(LIBPL) $(LIBGTT)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CAIRO_LIBS) $(DW_LIBS) -lz $(CUDA_LIBS) $(LDLIBS) -ldl
+# $(1): object, $(2): program, $(3): module list, $(4): extra link flags
+define test_rule
+$(1): CPPFLAGS += $(foreach m,$(3),$$(MOD_CPP_$(m)))
+$(2): $(1) $(foreach m,$(3),$(MOD_ARCH_$(m))) $(LIBGTT)
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $$(LDFLAGS) $(4) -o $$@ $$^ $(foreach m,$(3),$$(MOD_LIBS_$(m))) $$(LIBS_$(notdir $(2))) $$(LDLIBS)
+endef
+$(foreach t,$(UNIT_NAMES),$(eval $(call test_rule,$(OBJ)/tests/unit/test_$(t).o,$(BUILD)/tests/test_$(t),$(call test_mods,$(t)))))
 
 # Test programs (targets to be profiled). Flags per program come from a
 # "// build: FLAGS" first line, e.g. "// build: -O2 -fomit-frame-pointer".
@@ -174,7 +217,18 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -g -pthread $$(sed -n '1s|^// build: ||p' $<) -o $@ $< -lm -lz
 
-tests: all $(UNIT_BINS) $(TEST_PROGS)
+tests: all $(UNIT_BINS) $(TEST_PROGS) bench-tools
+
+# ---- benchmark tools: bench/NAME.c -> $(BUILD)/bench/NAME, on lib/ alone (built with the
+# tests, so that they keep compiling) ----
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+$(BUILD)/bench/%: $(OBJ)/bench/%.o $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-tools: $(BENCH_BINS)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory tests
@@ -197,8 +251,9 @@ check-asan: deps
 
 # ---- fuzzing: clang libFuzzer + ASan/UBSan, everything in build/fuzz ----
 # tests/fuzz/fuzz_NAME.c -> build/fuzz/fuzz/fuzz_NAME. `make fuzz` runs each target for
-# FUZZ_SECONDS (default 60); `make fuzz-smoke` a few seconds each (CI). tests/fuzz/run.sh
-# keeps a growing corpus per target in build/fuzz/corpus/ and crashes in build/fuzz/crashes/.
+# FUZZ_SECONDS (default 60); `make fuzz-smoke` a few seconds each from the seeds alone (CI).
+# tests/fuzz/run.sh keeps a growing corpus per target in build/fuzz/corpus/ (not for smoke runs)
+# and crashes in build/fuzz/crashes/.
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
@@ -206,10 +261,8 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 FUZZ_MAKE  = $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
 	SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzzers
 
-$(BUILD)/fuzz/fuzz_%: $(OBJ)/tests/fuzz/fuzz_%.o $(LIBANA) $(LIBREC) $(LIBGTT)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(DW_LIBS) -lz $(LDLIBS)
+$(foreach t,$(patsubst tests/fuzz/%.c,%,$(FUZZ_SRC)),\
+  $(eval $(call test_rule,$(OBJ)/tests/fuzz/$(t).o,$(BUILD)/fuzz/$(t),$(call test_mods,$(t)),-fsanitize=fuzzer)))
 
 fuzzers: $(FUZZ_BINS)
 
@@ -219,7 +272,7 @@ fuzz:
 
 fuzz-smoke:
 	$(Q)$(FUZZ_MAKE)
-	$(Q)tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
+	$(Q)FUZZ_FRESH=1 tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
 
 deps:
 	$(Q)tests/deps.sh
@@ -228,7 +281,7 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) tests/demo.sh
 
-bench: all
+bench: all bench-tools
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
 install: all

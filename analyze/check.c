@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "cli.h"
+#include "gt_util.h"
 #include "gtt.h"
 
 void ana_check_opts_init(ana_check_opts *o)
@@ -19,14 +20,8 @@ void ana_check_opts_init(ana_check_opts *o)
 
 static int add_move(ana_check_result *r, size_t *cap, int kind, const char *name, double b, double n, double z)
 {
-	if (r->n_moves == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		ana_check_move *mv = realloc(r->moves, nc * sizeof(*mv));
-		if (!mv)
-			return GTT_ENOMEM;
-		r->moves = mv;
-		*cap = nc;
-	}
+	if (GT_GROW(r->moves, *cap, r->n_moves + 1) < 0)
+		return GTT_ENOMEM;
 	ana_check_move *m = &r->moves[r->n_moves++];
 	m->kind = kind;
 	m->name = name;
@@ -244,7 +239,7 @@ int ana_cmd_check(int argc, char **argv)
 	ana_opts ao;
 	ana_check_opts co;
 	const char *golden = NULL, *junit = NULL, *only = NULL;
-	int c, force = 0, status = ANA_EXIT_BROKEN, have_re = 0;
+	int c, force = 0, status = GT_EXIT_BROKEN, have_re = 0;
 	char err[600], *end;
 	regex_t re;
 	ana_profile *g = NULL, *n = NULL;
@@ -272,7 +267,7 @@ int ana_cmd_check(int argc, char **argv)
 			if (*end || end == optarg || !(co.alpha > 0 && co.alpha < 1))
 				return ana_cli_usage_error("check", "--alpha wants a level between 0 and 1, not '%s'", optarg);
 			break;
-		case 'h': check_usage(stdout); return ANA_EXIT_OK;
+		case 'h': check_usage(stdout); return GT_EXIT_OK;
 		default: return ana_cli_usage_error("check", "unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
@@ -295,6 +290,8 @@ int ana_cmd_check(int argc, char **argv)
 		fprintf(stderr, "gt-analyze check: %s\n", err);
 		goto out;
 	}
+	ana_profile_print_warnings(g, "check");
+	ana_profile_print_warnings(n, "check");
 	if (!force && ana_profile_match(g, n, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gt-analyze check: %s\n", err);
 		goto out;
@@ -314,7 +311,10 @@ int ana_cmd_check(int argc, char **argv)
 			goto out;
 		}
 	}
-	status = r.n_moves ? ANA_EXIT_PARTIAL : ANA_EXIT_OK;
+	/* 1 both for a regression and for a trace that disagrees with its END record (partial);
+	 * the output and the warning say which */
+	status = r.n_moves ? GT_EXIT_REGRESSION : ana_profile_partial(g) || ana_profile_partial(n) ? GT_EXIT_PARTIAL
+	                                                                                          : GT_EXIT_OK;
 out:
 	fflush(stdout);
 	ana_check_result_free(&r);

@@ -1,6 +1,7 @@
 /* check.h — `gt-analyze check`: a CI gate comparing a new profile with a golden one. A move
  * counts when it is beyond the tolerance (in points of the total) and significant given the
- * sample counts; functions, the GIL split and (both with GPU data) kernel time shares. */
+ * sample counts; functions, the GIL split and (both with GPU data) kernel time shares.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_CHECK_H
 #define ANA_CHECK_H
 

@@ -45,14 +45,14 @@ ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 {
 	char err[1024];
 	if (o->python_frames < 0) { /* ana_cli_opt said why */
-		*rc = ANA_EXIT_USAGE;
+		*rc = GT_EXIT_USAGE;
 		return NULL;
 	}
 	o->progress = isatty(STDERR_FILENO);
 	ana_model *m = ana_model_load(path, o, err, sizeof(err));
 	if (!m) {
 		fprintf(stderr, "gt-analyze: %s\n", err);
-		*rc = ANA_EXIT_BROKEN;
+		*rc = GT_EXIT_BROKEN;
 		return NULL;
 	}
 	size_t n;
@@ -62,7 +62,8 @@ ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 		fprintf(stderr, "gt-analyze: warning: %s\n", w[i]);
 	if (n > 8)
 		fprintf(stderr, "gt-analyze: warning: %zu more warnings\n", n - 8);
-	*rc = ANA_EXIT_OK;
+	/* the analysis goes on, but the status says it is partial */
+	*rc = m->end_mismatch ? GT_EXIT_PARTIAL : GT_EXIT_OK;
 	return m;
 }
 
@@ -74,7 +75,7 @@ int ana_cli_usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see 'gt-analyze %s --help')\n", cmd);
-	return ANA_EXIT_USAGE;
+	return GT_EXIT_USAGE;
 }
 
 int ana_cli_seconds(const char *s, uint64_t *ns)
@@ -82,8 +83,8 @@ int ana_cli_seconds(const char *s, uint64_t *ns)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e9)
+	if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e9) /* at most 31 years */
 		return -1;
-	*ns = (uint64_t)(v * 1e9 + 0.5);
+	*ns = gt_s_to_ns(v);
 	return 0;
 }

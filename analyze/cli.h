@@ -1,13 +1,14 @@
 /* cli.h — what every gt-analyze subcommand shares: loading a trace with the standard options
  * and messages, usage errors, exit codes. Subcommands are `int ana_cmd_NAME(int argc, char
- * **argv)` (argv[0] is the subcommand's name) listed once in analyze/main.c's ANA_COMMANDS. */
+ * **argv)` (argv[0] is the subcommand's name) listed once in analyze/main.c's ANA_COMMANDS.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_CLI_H
 #define ANA_CLI_H
 
 #include <getopt.h>
-#include "model.h"
 
-enum { ANA_EXIT_OK = 0, ANA_EXIT_PARTIAL = 1, ANA_EXIT_BROKEN = 2, ANA_EXIT_USAGE = 64 };
+#include "gt_util.h" /* GT_EXIT_*: the exit codes of every tool */
+#include "model.h"
 
 /* Options every trace-reading subcommand accepts; ANA_CLI_LONGOPTS goes into its getopt_long
  * table and ana_cli_opt() handles them (returns 1 when it took the option). */
@@ -39,11 +40,12 @@ int ana_cli_opt(int opt, const char *arg, ana_opts *o);
 int ana_cli_python_frames(const char *arg, int *mode);
 
 /* Load TRACE, print its warnings on stderr ("gt-analyze: warning: ..."); on failure print the
- * one-line reason and return NULL with *rc = ANA_EXIT_BROKEN. Progress shows when stderr is
- * a terminal. */
+ * one-line reason and return NULL with *rc = GT_EXIT_BROKEN. On success *rc is GT_EXIT_OK, or
+ * GT_EXIT_PARTIAL when the trace disagrees with its own END record (the command's status unless
+ * it fails otherwise). Progress shows when stderr is a terminal. */
 ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc);
 
-/* Print "gt-analyze CMD: MESSAGE" and a hint to --help on stderr; returns ANA_EXIT_USAGE. */
+/* Print "gt-analyze CMD: MESSAGE" and a hint to --help on stderr; returns GT_EXIT_USAGE. */
 int ana_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Parse seconds ("1.5") into ns; 0 or -1 when not a non-negative number. */

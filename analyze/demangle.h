@@ -1,6 +1,7 @@
 /* demangle.h — the one place gt-analyze turns C++ names (native symbols, CUDA kernel names
  * as CUPTI reports them) into the names people read; every report section, export and view
- * shows a kernel through ana_kernel_name. Returns are stated per function. */
+ * shows a kernel through ana_kernel_name. Return rule: analyze/'s (model.h); these return names
+ * (NULL or the name itself where there is nothing to demangle), stated per function. */
 #ifndef ANA_DEMANGLE_H
 #define ANA_DEMANGLE_H
 

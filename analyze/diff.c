@@ -11,8 +11,10 @@
 #include "diff.h"
 #include "demangle.h"
 #include "export.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "json.h"
+#include "source.h"
 
 typedef struct pfunc { char *name; uint64_t self, total, mark; } pfunc;
 typedef struct pkern { char *name; uint64_t ns; } pkern;
@@ -28,6 +30,8 @@ struct ana_profile {
 	ana_keymap *kmap;
 	ANA_VEC(pkern) kernels;
 	uint64_t kernel_ns;
+	ANA_VEC(char *) warnings;  /* the trace's load warnings */
+	int partial;               /* the trace disagrees with its END record */
 };
 
 static ana_profile *profile_new(const char *path)
@@ -55,6 +59,9 @@ void ana_profile_free(ana_profile *p)
 		free(p->kernels.v[i].name);
 	free(p->funcs.v);
 	free(p->kernels.v);
+	for (size_t i = 0; i < p->warnings.n; i++)
+		free(p->warnings.v[i]);
+	free(p->warnings.v);
 	ana_keymap_destroy(p->fmap);
 	ana_keymap_destroy(p->kmap);
 	free(p->path);
@@ -232,25 +239,14 @@ ana_profile *ana_profile_from_folded(const ana_folded *fd, const char *path)
 		if (!c)
 			continue;
 		size_t len = strlen(fd->lines[i].stack);
-		if (len + 1 > cap) {
-			char *nb = realloc(buf, len + 1);
-			if (!nb)
-				goto fail;
-			buf = nb;
-			cap = len + 1;
-		}
+		if (GT_GROW(buf, cap, len + 1) < 0)
+			goto fail;
 		memcpy(buf, fd->lines[i].stack, len + 1);
 		size_t n = 0;
 		char *save = NULL;
 		for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-			if (n == ids_cap) {
-				size_t nc = ids_cap ? ids_cap * 2 : 64;
-				int64_t *ni = realloc(ids, nc * sizeof(*ni));
-				if (!ni)
-					goto fail;
-				ids = ni;
-				ids_cap = nc;
-			}
+			if (GT_GROW(ids, ids_cap, n + 1) < 0)
+				goto fail;
 			if ((ids[n++] = func_get(p, tok)) < 0)
 				goto fail;
 		}
@@ -268,73 +264,76 @@ fail:
 	return NULL;
 }
 
+/* The model's warnings and END consistency, for the command to print and weigh. */
+static int keep_warnings(ana_profile *p, const ana_model *m)
+{
+	size_t n;
+	const char *const *w = ana_model_warnings(m, &n);
+	for (size_t i = 0; i < n; i++) {
+		char **e = ana_vec_push(p->warnings);
+		if (!e || !(*e = strdup(w[i])))
+			return -1;
+	}
+	p->partial = m->end_mismatch;
+	return 0;
+}
+
+const char *const *ana_profile_warnings(const ana_profile *p, size_t *n)
+{
+	*n = p->warnings.n;
+	return (const char *const *)p->warnings.v;
+}
+
+int ana_profile_partial(const ana_profile *p)
+{
+	return p->partial;
+}
+
+void ana_profile_print_warnings(const ana_profile *p, const char *cmd)
+{
+	size_t n;
+	const char *const *w = ana_profile_warnings(p, &n);
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(stderr, "gt-analyze %s: warning: %s\n", cmd, w[i]);
+	if (n > 8)
+		fprintf(stderr, "gt-analyze %s: warning: %zu more warnings\n", cmd, n - 8);
+}
+
 ana_profile *ana_profile_load(const char *path, ana_opts *o, char *err, size_t errlen)
 {
-	char magic[GTT_MAGIC_LEN];
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	ana_source src;
 	ana_profile *p = NULL;
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (ana_source_open(&src, path, o, err, errlen) < 0)
 		return NULL;
-	}
-	size_t got = fread(magic, 1, sizeof(magic), f);
-	if (got == 0 && !ferror(f)) {
-		snprintf(err, errlen, "%s: empty file", path);
-		goto out;
-	}
-	if (got == sizeof(magic) && memcmp(magic, GTT_MAGIC, GTT_MAGIC_LEN) == 0) {
-		if (f != stdin)
-			fclose(f);
-		f = NULL;
-		ana_model *m = ana_model_load(path, o, err, errlen);
-		if (!m)
-			return NULL;
-		if (m->samples.n == 0 && m->kernels.n == 0) {
+	if (src.model) {
+		if (src.model->samples.n == 0 && src.model->kernels.n == 0)
 			snprintf(err, errlen, "%s: the trace has no samples", path);
-			ana_model_free(m);
-			return NULL;
-		}
-		if (!(p = ana_profile_from_model(m)))
+		else if (!(p = ana_profile_from_model(src.model)) || keep_warnings(p, src.model) < 0) {
 			snprintf(err, errlen, "%s: out of memory", path);
-		ana_model_free(m);
-		return p;
-	}
-	/* Folded text: rewind (a pipe cannot; its first bytes are put back by reading again). */
-	if (f == stdin || fseek(f, 0, SEEK_SET) != 0) {
-		snprintf(err, errlen, "%s: folded stacks must come from a file, not a pipe", path);
+			ana_profile_free(p);
+			p = NULL;
+		}
 		goto out;
 	}
-	ana_folded fd;
-	size_t bad = 0, first_bad = 0;
-	if (ana_fold_parse(f, &fd, &bad, &first_bad) < 0) {
-		snprintf(err, errlen, "%s: read error", path);
+	if (src.info.n_bad) {
+		snprintf(err, errlen, "%s:%zu: not a \"stack count\" line (%zu such lines)", path, src.info.first_bad_line,
+		         src.info.n_bad);
 		goto out;
 	}
-	if (fd.n == 0) {
-		if (bad)
-			snprintf(err, errlen, "%s: neither a .gtt trace nor folded stacks (line %zu: not \"stack count\")",
-			         path, first_bad);
-		else
-			snprintf(err, errlen, "%s: no samples", path);
-		ana_folded_free(&fd);
+	if (src.folded.two_counts) {
+		snprintf(err, errlen, "%s: FlameGraph's difference format (two counts per line, a comparison already): "
+		         "give diff the two profiles it was made from", path);
 		goto out;
 	}
-	if (bad) {
-		snprintf(err, errlen, "%s:%zu: not a \"stack count\" line (%zu such lines)", path, first_bad, bad);
-		ana_folded_free(&fd);
-		goto out;
-	}
-	if (!(p = ana_profile_from_folded(&fd, path)))
+	if (!(p = ana_profile_from_folded(&src.folded, path)))
 		snprintf(err, errlen, "%s: out of memory", path);
 	else if (p->n == 0) {
 		snprintf(err, errlen, "%s: no samples", path);
 		ana_profile_free(p);
 		p = NULL;
 	}
-	ana_folded_free(&fd);
 out:
-	if (f && f != stdin)
-		fclose(f);
+	ana_source_close(&src);
 	return p;
 }
 
@@ -396,7 +395,7 @@ double ana_prop_z(uint64_t x1, uint64_t n1, uint64_t x2, uint64_t n2)
 	if (!n1 || !n2)
 		return 0;
 	double p1 = (double)x1 / (double)n1, p2 = (double)x2 / (double)n2;
-	double pool = (double)(x1 + x2) / (double)(n1 + n2);
+	double pool = ((double)x1 + (double)x2) / ((double)n1 + (double)n2); /* sums of counts may pass 2^64 */
 	double se = sqrt(pool * (1 - pool) * (1.0 / (double)n1 + 1.0 / (double)n2));
 	if (se <= 0)
 		return 0;
@@ -680,7 +679,7 @@ int ana_cmd_diff(int argc, char **argv)
 		ANA_CLI_LONGOPTS, {NULL, 0, NULL, 0},
 	};
 	ana_opts ao;
-	int c, json = 0, top = 30, force = 0, status = ANA_EXIT_BROKEN;
+	int c, json = 0, top = 30, force = 0, status = GT_EXIT_BROKEN;
 	double alpha = 0.001;
 	const char *out_path = NULL;
 	char err[600], *end;
@@ -707,7 +706,7 @@ int ana_cmd_diff(int argc, char **argv)
 				return ana_cli_usage_error("diff", "--alpha wants a level between 0 and 1, not '%s'", optarg);
 			break;
 		case 'o': out_path = optarg; break;
-		case 'h': diff_usage(stdout); return ANA_EXIT_OK;
+		case 'h': diff_usage(stdout); return GT_EXIT_OK;
 		default: return ana_cli_usage_error("diff", "unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
@@ -718,6 +717,8 @@ int ana_cmd_diff(int argc, char **argv)
 		fprintf(stderr, "gt-analyze diff: %s\n", err);
 		goto out;
 	}
+	ana_profile_print_warnings(a, "diff");
+	ana_profile_print_warnings(b, "diff");
 	if (!force && ana_profile_match(a, b, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gt-analyze diff: %s\n", err);
 		goto out;
@@ -737,10 +738,10 @@ int ana_cmd_diff(int argc, char **argv)
 		fprintf(stderr, "gt-analyze diff: writing: %s\n", strerror(errno));
 		goto out;
 	}
-	status = ANA_EXIT_OK;
+	status = ana_profile_partial(a) || ana_profile_partial(b) ? GT_EXIT_PARTIAL : GT_EXIT_OK;
 out:
-	if (out && out != stdout && fclose(out) != 0 && status == ANA_EXIT_OK)
-		status = ANA_EXIT_BROKEN;
+	if (out && out != stdout && fclose(out) != 0 && status != GT_EXIT_BROKEN)
+		status = GT_EXIT_BROKEN;
 	ana_diff_free(&d);
 	ana_profile_free(a);
 	ana_profile_free(b);

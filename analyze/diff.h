@@ -1,6 +1,7 @@
 /* diff.h — comparing two profiles (traces or folded stacks): per-function self and total
  * shares, their change in points, and a two-proportion z-test that tells real moves from
- * sampling noise. Also what `check` compares: the GIL split and GPU kernel time shares. */
+ * sampling noise. Also what `check` compares: the GIL split and GPU kernel time shares.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_DIFF_H
 #define ANA_DIFF_H
 
@@ -27,6 +28,12 @@ ana_profile *ana_profile_load(const char *path, ana_opts *o, char *err, size_t e
 int ana_profile_load2(const char *pa, const char *pb, ana_opts *o, ana_profile **a, ana_profile **b, char *err,
                       size_t errlen);
 void ana_profile_free(ana_profile *p);
+/* A trace's load warnings (none for folded input), and whether the trace disagrees with its
+ * END record (then a command's status is GT_EXIT_PARTIAL unless it fails otherwise). */
+const char *const *ana_profile_warnings(const ana_profile *p, size_t *n);
+int ana_profile_partial(const ana_profile *p);
+/* Print the warnings on stderr as "gt-analyze CMD: warning: ...", at most 8 lines. */
+void ana_profile_print_warnings(const ana_profile *p, const char *cmd);
 
 uint64_t ana_profile_samples(const ana_profile *p);
 /* What program the profile is of ("gt-pipeline", "python3 gilmix.py"), NULL for folded input. */

@@ -24,6 +24,8 @@
 #include "demangle.h"
 #include "dwfl_priv.h"
 
+#define ARCHIVE_NAME_PREFIX "gt-archive:"
+
 /* ---- address spaces ---- */
 
 static int space_eq(uint32_t id, const void *key, void *ctx)
@@ -136,13 +138,9 @@ static size_t image_mappings(const ana_sym *s, uint32_t pid, uint32_t gen, uint3
 			if (k)
 				return k;
 		}
-		uint32_t ppid = 0;
-		uint64_t born = 0;
-		for (size_t i = 0; i < m->processes.n; i++)
-			if (m->processes.v[i].pid == pid && m->processes.v[i].ppid) {
-				ppid = m->processes.v[i].ppid;
-				born = m->processes.v[i].time_ns;
-			}
+		const gtt_process *pr = ana_process_parent(m, pid);
+		uint32_t ppid = pr ? pr->ppid : 0;
+		uint64_t born = pr ? pr->time_ns : 0;
 		if (!ppid || ppid == pid)
 			return 0;
 		gen = exec_gen(s, ppid, born);
@@ -221,8 +219,11 @@ static int space_build(ana_sym *s, sym_space *sp)
 		int fd = f->memfd >= 0 ? dup(f->memfd) : -1;
 		if (f->memfd >= 0 && fd < 0)
 			continue;
-		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->path, fd,
-		                         md->bias, true);
+		/* an embedded copy is reported under a name of its own: see find_debuginfo */
+		char arch_name[4200];
+		snprintf(arch_name, sizeof(arch_name), "%s%s", ARCHIVE_NAME_PREFIX, f->path);
+		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->memfd >= 0 ? arch_name : f->path,
+		                         fd, md->bias, true);
 		if (!md->dm) {
 			if (fd >= 0)
 				close(fd);
@@ -339,7 +340,20 @@ static const char *die_name(Dwarf_Die *die, char **dem)
 	return n;
 }
 
-/* Frames for one user address (inlined calls first, then the function), leaf first. */
+/* The line a scope of an inlined call was called from (DW_AT_call_line), 0 when not given. */
+static int call_line(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word v = 0;
+	if (!dwarf_attr_integrate(die, DW_AT_call_line, &at) || dwarf_formudata(&at, &v) != 0 || v > INT32_MAX)
+		return 0;
+	return (int)v;
+}
+
+/* Frames for one user address (inlined calls first, then the function), leaf first. Each frame's
+ * line is the one it executes: the address's own line for the innermost, for the others the
+ * line of the inlined call they make (the function's declaration line is not what a profile's
+ * reader wants: pprof shows it per location). */
 static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, uint32_t *out, int cap)
 {
 	int n = 0;
@@ -358,23 +372,31 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 	Dwarf_Die *cu = dwfl_module_addrdie(md->dm, pc, &dbias);
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, pc - dbias, &scopes) : 0;
-	int sub = -1;
+	int sub = -1, pc_line = 0;
+	Dwfl_Line *dl = dwfl_module_getsrc(md->dm, pc);
+	const char *pc_file = dl ? dwfl_lineinfo(dl, NULL, &pc_line, NULL, NULL, NULL) : NULL;
+	if (!pc_file || pc_line < 0)
+		pc_line = 0;
+	int line = pc_line; /* what the scope being made executes */
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram) {
 			sub = i;
 			break;
 		}
-		if (tag != DW_TAG_inlined_subroutine || n >= cap - 1 || n >= MAX_INLINE)
+		if (tag != DW_TAG_inlined_subroutine)
 			continue;
+		int called_from = call_line(&scopes[i]);
+		if (n >= cap - 1 || n >= MAX_INLINE) {
+			line = called_from;
+			continue;
+		}
 		char *dem = NULL;
 		ana_frame in = fr;
-		int line = 0;
 		in.name = die_name(&scopes[i], &dem);
 		in.inlined = 1;
-		in.file = dwarf_decl_file(&scopes[i]);
-		if (dwarf_decl_line(&scopes[i], &line) == 0)
-			in.line = line;
+		in.file = n == 0 && pc_file ? pc_file : dwarf_decl_file(&scopes[i]); /* the line's own file */
+		in.line = line;
 		if (!in.name)
 			in.name = "[inlined]";
 		out[n] = ana_frame_intern(s->m, &in);
@@ -384,6 +406,7 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 			return -1;
 		}
 		n++;
+		line = called_from; /* the caller executes the call */
 	}
 	char *dem = NULL, *dem2 = NULL;
 	if (sname) {
@@ -391,17 +414,17 @@ static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel
 	} else if (sub >= 0) {
 		fr.name = die_name(&scopes[sub], &dem2);
 	}
-	if (sub >= 0) {
-		int line = 0;
+	if (sub >= 0)
 		fr.file = dwarf_decl_file(&scopes[sub]);
-		if (dwarf_decl_line(&scopes[sub], &line) == 0)
-			fr.line = line;
-	}
+	if (n == 0 && pc_file)
+		fr.file = pc_file;
+	fr.line = line;
 	if (!fr.name) {
 		/* no symbol: name the function by its start from the unwind tables, so that samples
 		 * anywhere in one function of a stripped library (libcuda) add up */
 		unknown_name(unknown, sizeof(unknown), md->file->module, ana_symf_fde_start(md, rel));
 		fr.name = unknown;
+		fr.line = 0; /* one frame per function: a line would split it again */
 	}
 	out[n] = ana_frame_intern(s->m, &fr);
 	free(dem);
@@ -516,7 +539,8 @@ static int is_libc_entry(const char *n)
 	return 0;
 }
 
-/* The function (not an inlined call) at a user address, as a frame id; ANA_NO_ID on ENOMEM. */
+/* The function (not an inlined call) at a user address, as a frame id (the frame of the line
+ * executed there: functions compare by name and module); ANA_NO_ID on ENOMEM. */
 static uint32_t func_frame(ana_sym *s, sym_space *sp, uint64_t pc)
 {
 	uint32_t ids[MAX_INLINE + 1];
@@ -570,7 +594,7 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 		if (is_libc_entry(outer)) {
 			/* the FP chain stops in the C library's thread entry: its callers, from this
 			 * image's complete stacks, finish it; until one is seen, try again later */
-			if (!ana_uw_root_complete(sp, u, outer_id))
+			if (!ana_uw_root_complete(sp, u, &s->m->frames.v[outer_id]))
 				ui->pending = 1;
 			u->stop = ANA_UNWIND_STITCHED;
 		} else if (is_os_entry(outer)) {
@@ -588,7 +612,7 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 			uint32_t id = func_frame(s, sp, uw_pc(u, k));
 			if (id == ANA_NO_ID)
 				return GTT_ENOMEM;
-			if (is_libc_entry(s->m->frames.v[id].name) && ana_uw_root_learn(sp, u, k, id) < 0)
+			if (is_libc_entry(s->m->frames.v[id].name) && ana_uw_root_learn(sp, u, k, &s->m->frames.v[id]) < 0)
 				return GTT_ENOMEM;
 		}
 	}
@@ -652,6 +676,20 @@ static int exec_cmp(const void *a, const void *b)
 	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* DWARF for a module without its own (inlined frames, lines): for an embedded copy only from a
+ * debug file found by build-id (/usr/lib/debug, --symfs), never from the original file beside
+ * it, so that analysis gives the same stacks whether or not the binary is still there. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name)
+{
+	if (file_name && strncmp(file_name, ARCHIVE_NAME_PREFIX, strlen(ARCHIVE_NAME_PREFIX)) == 0)
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+		                                    debuglink_crc, debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+	                                    debuginfo_file_name);
+}
+
 ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 {
 	ana_sym *s = calloc(1, sizeof(*s));
@@ -674,7 +712,7 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 	else
 		snprintf(s->debuginfo_path, plen, ":.debug:/usr/lib/debug");
 	s->cb.find_elf = dwfl_build_id_find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	for (size_t i = 0; i < m->mappings.n; i++)

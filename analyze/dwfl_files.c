@@ -5,6 +5,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,9 +86,15 @@ out:
 
 static int file_try_path(ana_sym *s, sym_file *f, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* paths come from the trace: a FIFO or a device there must not block or feed us forever */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
 	int rc = file_check_elf(s, f, fd, path);
 	close(fd);
 	if (rc == 0) {

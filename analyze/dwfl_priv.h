@@ -1,5 +1,6 @@
 /* dwfl_priv.h — what analyze/dwfl.c and analyze/dwfl_files.c share: the symbolizer's state,
- * binaries ("files"), mapped modules and address spaces. Not for use outside those two. */
+ * binaries ("files"), mapped modules and address spaces. Not for use outside those two.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_DWFL_PRIV_H
 #define ANA_DWFL_PRIV_H
 
@@ -59,7 +60,8 @@ typedef struct sym_mod {
  * it are completed with them. */
 #define MAX_ROOT_TAIL 8
 typedef struct root_tail {
-	uint32_t entry;               /* frame id of the entry function */
+	const char *entry_name;       /* the entry function, by its model-interned name and module */
+	const char *entry_module;     /* (not a frame id: a function's frames differ by line) */
 	uint32_t n;                   /* callers, innermost first (return addresses) */
 	uint8_t conflict;             /* two complete stacks disagreed: never used */
 	uint64_t callers[MAX_ROOT_TAIL];
@@ -153,12 +155,12 @@ void ana_uw_dwarf(ana_sym *s, sym_space *sp, const gtt_sample *smp, uw_state *u)
 int ana_uw_stitch(sym_space *sp, const gtt_sample *smp, uw_state *u);
 /* The sampled instruction from the registers; 0 or -1. */
 int ana_uw_sample_ip(const gtt_sample *smp, uint64_t *ip);
-/* Remember the callers above frame k of a complete unwind, in entry function entry (a frame
- * id). 0 or GTT_ENOMEM. */
-int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, uint32_t entry);
-/* Append the callers remembered for entry function entry, which the outermost frame is in:
- * 1 when known. */
-int ana_uw_root_complete(const sym_space *sp, uw_state *u, uint32_t entry);
+/* Remember the callers above frame k of a complete unwind, in entry function entry (a frame of
+ * it: any line). 0 or GTT_ENOMEM. */
+int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, const ana_frame *entry);
+/* Append the callers remembered for entry function entry (a frame of it), which the outermost
+ * frame is in: 1 when known. */
+int ana_uw_root_complete(const sym_space *sp, uw_state *u, const ana_frame *entry);
 
 /* The file of a mapping (by build-id, else path), created on first use, not yet resolved.
  * NULL on ENOMEM. */

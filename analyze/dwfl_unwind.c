@@ -312,15 +312,17 @@ int ana_uw_stitch(sym_space *sp, const gtt_sample *smp, uw_state *u)
 
 /* ---- the callers of thread entry functions ---- */
 
-static root_tail *root_find(const sym_space *sp, uint32_t entry)
+/* Frames of one function compare by their interned name and module: the executing line makes
+ * the frames of one function distinct (the call of main and the call of exit, for one). */
+static root_tail *root_find(const sym_space *sp, const ana_frame *entry)
 {
 	for (size_t i = 0; i < sp->roots.n; i++)
-		if (sp->roots.v[i].entry == entry)
+		if (sp->roots.v[i].entry_name == entry->name && sp->roots.v[i].entry_module == entry->module)
 			return &sp->roots.v[i];
 	return NULL;
 }
 
-int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, uint32_t entry)
+int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, const ana_frame *entry)
 {
 	size_t n = u->n - k - 1;
 	if (k + 1 >= u->n || n > MAX_ROOT_TAIL)
@@ -338,13 +340,14 @@ int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, uint32_t entry
 	t = ana_vec_push(sp->roots);
 	if (!t)
 		return GTT_ENOMEM;
-	t->entry = entry;
+	t->entry_name = entry->name;
+	t->entry_module = entry->module;
 	t->n = (uint32_t)n;
 	memcpy(t->callers, u->raw + k + 1, n * sizeof(uint64_t));
 	return 0;
 }
 
-int ana_uw_root_complete(const sym_space *sp, uw_state *u, uint32_t entry)
+int ana_uw_root_complete(const sym_space *sp, uw_state *u, const ana_frame *entry)
 {
 	if (u->n == 0)
 		return 0;

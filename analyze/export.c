@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "export.h"
 #include "fold.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "model_priv.h"
 
@@ -26,19 +27,44 @@ int ana_export_format_parse(const char *name)
 	return -1;
 }
 
-int ana_export(const ana_model *m, int format, FILE *out)
+int ana_export_format_of_path(const char *path)
+{
+	static const struct { const char *suffix; int format; } sfx[] = {
+		{ ".speedscope.json", ANA_EXPORT_SPEEDSCOPE }, { ".chrome.json", ANA_EXPORT_CHROME },
+		{ ".perfetto.json", ANA_EXPORT_CHROME }, { ".trace.json", ANA_EXPORT_CHROME },
+		{ ".json", ANA_EXPORT_CHROME }, { ".pb.gz", ANA_EXPORT_PPROF }, { ".pprof", ANA_EXPORT_PPROF },
+		{ ".pprof.gz", ANA_EXPORT_PPROF }, { ".pb", ANA_EXPORT_PPROF }, { ".folded", ANA_EXPORT_FOLDED },
+		{ ".fold", ANA_EXPORT_FOLDED }, { ".txt", ANA_EXPORT_FOLDED },
+	};
+	size_t n = path ? strlen(path) : 0;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		size_t k = strlen(sfx[i].suffix);
+		if (n > k && strcasecmp(path + n - k, sfx[i].suffix) == 0)
+			return sfx[i].format;
+	}
+	return -1;
+}
+
+void ana_export_opts_init(ana_export_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->gil = -1;
+}
+
+int ana_export(const ana_model *m, int format, const ana_export_opts *o, FILE *out)
 {
 	switch (format) {
 	case ANA_EXPORT_SPEEDSCOPE:
-		return ana_export_speedscope(m, out);
+		return ana_export_speedscope(m, o, out);
 	case ANA_EXPORT_CHROME:
-		return ana_export_chrome(m, out);
+		return ana_export_chrome(m, o, out);
 	case ANA_EXPORT_PPROF:
-		return ana_export_pprof(m, out);
+		return ana_export_pprof(m, o, out);
 	case ANA_EXPORT_FOLDED: {
 		ana_fold_opts fo;
 		ana_folded fd;
 		ana_fold_opts_init(&fo);
+		fo.gil = o ? o->gil : -1;
 		int rc = ana_fold(m, &fo, &fd);
 		if (rc < 0)
 			return rc;
@@ -62,7 +88,7 @@ const char *ana_export_thread_name(const ana_model *m, const ana_thread *t, char
 
 /* ---- per-thread sample lists ---- */
 
-int ana_thread_sample_lists(const ana_model *m, size_t **first_out, size_t **next_out)
+int ana_thread_sample_lists(const ana_model *m, int gil, size_t **first_out, size_t **next_out)
 {
 	size_t *first = malloc((m->threads.n + 1) * sizeof(*first));
 	size_t *next = malloc((m->samples.n + 1) * sizeof(*next));
@@ -76,7 +102,7 @@ int ana_thread_sample_lists(const ana_model *m, size_t **first_out, size_t **nex
 	/* built backwards so that each list stays in sample (time) order */
 	for (size_t i = m->samples.n; i-- > 0;) {
 		const ana_sample *s = &m->samples.v[i];
-		if (s->thread_idx >= m->threads.n || s->stack_id >= m->stacks.n)
+		if (s->thread_idx >= m->threads.n || s->stack_id >= m->stacks.n || (gil >= 0 && !(gil & 1 << s->cls)))
 			continue;
 		next[i] = first[s->thread_idx];
 		first[s->thread_idx] = i;
@@ -93,7 +119,7 @@ struct ana_keymap {
 	ana_idtable table;
 	size_t *key_off;        /* per id: offset of its key in words */
 	uint32_t *key_len;
-	size_t n, cap;
+	size_t n, cap, cap_len;
 	uint32_t *words;
 	size_t n_words, cap_words;
 };
@@ -137,28 +163,9 @@ int64_t ana_keymap_get(ana_keymap *km, const uint32_t *key, uint32_t n, int *is_
 		return -1;
 	if (*slot)
 		return *slot - 1;
-	if (km->n == km->cap) {
-		size_t cap = km->cap ? km->cap * 2 : 256;
-		size_t *ko = realloc(km->key_off, cap * sizeof(*ko));
-		if (!ko)
-			return -1;
-		km->key_off = ko;
-		uint32_t *kl = realloc(km->key_len, cap * sizeof(*kl));
-		if (!kl)
-			return -1;
-		km->key_len = kl;
-		km->cap = cap;
-	}
-	if (km->n_words + n > km->cap_words) {
-		size_t cap = km->cap_words ? km->cap_words : 1024;
-		while (cap < km->n_words + n)
-			cap *= 2;
-		uint32_t *w = realloc(km->words, cap * sizeof(*w));
-		if (!w)
-			return -1;
-		km->words = w;
-		km->cap_words = cap;
-	}
+	if (GT_GROW(km->key_off, km->cap, km->n + 1) < 0 || GT_GROW(km->key_len, km->cap_len, km->n + 1) < 0 ||
+	    GT_GROW(km->words, km->cap_words, km->n_words + n) < 0)
+		return -1;
 	if (km->n >= UINT32_MAX - 1)
 		return -1;
 	uint32_t id = (uint32_t)km->n++;
@@ -208,23 +215,31 @@ static void export_usage(FILE *f)
 	      "  chrome      Chrome Trace Event JSON for Perfetto / chrome://tracing: stacks as nested\n"
 	      "              slices per thread, GIL class, CUDA API calls, kernels per stream, NVTX, counters\n"
 	      "  pprof       gzipped profile.proto for pprof, Pyroscope, Parca (labels thread, tid, pid, gil)\n\n"
-	      "  -f, --format FORMAT  one of the above (default folded)\n"
-	      "  -o FILE              write to FILE instead of stdout\n" ANA_CLI_OPTS_HELP
+	      "  -f, --format FORMAT  one of the above; without it the format follows FILE's name\n"
+	      "                       (.folded .fold .txt, .speedscope.json, .json, .pb.gz .pprof .pb),\n"
+	      "                       folded on stdout, and any other name is refused\n"
+	      "  -o FILE              write to FILE instead of stdout\n"
+	      "  --gil WHICH          only samples of these GIL classes: " ANA_GIL_WORDS "\n"
+	      "                       (held = python,native-gil; released = nogil,wait)\n" ANA_CLI_OPTS_HELP
 	      "  -h, --help           this help\n", f);
 }
 
 int ana_cmd_export(int argc, char **argv)
 {
+	enum { O_GIL = 1 };
 	static const struct option lopts[] = {
 		{"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'}, ANA_CLI_LONGOPTS, {NULL, 0, NULL, 0},
+		{"gil", required_argument, NULL, O_GIL}, {"help", no_argument, NULL, 'h'}, ANA_CLI_LONGOPTS,
+		{NULL, 0, NULL, 0},
 	};
 	ana_opts ao;
-	const char *out_path = NULL, *fmt_name = "folded";
+	ana_export_opts eo;
+	const char *out_path = NULL, *fmt_name = NULL;
 	int c, status, rc;
 	ana_model *m = NULL;
 	FILE *out = NULL;
 	ana_opts_init(&ao);
+	ana_export_opts_init(&eo);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
@@ -233,22 +248,41 @@ int ana_cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'f': fmt_name = optarg; break;
 		case 'o': out_path = optarg; break;
-		case 'h': export_usage(stdout); return ANA_EXIT_OK;
+		case O_GIL:
+			if ((eo.gil = ana_gil_parse(optarg)) < -1)
+				return ana_cli_usage_error("export", "--gil wants " ANA_GIL_WORDS ", not '%s'", optarg);
+			break;
+		case 'h': export_usage(stdout); return GT_EXIT_OK;
 		default: return ana_cli_usage_error("export", "unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
-	int format = ana_export_format_parse(fmt_name);
-	if (format < 0)
+	int format = ANA_EXPORT_FOLDED;
+	if (fmt_name && (format = ana_export_format_parse(fmt_name)) < 0)
 		return ana_cli_usage_error("export", "unknown format '%s' (folded, speedscope, chrome, pprof)", fmt_name);
+	/* without --format the file's name says it; a name that does not is refused, never guessed
+	 * (x.pb.gz once got folded text) */
+	if (!fmt_name && out_path && strcmp(out_path, "-") != 0 &&
+	    (format = ana_export_format_of_path(out_path)) < 0)
+		return ana_cli_usage_error("export", "cannot tell the format from '%s' (.folded, .speedscope.json, "
+		                           ".json, .pb.gz); give --format", out_path);
 	if (optind != argc - 1)
 		return ana_cli_usage_error("export", optind == argc ? "missing TRACE" : "one TRACE only");
 	const char *path = argv[optind];
-	if (!(m = ana_cli_load(path, &ao, &status)))
-		return status;
-	status = ANA_EXIT_BROKEN;
+	int load_status;
+	if (!(m = ana_cli_load(path, &ao, &load_status)))
+		return load_status;
+	status = GT_EXIT_BROKEN;
 	if (m->samples.n == 0 && m->kernels.n == 0 && m->apis.n == 0) {
 		fprintf(stderr, "gt-analyze export: %s: the trace has no samples and no GPU activity\n", path);
 		goto out;
+	}
+	if (eo.gil >= 0 && m->samples.n) {
+		size_t kept = 0;
+		for (size_t i = 0; i < m->samples.n && !kept; i++)
+			kept += (eo.gil & 1 << m->samples.v[i].cls) != 0;
+		if (!kept)
+			fprintf(stderr, "gt-analyze export: warning: none of the %zu samples is of the --gil "
+			                "classes; the profile has no samples\n", m->samples.n);
 	}
 	if (!out_path || strcmp(out_path, "-") == 0)
 		out = stdout;
@@ -256,7 +290,7 @@ int ana_cmd_export(int argc, char **argv)
 		fprintf(stderr, "gt-analyze export: %s: %s\n", out_path, strerror(errno));
 		goto out;
 	}
-	rc = ana_export(m, format, out);
+	rc = ana_export(m, format, &eo, out);
 	if (rc == 0 && fflush(out) != 0)
 		rc = GTT_EIO;
 	if (rc < 0) {
@@ -264,11 +298,11 @@ int ana_cmd_export(int argc, char **argv)
 		        rc == GTT_EIO ? strerror(errno) : gtt_strerror(rc));
 		goto out;
 	}
-	status = ANA_EXIT_OK;
+	status = load_status;
 out:
-	if (out && out != stdout && fclose(out) != 0 && status == ANA_EXIT_OK) {
+	if (out && out != stdout && fclose(out) != 0 && status != GT_EXIT_BROKEN) {
 		fprintf(stderr, "gt-analyze export: %s: %s\n", out_path, strerror(errno));
-		status = ANA_EXIT_BROKEN;
+		status = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);
 	return status;

@@ -1,5 +1,6 @@
 /* export.h — `gt-analyze export`: the model in the formats other tools read (folded text,
- * speedscope JSON, Chrome Trace Event JSON for Perfetto, gzipped pprof profile.proto). */
+ * speedscope JSON, Chrome Trace Event JSON for Perfetto, gzipped pprof profile.proto).
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_EXPORT_H
 #define ANA_EXPORT_H
 
@@ -17,33 +18,47 @@ enum ana_export_format {
 };
 /* "folded", "speedscope", "chrome" (or "perfetto"), "pprof" -> ANA_EXPORT_*, -1 when unknown. */
 int ana_export_format_parse(const char *name);
+/* The format an output file's name asks for: .folded/.fold/.txt, .speedscope.json, .json
+ * (Chrome), .pb.gz/.pprof/.pb -> ANA_EXPORT_*; -1 when the name does not say. */
+int ana_export_format_of_path(const char *path);
 
-/* speedscope file: shared frames, one sampled profile per thread (weights in ns,
- * startValue/endValue on the trace clock). Deterministic. 0, GTT_ENOMEM or GTT_EIO. */
-int ana_export_speedscope(const ana_model *m, FILE *out);
-/* Chrome Trace Event JSON (Perfetto loads it): metadata names, small integer tids, nested X
- * slices for runs of samples, the GIL class per Python thread, CUDA API calls, kernels and
- * copies (a track per stream), NVTX ranges; C events for counters. 0, GTT_ENOMEM or GTT_EIO. */
-int ana_export_chrome(const ana_model *m, FILE *out);
-/* pprof profile.proto, gzipped: string table, functions, locations with inline lines,
- * mappings with build-ids, samples labelled thread/tid/pid/gil. 0, GTT_ENOMEM or GTT_EIO. */
-int ana_export_pprof(const ana_model *m, FILE *out);
+/* What every exporter takes besides the model (NULL: the defaults). */
+typedef struct ana_export_opts {
+	int gil;                  /* only samples of these classes (ana_gil_parse mask), -1 all */
+} ana_export_opts;
+void ana_export_opts_init(ana_export_opts *o);
+
+/* speedscope file: shared frames, one sampled profile per thread (weights in ns; every profile
+ * on one time axis of the trace clock, unsampled time as empty stacks so the time-ordered view
+ * is true). Deterministic. 0, GTT_ENOMEM or GTT_EIO. */
+int ana_export_speedscope(const ana_model *m, const ana_export_opts *o, FILE *out);
+/* Chrome Trace Event JSON (Perfetto, speedscope load it): metadata names, threads on their OS
+ * tids, B/E slices for runs of samples (parents first), the GIL class per Python thread, CUDA
+ * API calls, kernels and copies (a track per stream), NVTX ranges; C events for counters.
+ * 0, GTT_ENOMEM or GTT_EIO. */
+int ana_export_chrome(const ana_model *m, const ana_export_opts *o, FILE *out);
+/* pprof profile.proto, gzipped: string table, functions (Python ones with a system_name of
+ * their own), locations with each frame's executing line and inline lines, mappings with
+ * build-ids, samples labelled thread/tid/pid/gil. 0, GTT_ENOMEM or GTT_EIO. */
+int ana_export_pprof(const ana_model *m, const ana_export_opts *o, FILE *out);
 /* The uncompressed profile.proto bytes of the same (tests, tools); *buf is malloc'd. */
-int ana_export_pprof_raw(const ana_model *m, uint8_t **buf, size_t *len);
-/* One of the above by format (folded through fold.h with default options). */
-int ana_export(const ana_model *m, int format, FILE *out);
+int ana_export_pprof_raw(const ana_model *m, const ana_export_opts *o, uint8_t **buf, size_t *len);
+/* One of the above by format (folded through fold.h with default options and o's classes). */
+int ana_export(const ana_model *m, int format, const ana_export_opts *o, FILE *out);
 
-/* `gt-analyze export TRACE --format F [-o FILE]`: the command (prints, returns exit status). */
+/* `gt-analyze export TRACE [--format F] [-o FILE] [--gil WHICH]`: the command (prints, returns
+ * the exit status). */
 int ana_cmd_export(int argc, char **argv);
 
 /* ---- helpers shared by the exporters ---- */
 
-/* A hash map from a key of n uint32 words to dense ids 0, 1, 2, ... in insertion order. */
 /* Per-thread lists of the samples in time order: first[t] is thread t's first sample index
  * (SIZE_MAX when none), next[i] the sample after i in its thread (undefined after the last).
- * Samples with an unknown thread or stack are left out. Both malloc'ed; 0 or GTT_ENOMEM. */
-int ana_thread_sample_lists(const ana_model *m, size_t **first, size_t **next);
+ * Samples with an unknown thread or stack, or of a class not in gil (a mask, -1 all), are left
+ * out. Both malloc'ed; 0 or GTT_ENOMEM. */
+int ana_thread_sample_lists(const ana_model *m, int gil, size_t **first, size_t **next);
 
+/* A hash map from a key of n uint32 words to dense ids 0, 1, 2, ... in insertion order. */
 typedef struct ana_keymap ana_keymap;
 ana_keymap *ana_keymap_create(void);
 void ana_keymap_destroy(ana_keymap *km);

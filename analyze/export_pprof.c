@@ -5,7 +5,9 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "bounds.h"
 #include "export.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "pb.h"
 
@@ -89,13 +91,30 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : (path ? path : "");
 }
 
+/* A function's system_name. pprof takes a name equal to its system_name for one it may tidy:
+ * with '<' or "::" in it, it cuts out what it takes for C++ template or parameter lists, and
+ * Python's "<module>", "<lambda>", "<listcomp>" became empty, shown as "<unknown>". A Python
+ * function's system name is "file:name" (what the interpreter calls it), so the name is kept as
+ * it is; native names are the demangled symbol, tidied by pprof's own rules. */
+static int64_t system_name(pprof_ctx *c, const ana_frame *f, const char *name)
+{
+	if (f->kind != ANA_FRAME_PYTHON)
+		return str_idx(c, name);
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s:%s", base_name(f->file ? f->file : f->module), name);
+	if (!strcmp(buf, name)) /* never equal, even for a file named like the function */
+		snprintf(buf, sizeof(buf), "python:%s", name);
+	return str_idx(c, buf);
+}
+
 static uint32_t func_id(pprof_ctx *c, uint32_t frame)
 {
 	if (c->frame_func[frame])
 		return c->frame_func[frame];
 	const ana_frame *f = &c->m->frames.v[frame];
 	const char *file = f->file && f->file[0] ? f->file : (f->module ? f->module : "");
-	uint32_t key[2] = {(uint32_t)str_idx(c, f->name ? f->name : "?"), (uint32_t)str_idx(c, file)};
+	const char *name = f->name ? f->name : "?";
+	uint32_t key[2] = {(uint32_t)str_idx(c, name), (uint32_t)str_idx(c, file)};
 	int is_new = 0;
 	int64_t id = ana_keymap_get(c->funcs, key, 2, &is_new);
 	if (id < 0) {
@@ -106,7 +125,7 @@ static uint32_t func_id(pprof_ctx *c, uint32_t frame)
 		size_t mk = ana_pb_begin(&c->funcs_pb, P_FUNCTION);
 		ana_pb_uint(&c->funcs_pb, F_ID, (uint64_t)id + 1);
 		ana_pb_int_opt(&c->funcs_pb, F_NAME, key[0]);
-		ana_pb_int_opt(&c->funcs_pb, F_SYSTEM_NAME, key[0]);
+		ana_pb_int_opt(&c->funcs_pb, F_SYSTEM_NAME, system_name(c, f, name));
 		ana_pb_int_opt(&c->funcs_pb, F_FILENAME, key[1]);
 		ana_pb_end(&c->funcs_pb, mk);
 	}
@@ -182,131 +201,132 @@ static void label_num(pprof_ctx *c, ana_pb *b, const char *key, int64_t v)
 
 typedef struct agg { uint64_t count, weight_ns; size_t first; } agg; /* first: a sample of it */
 
-static int build(const ana_model *m, ana_pb *out)
+/* pprof's values are int64: a count or time past that is written as the largest one */
+static int64_t pb_i64(uint64_t v)
 {
-	pprof_ctx c = {.m = m};
-	ana_pb samples_pb, maps_pb;
-	ana_keymap *skeys = NULL;
-	agg *aggs = NULL;
-	size_t n_aggs = 0, cap_aggs = 0;
-	uint64_t *locbuf = NULL;
-	int rc = GTT_ENOMEM;
-	ana_pb_init(&samples_pb);
-	ana_pb_init(&maps_pb);
-	ana_pb_init(&c.funcs_pb);
-	ana_pb_init(&c.locs_pb);
-	c.strings = ana_keymap_create();
-	c.funcs = ana_keymap_create();
-	c.locs = ana_keymap_create();
-	c.mod_names = ana_keymap_create();
-	skeys = ana_keymap_create();
-	c.frame_func = calloc(m->frames.n + 1, sizeof(*c.frame_func));
-	if (!c.strings || !c.funcs || !c.locs || !c.mod_names || !skeys || !c.frame_func)
-		goto out;
-	str_idx(&c, "");
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
 
+/* Sample and period types, times, the command as a comment. 0 or GTT_ENOMEM. */
+static int header_fields(pprof_ctx *c, const ana_model *m, ana_pb *out)
+{
 	/* Header fields first (pprof readers accept any order; keeping one makes output stable). */
-	value_type(&c, out, P_SAMPLE_TYPE, "samples", "count");
-	value_type(&c, out, P_SAMPLE_TYPE, "cpu", "nanoseconds");
+	value_type(c, out, P_SAMPLE_TYPE, "samples", "count");
+	value_type(c, out, P_SAMPLE_TYPE, "cpu", "nanoseconds");
 	uint64_t period = 0;
 	const char *hz = ana_meta_get(m, "frequency_hz");
 	if (hz && strtoull(hz, NULL, 10) > 0)
-		period = 1000000000ull / strtoull(hz, NULL, 10);
+		period = gt_hz_to_period_ns(strtod(hz, NULL)); /* as the report's sampling period */
 	else if (m->samples.n)
 		period = m->samples.v[0].weight_ns;
-	value_type(&c, out, P_PERIOD_TYPE, "cpu", "nanoseconds");
-	ana_pb_int_opt(out, P_PERIOD, (int64_t)period);
+	value_type(c, out, P_PERIOD_TYPE, "cpu", "nanoseconds");
+	ana_pb_int_opt(out, P_PERIOD, pb_i64(period));
 	const char *rt = ana_meta_get(m, "start_realtime_ns"), *mt = ana_meta_get(m, "start_ns");
 	if (rt && mt) {
 		uint64_t real0 = strtoull(rt, NULL, 10), mono0 = strtoull(mt, NULL, 10);
-		ana_pb_int_opt(out, P_TIME_NANOS, (int64_t)(real0 + (m->start_ns > mono0 ? m->start_ns - mono0 : 0)));
+		ana_pb_int_opt(out, P_TIME_NANOS, pb_i64(ana_sat_add(real0, ana_span(mono0, m->start_ns))));
 	}
-	ana_pb_int_opt(out, P_DURATION_NANOS, (int64_t)(m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0));
+	ana_pb_int_opt(out, P_DURATION_NANOS, pb_i64(ana_span(m->start_ns, m->end_ns)));
 	const char *cmd = ana_meta_get(m, "command");
 	if (cmd) {
 		char *s = malloc(strlen(cmd) + 10);
 		if (!s)
-			goto out;
+			return GTT_ENOMEM;
 		sprintf(s, "command: %s", cmd);
-		const char *kept = own(&c, s);
+		const char *kept = own(c, s);
 		free(s);
 		if (!kept)
-			goto out;
-		ana_pb_int(out, P_COMMENT, str_idx(&c, kept));
+			return GTT_ENOMEM;
+		ana_pb_int(out, P_COMMENT, str_idx(c, kept));
 	}
-	ana_pb_int(out, P_DEFAULT_SAMPLE_TYPE, str_idx(&c, "cpu"));
+	ana_pb_int(out, P_DEFAULT_SAMPLE_TYPE, str_idx(c, "cpu"));
+	return 0;
+}
 
-	/* Mappings: one per mapped file (first mapping of it), keyed by basename for frames. */
+/* Mappings: one per mapped file (first mapping of it), keyed by basename for frames. */
+static int mappings(pprof_ctx *c, const ana_model *m, ana_pb *maps_pb)
+{
 	for (size_t i = 0; i < m->mappings.n; i++) {
 		const gtt_mapping *mp = &m->mappings.v[i].m;
 		if (!mp->path || !mp->path[0])
 			continue;
 		int is_new = 0;
-		int64_t k = ana_keymap_str(c.mod_names, base_name(mp->path), &is_new);
+		int64_t k = ana_keymap_str(c->mod_names, base_name(mp->path), &is_new);
 		if (k < 0)
-			goto out;
+			return GTT_ENOMEM;
 		if (!is_new)
 			continue;
-		uint32_t *slot = ana_vec_push(c.mod_map);
+		uint32_t *slot = ana_vec_push(c->mod_map);
 		if (!slot)
-			goto out;
-		*slot = (uint32_t)c.mod_map.n;
+			return GTT_ENOMEM;
+		*slot = (uint32_t)c->mod_map.n;
 		char bid[2 * GTT_BUILD_ID_MAX + 1];
 		for (uint32_t b = 0; b < mp->build_id_len && b < GTT_BUILD_ID_MAX; b++)
 			sprintf(bid + 2 * b, "%02x", mp->build_id[b]);
 		bid[2 * (mp->build_id_len < GTT_BUILD_ID_MAX ? mp->build_id_len : GTT_BUILD_ID_MAX)] = 0;
-		size_t mk = ana_pb_begin(&maps_pb, P_MAPPING);
-		ana_pb_uint(&maps_pb, M_ID, c.mod_map.n);
-		ana_pb_uint_opt(&maps_pb, M_START, mp->start);
-		ana_pb_uint_opt(&maps_pb, M_LIMIT, mp->end);
-		ana_pb_uint_opt(&maps_pb, M_OFFSET, mp->pgoff);
-		ana_pb_int_opt(&maps_pb, M_FILENAME, str_idx(&c, mp->path));
+		size_t mk = ana_pb_begin(maps_pb, P_MAPPING);
+		ana_pb_uint(maps_pb, M_ID, c->mod_map.n);
+		ana_pb_uint_opt(maps_pb, M_START, mp->start);
+		ana_pb_uint_opt(maps_pb, M_LIMIT, mp->end);
+		ana_pb_uint_opt(maps_pb, M_OFFSET, mp->pgoff);
+		ana_pb_int_opt(maps_pb, M_FILENAME, str_idx(c, mp->path));
 		if (bid[0]) {
-			const char *kept = own(&c, bid);
+			const char *kept = own(c, bid);
 			if (!kept)
-				goto out;
-			ana_pb_int_opt(&maps_pb, M_BUILD_ID, str_idx(&c, kept));
+				return GTT_ENOMEM;
+			ana_pb_int_opt(maps_pb, M_BUILD_ID, str_idx(c, kept));
 		}
-		ana_pb_uint(&maps_pb, M_HAS_FUNCTIONS, 1);
-		ana_pb_uint(&maps_pb, M_HAS_FILENAMES, 1);
-		ana_pb_uint(&maps_pb, M_HAS_LINE_NUMBERS, 1);
-		ana_pb_uint(&maps_pb, M_HAS_INLINE_FRAMES, 1);
-		ana_pb_end(&maps_pb, mk);
+		ana_pb_uint(maps_pb, M_HAS_FUNCTIONS, 1);
+		ana_pb_uint(maps_pb, M_HAS_FILENAMES, 1);
+		ana_pb_uint(maps_pb, M_HAS_LINE_NUMBERS, 1);
+		ana_pb_uint(maps_pb, M_HAS_INLINE_FRAMES, 1);
+		ana_pb_end(maps_pb, mk);
 	}
+	return 0;
+}
 
-	/* Samples: aggregate per (stack, thread, class), in order of first appearance. */
-	for (size_t i = 0; i < m->samples.n; i++) {
+/* The samples aggregated per (stack, thread, class), in order of first appearance; counts and
+ * times saturate. *n_out aggregates in *out (the caller frees). 0 or GTT_ENOMEM. */
+static int aggregate(const ana_model *m, int gil, agg **out, size_t *n_out)
+{
+	ana_keymap *skeys = ana_keymap_create();
+	agg *aggs = NULL;
+	size_t n_aggs = 0, cap_aggs = 0;
+	int rc = skeys ? 0 : GTT_ENOMEM;
+	for (size_t i = 0; !rc && i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
-		if (s->stack_id >= m->stacks.n || s->thread_idx >= m->threads.n)
+		if (s->stack_id >= m->stacks.n || s->thread_idx >= m->threads.n || (gil >= 0 && !(gil & 1 << s->cls)))
 			continue;
 		uint32_t key[3] = {s->stack_id, s->thread_idx, s->cls};
 		int is_new = 0;
 		int64_t k = ana_keymap_get(skeys, key, 3, &is_new);
-		if (k < 0)
-			goto out;
-		if (is_new) {
-			if (n_aggs == cap_aggs) {
-				size_t cap = cap_aggs ? cap_aggs * 2 : 1024;
-				agg *a = realloc(aggs, cap * sizeof(*a));
-				if (!a)
-					goto out;
-				aggs = a;
-				cap_aggs = cap;
-			}
-			aggs[n_aggs].count = aggs[n_aggs].weight_ns = 0;
-			aggs[n_aggs].first = i;
-			n_aggs++;
+		if (k < 0 || (is_new && GT_GROW(aggs, cap_aggs, n_aggs + 1) < 0)) {
+			rc = GTT_ENOMEM;
+			break;
 		}
-		aggs[k].count++;
-		aggs[k].weight_ns += s->weight_ns;
+		if (is_new)
+			aggs[n_aggs++] = (agg){.first = i};
+		aggs[k].count = ana_sat_add(aggs[k].count, 1);
+		aggs[k].weight_ns = ana_sat_add(aggs[k].weight_ns, s->weight_ns);
 	}
+	ana_keymap_destroy(skeys);
+	if (rc)
+		free(aggs);
+	*out = rc ? NULL : aggs;
+	*n_out = rc ? 0 : n_aggs;
+	return rc;
+}
+
+/* One pprof sample per aggregate, with its locations and thread/tid/pid/gil labels. */
+static int samples(pprof_ctx *c, const ana_model *m, const agg *aggs, size_t n_aggs, ana_pb *samples_pb)
+{
 	size_t max_depth = 1;
 	for (size_t i = 0; i < m->stacks.n; i++)
 		if (m->stacks.v[i].n > max_depth)
 			max_depth = m->stacks.v[i].n;
-	if (!(locbuf = malloc(max_depth * sizeof(*locbuf))))
-		goto out;
-	/* one pprof sample per aggregate, in order of first appearance */
+	uint64_t *locbuf = malloc(max_depth * sizeof(*locbuf));
+	if (!locbuf)
+		return GTT_ENOMEM;
 	for (size_t k = 0; k < n_aggs; k++) {
 		const ana_sample *s = &m->samples.v[aggs[k].first];
 		const ana_stack *st = &m->stacks.v[s->stack_id];
@@ -317,22 +337,46 @@ static int build(const ana_model *m, ana_pb *out)
 			uint32_t begin = end - 1;
 			while (begin > 0 && m->frames.v[st->frames[begin]].inlined)
 				begin--;
-			locbuf[nl++] = loc_id(&c, st->frames + begin, end - begin);
+			locbuf[nl++] = loc_id(c, st->frames + begin, end - begin);
 			end = begin;
 		}
 		const ana_thread *th = &m->threads.v[s->thread_idx];
-		int64_t vals[2] = {(int64_t)aggs[k].count, (int64_t)aggs[k].weight_ns};
-		size_t mk = ana_pb_begin(&samples_pb, P_SAMPLE);
-		ana_pb_packed_uint(&samples_pb, S_LOCATION_ID, locbuf, nl);
-		ana_pb_packed_int(&samples_pb, S_VALUE, vals, 2);
+		int64_t vals[2] = {pb_i64(aggs[k].count), pb_i64(aggs[k].weight_ns)};
+		size_t mk = ana_pb_begin(samples_pb, P_SAMPLE);
+		ana_pb_packed_uint(samples_pb, S_LOCATION_ID, locbuf, nl);
+		ana_pb_packed_int(samples_pb, S_VALUE, vals, 2);
 		char tn[256];
-		label_str(&c, &samples_pb, "thread", ana_export_thread_name(m, th, tn, sizeof(tn)));
-		label_num(&c, &samples_pb, "tid", th->tid);
-		label_num(&c, &samples_pb, "pid", th->pid);
-		label_str(&c, &samples_pb, "gil", ana_class_name(s->cls));
-		ana_pb_end(&samples_pb, mk);
+		label_str(c, samples_pb, "thread", ana_export_thread_name(m, th, tn, sizeof(tn)));
+		label_num(c, samples_pb, "tid", th->tid);
+		label_num(c, samples_pb, "pid", th->pid);
+		label_str(c, samples_pb, "gil", ana_class_name(s->cls));
+		ana_pb_end(samples_pb, mk);
 	}
-	if (c.oom)
+	free(locbuf);
+	return 0;
+}
+
+static int build(const ana_model *m, int gil, ana_pb *out)
+{
+	pprof_ctx c = {.m = m};
+	ana_pb samples_pb, maps_pb;
+	agg *aggs = NULL;
+	size_t n_aggs = 0;
+	int rc = GTT_ENOMEM;
+	ana_pb_init(&samples_pb);
+	ana_pb_init(&maps_pb);
+	ana_pb_init(&c.funcs_pb);
+	ana_pb_init(&c.locs_pb);
+	c.strings = ana_keymap_create();
+	c.funcs = ana_keymap_create();
+	c.locs = ana_keymap_create();
+	c.mod_names = ana_keymap_create();
+	c.frame_func = calloc(m->frames.n + 1, sizeof(*c.frame_func));
+	if (!c.strings || !c.funcs || !c.locs || !c.mod_names || !c.frame_func)
+		goto out;
+	str_idx(&c, "");
+	if (header_fields(&c, m, out) < 0 || mappings(&c, m, &maps_pb) < 0 ||
+	    aggregate(m, gil, &aggs, &n_aggs) < 0 || samples(&c, m, aggs, n_aggs, &samples_pb) < 0 || c.oom)
 		goto out;
 	/* Field order: samples, mappings, locations, functions, string table. */
 	append(out, &samples_pb);
@@ -355,20 +399,18 @@ out:
 	ana_keymap_destroy(c.funcs);
 	ana_keymap_destroy(c.locs);
 	ana_keymap_destroy(c.mod_names);
-	ana_keymap_destroy(skeys);
 	free(c.frame_func);
 	free(c.strtab.v);
 	free(c.mod_map.v);
 	free(aggs);
-	free(locbuf);
 	return rc;
 }
 
-int ana_export_pprof_raw(const ana_model *m, uint8_t **buf, size_t *len)
+int ana_export_pprof_raw(const ana_model *m, const ana_export_opts *o, uint8_t **buf, size_t *len)
 {
 	ana_pb b;
 	ana_pb_init(&b);
-	int rc = build(m, &b);
+	int rc = build(m, o ? o->gil : -1, &b);
 	if (rc < 0) {
 		ana_pb_free(&b);
 		return rc;
@@ -379,11 +421,11 @@ int ana_export_pprof_raw(const ana_model *m, uint8_t **buf, size_t *len)
 }
 
 /* gzip through zlib: no file name, mtime 0, so equal models give equal bytes. */
-int ana_export_pprof(const ana_model *m, FILE *out)
+int ana_export_pprof(const ana_model *m, const ana_export_opts *o, FILE *out)
 {
 	uint8_t *raw = NULL;
 	size_t len = 0;
-	int rc = ana_export_pprof_raw(m, &raw, &len);
+	int rc = ana_export_pprof_raw(m, o, &raw, &len);
 	if (rc < 0)
 		return rc;
 	z_stream z;

@@ -1,13 +1,18 @@
 /* fold.c — folded stacks from the model (aggregate by interned stack first, build text only
  * for distinct stacks), and the FlameGraph text form in and out. */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
+#include "cli.h"
 #include "fold.h"
+#include "gt_util.h"
 #include "model_priv.h"
+#include "textin.h"
 
 void ana_fold_opts_init(ana_fold_opts *o)
 {
@@ -54,17 +59,9 @@ static void sb_put(sbuf *b, const char *s, size_t len)
 {
 	if (b->oom)
 		return;
-	if (b->n + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->n + len + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (GT_GROW(b->p, b->cap, b->n + len + 1) < 0) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->p + b->n, s, len);
 	b->n += len;
@@ -130,6 +127,7 @@ static void sort_merge(ana_folded *fd)
 			uint64_t c = fd->lines[k - 1].count, w = fd->lines[k - 1].weight_ns;
 			fd->lines[k - 1].count = c + fd->lines[i].count < c ? UINT64_MAX : c + fd->lines[i].count;
 			fd->lines[k - 1].weight_ns = w + fd->lines[i].weight_ns < w ? UINT64_MAX : w + fd->lines[i].weight_ns;
+			fd->lines[k - 1].base_count = ana_sat_add(fd->lines[k - 1].base_count, fd->lines[i].base_count);
 			fd->lines[k - 1].cls_mask |= fd->lines[i].cls_mask;
 			free(fd->lines[i].stack);
 			continue;
@@ -141,10 +139,7 @@ static void sort_merge(ana_folded *fd)
 
 static const char *proc_name(const ana_model *m, uint32_t pid, char *buf, size_t cap)
 {
-	const char *comm = NULL;
-	for (size_t i = 0; i < m->processes.n; i++)
-		if (m->processes.v[i].pid == pid && m->processes.v[i].comm && m->processes.v[i].comm[0])
-			comm = m->processes.v[i].comm;
+	const char *comm = ana_process_comm(m, pid);
 	const ana_thread *main_thread = ana_thread_find(m, pid, pid);
 	if (comm) {
 		size_t len = strcspn(comm, " ");
@@ -169,11 +164,12 @@ int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 	memset(out, 0, sizeof(*out));
 	if ((rc = parse_tids(o->tid_filter, &tids, &n_tids)) < 0)
 		goto out;
-	uint64_t from = o->from_ns ? m->start_ns + o->from_ns : 0;
-	uint64_t to = o->to_ns ? m->start_ns + o->to_ns : UINT64_MAX;
+	/* no upper bound without --to: a sample at 2^64 - 1 ns is still a sample */
+	uint64_t from = o->from_ns ? ana_sat_add(m->start_ns, o->from_ns) : 0;
+	uint64_t to = ana_sat_add(m->start_ns, o->to_ns);
 	for (size_t i = 0; i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
-		if (s->time_ns < from || s->time_ns >= to)
+		if (s->time_ns < from || (o->to_ns && s->time_ns >= to))
 			continue;
 		if (o->gil >= 0 && !(o->gil & (1 << s->cls)))
 			continue;
@@ -282,70 +278,196 @@ out:
 	return rc;
 }
 
-int ana_fold_parse(FILE *f, ana_folded *out, size_t *bad, size_t *first_bad_line)
+/* ---- folded text in ---- */
+
+typedef struct fold_parser {
+	ana_folded *out;
+	ana_fold_parse_info *info;
+	size_t cap;
+	ana_idtable table;           /* stack text -> line: equal lines merge as they are read */
+	ANA_VEC(size_t) two_at;      /* per line: where " COUNT1" starts in its stack, SIZE_MAX for none */
+	uint64_t base_total;
+	int base_over;               /* the first counts' sum passed 2^64 - 1 */
+	size_t n_one;                /* lines with one count only */
+} fold_parser;
+
+static int is_blank(char c)
 {
-	int rc = 0;
-	char *line = NULL;
-	size_t cap = 0, lcap = 0, lineno = 0;
-	ssize_t len;
-	memset(out, 0, sizeof(*out));
-	*bad = 0;
-	*first_bad_line = 0;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		/* "STACK COUNT": the count is the last field; spaces inside the stack are kept, the
-		 * blanks around the count are not (FlameGraph's own reading) */
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' ||
-		                   line[len - 1] == '\t'))
-			line[--len] = 0;
-		if (len == 0)
-			continue;
-		char *sp = line + len;
-		while (sp > line && sp[-1] != ' ' && sp[-1] != '\t')
-			sp--;
-		char *num = sp, *end = NULL;
-		while (sp > line && (sp[-1] == ' ' || sp[-1] == '\t'))
-			sp--;
-		unsigned long long count = 0;
-		if (sp > line && *num >= '0' && *num <= '9') {
-			errno = 0;
-			count = strtoull(num, &end, 10);
-		}
-		if (sp == line || !end || *end || errno) {
-			if (!*bad)
-				*first_bad_line = lineno;
-			(*bad)++;
-			continue;
-		}
-		if (count == 0)
-			continue; /* a stack that was never sampled adds nothing */
-		*sp = 0;
-		if (out->n == lcap) {
-			lcap = lcap ? lcap * 2 : 256;
-			ana_folded_line *v = realloc(out->lines, lcap * sizeof(*v));
-			if (!v) {
-				rc = GTT_ENOMEM;
-				goto out;
-			}
-			out->lines = v;
-		}
-		ana_folded_line *l = &out->lines[out->n];
-		memset(l, 0, sizeof(*l));
-		if (!(l->stack = strdup(line))) {
-			rc = GTT_ENOMEM;
-			goto out;
-		}
-		l->count = count;
-		out->n++;
-		out->total += count;
+	return c == ' ' || c == '\t';
+}
+
+/* The count at the end of s[0..*len) after a blank: its value, *len cut before the blanks. */
+static int last_count(const char *s, size_t *len, uint64_t *v)
+{
+	size_t n = *len, d = n;
+	while (d > 0 && !is_blank(s[d - 1]))
+		d--;
+	if (d == n || d == 0 || ana_parse_count(s + d, n - d, v) < 0)
+		return -1;
+	while (d > 0 && is_blank(s[d - 1]))
+		d--;
+	*len = d;
+	return 0;
+}
+
+struct line_key { const char *s; size_t len; };
+
+static int line_eq(uint32_t id, const void *key, void *ctx)
+{
+	const struct line_key *k = key;
+	const char *stack = ((const ana_folded *)ctx)->lines[id].stack;
+	return strncmp(stack, k->s, k->len) == 0 && stack[k->len] == 0;
+}
+
+static int fold_line(void *ctx, const char *s, size_t len, uint64_t lineno)
+{
+	fold_parser *P = ctx;
+	ana_folded *out = P->out;
+	uint64_t count, count1 = 0;
+	/* "STACK COUNT": the count is the last field; spaces inside the stack are kept, the blanks
+	 * around the count are not (FlameGraph's own reading) */
+	while (len > 0 && is_blank(s[len - 1]))
+		len--;
+	if (len == 0)
+		return 0;
+	if (last_count(s, &len, &count) < 0 || len == 0) { /* no count, or nothing but a count */
+		if (!P->info->n_bad)
+			P->info->first_bad_line = (size_t)lineno;
+		P->info->n_bad++;
+		return 0;
 	}
-	if (ferror(f))
-		rc = GTT_EIO;
+	/* FlameGraph's difference format has two counts, "STACK BEFORE AFTER" (difffolded.pl) */
+	size_t stack_len = len, two_at = SIZE_MAX;
+	if (last_count(s, &stack_len, &count1) == 0 && stack_len > 0)
+		two_at = stack_len;
+	else
+		P->n_one++;
+	if (count == 0 && (two_at == SIZE_MAX || count1 == 0))
+		return 0; /* a stack that was never sampled adds nothing */
+	if (__builtin_add_overflow(out->total, count, &out->total)) {
+		snprintf(P->info->why, sizeof(P->info->why), "counts add up past 2^64 - 1 by line %llu: not sample "
+		         "counts these tools can weigh", (unsigned long long)lineno);
+		return GTT_EFORMAT;
+	}
+	if (two_at != SIZE_MAX && __builtin_add_overflow(P->base_total, count1, &P->base_total))
+		P->base_over = 1;
+	/* memory follows distinct stacks, not lines: a line seen before adds to it */
+	struct line_key k = { s, len };
+	uint32_t *slot = ana_idtable_slot(&P->table, ana_hash_bytes(s, len, 3), line_eq, &k, out);
+	if (!slot)
+		return GTT_ENOMEM;
+	if (*slot) {
+		ana_folded_line *l = &out->lines[*slot - 1];
+		l->count += count;          /* fits: at most the total */
+		l->base_count += count1;    /* fits unless base_over, which refuses the file */
+		return 0;
+	}
+	if (out->n >= UINT32_MAX - 1 || gt_grow((void **)&out->lines, &P->cap, out->n + 1, sizeof(*out->lines)) < 0)
+		return GTT_ENOMEM;
+	size_t *at = ana_vec_push(P->two_at);
+	char *stack = malloc(len + 1);
+	if (!at || !stack) {
+		free(stack);
+		return GTT_ENOMEM;
+	}
+	memcpy(stack, s, len);
+	stack[len] = 0;
+	*at = two_at;
+	out->lines[out->n++] = (ana_folded_line){ .stack = stack, .count = count, .base_count = count1 };
+	*slot = (uint32_t)out->n;
+	P->table.n++;
+	return 0;
+}
+
+/* Lines of equal stacks merged into the first of them, file order otherwise kept (after the
+ * difference format's first counts are cut off, lines that differed only in them are equal). */
+static int merge_equal(fold_parser *P)
+{
+	ana_folded *out = P->out;
+	ana_idtable t = { 0 };
+	size_t k = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		ana_folded_line *l = &out->lines[i];
+		struct line_key key = { l->stack, strlen(l->stack) };
+		uint32_t *slot = ana_idtable_slot(&t, ana_hash_bytes(key.s, key.len, 3), line_eq, &key, out);
+		if (!slot) {
+			ana_idtable_free(&t);
+			return GTT_ENOMEM;
+		}
+		if (*slot) {
+			out->lines[*slot - 1].count += l->count;
+			out->lines[*slot - 1].base_count += l->base_count;
+			free(l->stack);
+			continue;
+		}
+		out->lines[k] = *l;
+		*slot = (uint32_t)++k;
+		t.n++;
+	}
+	for (size_t i = k; i < out->n; i++)
+		out->lines[i].stack = NULL;
+	out->n = k;
+	ana_idtable_free(&t);
+	return 0;
+}
+
+/* Every line had two counts: the difference format. Else a line that looked like it has a
+ * frame name ending in " NUMBER" (kept whole) and its one count. */
+static int fold_parse_end(fold_parser *P)
+{
+	ana_folded *out = P->out;
+	if (out->n && P->n_one == 0) {
+		if (P->base_over) {
+			snprintf(P->info->why, sizeof(P->info->why), "the first counts of the difference format add up "
+			         "past 2^64 - 1");
+			return GTT_EFORMAT;
+		}
+		for (size_t i = 0; i < out->n; i++)
+			out->lines[i].stack[P->two_at.v[i]] = 0;
+		out->two_counts = 1;
+		out->base_total = P->base_total;
+		return merge_equal(P);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		out->lines[i].base_count = 0;
+		if (out->lines[i].count)
+			out->lines[k++] = out->lines[i];
+		else
+			free(out->lines[i].stack); /* "STACK N 0": a frame ending in N, never sampled */
+	}
+	out->n = k;
+	return 0;
+}
+
+int ana_fold_parse_stream(const void *head, size_t head_len, FILE *rest, ana_folded *out, ana_fold_parse_info *info)
+{
+	fold_parser P = { .out = out, .info = info };
+	int rc = GTT_ENOMEM;
+	memset(out, 0, sizeof(*out));
+	memset(info, 0, sizeof(*info));
+	ana_lines *lr = ana_lines_create(fold_line, &P);
+	if (!lr)
+		goto out;
+	if ((head_len && (rc = ana_lines_feed(lr, head, head_len)) < 0) ||
+	    (rest && (rc = ana_lines_read(lr, rest)) < 0) || (rc = ana_lines_finish(lr)) < 0 ||
+	    (rc = fold_parse_end(&P)) < 0)
+		goto out;
+	rc = 0;
 out:
-	free(line);
+	if (rc == GTT_EFORMAT && !info->why[0] && lr)
+		snprintf(info->why, sizeof(info->why), "%s", ana_lines_why(lr));
+	ana_lines_destroy(lr);
+	ana_idtable_free(&P.table);
+	free(P.two_at.v);
 	if (rc < 0)
 		ana_folded_free(out);
 	return rc;
+}
+
+int ana_fold_parse(FILE *f, ana_folded *out, ana_fold_parse_info *info)
+{
+	return ana_fold_parse_stream(NULL, 0, f, out, info);
 }
 
 int ana_fold_sort_merge(ana_folded *fd)
@@ -356,9 +478,13 @@ int ana_fold_sort_merge(ana_folded *fd)
 
 int ana_fold_write(const ana_folded *fd, FILE *out)
 {
-	for (size_t i = 0; i < fd->n; i++)
-		if (fprintf(out, "%s %" PRIu64 "\n", fd->lines[i].stack, fd->lines[i].count) < 0)
+	for (size_t i = 0; i < fd->n; i++) {
+		int rc = fd->two_counts ? fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", fd->lines[i].stack,
+		                                  fd->lines[i].base_count, fd->lines[i].count)
+		                        : fprintf(out, "%s %" PRIu64 "\n", fd->lines[i].stack, fd->lines[i].count);
+		if (rc < 0)
 			return GTT_EIO;
+	}
 	return 0;
 }
 
@@ -370,4 +496,122 @@ void ana_folded_free(ana_folded *fd)
 		free(fd->lines[i].stack);
 	free(fd->lines);
 	memset(fd, 0, sizeof(*fd));
+}
+
+/* ---- the command ---- */
+
+static void fold_usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: gt-analyze fold [OPTIONS] TRACE\n\n"
+	        "Folded stacks, one \"root;...;leaf COUNT\" line per distinct stack, sorted: the input of\n"
+	        "FlameGraph's flamegraph.pl, speedscope and gt-render.\n\n"
+	        "  --threads        start each stack with \"PROCESS PID;THREAD TID\"\n"
+	        "  --gil WHICH      only samples of these GIL classes: " ANA_GIL_WORDS "\n"
+	        "                   (held = python,native-gil; released = nogil,wait; any = every sample)\n"
+	        "  --python-only    keep only Python frames\n"
+	        "  --annotate       suffix leaf frames with the sample's class (_[py] _[gil] _[nogil] _[wait])\n"
+	        "  --tid LIST       only these threads (comma-separated tids)\n"
+	        "  --from S, --to S only samples in this window, seconds from the start of the recording\n"
+	        "  -o FILE          write to FILE instead of stdout\n" ANA_CLI_OPTS_HELP
+	        "  -h, --help       this help\n");
+}
+
+int ana_cmd_fold(int argc, char **argv)
+{
+	enum { O_THREADS = 1, O_GIL, O_PYONLY, O_TID, O_FROM, O_TO, O_ANNOTATE };
+	static const struct option longopts[] = {
+		{ "threads", no_argument, NULL, O_THREADS },
+		{ "gil", required_argument, NULL, O_GIL },
+		{ "python-only", no_argument, NULL, O_PYONLY },
+		{ "annotate", no_argument, NULL, O_ANNOTATE },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "from", required_argument, NULL, O_FROM },
+		{ "to", required_argument, NULL, O_TO },
+		{ "help", no_argument, NULL, 'h' },
+		ANA_CLI_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	ana_opts o;
+	ana_fold_opts fo;
+	ana_opts_init(&o);
+	ana_fold_opts_init(&fo);
+	const char *outpath = NULL;
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		if (ana_cli_opt(c, optarg, &o))
+			continue;
+		switch (c) {
+		case O_THREADS: fo.threads = 1; break;
+		case O_PYONLY: fo.python_only = o.python_only = 1; break;
+		case O_ANNOTATE: fo.annotate_class = 1; break;
+		case O_GIL:
+			if ((fo.gil = ana_gil_parse(optarg)) < -1)
+				return ana_cli_usage_error("fold", "--gil wants " ANA_GIL_WORDS ", not '%s'", optarg);
+			break;
+		case O_TID:
+			if (!optarg[0] || strspn(optarg, "0123456789,") != strlen(optarg) || strstr(optarg, ",,") ||
+			    optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',')
+				return ana_cli_usage_error("fold", "--tid wants a comma-separated list of thread ids, not '%s'",
+				                           optarg);
+			fo.tid_filter = optarg;
+			break;
+		case O_FROM:
+		case O_TO: {
+			uint64_t ns;
+			if (ana_cli_seconds(optarg, &ns) < 0)
+				return ana_cli_usage_error("fold", "--%s wants seconds (e.g. 1.5), not '%s'",
+				                           c == O_FROM ? "from" : "to", optarg);
+			if (c == O_FROM)
+				fo.from_ns = ns;
+			else
+				fo.to_ns = ns ? ns : 1;
+			break;
+		}
+		case 'o': outpath = optarg; break;
+		case 'h':
+			fold_usage(stdout);
+			return GT_EXIT_OK;
+		default:
+			return ana_cli_usage_error("fold", "unknown option or missing value: %s", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return ana_cli_usage_error("fold", optind == argc ? "missing TRACE" : "one TRACE only");
+	if (fo.to_ns && fo.to_ns <= fo.from_ns)
+		return ana_cli_usage_error("fold", "--to must be after --from");
+	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
+	if (!m)
+		return rc;
+	ana_folded fd;
+	FILE *out = stdout;
+	if (outpath && !(out = fopen(outpath, "w"))) {
+		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+		ana_model_free(m);
+		return GT_EXIT_BROKEN;
+	}
+	if (ana_fold(m, &fo, &fd) < 0) {
+		fprintf(stderr, "gt-analyze: out of memory while folding\n");
+		rc = GT_EXIT_BROKEN;
+	} else {
+		/* an empty answer is an answer, but say so: the options may be what left nothing */
+		if (fd.total == 0 && m->samples.n)
+			fprintf(stderr, "gt-analyze fold: warning: none of the %zu samples is in the selection "
+			                "(time window, --gil, --python-only, --threads)\n", m->samples.n);
+		else if (!m->samples.n)
+			fprintf(stderr, "gt-analyze fold: warning: %s has no samples\n", argv[optind]);
+		if (ana_fold_write(&fd, out) < 0 || fflush(out) != 0) {
+			fprintf(stderr, "gt-analyze: writing folded stacks failed: %s\n", strerror(errno));
+			rc = GT_EXIT_BROKEN;
+		}
+		ana_folded_free(&fd);
+	}
+	if (out != stdout && fclose(out) != 0 && rc != GT_EXIT_BROKEN) {
+		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+		rc = GT_EXIT_BROKEN;
+	}
+	ana_model_free(m);
+	return rc;
 }

@@ -1,5 +1,6 @@
 /* fold.h — folded stacks ("root;...;leaf COUNT") from a model: the form FlameGraph reads,
- * and the input of the flame graph renderer, exports and diff. */
+ * and the input of the flame graph renderer, exports and diff.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_FOLD_H
 #define ANA_FOLD_H
 
@@ -26,6 +27,7 @@ const char *ana_fold_class_suffix(int cls);
 typedef struct ana_folded_line {
 	char *stack;          /* "a;b;c" */
 	uint64_t count;       /* samples */
+	uint64_t base_count;  /* the first count of FlameGraph's difference format (two_counts), else 0 */
 	uint64_t weight_ns;
 	uint32_t cls_mask;    /* classes of the samples in this line */
 } ana_folded_line;
@@ -33,21 +35,41 @@ typedef struct ana_folded_line {
 typedef struct ana_folded {
 	ana_folded_line *lines;   /* sorted by stack (byte order) */
 	size_t n;
-	uint64_t total;
+	uint64_t total;           /* sum of the counts (fits: a larger sum is refused when parsing) */
+	int two_counts;           /* parsed from FlameGraph's difference format "STACK BEFORE AFTER":
+	                           * count is AFTER, base_count BEFORE, base_total their sum */
+	uint64_t base_total;
 } ana_folded;
 
 /* Fold the model's samples. 0 or <0 (GTT_ENOMEM). */
 int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out);
-/* Parse folded text (FlameGraph format; lines "stack count"). Bad lines are counted in
- * *bad and the first one's number stored in *first_bad_line. 0 or <0.
- * Lines stay in file order and are not merged (a flame chart needs the order; use
- * ana_fold_sort_merge for the sorted form); blank lines and zero counts are skipped; blanks
- * around the count are dropped, spaces inside the stack kept. */
-int ana_fold_parse(FILE *f, ana_folded *out, size_t *bad, size_t *first_bad_line);
+/* What parsing folded text found besides the lines. */
+typedef struct ana_fold_parse_info {
+	size_t n_bad;             /* lines that are not "stack count" (skipped) */
+	size_t first_bad_line;    /* 1-based number of the first of them, 0 when none */
+	char why[200];            /* why the text was refused (GTT_EFORMAT), "" otherwise */
+} ana_fold_parse_info;
+
+/* Parse folded text (FlameGraph format; lines "stack count"), read through textin.h's rules:
+ * LF, CR LF or CR line ends, no NUL byte, bounded lines, counts that fit in 64 bits (a larger
+ * one makes a bad line). Equal stacks merge as they are read (memory follows distinct stacks,
+ * not the input's size); lines stay in the order of their first appearance (use
+ * ana_fold_sort_merge for the sorted form); blank lines and zero counts are skipped;
+ * blanks around the count are dropped, spaces inside the stack kept. When every line has two
+ * counts it is FlameGraph's difference format (out->two_counts). 0, GTT_ENOMEM, GTT_EIO, or
+ * GTT_EFORMAT with info->why (binary data, an over-long line, counts summing past 2^64 - 1). */
+int ana_fold_parse(FILE *f, ana_folded *out, ana_fold_parse_info *info);
+/* The same for head[0..head_len) followed by the rest of a stream (rest may be NULL): input
+ * whose first bytes were read to tell a trace from text. */
+int ana_fold_parse_stream(const void *head, size_t head_len, FILE *rest, ana_folded *out, ana_fold_parse_info *info);
 /* Sort lines by stack (byte order) and merge equal stacks, as ana_fold() returns them. 0. */
 int ana_fold_sort_merge(ana_folded *fd);
-/* Write "stack count\n" lines. */
+/* Write "stack count\n" lines ("stack before after\n" for the difference format). */
 int ana_fold_write(const ana_folded *fd, FILE *out);
 void ana_folded_free(ana_folded *fd);
+
+/* `gt-analyze fold [OPTIONS] TRACE`: the command (parses its options, prints, returns the exit
+ * status). */
+int ana_cmd_fold(int argc, char **argv);
 
 #endif

@@ -8,14 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "demangle.h"
 #include "gpu_idle.h"
+#include "model_priv.h"
 
 /* ---- small helpers shared with gpu_idle.c ---- */
 
 void ana_gpu_ms(char *buf, size_t len, uint64_t ns)
 {
-	snprintf(buf, len, "%.3f", (double)ns / 1e6);
+	snprintf(buf, len, "%.3f", (double)ns / (double)GT_NS_PER_MS);
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -23,42 +25,86 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
-/* Physical device of (pid, device): its UUID when the agent wrote one, else "pidP/devD". */
+static int cmp_info(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const gtt_cuda_device *x = &m->cuda_devices.v[*(const size_t *)a], *y = &m->cuda_devices.v[*(const size_t *)b];
+	int c = cmp_u64(x->pid, y->pid);
+	if (!c)
+		c = cmp_u64(x->device, y->device);
+	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
+}
+
+/* The last CUDA_DEVICE record of (pid, device), NULL when none. */
+static const gtt_cuda_device *device_info(const ana_gpu_ctx *g, uint32_t pid, uint32_t device)
+{
+	const ana_model *m = g->m;
+	size_t lo = 0, hi = m->cuda_devices.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const gtt_cuda_device *d = &m->cuda_devices.v[g->info[mid]];
+		if (d->pid < pid || (d->pid == pid && d->device <= device))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const gtt_cuda_device *d = &m->cuda_devices.v[g->info[lo - 1]];
+	return d->pid == pid && d->device == device ? d : NULL;
+}
+
+static int dev_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_gpu_dev *d = &((const ana_gpu_ctx *)ctx)->devs[id];
+	const uint32_t *k = key;
+	return d->pid == k[0] && d->device == k[1];
+}
+
+static int uuid_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_gpu_dev *d = &((const ana_gpu_ctx *)ctx)->devs[id];
+	return d->uuid && strcmp(d->uuid, key) == 0;
+}
+
+/* Physical device of (pid, device): its UUID when the agent wrote one, else "pidP/devD". Found
+ * through hash tables (a trace can name many (pid, device) pairs), -1 on ENOMEM. */
 static int device_index(ana_gpu_ctx *g, uint32_t pid, uint32_t device)
 {
-	for (size_t i = 0; i < g->n_devs; i++)
-		if (g->devs[i].pid == pid && g->devs[i].device == device)
-			return g->devs[i].index;
-	const ana_model *m = g->m;
-	const char *uuid = NULL, *name = NULL;
-	for (size_t i = 0; i < m->cuda_devices.n; i++) {
-		const gtt_cuda_device *d = &m->cuda_devices.v[i];
-		if (d->pid == pid && d->device == device) {
-			uuid = d->uuid && *d->uuid ? d->uuid : NULL;
-			name = d->name;
-		}
-	}
+	ana_idtable *dt = g->dev_table, *ut = g->uuid_table;
+	uint32_t key[2] = { pid, device };
+	uint32_t *slot = ana_idtable_slot(dt, ana_hash_u64((uint64_t)pid << 32 | device), dev_eq, key, g);
+	if (!slot)
+		return -1;
+	if (*slot)
+		return g->devs[*slot - 1].index;
+	const gtt_cuda_device *info = device_info(g, pid, device);
+	const char *uuid = info && info->uuid && *info->uuid ? info->uuid : NULL;
+	uint32_t *uslot = NULL;
 	int index = -1;
-	for (size_t i = 0; uuid && i < g->n_devs; i++)
-		if (g->devs[i].uuid && strcmp(g->devs[i].uuid, uuid) == 0)
-			index = g->devs[i].index;
+	if (uuid) {
+		if (!(uslot = ana_idtable_slot(ut, ana_hash_bytes(uuid, strlen(uuid), 5), uuid_eq, uuid, g)))
+			return -1;
+		if (*uslot)
+			index = g->devs[*uslot - 1].index;
+	}
 	if (index < 0)
 		index = g->n_phys++;
-	if (g->n_devs == g->cap_devs) {
-		size_t cap = g->cap_devs ? g->cap_devs * 2 : 8;
-		ana_gpu_dev *nd = realloc(g->devs, cap * sizeof(*nd));
-		if (!nd)
-			return -1;
-		g->devs = nd;
-		g->cap_devs = cap;
-	}
+	if (GT_GROW(g->devs, g->cap_devs, g->n_devs + 1) < 0)
+		return -1;
 	ana_gpu_dev *d = &g->devs[g->n_devs++];
 	memset(d, 0, sizeof(*d));
 	d->pid = pid;
 	d->device = device;
 	d->uuid = uuid;
-	d->name = name;
+	d->name = info ? info->name : NULL;
 	d->index = index;
+	*slot = (uint32_t)g->n_devs;
+	dt->n++;
+	if (uslot && !*uslot) {
+		*uslot = (uint32_t)g->n_devs;
+		ut->n++;
+	}
 	return index;
 }
 
@@ -95,6 +141,14 @@ static int build_ctx(ana_gpu_ctx *g, const ana_model *m)
 {
 	memset(g, 0, sizeof(*g));
 	g->m = m;
+	g->dev_table = calloc(1, sizeof(ana_idtable));
+	g->uuid_table = calloc(1, sizeof(ana_idtable));
+	g->info = malloc((m->cuda_devices.n ? m->cuda_devices.n : 1) * sizeof(*g->info));
+	if (!g->dev_table || !g->uuid_table || !g->info)
+		return -1;
+	for (size_t i = 0; i < m->cuda_devices.n; i++)
+		g->info[i] = i;
+	qsort_r(g->info, m->cuda_devices.n, sizeof(*g->info), cmp_info, (void *)m);
 	size_t n = m->kernels.n + m->memcpys.n + m->memsets.n;
 	g->acts = calloc(n ? n : 1, sizeof(*g->acts));
 	if (!g->acts)
@@ -140,6 +194,13 @@ static void free_ctx(ana_gpu_ctx *g)
 	free(g->acts);
 	free(g->busy);
 	free(g->devs);
+	free(g->info);
+	if (g->dev_table)
+		ana_idtable_free(g->dev_table);
+	if (g->uuid_table)
+		ana_idtable_free(g->uuid_table);
+	free(g->dev_table);
+	free(g->uuid_table);
 }
 
 /* ---- kernels ---- */
@@ -201,9 +262,9 @@ static name_row *kernel_rows(const ana_model *m, size_t *n_rows, size_t **order_
 			nr++;
 		}
 		name_row *r = &rows[nr - 1];
-		uint64_t d = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
+		uint64_t d = ana_span(k->start_ns, k->end_ns);
 		r->count++;
-		r->total_ns += d;
+		r->total_ns = ana_sat_add(r->total_ns, d);
 		if (d > r->max_ns)
 			r->max_ns = d;
 	}
@@ -219,12 +280,12 @@ static void report_kernels(const ana_model *m, FILE *out, int top_n, const name_
                            uint64_t kernel_total_ns)
 {
 	fprintf(out, "\nKernels (%zu launches of %zu kernels, %.3f ms GPU time; top %d by total time):\n",
-	        m->kernels.n, nr, (double)kernel_total_ns / 1e6, top_n);
+	        m->kernels.n, nr, (double)kernel_total_ns / (double)GT_NS_PER_MS, top_n);
 	fprintf(out, "  %9s %12s %11s %11s %6s  %s\n", "count", "total ms", "mean us", "max us", "%time", "kernel");
 	for (size_t i = 0; i < nr && (int)i < top_n; i++) {
 		const name_row *r = &rows[i];
-		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %6.1f  ", r->count, (double)r->total_ns / 1e6,
-		        (double)r->total_ns / (double)r->count / 1e3, (double)r->max_ns / 1e3,
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %6.1f  ", r->count, (double)r->total_ns / (double)GT_NS_PER_MS,
+		        (double)r->total_ns / (double)r->count / (double)GT_NS_PER_US, (double)r->max_ns / (double)GT_NS_PER_US,
 		        kernel_total_ns ? 100.0 * (double)r->total_ns / (double)kernel_total_ns : 0.0);
 		print_name(out, r);
 	}
@@ -244,7 +305,7 @@ static int cmp_api_name(const void *a, const void *b, void *ctx)
 	const gtt_cuda_api *x = &m->apis.v[*(const size_t *)a], *y = &m->apis.v[*(const size_t *)b];
 	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
 	if (!c)
-		c = (int)x->domain - (int)y->domain;
+		c = cmp_u64(x->domain, y->domain);
 	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
 }
 
@@ -254,7 +315,7 @@ static int cmp_api_total(const void *a, const void *b)
 	if (x->total_ns != y->total_ns)
 		return x->total_ns > y->total_ns ? -1 : 1;
 	int c = strcmp(x->name, y->name);
-	return c ? c : (int)x->domain - (int)y->domain;
+	return c ? c : cmp_u64(x->domain, y->domain);
 }
 
 static void report_apis(const ana_model *m, FILE *out, int top_n)
@@ -284,9 +345,9 @@ static void report_apis(const ana_model *m, FILE *out, int top_n)
 			nr++;
 		}
 		api_row *r = &rows[nr - 1];
-		uint64_t d = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+		uint64_t d = ana_span(a->start_ns, a->end_ns);
 		r->count++;
-		r->total_ns += d;
+		r->total_ns = ana_sat_add(r->total_ns, d);
 		if (d > r->max_ns)
 			r->max_ns = d;
 		if (a->status != 0)
@@ -298,8 +359,8 @@ static void report_apis(const ana_model *m, FILE *out, int top_n)
 	fprintf(out, "  %9s %12s %11s %11s %7s  %s\n", "count", "total ms", "mean us", "max us", "errors", "call");
 	for (size_t i = 0; i < nr && (int)i < top_n; i++) {
 		const api_row *r = &rows[i];
-		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %7" PRIu64 "  %s%s\n", r->count, (double)r->total_ns / 1e6,
-		        (double)r->total_ns / (double)r->count / 1e3, (double)r->max_ns / 1e3, r->n_err, r->name,
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f %11.3f %7" PRIu64 "  %s%s\n", r->count, (double)r->total_ns / (double)GT_NS_PER_MS,
+		        (double)r->total_ns / (double)r->count / (double)GT_NS_PER_US, (double)r->max_ns / (double)GT_NS_PER_US, r->n_err, r->name,
 		        r->domain == GTT_API_DRIVER ? " (driver)" : "");
 	}
 out:
@@ -319,8 +380,8 @@ static void report_copies(const ana_model *m, FILE *out)
 		const gtt_cuda_memcpy *c = &m->memcpys.v[i];
 		uint32_t k = c->kind < 6 ? c->kind : 0;
 		count[k]++;
-		bytes[k] += c->bytes;
-		ns[k] += c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+		bytes[k] = ana_sat_add(bytes[k], c->bytes);
+		ns[k] = ana_sat_add(ns[k], ana_span(c->start_ns, c->end_ns));
 		async[k] += c->flags & 1;
 	}
 	fprintf(out, "\nMemory copies by direction:\n");
@@ -330,16 +391,15 @@ static void report_copies(const ana_model *m, FILE *out)
 		if (!count[d])
 			continue;
 		fprintf(out, "  %-9s %9" PRIu64 " %9" PRIu64 " %14" PRIu64 " %12.3f %10.2f\n", dir_names[d], count[d], async[d],
-		        bytes[d], (double)ns[d] / 1e6, ns[d] ? (double)bytes[d] / (double)ns[d] : 0.0);
+		        bytes[d], (double)ns[d] / (double)GT_NS_PER_MS, ns[d] ? (double)bytes[d] / (double)ns[d] : 0.0);
 	}
 	if (m->memsets.n) {
 		uint64_t b = 0, t = 0;
 		for (size_t i = 0; i < m->memsets.n; i++) {
-			b += m->memsets.v[i].bytes;
-			t += m->memsets.v[i].end_ns > m->memsets.v[i].start_ns ?
-			     m->memsets.v[i].end_ns - m->memsets.v[i].start_ns : 0;
+			b = ana_sat_add(b, m->memsets.v[i].bytes);
+			t = ana_sat_add(t, ana_span(m->memsets.v[i].start_ns, m->memsets.v[i].end_ns));
 		}
-		fprintf(out, "  memsets: %zu, %" PRIu64 " bytes, %.3f ms\n", m->memsets.n, b, (double)t / 1e6);
+		fprintf(out, "  memsets: %zu, %" PRIu64 " bytes, %.3f ms\n", m->memsets.n, b, (double)t / (double)GT_NS_PER_MS);
 	}
 }
 
@@ -353,9 +413,9 @@ static void report_syncs(const ana_model *m, FILE *out)
 	for (size_t i = 0; i < m->syncs.n; i++) {
 		const gtt_cuda_sync *s = &m->syncs.v[i];
 		uint32_t k = s->kind < 5 ? s->kind : 0;
-		uint64_t d = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+		uint64_t d = ana_span(s->start_ns, s->end_ns);
 		count[k]++;
-		ns[k] += d;
+		ns[k] = ana_sat_add(ns[k], d);
 		if (d > max[k])
 			max[k] = d;
 	}
@@ -364,7 +424,7 @@ static void report_syncs(const ana_model *m, FILE *out)
 	for (int k = 1; k <= 5; k++) {
 		int d = k % 5;
 		if (count[d])
-			fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s\n", count[d], (double)ns[d] / 1e6, (double)max[d] / 1e3,
+			fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s\n", count[d], (double)ns[d] / (double)GT_NS_PER_MS, (double)max[d] / (double)GT_NS_PER_US,
 			        names[d]);
 	}
 }
@@ -406,35 +466,35 @@ static void report_allocs(const ana_model *m, FILE *out, uint64_t span_ns)
 			j = (j + 1) & (cap - 1);
 		if (a->op == GTT_ALLOC_ALLOC) {
 			n_alloc++;
-			b_alloc += a->bytes;
-			if (live[j].key == key)
-				cur -= live[j].bytes;    /* re-used address without a free seen */
+			b_alloc = ana_sat_add(b_alloc, a->bytes);
+			if (live[j].key == key)      /* re-used address without a free seen */
+				cur -= live[j].bytes < cur ? live[j].bytes : cur;
 			live[j].key = key;
 			live[j].bytes = a->bytes;
-			cur += a->bytes;
+			cur = ana_sat_add(cur, a->bytes);
 			if (cur > peak) {
 				peak = cur;
 				peak_t = a->time_ns;
 			}
 		} else {
 			n_free++;
-			b_free += a->bytes;
+			b_free = ana_sat_add(b_free, a->bytes);
 			if (live[j].key == key && live[j].bytes) {
-				cur -= live[j].bytes;
+				cur -= live[j].bytes < cur ? live[j].bytes : cur;
 				live[j].bytes = 0;    /* keep the key: probing chains stay intact */
 			} else {
 				unknown_free++;
 			}
 		}
 	}
-	double secs = span_ns ? (double)span_ns / 1e9 : 0;
+	double secs = span_ns ? gt_ns_to_s(span_ns) : 0;
 	fprintf(out, "\nGPU memory allocations (CUDA allocator; a caching allocator above it reuses memory "
 	        "without calls):\n");
 	fprintf(out, "  allocations %" PRIu64 " (%.1f MiB), frees %" PRIu64 " (%.1f MiB), churn %.1f ops/s\n", n_alloc,
 	        (double)b_alloc / 1048576.0, n_free, (double)b_free / 1048576.0,
 	        secs > 0 ? (double)(n_alloc + n_free) / secs : 0.0);
 	fprintf(out, "  peak live %.1f MiB at %.3f s (allocations made while recording)", (double)peak / 1048576.0,
-	        peak_t >= m->start_ns ? (double)(peak_t - m->start_ns) / 1e9 : 0.0);
+	        peak_t >= m->start_ns ? gt_ns_to_s(peak_t - m->start_ns) : 0.0);
 	if (unknown_free)
 		fprintf(out, "; %" PRIu64 " frees of memory allocated before recording", unknown_free);
 	fputc('\n', out);
@@ -445,6 +505,16 @@ out:
 
 /* ---- NVTX ---- */
 
+static int cmp_nvtx_name(const void *a, const void *b, void *ctx)
+{
+	const ana_model *m = ctx;
+	const gtt_nvtx *x = &m->nvtx.v[*(const size_t *)a], *y = &m->nvtx.v[*(const size_t *)b];
+	int c = strcmp(ana_string_get(m, x->pid, x->name_id), ana_string_get(m, y->pid, y->name_id));
+	if (!c)
+		c = cmp_u64(x->kind, y->kind);
+	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
+}
+
 static void report_nvtx(const ana_model *m, FILE *out, int top_n)
 {
 	size_t n = m->nvtx.n, nr = 0;
@@ -454,34 +524,31 @@ static void report_nvtx(const ana_model *m, FILE *out, int top_n)
 	api_row *rows = calloc(n, sizeof(*rows));
 	if (!order || !rows)
 		goto out;
+	/* grouped by (name text, range or marker) through one sort; the API row shape is reused */
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
-	/* group by name text; reuse the API row shape */
+	qsort_r(order, n, sizeof(*order), cmp_nvtx_name, (void *)m);
 	for (size_t i = 0; i < n; i++) {
-		const gtt_nvtx *v = &m->nvtx.v[i];
+		const gtt_nvtx *v = &m->nvtx.v[order[i]];
 		const char *name = ana_string_get(m, v->pid, v->name_id);
-		size_t j;
-		for (j = 0; j < nr && (strcmp(rows[j].name, name) != 0 || rows[j].domain != v->kind); j++)
-			;
-		if (j == nr) {
-			if (nr >= 4096)
-				continue;    /* bounded: NVTX names are few in practice */
+		if (!nr || strcmp(rows[nr - 1].name, name) != 0 || rows[nr - 1].domain != v->kind) {
 			rows[nr].name = name;
 			rows[nr].domain = v->kind;
 			nr++;
 		}
-		uint64_t d = v->end_ns > v->start_ns ? v->end_ns - v->start_ns : 0;
-		rows[j].count++;
-		rows[j].total_ns += d;
-		if (d > rows[j].max_ns)
-			rows[j].max_ns = d;
+		api_row *r = &rows[nr - 1];
+		uint64_t d = ana_span(v->start_ns, v->end_ns);
+		r->count++;
+		r->total_ns = ana_sat_add(r->total_ns, d);
+		if (d > r->max_ns)
+			r->max_ns = d;
 	}
 	qsort(rows, nr, sizeof(*rows), cmp_api_total);
 	fprintf(out, "\nNVTX ranges and markers (top %d by total time):\n", top_n);
 	fprintf(out, "  %9s %12s %11s  %s\n", "count", "total ms", "max us", "name");
 	for (size_t i = 0; i < nr && (int)i < top_n; i++)
-		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s%s\n", rows[i].count, (double)rows[i].total_ns / 1e6,
-		        (double)rows[i].max_ns / 1e3, rows[i].name, rows[i].domain == GTT_NVTX_MARKER ? " (marker)" : "");
+		fprintf(out, "  %9" PRIu64 " %12.3f %11.3f  %s%s\n", rows[i].count, (double)rows[i].total_ns / (double)GT_NS_PER_MS,
+		        (double)rows[i].max_ns / (double)GT_NS_PER_US, rows[i].name, rows[i].domain == GTT_NVTX_MARKER ? " (marker)" : "");
 out:
 	free(order);
 	free(rows);
@@ -493,21 +560,23 @@ static void report_header(const ana_gpu_ctx *g, FILE *out)
 {
 	const ana_model *m = g->m;
 	fprintf(out, "\n== GPU ==\n");
+	/* the first (pid, device) of each physical device: devs are made in that order */
+	const ana_gpu_dev **first = calloc(g->n_phys ? (size_t)g->n_phys : 1, sizeof(*first));
+	if (!first)
+		return;
+	for (size_t i = 0; i < g->n_devs; i++)
+		if (!first[g->devs[i].index])
+			first[g->devs[i].index] = &g->devs[i];
 	for (int p = 0; p < g->n_phys; p++) {
-		const ana_gpu_dev *d = NULL;
-		for (size_t i = 0; i < g->n_devs && !d; i++)
-			if (g->devs[i].index == p)
-				d = &g->devs[i];
-		const gtt_cuda_device *info = NULL;
-		for (size_t i = 0; i < m->cuda_devices.n; i++)
-			if (m->cuda_devices.v[i].pid == d->pid && m->cuda_devices.v[i].device == d->device)
-				info = &m->cuda_devices.v[i];
+		const ana_gpu_dev *d = first[p];
+		const gtt_cuda_device *info = device_info(g, d->pid, d->device);
 		fprintf(out, "GPU %d: pid %u device %u", p, d->pid, d->device);
 		if (info)
 			fprintf(out, ", %s (cc %u.%u, %u SMs, %.1f GiB)", info->name, info->cc_major, info->cc_minor,
 			        info->sm_count, (double)info->global_mem_bytes / 1073741824.0);
 		fputc('\n', out);
 	}
+	free(first);
 	fprintf(out, "CUDA records: %zu kernels, %zu copies, %zu memsets, %zu syncs, %zu API calls, %zu allocations, "
 	        "%zu NVTX\n", m->kernels.n, m->memcpys.n, m->memsets.n, m->syncs.n, m->apis.n, m->allocs.n, m->nvtx.n);
 	uint64_t dropped = 0;
@@ -555,8 +624,7 @@ void ana_gpu_report(const ana_model *m, FILE *out, int top_n)
 	ana_gpu_report_busy(&g, out);
 	uint64_t kernel_total = 0;
 	for (size_t i = 0; i < m->kernels.n; i++)
-		kernel_total += m->kernels.v[i].end_ns > m->kernels.v[i].start_ns ?
-		                m->kernels.v[i].end_ns - m->kernels.v[i].start_ns : 0;
+		kernel_total = ana_sat_add(kernel_total, ana_span(m->kernels.v[i].start_ns, m->kernels.v[i].end_ns));
 	if (m->kernels.n) {
 		rows = kernel_rows(m, &nr, &order);
 		if (rows)

@@ -1,5 +1,6 @@
 /* gpu.h — the GPU side of the report: kernels, API calls, copies, allocations, busy %, and
- * GPU-idle blame (what every host thread did while the GPU was idle). */
+ * GPU-idle blame (what every host thread did while the GPU was idle).
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_GPU_H
 #define ANA_GPU_H
 

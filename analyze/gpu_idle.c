@@ -3,6 +3,8 @@
  * the rest off-CPU), and kernel launch sites through the correlation id. */
 #include "gpu_idle.h"
 
+#include "bounds.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +105,7 @@ static int cmp_api_start(const void *a, const void *b, void *ctx)
 	if (!c)
 		c = -cmp_u64(x->end_ns, y->end_ns);    /* the outer call first */
 	if (!c)
-		c = (int)x->domain - (int)y->domain;   /* runtime before driver */
+		c = cmp_u64(x->domain, y->domain);   /* runtime before driver */
 	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
 }
 
@@ -153,10 +155,7 @@ static int hctx_build(hctx *h, const ana_model *m)
 		const gtt_cuda_api *a = &m->apis.v[api_order[i]];
 		if (i && a->pid == m->apis.v[api_order[i - 1]].pid && a->tid == m->apis.v[api_order[i - 1]].tid)
 			continue;
-		int known = 0;
-		for (size_t j = 0; j < m->threads.n && !known; j++)
-			known = m->threads.v[j].pid == a->pid && m->threads.v[j].tid == a->tid;
-		if (!known) {
+		if (!ana_thread_find(m, a->pid, a->tid)) {
 			h->th[h->n_th].pid = a->pid;
 			h->th[h->n_th].tid = a->tid;
 			h->th[h->n_th].name = "?";
@@ -306,8 +305,8 @@ static void blame_thread(const ana_model *m, const hthread *t, uint64_t g0, uint
 			continue;
 		int st = class_state(s->cls);
 		b->n_samples[st]++;
-		b->ns[st] += s->weight_ns;
-		sampled += s->weight_ns;
+		b->ns[st] = ana_sat_add(b->ns[st], s->weight_ns);
+		sampled = ana_sat_add(sampled, s->weight_ns);
 		if (want_leaf && n_leaf < 256)
 			leaves[n_leaf++] = leaf_frame(m, s->stack_id);
 	}
@@ -317,7 +316,7 @@ static void blame_thread(const ana_model *m, const hthread *t, uint64_t g0, uint
 	if (sampled > room) {
 		/* samples stand for more time than is left: scale their estimate down to fit */
 		for (int st = ST_PY_GIL; st <= ST_NONPY; st++)
-			b->ns[st] = sampled ? (uint64_t)((double)b->ns[st] * (double)room / (double)sampled) : 0;
+			b->ns[st] = sampled ? ana_d2u64((double)b->ns[st] * (double)room / (double)sampled) : 0;
 		sampled = room;
 	}
 	b->ns[ST_OFF] = room - sampled;
@@ -332,6 +331,58 @@ leaf:
 				b->top_stack = leaves[i];
 			}
 		}
+	}
+}
+
+typedef struct gap {
+	uint64_t start_ns, end_ns;
+	int dev;
+	size_t before, after;    /* busy-span indices around the gap */
+} gap;
+
+/* First of the gaps g[0..n) (disjoint, in time order) that ends after t0. */
+static size_t gap_after(const gap *g, size_t n, uint64_t t0)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g[mid].end_ns <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* What t did during all the gaps g[0..n) (disjoint, in time order): the sum over the gaps of
+ * blame_thread(..., want_leaf 0, clamp 0), in one walk over the thread's own API spans and
+ * samples (a walk over the gaps per thread costs threads x gaps). */
+static void blame_gaps(const ana_model *m, const hthread *t, const gap *g, size_t n, tblame *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->top_stack = UINT32_MAX;
+	for (size_t i = 0; i < t->n_spans; i++) {
+		const tspan *s = &t->spans[i];
+		for (size_t k = gap_after(g, n, s->start_ns); k < n && g[k].start_ns < s->end_ns; k++) {
+			uint64_t a = s->start_ns > g[k].start_ns ? s->start_ns : g[k].start_ns;
+			uint64_t e = s->end_ns < g[k].end_ns ? s->end_ns : g[k].end_ns;
+			if (e <= a)
+				continue;
+			b->ns[s->state] = ana_sat_add(b->ns[s->state], e - a);
+			if (e - a > b->api_max_ns[s->state]) {
+				b->api_max_ns[s->state] = e - a;
+				b->api_top[s->state] = s->name;
+			}
+		}
+	}
+	for (size_t i = 0; i < t->n_samples; i++) {
+		const ana_sample *s = &m->samples.v[t->samples[i]];
+		size_t k = gap_after(g, n, s->time_ns);
+		if (k == n || g[k].start_ns > s->time_ns || in_spans(t, s->time_ns))
+			continue;
+		int st = class_state(s->cls);
+		b->n_samples[st]++;
+		b->ns[st] = ana_sat_add(b->ns[st], s->weight_ns);
 	}
 }
 
@@ -351,7 +402,7 @@ static void print_blame(const ana_model *m, FILE *out, const hthread *t, const t
 		if (!b->ns[st] && !b->n_samples[st])
 			continue;
 		fprintf(out, "%s%s %s%.3f ms", sep, st_names[st], st >= ST_PY_GIL && st < ST_OFF ? "~" : "",
-		        (double)b->ns[st] / 1e6);
+		        (double)b->ns[st] / (double)GT_NS_PER_MS);
 		if (st < ST_PY_GIL && b->api_top[st])
 			fprintf(out, " (%s)", b->api_top[st]);
 		else if (st >= ST_PY_GIL && st < ST_OFF)
@@ -365,13 +416,16 @@ static void print_blame(const ana_model *m, FILE *out, const hthread *t, const t
 
 /* ---- busy % ---- */
 
+/* At most this many buckets per device: a hostile trace can span 2^64 ns. */
+#define BUSY_MAX_BUCKETS 200
+
 static uint64_t bucket_ns_for(uint64_t span_ns)
 {
-	static const uint64_t steps_ms[] = { 100, 200, 500, 1000, 2000, 5000, 10000, 30000, 60000, 300000 };
+	static const uint64_t steps_ms[] = { 100, 200, 500, 1000, 2000, 5000, 10000, 30000, 60000, 300000, 600000 };
 	for (size_t i = 0; i < sizeof(steps_ms) / sizeof(steps_ms[0]); i++)
-		if (span_ns / (steps_ms[i] * 1000000ull) < 200)
-			return steps_ms[i] * 1000000ull;
-	return 600000ull * 1000000ull;
+		if (span_ns / (steps_ms[i] * GT_NS_PER_MS) < BUSY_MAX_BUCKETS)
+			return steps_ms[i] * GT_NS_PER_MS;
+	return 600000 * GT_NS_PER_MS; /* longer recordings: ana_bins widens the buckets */
 }
 
 void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
@@ -379,20 +433,24 @@ void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
 	const ana_model *m = g->m;
 	if (!g->n_busy)
 		return;
-	uint64_t t0 = m->start_ns, t1 = m->end_ns > m->start_ns ? m->end_ns : m->start_ns + 1;
-	uint64_t bucket = bucket_ns_for(t1 - t0);
-	size_t nb = (size_t)((t1 - t0 + bucket - 1) / bucket);
-	uint64_t *busy = calloc(nb ? nb : 1, sizeof(*busy));
+	ana_bins bins;
+	ana_bins_init(&bins, m->start_ns, m->end_ns, bucket_ns_for(ana_span(m->start_ns, m->end_ns)),
+	              BUSY_MAX_BUCKETS);
+	uint64_t t0 = bins.t0, t1 = bins.t1, bucket = bins.width_ns;
+	size_t nb = bins.n;
+	uint64_t *busy = calloc(nb, sizeof(*busy));
 	if (!busy)
 		return;
 	fprintf(out, "\nGPU busy (union of kernels, copies and memsets on the device):\n");
-	for (int d = 0; d < g->n_phys; d++) {
+	/* busy spans are sorted by (device, start): each device's are one run */
+	for (size_t r0 = 0, r1; r0 < g->n_busy; r0 = r1) {
+		int d = g->busy[r0].dev;
+		for (r1 = r0; r1 < g->n_busy && g->busy[r1].dev == d; r1++)
+			;
 		uint64_t total = 0, first = UINT64_MAX, last = 0;
 		memset(busy, 0, nb * sizeof(*busy));
-		for (size_t i = 0; i < g->n_busy; i++) {
+		for (size_t i = r0; i < r1; i++) {
 			const ana_gpu_span *s = &g->busy[i];
-			if (s->dev != d)
-				continue;
 			uint64_t a = s->start_ns < t0 ? t0 : s->start_ns, e = s->end_ns > t1 ? t1 : s->end_ns;
 			if (s->start_ns < first)
 				first = s->start_ns;
@@ -400,26 +458,26 @@ void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
 				last = s->end_ns;
 			if (e <= a)
 				continue;
-			total += e - a;
+			total += e - a; /* busy spans of a device are disjoint and inside [t0, t1) */
 			for (uint64_t x = a; x < e;) {
-				size_t bi = (size_t)((x - t0) / bucket);
-				uint64_t be = t0 + (bi + 1) * bucket, ce = be < e ? be : e;
+				size_t bi = ana_bins_index(&bins, x);
+				uint64_t be = ana_bins_end(&bins, bi), ce = be < e ? be : e;
 				busy[bi] += ce - x;
 				x = ce;
 			}
 		}
 		if (first == UINT64_MAX)
 			continue;
-		uint64_t active = last - first;
+		uint64_t active = ana_span(first, last);
 		fprintf(out, "  GPU %d: busy %.1f%% of the recording (%.3f of %.3f s); %.1f%% between its first and last "
-		        "work (%.3f s)\n", d, 100.0 * (double)total / (double)(t1 - t0), (double)total / 1e9,
-		        (double)(t1 - t0) / 1e9, active ? 100.0 * (double)total / (double)active : 100.0,
-		        (double)active / 1e9);
-		fprintf(out, "  GPU %d busy %% per %.1f s from the start of the recording:\n", d, (double)bucket / 1e9);
+		        "work (%.3f s)\n", d, 100.0 * (double)total / (double)(t1 - t0), gt_ns_to_s(total),
+		        gt_ns_to_s(t1 - t0), active ? 100.0 * (double)total / (double)active : 100.0,
+		        gt_ns_to_s(active));
+		fprintf(out, "  GPU %d busy %% per %.1f s from the start of the recording:\n", d, gt_ns_to_s(bucket));
 		for (size_t i = 0; i < nb; i++) {
-			uint64_t len = i + 1 < nb ? bucket : (t1 - t0) - i * bucket;
+			uint64_t len = ana_bins_end(&bins, i) - ana_bins_start(&bins, i);
 			if (i % 10 == 0)
-				fprintf(out, "    %8.1f s:", (double)(i * bucket) / 1e9);
+				fprintf(out, "    %8.1f s:", gt_ns_to_s(ana_bins_start(&bins, i) - t0));
 			fprintf(out, " %3.0f", len ? 100.0 * (double)busy[i] / (double)len : 0.0);
 			if (i % 10 == 9 || i + 1 == nb)
 				fputc('\n', out);
@@ -430,11 +488,9 @@ void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
 
 /* ---- idle gaps ---- */
 
-typedef struct gap {
-	uint64_t start_ns, end_ns;
-	int dev;
-	size_t before, after;    /* busy-span indices around the gap */
-} gap;
+/* Devices whose idle time is broken down per host thread (each costs a walk over every thread). */
+#define BLAME_MAX_DEVICES 64
+
 
 static int cmp_gap_len(const void *a, const void *b)
 {
@@ -486,7 +542,7 @@ static int cmp_api_corr(const void *a, const void *b, void *ctx)
 	if (!c)
 		c = cmp_u64(x->correlation, y->correlation);
 	if (!c)
-		c = (int)x->domain - (int)y->domain;
+		c = cmp_u64(x->domain, y->domain);
 	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
 }
 
@@ -522,12 +578,20 @@ static void act_pid_corr(const ana_model *m, const ana_gpu_act *a, uint32_t *pid
 	}
 }
 
+static int cmp_active(const void *a, const void *b, void *ctx)
+{
+	const tblame *bl = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = -cmp_u64(active_ns(&bl[x]), active_ns(&bl[y]));
+	return c ? c : cmp_u64(x, y);
+}
+
 static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap *gp, int rank, const size_t *by_corr)
 {
 	const ana_model *m = g->m;
 	uint64_t len = gp->end_ns - gp->start_ns;
-	fprintf(out, "  #%d GPU %d idle %.3f ms from %.6f s\n", rank, gp->dev, (double)len / 1e6,
-	        (double)(gp->start_ns - m->start_ns) / 1e9);
+	fprintf(out, "  #%d GPU %d idle %.3f ms from %.6f s\n", rank, gp->dev, (double)len / (double)GT_NS_PER_MS,
+	        gt_ns_to_s(gp->start_ns - m->start_ns));
 	const ana_gpu_act *next = act_at(g, gp->dev, gp->end_ns);
 	if (next) {
 		uint32_t pid, corr;
@@ -540,7 +604,7 @@ static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap 
 			const hthread *t = find_thread(h, a->pid, a->tid);
 			fprintf(out, ", submitted by thread %u %s through %s at %+.3f ms from the gap's start", a->tid,
 			        t ? t->name : "?", ana_string_get(m, a->pid, a->name_id),
-			        ((double)a->start_ns - (double)gp->start_ns) / 1e6);
+			        ((double)a->start_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
 		}
 		fputc('\n', out);
 	}
@@ -554,12 +618,7 @@ static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap 
 		order[i] = i;
 	}
 	/* most active threads first; ties by (pid, tid) order */
-	for (size_t i = 1; i < h->n_th; i++)
-		for (size_t j = i; j > 0 && active_ns(&bl[order[j]]) > active_ns(&bl[order[j - 1]]); j--) {
-			size_t tmp = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = tmp;
-		}
+	qsort_r(order, h->n_th, sizeof(*order), cmp_active, bl);
 	for (size_t i = 0; i < h->n_th; i++) {
 		const tblame *b = &bl[order[i]];
 		if (!active_ns(b)) {
@@ -604,11 +663,14 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 	fprintf(out, "\nGPU idle between work (gaps from the end of one piece of work to the start of the next):\n");
 	static const uint64_t edges[] = { 10000, 100000, 1000000, 10000000, UINT64_MAX };
 	static const char *const edge_names[] = { "< 10 us", "10-100 us", "0.1-1 ms", "1-10 ms", ">= 10 ms" };
-	for (int d = 0; d < g->n_phys; d++) {
+	/* gaps are in (device, time) order: each device's are one run [g0, g1) */
+	size_t n_blamed = 0, n_unblamed = 0;
+	for (size_t g0 = 0, g1; g0 < ng; g0 = g1) {
+		int d = gaps[g0].dev;
+		for (g1 = g0; g1 < ng && gaps[g1].dev == d; g1++)
+			;
 		uint64_t cnt[5] = { 0 }, ns[5] = { 0 }, total = 0, n = 0;
-		for (size_t i = 0; i < ng; i++) {
-			if (gaps[i].dev != d)
-				continue;
+		for (size_t i = g0; i < g1; i++) {
 			uint64_t len = gaps[i].end_ns - gaps[i].start_ns;
 			int k = 0;
 			while (len >= edges[k])
@@ -620,42 +682,35 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 		}
 		if (!n)
 			continue;
-		fprintf(out, "  GPU %d: %.3f ms idle in %" PRIu64 " gaps:", d, (double)total / 1e6, n);
+		fprintf(out, "  GPU %d: %.3f ms idle in %" PRIu64 " gaps:", d, (double)total / (double)GT_NS_PER_MS, n);
 		for (int k = 0; k < 5; k++)
 			if (cnt[k])
-				fprintf(out, " %s %" PRIu64 " (%.3f ms)%s", edge_names[k], cnt[k], (double)ns[k] / 1e6, k < 4 ? ";" : "");
+				fprintf(out, " %s %" PRIu64 " (%.3f ms)%s", edge_names[k], cnt[k], (double)ns[k] / (double)GT_NS_PER_MS, k < 4 ? ";" : "");
 		fputc('\n', out);
+		/* the blame walks every thread's samples once per device: bounded to the first devices
+		 * (a host has a few GPUs; a trace naming thousands is not a host's) */
+		if (n_blamed == BLAME_MAX_DEVICES) {
+			n_unblamed++;
+			continue;
+		}
+		n_blamed++;
 		/* GPU-idle blame over all gaps: per thread, sum over gaps */
 		fprintf(out, "  GPU-idle blame, GPU %d (per host thread, during all %" PRIu64 " gaps; API time exact, "
 		        "~ estimated from samples):\n", d, n);
 		size_t idle_threads = 0, shown = 0;
 		for (size_t t = 0; t < h.n_th; t++) {
-			tblame sum, one;
-			memset(&sum, 0, sizeof(sum));
-			sum.top_stack = UINT32_MAX;
-			for (size_t i = 0; i < ng; i++) {
-				if (gaps[i].dev != d)
-					continue;
-				blame_thread(m, &h.th[t], gaps[i].start_ns, gaps[i].end_ns, &one, 0, 0);
-				for (int st = 0; st < ST_COUNT; st++) {
-					sum.ns[st] += one.ns[st];
-					sum.n_samples[st] += one.n_samples[st];
-					if (one.api_max_ns[st] > sum.api_max_ns[st]) {
-						sum.api_max_ns[st] = one.api_max_ns[st];
-						sum.api_top[st] = one.api_top[st];
-					}
-				}
-			}
+			tblame sum;
+			blame_gaps(m, &h.th[t], gaps + g0, g1 - g0, &sum);
 			/* samples over all gaps: an unbiased estimate, capped by what API time leaves */
 			uint64_t api = 0, sampled = 0;
 			for (int st = 0; st < ST_PY_GIL; st++)
-				api += sum.ns[st];
+				api = ana_sat_add(api, sum.ns[st]);
 			for (int st = ST_PY_GIL; st < ST_OFF; st++)
-				sampled += sum.ns[st];
+				sampled = ana_sat_add(sampled, sum.ns[st]);
 			uint64_t room = total > api ? total - api : 0;
 			if (sampled > room) {
 				for (int st = ST_PY_GIL; st < ST_OFF; st++)
-					sum.ns[st] = (uint64_t)((double)sum.ns[st] * (double)room / (double)sampled);
+					sum.ns[st] = ana_d2u64((double)sum.ns[st] * (double)room / (double)sampled);
 				sampled = room;
 			}
 			sum.ns[ST_OFF] = room - sampled;
@@ -670,6 +725,8 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 			fprintf(out, "    (%zu thread%s off-CPU or unsampled during every gap)\n", idle_threads,
 			        idle_threads == 1 ? "" : "s");
 	}
+	if (n_unblamed)
+		fprintf(out, "  (GPU-idle blame left out for %zu more devices)\n", n_unblamed);
 	qsort(gaps, ng, sizeof(*gaps), cmp_gap_len);
 	fprintf(out, "\nLongest GPU idle gaps (top %d) and what every host thread did meanwhile:\n", top_n);
 	for (size_t i = 0; i < ng && (int)i < top_n; i++)

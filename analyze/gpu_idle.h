@@ -1,5 +1,6 @@
 /* gpu_idle.h — analyze/-internal: the shared context of the GPU report (gpu.c) and its time-based
- * parts in gpu_idle.c: busy % over time, idle gaps with GPU-idle blame, kernel launch sites. */
+ * parts in gpu_idle.c: busy % over time, idle gaps with GPU-idle blame, kernel launch sites.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_GPU_IDLE_H
 #define ANA_GPU_IDLE_H
 
@@ -30,6 +31,8 @@ typedef struct ana_gpu_dev {
 
 typedef struct ana_gpu_ctx {
 	const ana_model *m;
+	size_t *info;          /* m->cuda_devices indices sorted by (pid, device, record order) */
+	void *dev_table, *uuid_table; /* gpu.c's lookups of devs by (pid, device) and by UUID */
 	ana_gpu_act *acts;     /* sorted by (dev, start, end, type, idx) */
 	size_t n_acts;
 	ana_gpu_span *busy;    /* union of acts per device: disjoint, sorted by (dev, start) */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "health.h"
 #include "report.h"
 
@@ -49,20 +50,20 @@ int ana_health_coverage(const ana_model *m, uint64_t *intended, uint64_t *receiv
 		if (thread_oncpu(t, &on) < 0)
 			continue;
 		any = 1;
-		*intended += on / period;
-		*received += t->n_samples;
+		*intended = ana_sat_add(*intended, on / period);
+		*received = ana_sat_add(*received, t->n_samples);
 	}
 	return any ? 0 : -1;
 }
 
 static void fmt_ns(char *buf, size_t cap, uint64_t ns)
 {
-	if (ns >= 1000000000ull)
-		snprintf(buf, cap, "%.3f s", (double)ns / 1e9);
-	else if (ns >= 1000000ull)
-		snprintf(buf, cap, "%.3f ms", (double)ns / 1e6);
+	if (ns >= GT_NS_PER_SEC)
+		snprintf(buf, cap, "%.3f s", gt_ns_to_s(ns));
+	else if (ns >= GT_NS_PER_MS)
+		snprintf(buf, cap, "%.3f ms", (double)ns / (double)GT_NS_PER_MS);
 	else
-		snprintf(buf, cap, "%.1f us", (double)ns / 1e3);
+		snprintf(buf, cap, "%.1f us", (double)ns / (double)GT_NS_PER_US);
 }
 
 static void print_config(FILE *out, const ana_model *m, uint64_t period)
@@ -75,7 +76,7 @@ static void print_config(FILE *out, const ana_model *m, uint64_t period)
 	fmt_ns(p, sizeof(p), period);
 	fprintf(out, "  perf sampler: %s", period ? "" : "rate unknown");
 	if (period)
-		fprintf(out, "%.1f Hz (period %s)", 1e9 / (double)period, p);
+		fprintf(out, "%.1f Hz (period %s)", (double)GT_NS_PER_SEC / (double)period, p);
 	if (cfg && cfg->value[0])
 		fprintf(out, ", ring buffer %" PRIu64 " KiB", cfg->value[0] / 1024);
 	if (cfg && cfg->value[2])
@@ -107,8 +108,8 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 			continue;
 		}
 		uint64_t want = on / period;
-		sum_i += want;
-		sum_r += t->n_samples;
+		sum_i = ana_sat_add(sum_i, want);
+		sum_r = ana_sat_add(sum_r, t->n_samples);
 		if (!want && !t->n_samples)
 			continue;
 		if (shown++ >= limit)
@@ -117,8 +118,8 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 		if (want)
 			snprintf(ratio, sizeof(ratio), "%.1f%%", 100.0 * (double)t->n_samples / (double)want);
 		fprintf(out, "  %7u  %-16s %9.3f %9" PRIu64 " %9" PRIu64 " %7s%s\n", t->tid, t->name ? t->name : "?",
-		        (double)on / 1e9, want, t->n_samples, ratio,
-		        want >= 10 && t->n_samples * 10 < want * 9 ? "  < 90%" : "");
+		        gt_ns_to_s(on), want, t->n_samples, ratio,
+		        want >= 10 && ana_sat_mul(t->n_samples, 10) < ana_sat_mul(want, 9) ? "  < 90%" : "");
 	}
 	if (shown > limit)
 		fprintf(out, "  (%zu more threads)\n", shown - limit);
@@ -129,7 +130,7 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 	if (n_unknown)
 		fprintf(out, "  (%" PRIu64 " samples of %zu thread%s without on-CPU records not counted)\n", unknown_samples,
 		        n_unknown, n_unknown == 1 ? "" : "s");
-	if (sum_i && sum_r * 10 < sum_i * 9)
+	if (sum_i && ana_sat_mul(sum_r, 10) < ana_sat_mul(sum_i, 9))
 		fprintf(out, "  WARNING: only %.1f%% of the intended samples arrived: the profile under-represents "
 		        "where CPU time went (see lost, throttled and lag below)\n",
 		        100.0 * (double)sum_r / (double)sum_i);
@@ -143,22 +144,21 @@ static void print_losses(FILE *out, const ana_model *m)
 		const gtt_health *h = &m->health.v[i];
 		uint32_t src = h->source < 8 ? h->source : 0;
 		switch (h->kind) {
-		case GTT_HEALTH_LOST: lost[src] += h->count; break;
-		case GTT_HEALTH_DROPPED: dropped[src] += h->count; break;
+		case GTT_HEALTH_LOST: lost[src] = ana_sat_add(lost[src], h->count); break;
+		case GTT_HEALTH_DROPPED: dropped[src] = ana_sat_add(dropped[src], h->count); break;
 		case GTT_HEALTH_READ_ERRORS:
-			failed[src] += h->value[0];
-			torn[src] += h->value[1];
+			failed[src] = ana_sat_add(failed[src], h->value[0]);
+			torn[src] = ana_sat_add(torn[src], h->value[1]);
 			break;
 		case GTT_HEALTH_THROTTLE:
 			n_throttle++;
-			if (h->end_ns > h->time_ns)
-				throttle_ns += h->end_ns - h->time_ns;
+			throttle_ns = ana_sat_add(throttle_ns, ana_span(h->time_ns, h->end_ns));
 			break;
 		}
 	}
 	uint64_t total_lost = 0;
 	for (int s = 0; s < 8; s++)
-		total_lost += lost[s];
+		total_lost = ana_sat_add(total_lost, lost[s]);
 	char d[32];
 	fmt_ns(d, sizeof(d), throttle_ns);
 	fprintf(out, "  lost records: %" PRIu64 "; throttled: %" PRIu64 " window%s, %s\n", total_lost, n_throttle,
@@ -191,8 +191,8 @@ static void print_ticks(FILE *out, const ana_model *m)
 				whole = t;
 				continue;
 			}
-			intended += t->intended;
-			done += t->done;
+			intended = ana_sat_add(intended, t->intended);
+			done = ana_sat_add(done, t->done);
 			period = t->period_ns;
 			if (t->late_max_ns > late_max)
 				late_max = t->late_max_ns;
@@ -244,13 +244,11 @@ static void print_lag_windows(FILE *out, const ana_model *m, int top_n)
 	if (!w)
 		return;
 	size_t k = 0;
-	uint64_t total = 0;
 	for (size_t i = 0; i < m->health.n; i++) {
 		const gtt_health *h = &m->health.v[i];
 		if (h->kind != GTT_HEALTH_LAG_WINDOW)
 			continue;
 		w[k++] = (win){ h->time_ns, h->end_ns > h->time_ns ? h->end_ns : h->time_ns, h->value[0], h->source };
-		total += w[k - 1].end - w[k - 1].start;
 	}
 	qsort(w, k, sizeof(*w), win_cmp);
 	/* loops lag together when the whole recorder stalls: count the time any loop was behind once */
@@ -265,7 +263,6 @@ static void print_lag_windows(FILE *out, const ana_model *m, int top_n)
 		}
 	}
 	behind += cur_e - cur_s;
-	(void)total;
 	char d[32];
 	fmt_ns(d, sizeof(d), behind);
 	fprintf(out, "  lag windows (a loop behind by more than one period): %zu; some loop was behind for %s\n", k, d);
@@ -274,9 +271,8 @@ static void print_lag_windows(FILE *out, const ana_model *m, int top_n)
 		char len[32], late[32];
 		fmt_ns(len, sizeof(len), w[i].end - w[i].start);
 		fmt_ns(late, sizeof(late), w[i].late);
-		fprintf(out, "    +%.3f s .. +%.3f s  %-10s %-14s max late %s\n",
-		        (double)(w[i].start - m->start_ns) / 1e9, (double)(w[i].end - m->start_ns) / 1e9, len,
-		        source_name(w[i].src), late);
+		fprintf(out, "    %+.3f s .. %+.3f s  %-10s %-14s max late %s\n", ana_rel_s(w[i].start, m->start_ns),
+		        ana_rel_s(w[i].end, m->start_ns), len, source_name(w[i].src), late);
 	}
 	if (k > limit)
 		fprintf(out, "    (%zu more)\n", k - limit);

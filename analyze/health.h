@@ -1,5 +1,6 @@
 /* health.h — the report's "Sampler health — is my profile lying?" section: intended vs received
- * samples, lost and throttled records, each loop's lateness distribution and lag windows. */
+ * samples, lost and throttled records, each loop's lateness distribution and lag windows.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_HEALTH_H
 #define ANA_HEALTH_H
 

@@ -6,8 +6,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "import_perf.h"
+#include "textin.h"
+
+/* A sample's frames past this much text are not a stack but a file without blank lines. */
+#define MAX_SAMPLE_TEXT (64u << 20)
 
 #define MAX_BAD_KEPT 10
 
@@ -46,7 +51,9 @@ struct ana_perf_import {
 
 	char event[64];
 	int event_set;         /* event_filter was given or chosen */
-	buf carry;             /* an unterminated line between feed() calls */
+	ana_lines *lines;      /* textin.h: line ends, NUL bytes, line length */
+	uint64_t total;        /* sum of the counts kept */
+	char why[200];         /* why the input was refused (GTT_EFORMAT) */
 	int finished;
 	ana_perf_stats st;
 	uint64_t bad_lineno[MAX_BAD_KEPT];
@@ -61,17 +68,7 @@ void ana_perf_opts_init(ana_perf_opts *o)
 
 static int buf_reserve(buf *b, size_t more)
 {
-	if (b->n + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->n + more)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p)
-		return GTT_ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return GT_GROW(b->p, b->cap, b->n + more) < 0 ? GTT_ENOMEM : 0;
 }
 
 static int buf_add(buf *b, const char *s, size_t len)
@@ -82,6 +79,8 @@ static int buf_add(buf *b, const char *s, size_t len)
 	b->n += len;
 	return 0;
 }
+
+static int do_line(void *ctx, const char *s, size_t n, uint64_t lineno);
 
 ana_perf_import *ana_perf_import_create(const ana_perf_opts *o)
 {
@@ -96,8 +95,9 @@ ana_perf_import *ana_perf_import_create(const ana_perf_opts *o)
 	}
 	pi->n_slots = 1024;
 	pi->slots = calloc(pi->n_slots, sizeof(*pi->slots));
-	if (!pi->slots) {
-		free(pi);
+	pi->lines = ana_lines_create(do_line, pi);
+	if (!pi->slots || !pi->lines) {
+		ana_perf_import_destroy(pi);
 		return NULL;
 	}
 	return pi;
@@ -115,7 +115,7 @@ void ana_perf_import_destroy(ana_perf_import *pi)
 	free(pi->frames.p);
 	free(pi->groups);
 	free(pi->key.p);
-	free(pi->carry.p);
+	ana_lines_destroy(pi->lines);
 	for (size_t i = 0; i < MAX_BAD_KEPT; i++)
 		free(pi->bad_text[i]);
 	free(pi);
@@ -158,6 +158,12 @@ static int table_grow(ana_perf_import *pi)
 
 static int remember(ana_perf_import *pi, const char *key, size_t len, uint64_t count)
 {
+	/* every stack's count is at most the total: one check keeps them all exact */
+	if (__builtin_add_overflow(pi->total, count, &pi->total)) {
+		snprintf(pi->why, sizeof(pi->why), "sample periods add up past 2^64 - 1 by line %llu: not "
+		         "counts the folded format can hold", (unsigned long long)pi->st.lines);
+		return GTT_EFORMAT;
+	}
 	uint64_t h = hash_bytes(key, len);
 	size_t k = h & (pi->n_slots - 1);
 	for (; pi->slots[k]; k = (k + 1) & (pi->n_slots - 1)) {
@@ -169,14 +175,8 @@ static int remember(ana_perf_import *pi, const char *key, size_t len, uint64_t c
 	}
 	if (len > UINT32_MAX || pi->n_entries >= UINT32_MAX - 1)
 		return GTT_ENOMEM;
-	if (pi->n_entries == pi->cap_entries) {
-		size_t cap = pi->cap_entries ? pi->cap_entries * 2 : 256;
-		stack_entry *e = realloc(pi->entries, cap * sizeof(*e));
-		if (!e)
-			return GTT_ENOMEM;
-		pi->entries = e;
-		pi->cap_entries = cap;
-	}
+	if (GT_GROW(pi->entries, pi->cap_entries, pi->n_entries + 1) < 0)
+		return GTT_ENOMEM;
 	stack_entry *e = &pi->entries[pi->n_entries];
 	e->hash = h;
 	e->count = count;
@@ -473,6 +473,12 @@ static int frame_line(ana_perf_import *pi, const char *s, size_t n, int *bad)
 	}
 	if (!pi->have_pname)
 		return 0;
+	if (pi->frames.n > MAX_SAMPLE_TEXT) {
+		snprintf(pi->why, sizeof(pi->why), "the sample before line %llu has over %u MiB of frames: not "
+		         "`perf script` output (no blank lines between samples?)", (unsigned long long)pi->st.lines,
+		         MAX_SAMPLE_TEXT >> 20);
+		return GTT_EFORMAT;
+	}
 	const char *f = s + fs.off;
 	size_t fn = fs.len;
 	/* perf >= 4.8 appends "+0xOFF" to symbols */
@@ -486,14 +492,8 @@ static int frame_line(ana_perf_import *pi, const char *s, size_t n, int *bad)
 	}
 	if (fn && f[0] == '(')
 		return 0;                     /* a process name, not a frame */
-	if (pi->n_groups == pi->cap_groups) {
-		size_t cap = pi->cap_groups ? pi->cap_groups * 2 : 64;
-		span *g = realloc(pi->groups, cap * sizeof(*g));
-		if (!g)
-			return GTT_ENOMEM;
-		pi->groups = g;
-		pi->cap_groups = cap;
-	}
+	if (GT_GROW(pi->groups, pi->cap_groups, pi->n_groups + 1) < 0)
+		return GTT_ENOMEM;
 	/* Perl's split drops trailing empty fields: "a->" is one field, "" is none. */
 	while (fn >= 2 && f[fn - 2] == '-' && f[fn - 1] == '>')
 		fn -= 2;
@@ -524,7 +524,7 @@ static int frame_line(ana_perf_import *pi, const char *s, size_t n, int *bad)
 }
 
 static int header_line(ana_perf_import *pi, const char *s, size_t n, size_t comm_len,
-                       const char *pid, size_t pid_len, const char *tid, size_t tid_len)
+                       const char *pid, size_t pid_len, const char *tid, size_t tid_len, int *bad)
 {
 	const char *per, *ev;
 	size_t per_len, ev_len;
@@ -545,8 +545,11 @@ static int header_line(ana_perf_import *pi, const char *s, size_t n, size_t comm
 			pi->st.filtered++;
 			return 0;
 		}
-		for (size_t j = 0; j < per_len; j++)
-			period = period * 10 + (uint64_t)(per[j] - '0');
+		if (per_len && ana_parse_count(per, per_len, &period) < 0) {
+			*bad = 1; /* a period past 2^64 - 1: not perf's; the sample is left out */
+			pi->have_pname = 0;
+			return 0;
+		}
 	}
 	pi->period = period ? period : 1;
 	/* "1234" alone is a TID; a TID of "0" counts as absent, as in the Perl script. */
@@ -578,9 +581,10 @@ static int header_line(ana_perf_import *pi, const char *s, size_t n, size_t comm
 	return 0;
 }
 
-static int do_line(ana_perf_import *pi, const char *s, size_t n)
+static int do_line(void *ctx, const char *s, size_t n, uint64_t lineno)
 {
-	pi->st.lines++;
+	ana_perf_import *pi = ctx;
+	pi->st.lines = lineno;
 	if (n && s[0] == '#')
 		return 0;
 	if (n == 0)
@@ -589,7 +593,7 @@ static int do_line(ana_perf_import *pi, const char *s, size_t n)
 	const char *pid, *tid;
 	int bad = 0, rc;
 	if (parse_header(s, n, &comm_len, &pid, &pid_len, &tid, &tid_len))
-		rc = header_line(pi, s, n, comm_len, pid, pid_len, tid, tid_len);
+		rc = header_line(pi, s, n, comm_len, pid, pid_len, tid, tid_len, &bad);
 	else
 		rc = frame_line(pi, s, n, &bad);
 	if (bad) {
@@ -607,29 +611,7 @@ static int do_line(ana_perf_import *pi, const char *s, size_t n)
 
 int ana_perf_import_feed(ana_perf_import *pi, const char *data, size_t len)
 {
-	const char *p = data, *end = data + len;
-	int rc;
-	if (pi->carry.n) {
-		const char *nl = memchr(p, '\n', len);
-		if (!nl)
-			return buf_add(&pi->carry, p, len);
-		if ((rc = buf_add(&pi->carry, p, (size_t)(nl - p))) < 0)
-			return rc;
-		size_t n = pi->carry.n;
-		pi->carry.n = 0;
-		if ((rc = do_line(pi, pi->carry.p, n)) < 0)
-			return rc;
-		p = nl + 1;
-	}
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			return buf_add(&pi->carry, p, (size_t)(end - p));
-		if ((rc = do_line(pi, p, (size_t)(nl - p))) < 0)
-			return rc;
-		p = nl + 1;
-	}
-	return 0;
+	return ana_lines_feed(pi->lines, data, len);
 }
 
 int ana_perf_import_read(ana_perf_import *pi, FILE *in)
@@ -653,6 +635,11 @@ int ana_perf_import_read(ana_perf_import *pi, FILE *in)
 	return rc;
 }
 
+const char *ana_perf_import_why(const ana_perf_import *pi)
+{
+	return pi->why[0] ? pi->why : ana_lines_why(pi->lines);
+}
+
 static const ana_perf_import *sort_ctx;
 
 static int cmp_entries(const void *a, const void *b)
@@ -672,12 +659,8 @@ int ana_perf_import_finish(ana_perf_import *pi)
 	if (pi->finished)
 		return 0;
 	pi->finished = 1;
-	if (pi->carry.n) {
-		size_t n = pi->carry.n;
-		pi->carry.n = 0;
-		if ((rc = do_line(pi, pi->carry.p, n)) < 0)
-			return rc;
-	}
+	if ((rc = ana_lines_finish(pi->lines)) < 0)
+		return rc;
 	if (pi->have_pname && (rc = end_sample(pi)) < 0)
 		return rc;
 	pi->sorted = malloc((pi->n_entries + 1) * sizeof(*pi->sorted));
@@ -757,7 +740,7 @@ int ana_cmd_import_perf(int argc, char **argv)
 	const char *out_path = NULL, *in_path = NULL;
 	FILE *in = NULL, *out = NULL;
 	ana_perf_import *pi = NULL;
-	int c, rc, status = 2;
+	int c, rc, status = GT_EXIT_BROKEN;
 	ana_perf_opts_init(&o);
 	optind = 1;
 	opterr = 0;
@@ -771,7 +754,7 @@ int ana_cmd_import_perf(int argc, char **argv)
 		case 'A': o.addrs = 1; break;
 		case 'e': o.event_filter = optarg; break;
 		case 'o': out_path = optarg; break;
-		case 'h': import_usage(stdout); return ANA_EXIT_OK;
+		case 'h': import_usage(stdout); return GT_EXIT_OK;
 		default: return ana_cli_usage_error("import-perf", "unknown option or missing value: %s", argv[optind - 1]);
 		}
 	}
@@ -789,7 +772,7 @@ int ana_cmd_import_perf(int argc, char **argv)
 	}
 	if ((rc = ana_perf_import_read(pi, in)) < 0 || (rc = ana_perf_import_finish(pi)) < 0) {
 		fprintf(stderr, "gt-analyze import-perf: %s: %s\n", in_path,
-		        rc == GTT_EIO ? strerror(errno) : gtt_strerror(rc));
+		        rc == GTT_EIO ? strerror(errno) : rc == GTT_EFORMAT ? ana_perf_import_why(pi) : gtt_strerror(rc));
 		goto out;
 	}
 	ana_perf_stats st;
@@ -835,13 +818,13 @@ int ana_cmd_import_perf(int argc, char **argv)
 		        strerror(errno));
 		goto out;
 	}
-	status = st.bad_lines ? 1 : 0;
+	status = st.bad_lines ? GT_EXIT_PARTIAL : GT_EXIT_OK;
 out:
 	if (in && in != stdin)
 		fclose(in);
-	if (out && out != stdout && fclose(out) != 0 && status != 2) {
+	if (out && out != stdout && fclose(out) != 0 && status != GT_EXIT_BROKEN) {
 		fprintf(stderr, "gt-analyze import-perf: %s: %s\n", out_path, strerror(errno));
-		status = 2;
+		status = GT_EXIT_BROKEN;
 	}
 	ana_perf_import_destroy(pi);
 	return status;

@@ -1,6 +1,7 @@
 /* import_perf.h — `perf script` text to folded stacks, with the semantics of FlameGraph's
  * stackcollapse-perf.pl (process-name root, offsets stripped, names tidied, counts summed
- * from the sample period), so perf users can feed gt-render, diff and check. */
+ * from the sample period), so perf users can feed gt-render, diff and check.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_IMPORT_PERF_H
 #define ANA_IMPORT_PERF_H
 
@@ -23,13 +24,19 @@ typedef struct ana_perf_import ana_perf_import;
 /* A parser with its own stack table. NULL on ENOMEM. */
 ana_perf_import *ana_perf_import_create(const ana_perf_opts *o);
 void ana_perf_import_destroy(ana_perf_import *pi);
-/* Feed input text in pieces of any size (lines may straddle calls). 0 or GTT_ENOMEM. */
+/* Feed input text in pieces of any size (lines may straddle calls), read with textin.h's rules
+ * (LF, CR LF or CR line ends; no NUL byte; bounded lines). 0, GTT_ENOMEM, or GTT_EFORMAT for
+ * input that is refused (binary data, an over-long line or sample, periods summing past
+ * 2^64 - 1): ana_perf_import_why() says why. A period that does not fit in 64 bits makes its
+ * header a bad line and its sample is left out. */
 int ana_perf_import_feed(ana_perf_import *pi, const char *buf, size_t len);
-/* Read a whole stream through feed(). 0, GTT_EIO or GTT_ENOMEM. */
+/* Read a whole stream through feed(). 0, GTT_EIO, GTT_ENOMEM or GTT_EFORMAT. */
 int ana_perf_import_read(ana_perf_import *pi, FILE *in);
 /* End of input: parse a last unterminated line and keep a last sample that had no blank
- * line after it. 0 or GTT_ENOMEM. Call once, before the results below. */
+ * line after it. 0, GTT_ENOMEM or GTT_EFORMAT. Call once, before the results below. */
 int ana_perf_import_finish(ana_perf_import *pi);
+/* Why the input was refused (GTT_EFORMAT), "" when it was not. */
+const char *ana_perf_import_why(const ana_perf_import *pi);
 
 /* Write "stack count\n" lines sorted by stack (byte order), like the Perl script. */
 int ana_perf_import_write(const ana_perf_import *pi, FILE *out);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "json.h"
 
 struct ana_json {
@@ -59,14 +60,9 @@ static void begin(ana_json *j, char c)
 {
 	sep(j);
 	putc_unlocked(c, j->out);
-	if (j->depth + 1 >= j->cap) {
-		unsigned char *p = realloc(j->first, j->cap * 2);
-		if (!p) {
-			j->misuse = 1;
-			return;
-		}
-		j->first = p;
-		j->cap *= 2;
+	if (GT_GROW(j->first, j->cap, j->depth + 2) < 0) {
+		j->misuse = 1;
+		return;
 	}
 	j->first[++j->depth] = 1;
 }

@@ -1,5 +1,6 @@
 /* json.h — a small streaming JSON writer with correct string escaping (UTF-8 checked),
- * shared by the exporters (speedscope, Chrome trace), diff --json and anyone else. */
+ * shared by the exporters (speedscope, Chrome trace), diff --json and anyone else.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_JSON_H
 #define ANA_JSON_H
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "ksym.h"
 
 struct ksym_ent {
@@ -43,16 +44,8 @@ static int ent_cmp(const void *a, const void *b)
 static size_t pool_add(ana_ksym *k, const char *s)
 {
 	size_t len = strlen(s) + 1;
-	if (k->names_len + len > k->names_cap) {
-		size_t cap = k->names_cap ? k->names_cap * 2 : 1 << 20;
-		while (cap < k->names_len + len)
-			cap *= 2;
-		char *p = realloc(k->names, cap);
-		if (!p)
-			return (size_t)-1;
-		k->names = p;
-		k->names_cap = cap;
-	}
+	if (GT_GROW(k->names, k->names_cap, k->names_len + len) < 0)
+		return (size_t)-1;
 	memcpy(k->names + k->names_len, s, len);
 	k->names_len += len;
 	return k->names_len - len;
@@ -67,7 +60,7 @@ ana_ksym *ana_ksym_load(const char *boot_id)
 	if (!f)
 		return NULL;
 	ana_ksym *k = calloc(1, sizeof(*k));
-	size_t cap = 0;
+	size_t cap = 0, cap_no = 0, cap_mo = 0;
 	/* names are stored as pool offsets first: the pool moves while it grows */
 	size_t *name_off = NULL, *mod_off = NULL;
 	char line[512];
@@ -84,20 +77,9 @@ ana_ksym *ana_ksym_load(const char *boot_id)
 			continue;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		if (k->n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			struct ksym_ent *v = realloc(k->v, cap * sizeof(*v));
-			size_t *no = realloc(name_off, cap * sizeof(*no));
-			if (no)
-				name_off = no;
-			size_t *mo = no ? realloc(mod_off, cap * sizeof(*mo)) : NULL;
-			if (mo)
-				mod_off = mo;
-			if (v)
-				k->v = v;
-			if (!v || !no || !mo)
-				goto fail;
-		}
+		if (GT_GROW(k->v, cap, k->n + 1) < 0 || GT_GROW(name_off, cap_no, k->n + 1) < 0 ||
+		    GT_GROW(mod_off, cap_mo, k->n + 1) < 0)
+			goto fail;
 		size_t off = pool_add(k, name);
 		size_t moff = kernel_mod;
 		if (nf == 4) {

@@ -1,6 +1,7 @@
 /* ksym.h — kernel symbols for kernel frames, from /proc/kallsyms, used only when the trace was
  * recorded during this very boot (its "boot_id" meta matches), since KASLR moves the kernel
- * at every boot. Otherwise kernel frames are shown as one "[kernel]" frame. */
+ * at every boot. Otherwise kernel frames are shown as one "[kernel]" frame.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_KSYM_H
 #define ANA_KSYM_H
 

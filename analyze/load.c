@@ -10,14 +10,23 @@
 #include <unistd.h>
 
 #include "dwfl.h"
+#include "gt_util.h"
 #include "load_priv.h"
 #include "model.h"
 #include "model_priv.h"
+#include "captured.h"
 #include "python.h"
+#include "source.h"
 
 static char *dupstr(const char *s)
 {
 	return strdup(s ? s : "");
+}
+
+/* A record's string field kept in the model's interned strings ("" for NULL). */
+static const char *keep(ana_model *m, const char *s)
+{
+	return ana_intern_str(m, s ? s : "");
 }
 
 static void see_time(ana_model *m, uint64_t t)
@@ -90,9 +99,12 @@ static int chain_eq(uint32_t id, const void *key, void *ctx)
 	const gtt_sample *s = key;
 	if (c->pid != s->pid || c->n_kernel != s->n_kernel || c->n_user != s->n_user)
 		return 0;
+	size_t nw = (size_t)s->n_kernel + s->n_user;
+	if (!nw)
+		return 1; /* (no addresses stored yet: chain_ips.v may be NULL) */
 	/* short arrays: a loop beats a call to memcmp */
 	const uint64_t *a = L->chain_ips.v + c->off;
-	for (size_t i = 0, nw = (size_t)s->n_kernel + s->n_user; i < nw; i++)
+	for (size_t i = 0; i < nw; i++)
 		if (a[i] != s->ips[i])
 			return 0;
 	return 1;
@@ -111,6 +123,52 @@ static uint64_t chain_hash(const gtt_sample *s, size_t nw)
 	if (i < nw)
 		h1 = (h1 ^ s->ips[i]) * 0x9e3779b97f4a7c15ull;
 	return ana_hash_u64(h1 ^ ana_hash_u64(h2));
+}
+
+static int thread_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_thread *t = &((const ana_model *)ctx)->threads.v[id];
+	const uint32_t *k = key;
+	return t->pid == k[0] && t->tid == k[1];
+}
+
+/* The model's thread (pid, tid), made when new. Threads are appended in the order they are
+ * first seen and found through a hash table while the trace is read (a trace can name 100 000
+ * threads: keeping the array sorted on every insert cost threads^2); sort_threads() puts them
+ * in (pid, tid) order before anything else looks them up. NULL on ENOMEM. */
+static ana_thread *loader_thread(loader *L, uint32_t pid, uint32_t tid)
+{
+	ana_model *m = L->m;
+	uint32_t key[2] = { pid, tid };
+	uint32_t *slot = ana_idtable_slot(&L->thread_table, ana_hash_u64((uint64_t)pid << 32 | tid), thread_eq, key, m);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return &m->threads.v[*slot - 1];
+	ana_thread *th = ana_vec_push(m->threads);
+	if (!th)
+		return NULL;
+	th->pid = pid;
+	th->tid = tid;
+	*slot = (uint32_t)m->threads.n;
+	L->thread_table.n++;
+	return th;
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const ana_thread *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Threads in (pid, tid) order, as ana_thread_find() wants them; the loader's table is dropped. */
+static void sort_threads(loader *L)
+{
+	if (L->m->threads.n > 1)
+		qsort(L->m->threads.v, L->m->threads.n, sizeof(ana_thread), thread_cmp);
+	ana_idtable_free(&L->thread_table);
 }
 
 /* A sample of pass 1: its figures go to the model now; its stack is made in pass 2, from its
@@ -143,16 +201,8 @@ static int take_sample(loader *L, const gtt_record *rec)
 			c->n_kernel = s->n_kernel;
 			c->n_user = s->n_user;
 			c->off = L->chain_ips.n;
-			if (L->chain_ips.n + nw > L->chain_ips.cap) {
-				size_t cap = L->chain_ips.cap ? L->chain_ips.cap : 4096;
-				while (cap < L->chain_ips.n + nw)
-					cap *= 2;
-				uint64_t *v = realloc(L->chain_ips.v, cap * sizeof(*v));
-				if (!v)
-					return GTT_ENOMEM;
-				L->chain_ips.v = v;
-				L->chain_ips.cap = cap;
-			}
+			if (GT_GROW(L->chain_ips.v, L->chain_ips.cap, L->chain_ips.n + nw) < 0)
+				return GTT_ENOMEM;
 			if (nw)
 				memcpy(L->chain_ips.v + L->chain_ips.n, s->ips, nw * sizeof(uint64_t));
 			L->chain_ips.n += nw;
@@ -165,12 +215,46 @@ static int take_sample(loader *L, const gtt_record *rec)
 	raw_sample *r = ana_vec_push(L->raws);
 	if (!r)
 		return GTT_ENOMEM;
-	r->payload = rec->raw;
-	r->len = rec->len;
+	gtt_reader_tell(L->r, &r->pos);
 	return 0;
 }
 
 /* Store one record of pass 1. 0 or GTT_ENOMEM. */
+/* The Python reader's records: code objects and stacks, copied into the model. */
+static int take_python(ana_model *m, const gtt_record *rec)
+{
+	if (rec->tag == GTT_REC_PY_CODE) {
+		ana_pycode *e = ana_vec_push(m->pycodes);
+		if (!e)
+			return GTT_ENOMEM;
+		const gtt_py_code *c = &rec->u.py_code;
+		e->pid = c->pid;
+		e->code_id = c->code_id;
+		e->first_line = c->first_line;
+		e->name = dupstr(c->name);
+		e->qualname = dupstr(c->qualname);
+		e->filename = dupstr(c->filename);
+		return e->name && e->qualname && e->filename ? 0 : GTT_ENOMEM;
+	}
+	ana_pystack *e = ana_vec_push(m->pystacks);
+	if (!e)
+		return GTT_ENOMEM;
+	const gtt_py_stack *p = &rec->u.py_stack;
+	e->time_ns = p->time_ns;
+	e->pid = p->pid;
+	e->tid = p->tid;
+	e->flags = p->flags;
+	e->n_frames = p->n_frames;
+	see_time(m, p->time_ns);
+	if (p->n_frames) {
+		e->frames = malloc(p->n_frames * sizeof(*e->frames));
+		if (!e->frames)
+			return GTT_ENOMEM;
+		memcpy(e->frames, p->frames, p->n_frames * sizeof(*e->frames));
+	}
+	return 0;
+}
+
 static int take_record(loader *L, const gtt_record *rec)
 {
 	ana_model *m = L->m;
@@ -198,29 +282,16 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.process;
-		e->comm = dupstr(rec->u.process.comm);
+		e->comm = keep(m, rec->u.process.comm);
 		see_time(m, e->time_ns);
 		return e->comm ? 0 : GTT_ENOMEM;
 	}
 	case GTT_REC_THREAD: {
 		const gtt_thread *t = &rec->u.thread;
 		see_time(m, t->time_ns);
-		ana_thread *th = ana_thread_find(m, t->pid, t->tid);
-		if (!th) {
-			/* threads stay sorted by (pid, tid): insert in place (few threads, many records) */
-			if (!ana_vec_push(m->threads))
-				return GTT_ENOMEM;
-			size_t i = m->threads.n - 1;
-			while (i > 0 && (m->threads.v[i - 1].pid > t->pid ||
-			                 (m->threads.v[i - 1].pid == t->pid && m->threads.v[i - 1].tid > t->tid))) {
-				m->threads.v[i] = m->threads.v[i - 1];
-				i--;
-			}
-			th = &m->threads.v[i];
-			memset(th, 0, sizeof(*th));
-			th->pid = t->pid;
-			th->tid = t->tid;
-		}
+		ana_thread *th = loader_thread(L, t->pid, t->tid);
+		if (!th)
+			return GTT_ENOMEM;
 		if (t->name && t->name[0]) {
 			char *n = strdup(t->name);
 			if (!n)
@@ -239,7 +310,7 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		e->m = rec->u.mapping;
-		e->m.path = dupstr(rec->u.mapping.path);
+		e->m.path = keep(m, rec->u.mapping.path);
 		see_time(m, e->m.time_ns);
 		return e->m.path ? 0 : GTT_ENOMEM;
 	}
@@ -268,7 +339,7 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.health;
-		e->text = dupstr(rec->u.health.text);
+		e->text = keep(m, rec->u.health.text);
 		return e->text ? 0 : GTT_ENOMEM;
 	}
 	case GTT_REC_TICKS: {
@@ -278,38 +349,18 @@ static int take_record(loader *L, const gtt_record *rec)
 		*e = rec->u.ticks;
 		return 0;
 	}
-	case GTT_REC_PY_CODE: {
-		ana_pycode *e = ana_vec_push(m->pycodes);
+	case GTT_REC_CAPTURE: {
+		gtt_capture *e = ana_vec_push(m->captures);
 		if (!e)
 			return GTT_ENOMEM;
-		const gtt_py_code *c = &rec->u.py_code;
-		e->pid = c->pid;
-		e->code_id = c->code_id;
-		e->first_line = c->first_line;
-		e->name = dupstr(c->name);
-		e->qualname = dupstr(c->qualname);
-		e->filename = dupstr(c->filename);
-		return e->name && e->qualname && e->filename ? 0 : GTT_ENOMEM;
-	}
-	case GTT_REC_PY_STACK: {
-		ana_pystack *e = ana_vec_push(m->pystacks);
-		if (!e)
-			return GTT_ENOMEM;
-		const gtt_py_stack *p = &rec->u.py_stack;
-		e->time_ns = p->time_ns;
-		e->pid = p->pid;
-		e->tid = p->tid;
-		e->flags = p->flags;
-		e->n_frames = p->n_frames;
-		see_time(m, p->time_ns);
-		if (p->n_frames) {
-			e->frames = malloc(p->n_frames * sizeof(*e->frames));
-			if (!e->frames)
-				return GTT_ENOMEM;
-			memcpy(e->frames, p->frames, p->n_frames * sizeof(*e->frames));
-		}
+		*e = rec->u.capture;
+		e->name = NULL;
+		see_time(m, e->time_ns);
 		return 0;
 	}
+	case GTT_REC_PY_CODE:
+	case GTT_REC_PY_STACK:
+		return take_python(m, rec);
 	case GTT_REC_GIL: {
 		gtt_gil *e = ana_vec_push(m->gil);
 		if (!e)
@@ -332,8 +383,8 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.cuda_device;
-		e->name = dupstr(rec->u.cuda_device.name);
-		e->uuid = dupstr(rec->u.cuda_device.uuid);
+		e->name = keep(m, rec->u.cuda_device.name);
+		e->uuid = keep(m, rec->u.cuda_device.uuid);
 		return e->name && e->uuid ? 0 : GTT_ENOMEM;
 	}
 #define SIMPLE(TAG, VEC, FIELD, T0, T1)                   \
@@ -439,19 +490,6 @@ static int string_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* (pid, tid, time) order for switches and thread_cpu, as an index. */
-typedef struct keyed { uint32_t pid, tid; uint64_t time; size_t idx; } keyed;
-static int keyed_cmp(const void *a, const void *b)
-{
-	const keyed *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	int c = cmp_u64(x->time, y->time);
-	return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
-}
-
 /* Stable merge sort of n elements of sz bytes through tmp (n * sz bytes). */
 static void merge_sort(char *v, char *tmp, size_t n, size_t sz, int (*cmp)(const void *, const void *))
 {
@@ -493,31 +531,16 @@ static int sort_if_needed(void *v, size_t n, size_t sz, int (*cmp)(const void *,
 	return 0;
 }
 
-static int ensure_thread(ana_model *m, uint32_t pid, uint32_t tid)
+static int ensure_thread(loader *L, uint32_t pid, uint32_t tid)
 {
-	if (ana_thread_find(m, pid, tid))
-		return 0;
-	gtt_record rec = { .tag = GTT_REC_THREAD };
-	rec.u.thread.pid = pid;
-	rec.u.thread.tid = tid;
-	rec.u.thread.name = "";
-	loader L = { .m = m };
-	return take_record(&L, &rec);
-}
-
-static const char *process_comm(const ana_model *m, uint32_t pid)
-{
-	const char *comm = NULL;
-	for (size_t i = 0; i < m->processes.n; i++)
-		if (m->processes.v[i].pid == pid && m->processes.v[i].comm[0])
-			comm = m->processes.v[i].comm;
-	return comm;
+	return loader_thread(L, pid, tid) ? 0 : GTT_ENOMEM;
 }
 
 /* Every thread that samples, /proc readings, switches and Python stacks name exists (before
  * pass 2, which gives each sample its thread's index: those do not move afterwards). */
-static int ensure_threads(ana_model *m)
+static int ensure_threads(loader *L)
 {
+	ana_model *m = L->m;
 	/* samples of a few threads interleave: a small direct-mapped cache of the (pid, tid) seen
 	 * saves a search per sample */
 	struct { uint32_t pid, tid, used; } tc[TCACHE];
@@ -527,156 +550,22 @@ static int ensure_threads(ana_model *m)
 		size_t h = TCACHE_SLOT(s->pid, s->tid);
 		if (tc[h].used && tc[h].pid == s->pid && tc[h].tid == s->tid)
 			continue;
-		if (ensure_thread(m, s->pid, s->tid) < 0)
+		if (ensure_thread(L, s->pid, s->tid) < 0)
 			return GTT_ENOMEM;
 		tc[h].used = 1;
 		tc[h].pid = s->pid;
 		tc[h].tid = s->tid;
 	}
 	for (size_t i = 0; i < m->thread_cpu.n; i++)
-		if (ensure_thread(m, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
+		if (ensure_thread(L, m->thread_cpu.v[i].pid, m->thread_cpu.v[i].tid) < 0)
 			return GTT_ENOMEM;
 	for (size_t i = 0; i < m->switches.n; i++)
-		if (ensure_thread(m, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
+		if (ensure_thread(L, m->switches.v[i].pid, m->switches.v[i].tid) < 0)
 			return GTT_ENOMEM;
 	for (size_t i = 0; i < m->pystacks.n; i++)
-		if (ensure_thread(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
+		if (ensure_thread(L, m->pystacks.v[i].pid, m->pystacks.v[i].tid) < 0)
 			return GTT_ENOMEM;
 	return 0;
-}
-
-static int finish_threads(ana_model *m)
-{
-	for (size_t i = 0; i < m->pystacks.n; i++)
-		ana_thread_find(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid)->is_python = 1;
-	for (size_t i = 0; i < m->threads.n; i++) {
-		ana_thread *t = &m->threads.v[i];
-		if (t->name)
-			continue;
-		/* a thread never named: the main thread takes its process's command name */
-		const char *comm = t->tid == t->pid ? process_comm(m, t->pid) : NULL;
-		char buf[256];
-		if (comm) {
-			const char *sp = strchr(comm, ' ');
-			size_t len = sp ? (size_t)(sp - comm) : strlen(comm);
-			const char *base = memrchr(comm, '/', len);
-			base = base ? base + 1 : comm;
-			snprintf(buf, sizeof(buf), "%.*s", (int)(len - (size_t)(base - comm)), base);
-		} else {
-			snprintf(buf, sizeof(buf), "?");
-		}
-		t->name = strdup(buf);
-		if (!t->name)
-			return GTT_ENOMEM;
-	}
-	return ana_thread_names(m); /* Python's names for its threads (py_thread records) */
-}
-
-/* utime+stime growth over the recording. A thread created while the /proc loop was already
- * running started from zero; one that existed before started from its first reading. */
-static int thread_cpu_totals(ana_model *m)
-{
-	size_t n = m->thread_cpu.n;
-	if (!n)
-		return 0;
-	keyed *k = malloc(n * sizeof(*k));
-	if (!k)
-		return GTT_ENOMEM;
-	uint64_t loop_start = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		const gtt_thread_cpu *c = &m->thread_cpu.v[i];
-		k[i] = (keyed){ c->pid, c->tid, c->time_ns, i };
-		if (c->time_ns < loop_start)
-			loop_start = c->time_ns;
-	}
-	qsort(k, n, sizeof(*k), keyed_cmp);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && k[j].pid == k[i].pid && k[j].tid == k[i].tid)
-			j++;
-		const gtt_thread_cpu *first = &m->thread_cpu.v[k[i].idx], *last = &m->thread_cpu.v[k[j - 1].idx];
-		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
-		uint64_t base = first->utime_ns + first->stime_ns, end = last->utime_ns + last->stime_ns;
-		int born_later = t && t->start_ns > loop_start;
-		if (born_later)
-			base = 0;
-		if (t) {
-			t->cpu_ns = end > base ? end - base : 0;
-			/* the recorder writes a reading when the numbers change: one reading means no
-			 * growth after it */
-			t->cpu_known = 1;
-		}
-		i = j;
-	}
-	free(k);
-	return 0;
-}
-
-/* On-CPU time from switch records: in→out intervals; a thread whose first record is "out"
- * was running since the start, one whose last is "in" runs until the end. */
-static int oncpu_totals(ana_model *m)
-{
-	size_t n = m->switches.n;
-	if (!n)
-		return 0;
-	keyed *k = malloc(n * sizeof(*k));
-	if (!k)
-		return GTT_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const gtt_switch *s = &m->switches.v[i];
-		k[i] = (keyed){ s->pid, s->tid, s->time_ns, i };
-	}
-	qsort(k, n, sizeof(*k), keyed_cmp);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && k[j].pid == k[i].pid && k[j].tid == k[i].tid)
-			j++;
-		ana_thread *t = ana_thread_find(m, k[i].pid, k[i].tid);
-		uint64_t from = t && t->start_ns > m->start_ns ? t->start_ns : m->start_ns;
-		uint64_t to = t && t->end_ns && t->end_ns < m->end_ns ? t->end_ns : m->end_ns;
-		uint64_t total = 0, in_since = 0;
-		int on = -1; /* unknown until the first record */
-		for (size_t x = i; x < j; x++) {
-			const gtt_switch *s = &m->switches.v[k[x].idx];
-			if (s->kind == GTT_SWITCH_IN) {
-				if (on != 1)
-					in_since = s->time_ns;
-				on = 1;
-			} else {
-				if (on == 1 && s->time_ns > in_since)
-					total += s->time_ns - in_since;
-				else if (on == -1 && s->time_ns > from)
-					total += s->time_ns - from;
-				on = 0;
-			}
-		}
-		if (on == 1 && to > in_since)
-			total += to - in_since;
-		if (t) {
-			t->oncpu_ns = total;
-			t->oncpu_known = 1;
-		}
-		i = j;
-	}
-	free(k);
-	return 0;
-}
-
-/* Samples without a period stand for the configured one. */
-static void fill_weights(ana_model *m)
-{
-	uint64_t period = 0;
-	for (size_t i = 0; i < m->health.n; i++)
-		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF)
-			period = m->health.v[i].value[1];
-	const char *hz = ana_meta_get(m, "frequency_hz");
-	if (!period && hz && atof(hz) > 0)
-		period = (uint64_t)(1e9 / atof(hz));
-	if (!period)
-		return;
-	for (size_t i = 0; i < m->samples.n; i++)
-		if (!m->samples.v[i].weight_ns)
-			m->samples.v[i].weight_ns = period;
 }
 
 static void add_warnings(loader *L)
@@ -685,8 +574,23 @@ static void add_warnings(loader *L)
 	if (m->truncated)
 		ana_warn(m, "%s: trace is cut off at byte %" PRIu64 " (recording interrupted?); analyzed up to the last whole record",
 		         m->path, gtt_reader_offset(L->r));
+	else if (!m->has_end)
+		/* whole chunks and no END: the recorder stopped between two writes (killed, machine
+		 * down); what is there is complete, but the recording did not finish */
+		ana_warn(m, "%s: no END record (recording interrupted?); analyzed the %zu samples written",
+		         m->path, m->samples.n);
 	if (m->n_corrupt)
 		ana_warn(m, "%s: skipped %" PRIu64 " corrupt chunk(s)", m->path, m->n_corrupt);
+	if (m->has_end && m->end.n_samples != m->samples.n) {
+		/* the recorder counts the samples it wrote: a different number read means chunks were
+		 * lost or skipped, or written twice (a copy appended, a sample chunk duplicated) */
+		m->end_mismatch = 1;
+		ana_warn(m, "%s: the recorder wrote %" PRIu64 " samples (END record) but %zu are in the trace%s",
+		         m->path, m->end.n_samples, m->samples.n,
+		         m->samples.n > m->end.n_samples ? ": chunks duplicated or another recording appended; every "
+		                                           "sample read is counted, so the numbers may be inflated"
+		                                         : ": the analysis is partial");
+	}
 	for (size_t i = 0; i < L->archives.n; i++) {
 		const pending_archive *p = &L->archives.v[i];
 		if (p->bad || p->got < p->total)
@@ -739,6 +643,7 @@ static void loader_cleanup(loader *L)
 	free(L->chains.v);
 	free(L->chain_ips.v);
 	ana_idtable_free(&L->chain_table);
+	ana_idtable_free(&L->thread_table);
 	free(L->raws.v);
 	free(L->deferred.v);
 	ana_idtable_free(&L->trunc_table);
@@ -771,6 +676,23 @@ static void describe_open_error(const char *path, int err, int errno_, char *err
 
 ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, size_t errlen)
 {
+	/* stdin, a pipe or a device: the header checked first and the trace copied to a file (the
+	 * reader would read it whole into memory, /dev/zero without end) */
+	int fd = -1;
+	if (ana_source_spool_trace(path, &fd, errbuf, errlen) < 0)
+		return NULL;
+	if (fd < 0)
+		return ana_model_load_named(path, path, opts, errbuf, errlen);
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ana_model *m = ana_model_load_named(proc, strcmp(path, "-") == 0 ? "stdin" : path, opts, errbuf, errlen);
+	close(fd);
+	return m;
+}
+
+ana_model *ana_model_load_named(const char *path, const char *name, const ana_opts *opts, char *errbuf,
+                                size_t errlen)
+{
 	ana_opts defaults;
 	if (!opts) {
 		ana_opts_init(&defaults);
@@ -783,8 +705,8 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	loader *L = calloc(1, sizeof(*L));
 	ana_model *m = calloc(1, sizeof(*m));
 	int err = 0;
-	if (!L || !m || !(m->path = strdup(path)) || !ana_priv_get(m)) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+	if (!L || !m || !(m->path = strdup(name)) || !ana_priv_get(m)) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	L->m = m;
@@ -793,13 +715,18 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	errno = 0;
 	L->r = gtt_reader_open(path, &err);
 	if (!L->r) {
-		describe_open_error(path, err, errno, errbuf, errlen);
+		describe_open_error(name, err, errno, errbuf, errlen);
 		goto fail;
 	}
 	gtt_reader_version(L->r, &m->version_major, &m->version_minor);
 	if (pass1(L, errbuf, errlen) < 0)
 		goto fail;
 	m->truncated = gtt_reader_truncated(L->r);
+	/* every process record is read: the symbolizer (pass 2) and the thread names look them up */
+	if (ana_index_processes(m) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		goto fail;
+	}
 	/* the recording's own bounds, when it says them, frame the timestamps seen */
 	const char *start = ana_meta_get(m, "start_ns");
 	if (start) {
@@ -811,7 +738,7 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	ana_sym_opts so = { .symfs = opts->symfs, .no_archive = opts->no_archive, .kernel = opts->kernel };
 	L->sym = ana_sym_create(m, &so);
 	if (!L->sym) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	for (size_t i = 0; i < L->archives.n; i++) {
@@ -820,17 +747,18 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 			continue;
 		if (ana_sym_add_archive(L->sym, p->build_id, p->build_id_len, p->path, p->data, p->total) < 0) {
 			p->data = NULL;
-			snprintf(errbuf, errlen, "%s: out of memory", path);
+			snprintf(errbuf, errlen, "%s: out of memory", name);
 			goto fail;
 		}
 		p->data = NULL; /* owned by the symbolizer now */
 	}
 	/* weights and threads before pass 2, which counts each sample for its thread */
-	fill_weights(m);
-	if (ensure_threads(m) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+	ana_fill_weights(m);
+	if (ensure_threads(L) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
+	sort_threads(L);
 	if (ana_load_pass2(L, errbuf, errlen) < 0)
 		goto fail;
 
@@ -838,17 +766,17 @@ ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, 
 	    sort_if_needed(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp) < 0 ||
 	    sort_if_needed(m->gil.v, m->gil.n, sizeof(gtt_gil), gil_cmp) < 0 ||
 	    sort_if_needed(m->strings.v, m->strings.n, sizeof(ana_string), string_cmp) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
-	if (finish_threads(m) < 0 || thread_cpu_totals(m) < 0 || oncpu_totals(m) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+	if (ana_threads_finish(m) < 0 || ana_capture_build(m) < 0 || ana_threads_cpu(m) < 0 || ana_threads_oncpu(m) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	/* analyze/python.c splices Python frames into the native stacks and sets each sample's
 	 * class (samples of threads never seen in a Python read stay ANA_CLASS_NONPY) */
 	if (!opts->no_python_merge && m->pystacks.n && ana_python_merge(m, opts) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", path);
+		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", name);
 		goto fail;
 	}
 	ana_python_unread_warn(m); /* a Python-looking process with samples and no Python reads */

@@ -1,5 +1,6 @@
 /* load_priv.h — what analyze/load.c (reading, derived figures) and analyze/load_unwind.c
- * (pass 2: every sample's stack) share: the loader's state. Not for use elsewhere. */
+ * (pass 2: every sample's stack) share: the loader's state. Not for use elsewhere.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_LOAD_PRIV_H
 #define ANA_LOAD_PRIV_H
 
@@ -32,11 +33,11 @@ typedef struct chain {
 	size_t off;            /* ips in loader.chain_ips */
 } chain;
 
-/* Where pass 2 finds a sample it has to decode again (registers and stack copies): the
- * payload in the reader's memory, checked in pass 1. */
+/* Where pass 2 finds a sample it has to decode again (registers and stack copies): its
+ * position in the trace (a record of a packed chunk lives only until the next read), checked
+ * in pass 1. */
 typedef struct raw_sample {
-	const uint8_t *payload;
-	uint32_t len;
+	gtt_pos pos;
 } raw_sample;
 
 /* A sample stitched up to a thread entry before any complete stack showed the entry's
@@ -59,6 +60,7 @@ typedef struct loader {
 	ANA_VEC(uint64_t) chain_ips;
 	ana_idtable chain_table;
 	ANA_VEC(raw_sample) raws;
+	ana_idtable thread_table;  /* (pid, tid) -> index in m->threads, kept unsorted until sort_threads */
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
 	uint64_t n_samples_seen;

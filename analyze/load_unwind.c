@@ -8,19 +8,33 @@
 
 #include "load_priv.h"
 
+/* The function of frame id f for counting: its interned name and module (a function's frames
+ * differ by the line executing), NULL for none. */
+static const char *func_of(const ana_model *m, uint32_t f, const char **module)
+{
+	*module = f == ANA_NO_ID ? NULL : m->frames.v[f].module;
+	return f == ANA_NO_ID ? NULL : m->frames.v[f].name;
+}
+
 static int trunc_eq(uint32_t id, const void *key, void *ctx)
 {
-	const ana_trunc *a = &((const ana_model *)ctx)->truncs.v[id], *b = key;
-	return a->thread_idx == b->thread_idx && a->frame == b->frame && a->unwind == b->unwind;
+	const ana_model *m = ctx;
+	const ana_trunc *a = &m->truncs.v[id], *b = key;
+	const char *ma, *mb;
+	return a->thread_idx == b->thread_idx && a->unwind == b->unwind &&
+	       func_of(m, a->frame, &ma) == func_of(m, b->frame, &mb) && ma == mb;
 }
 
 /* Count a truncated stack (root-first frames fr[0..n)) for its thread, reason and the
- * outermost frame it reached. 0 or GTT_ENOMEM. */
+ * function of the outermost frame it reached (the row keeps the first such frame). 0 or
+ * GTT_ENOMEM. */
 static int count_truncated(loader *L, const ana_sample *e, const uint32_t *fr, int n)
 {
 	ana_model *m = L->m;
 	ana_trunc key = { e->thread_idx, n > 0 ? fr[0] : ANA_NO_ID, e->unwind, 0 };
-	uint64_t h = ana_hash_u64((uint64_t)key.thread_idx << 40 ^ (uint64_t)key.unwind << 32 ^ key.frame);
+	const char *module, *name = func_of(m, key.frame, &module);
+	uint64_t h = ana_hash_u64((uint64_t)key.thread_idx << 40 ^ (uint64_t)key.unwind << 32 ^
+	                          ana_hash_u64((uint64_t)(uintptr_t)name ^ (uint64_t)(uintptr_t)module));
 	uint32_t *slot = ana_idtable_slot(&L->trunc_table, h, trunc_eq, &key, m);
 	if (!slot)
 		return GTT_ENOMEM;
@@ -36,31 +50,32 @@ static int count_truncated(loader *L, const ana_sample *e, const uint32_t *fr, i
 	return 0;
 }
 
-/* Unwind a sample of the raw list again (pass 2 decoded it before). Its stack id, or
- * ANA_NO_ID on ENOMEM. */
-static uint32_t unwind_raw(loader *L, const raw_sample *r, void **scratch, size_t *scratch_cap,
-                           ana_unwind_info *ui, int *n_out)
+/* Unwind a sample of the raw list again (pass 1 decoded it: read it again where it was, a
+ * packed chunk is expanded once for the run of its samples). Its stack id in *sid; 0,
+ * GTT_ENOMEM, or GTT_EINVAL when the sample no longer reads. */
+static int unwind_raw(loader *L, const raw_sample *r, ana_unwind_info *ui, uint32_t *sid)
 {
 	gtt_record rec;
-	/* the same bytes decoded in pass 1: no new error is possible but ENOMEM */
-	if (gtt_decode(GTT_REC_SAMPLE, r->payload, r->len, &rec, scratch, scratch_cap) < 0)
-		return ANA_NO_ID;
+	int k;
+	if ((k = gtt_reader_seek(L->r, &r->pos)) < 0 || (k = gtt_reader_next(L->r, &rec)) != 1 ||
+	    rec.tag != GTT_REC_SAMPLE)
+		return k == GTT_ENOMEM ? GTT_ENOMEM : GTT_EINVAL;
 	int n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, ui);
-	*n_out = n;
-	return n < 0 ? ANA_NO_ID : ana_stack_intern(L->m, L->frames, (uint32_t)n);
+	*sid = n < 0 ? ANA_NO_ID : ana_stack_intern(L->m, L->frames, (uint32_t)n);
+	return *sid == ANA_NO_ID ? GTT_ENOMEM : 0;
 }
 
 /* Samples stitched up to a thread entry early on, before the image's complete stacks showed
  * the entry's callers: unwound again now that they may have. */
-static int redo_deferred(loader *L, void **scratch, size_t *scratch_cap)
+static int redo_deferred(loader *L)
 {
 	for (size_t i = 0; i < L->deferred.n; i++) {
 		ana_sample *e = &L->m->samples.v[L->deferred.v[i].sample];
 		ana_unwind_info ui;
-		int n;
-		uint32_t sid = unwind_raw(L, &L->raws.v[L->deferred.v[i].raw], scratch, scratch_cap, &ui, &n);
-		if (sid == ANA_NO_ID)
-			return GTT_ENOMEM;
+		uint32_t sid;
+		int rc = unwind_raw(L, &L->raws.v[L->deferred.v[i].raw], &ui, &sid);
+		if (rc < 0)
+			return rc;
 		if (!ui.pending && ui.unwind == e->unwind)
 			e->stack_id = sid;
 	}
@@ -70,8 +85,7 @@ static int redo_deferred(loader *L, void **scratch, size_t *scratch_cap)
 int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
-	void *scratch = NULL;
-	size_t scratch_cap = 0, next_raw = 0;
+	size_t next_raw = 0;
 	int rc = 0;
 	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
 	memset(tc, 0, sizeof(tc));
@@ -112,9 +126,8 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 			ui.unwind = c->unwind;
 		} else {
 			size_t raw = next_raw++;
-			sid = unwind_raw(L, &L->raws.v[raw], &scratch, &scratch_cap, &ui, &n);
-			if (sid == ANA_NO_ID)
-				goto nomem;
+			if ((rc = unwind_raw(L, &L->raws.v[raw], &ui, &sid)) < 0)
+				goto fail;
 			if (ui.pending && L->deferred.n < MAX_DEFERRED) {
 				deferred *d = ana_vec_push(L->deferred);
 				if (!d)
@@ -134,14 +147,16 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 		if (((i + 1) & 0x3ff) == 0)
 			ana_load_progress(L, "symbolizing", i + 1, L->n_samples_seen);
 	}
-	if (redo_deferred(L, &scratch, &scratch_cap) < 0)
-		goto nomem;
-	goto out;
+	if ((rc = redo_deferred(L)) < 0)
+		goto fail;
+	return 0;
 nomem:
-	snprintf(errbuf, errlen, "%s: out of memory", m->path);
 	rc = GTT_ENOMEM;
-out:
-	free(scratch);
+fail:
+	if (rc == GTT_ENOMEM)
+		snprintf(errbuf, errlen, "%s: out of memory", m->path);
+	else
+		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
 	return rc;
 }
 

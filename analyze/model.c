@@ -5,19 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "model.h"
 #include "model_priv.h"
 
 void *ana_vec_push_(void **v, size_t *n, size_t *cap, size_t elem)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		void *p = realloc(*v, ncap * elem);
-		if (!p)
-			return NULL;
-		*v = p;
-		*cap = ncap;
-	}
+	if (gt_grow(v, cap, *n + 1, elem) < 0)
+		return NULL;
 	void *e = (char *)*v + *n * elem;
 	memset(e, 0, elem);
 	(*n)++;
@@ -34,6 +29,39 @@ const char *ana_class_name(int cls)
 	case ANA_CLASS_WAIT_GIL: return "waiting for GIL";
 	}
 	return "?";
+}
+
+int ana_gil_parse(const char *spec)
+{
+	static const struct { const char *word; int mask; } words[] = {
+		{ "python", 1 << ANA_CLASS_PY_GIL },
+		{ "native-gil", 1 << ANA_CLASS_NATIVE_GIL },
+		{ "nogil", 1 << ANA_CLASS_NATIVE_NOGIL },
+		{ "wait", 1 << ANA_CLASS_WAIT_GIL },
+		{ "nopy", 1 << ANA_CLASS_NONPY },
+		{ "held", 1 << ANA_CLASS_PY_GIL | 1 << ANA_CLASS_NATIVE_GIL },
+		{ "released", 1 << ANA_CLASS_NATIVE_NOGIL | 1 << ANA_CLASS_WAIT_GIL },
+		{ "native", 1 << ANA_CLASS_NATIVE_GIL | 1 << ANA_CLASS_NATIVE_NOGIL },
+		{ "any", -1 },
+		{ "all", -1 },
+	};
+	int mask = 0;
+	const char *p = spec;
+	if (!p || !*p)
+		return -2;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		size_t k = 0;
+		while (k < sizeof(words) / sizeof(words[0]) && (strlen(words[k].word) != len || strncmp(words[k].word, p, len)))
+			k++;
+		if (k == sizeof(words) / sizeof(words[0]))
+			return -2;
+		mask = words[k].mask < 0 || mask < 0 ? -1 : mask | words[k].mask;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return mask == (1 << ANA_CLASS_COUNT) - 1 ? -1 : mask;
 }
 
 const char *ana_unwind_name(int u)
@@ -419,8 +447,6 @@ void ana_model_free(ana_model *m)
 		free(m->meta.v[i].value);
 	}
 	free(m->meta.v);
-	for (size_t i = 0; i < m->processes.n; i++)
-		free((char *)m->processes.v[i].comm);
 	free(m->processes.v);
 	for (size_t i = 0; i < m->threads.n; i++) {
 		free(m->threads.v[i].name);
@@ -431,16 +457,14 @@ void ana_model_free(ana_model *m)
 	for (size_t i = 0; i < m->pythreads.n; i++)
 		free(m->pythreads.v[i].name);
 	free(m->pythreads.v);
-	for (size_t i = 0; i < m->mappings.n; i++)
-		free((char *)m->mappings.v[i].m.path);
 	free(m->mappings.v);
 	free(m->samples.v);
 	free(m->frames.v);
 	free(m->stacks.v);
 	free(m->switches.v);
 	free(m->thread_cpu.v);
-	for (size_t i = 0; i < m->health.n; i++)
-		free((char *)m->health.v[i].text);
+	free(m->captures.v);
+	free(m->captured.v);
 	free(m->health.v);
 	free(m->ticks.v);
 	for (size_t i = 0; i < m->pycodes.n; i++) {
@@ -456,10 +480,6 @@ void ana_model_free(ana_model *m)
 	for (size_t i = 0; i < m->strings.n; i++)
 		free(m->strings.v[i].text);
 	free(m->strings.v);
-	for (size_t i = 0; i < m->cuda_devices.n; i++) {
-		free((char *)m->cuda_devices.v[i].name);
-		free((char *)m->cuda_devices.v[i].uuid);
-	}
 	free(m->cuda_devices.v);
 	free(m->kernels.v);
 	free(m->memcpys.v);
@@ -484,6 +504,8 @@ void ana_model_free(ana_model *m)
 		for (size_t i = 0; i < p->missing.n; i++)
 			free(p->missing.v[i]);
 		free(p->missing.v);
+		free(p->comms);
+		free(p->parents);
 		ana_arena_free(&p->arena);
 		free(p);
 	}

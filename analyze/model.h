@@ -1,7 +1,15 @@
 /* model.h — the analyzed trace held in memory: threads, symbolized stacks, classified
  * samples, and every other record kind decoded into arrays. Built once by ana_model_load()
  * (load.c: read, symbolize, unwind, merge Python, classify); every report, fold, export,
- * diff and view reads this and nothing else. */
+ * diff and view reads this and nothing else.
+ *
+ * Return rule for all of analyze/: a function returns 0 (or a count, or 1 for "found") or a
+ * negative GTT_E* code from lib/gtt.h (the codes of the trace format, which this layer reads),
+ * and one that makes an object returns it or NULL; where a person needs more words than the
+ * code (which file, which line, which byte) the function also writes one line into the
+ * caller's err[errlen]. Only the command functions (ana_cmd_* and their helpers in cli.c and
+ * diff.c) print to stderr or pick an exit status (GT_EXIT_*, lib/gt_util.h), besides the
+ * loader's progress line when ana_opts.progress asks for it. */
 #ifndef ANA_MODEL_H
 #define ANA_MODEL_H
 
@@ -49,6 +57,15 @@ enum ana_class {
 /* Report words for a class: "not python", "python+GIL", ... */
 const char *ana_class_name(int cls);
 
+/* The --gil vocabulary of every tool (fold, export, gt-render): a comma list of
+ *   python   holds the GIL, running Python       native-gil  holds it, in C code
+ *   nogil    C/CUDA code that released it       wait        waiting to take it
+ *   nopy     not a Python thread
+ *   held = python,native-gil   released = nogil,wait (a Python thread not holding it)
+ *   native = native-gil,nogil  any / all = every sample
+ * as a class mask (bit 1 << ANA_CLASS_*), -1 for every class, or -2 for a word it does not know. */
+int ana_gil_parse(const char *spec);
+#define ANA_GIL_WORDS "held, released, python, native-gil, nogil, wait, native, nopy or any (comma list)"
 /* How the native (user) stack of a sample ended: at a root, or truncated and why. Every
  * reason from ANA_UNWIND_STACK_END on means the stack does not reach its root (folded stacks
  * put such samples under a "[truncated]" root frame). */
@@ -80,11 +97,12 @@ typedef struct ana_sample {
 	uint8_t unwind;        /* enum ana_unwind: how the native stack ended */
 } ana_sample;
 
-/* Truncated stacks counted by (thread, reason, outermost frame reached): the sampler-health
- * section shows them per thread. */
+/* Truncated stacks counted by (thread, reason, function of the outermost frame reached): the
+ * sampler-health section shows them per thread. */
 typedef struct ana_trunc {
 	uint32_t thread_idx;
-	uint32_t frame;        /* outermost native frame of the truncated stack, ANA_NO_ID when none */
+	uint32_t frame;        /* outermost native frame of the first such stack (its function is the
+	                          key: frames of one function differ by line), ANA_NO_ID when none */
 	uint32_t unwind;       /* enum ana_unwind, a truncated one */
 	uint64_t n_samples;
 } ana_trunc;
@@ -107,7 +125,7 @@ typedef struct ana_thread {
 } ana_thread;
 
 typedef struct ana_mapping {
-	gtt_mapping m;         /* path is owned by the model */
+	gtt_mapping m;         /* path interned (ana_intern_str) */
 } ana_mapping;
 
 typedef struct ana_kv { char *key, *value; } ana_kv;
@@ -131,6 +149,8 @@ typedef struct ana_string { uint32_t pid, id; char *text; } ana_string;
 
 /* A py_thread record: the Python name of an OS thread from some time on. */
 typedef struct ana_pythread { uint64_t time_ns; uint32_t pid, tid; char *name; } ana_pythread;
+/* A stretch of time (captured intervals, captured.h). */
+typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
 
 typedef struct ana_model {
 	char *path;
@@ -140,9 +160,11 @@ typedef struct ana_model {
 	uint64_t start_ns, end_ns;   /* first and last timestamp seen */
 	int has_end;           /* an END record was read */
 	gtt_end end;
+	int end_mismatch;      /* END's sample count is not the number of samples read (chunks lost,
+	                        * skipped or duplicated): a warning, and exit status 1 (partial) */
 
 	ANA_VEC(ana_kv) meta;
-	ANA_VEC(gtt_process) processes;  /* comm owned */
+	ANA_VEC(gtt_process) processes;  /* comm interned (ana_intern_str) */
 	ANA_VEC(ana_thread) threads;     /* sorted by (pid, tid) */
 	ANA_VEC(ana_mapping) mappings;
 	ANA_VEC(ana_sample) samples;     /* time order */
@@ -150,14 +172,14 @@ typedef struct ana_model {
 	ANA_VEC(ana_stack) stacks;
 	ANA_VEC(gtt_switch) switches;
 	ANA_VEC(gtt_thread_cpu) thread_cpu;
-	ANA_VEC(gtt_health) health;      /* text owned */
+	ANA_VEC(gtt_health) health;      /* text interned */
 	ANA_VEC(gtt_ticks) ticks;
 	ANA_VEC(ana_pycode) pycodes;
 	ANA_VEC(ana_pystack) pystacks;   /* time order */
 	ANA_VEC(ana_pythread) pythreads; /* name owned */
 	ANA_VEC(gtt_gil) gil;            /* time order */
 	ANA_VEC(ana_string) strings;
-	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid owned */
+	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid interned */
 	ANA_VEC(gtt_cuda_kernel) kernels;
 	ANA_VEC(gtt_cuda_memcpy) memcpys;
 	ANA_VEC(gtt_cuda_memset) memsets;
@@ -167,6 +189,9 @@ typedef struct ana_model {
 	ANA_VEC(gtt_nvtx) nvtx;
 	ANA_VEC(gtt_counter) counters;
 	ANA_VEC(ana_trunc) truncs;       /* truncated native stacks by thread, reason and frame */
+	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
+	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (captured.c) */
+	int capture_controlled;          /* the trace has pid-0 capture records */
 
 	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */
 	void *priv;                      /* load.c's private state (symbolizer, interning tables) */
@@ -191,9 +216,10 @@ typedef struct ana_opts {
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 
-/* Read, symbolize, unwind, merge and classify a trace. NULL on failure with a
- * one-line reason in errbuf; warnings (truncation, corrupt chunks, missing symbols)
- * go to *warn as a callback-free list: ana_model_warnings(). */
+/* Read, symbolize, unwind, merge and classify a trace ("-" = stdin; input that is not a regular
+ * file is checked and spooled first: source.h). NULL on failure with a one-line reason in
+ * errbuf. Warnings (truncation, corrupt chunks, an END record that disagrees, missing symbols)
+ * are kept in the model: ana_model_warnings() lists them. */
 ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, size_t errlen);
 /* Warnings gathered while loading (one line each, no newline), count in *n. */
 const char *const *ana_model_warnings(const ana_model *m, size_t *n);
@@ -206,10 +232,18 @@ ana_thread *ana_thread_find(const ana_model *m, uint32_t pid, uint32_t tid);
 /* After loading: each thread's comm from its last OS name, its py_name from the last py_thread
  * record, and the name every table shows. 0 or GTT_ENOMEM. */
 int ana_thread_names(ana_model *m);
+/* The command of process pid (its last PROCESS record with one), NULL when unknown. */
+const char *ana_process_comm(const ana_model *m, uint32_t pid);
 /* Frame ids are interned through this (used by load.c and the Python merge). Strings in *f
  * are copied (interned) by the model. Both return ANA_NO_ID on ENOMEM. */
 #define ANA_NO_ID UINT32_MAX
 uint32_t ana_frame_intern(ana_model *m, const ana_frame *f);
+/* The model's one home for strings that come from records (frame names, process commands,
+ * mapping paths, health texts, device names): a copy that lives until ana_model_free, shared
+ * between equal strings. Fields of lib's gtt_* structs kept in the model point here - lib's
+ * const char * fields are borrowed, so the model never frees them one by one. NULL for a NULL
+ * s, and on ENOMEM. */
+const char *ana_intern_str(ana_model *m, const char *s);
 uint32_t ana_stack_intern(ana_model *m, const uint32_t *frames, uint32_t n);
 
 #endif

@@ -1,5 +1,6 @@
 /* model_priv.h — analyze/-internal helpers behind the model: arena, hash tables, string
- * interning, warnings. Not for render/ or tests beyond analyze's own. */
+ * interning, warnings. Not for render/ or tests beyond analyze's own.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_MODEL_PRIV_H
 #define ANA_MODEL_PRIV_H
 
@@ -40,15 +41,34 @@ typedef struct ana_priv {
 	ANA_VEC(char *) warnings;
 	ana_sym_stats sym_stats;   /* what symbolization found, for the report */
 	ANA_VEC(char *) missing;   /* "no symbols for PATH (build-id ...): why", one per binary */
+	struct proc_comm *comms, *parents; /* process records with a command, with a parent (threads.c) */
+	size_t n_comms, n_parents;
+	int procs_indexed;
 	ana_idtable dem_table;     /* demangled display names, by name */
 	ANA_VEC(ana_dem) dems;
 } ana_priv;
 
 /* The model's private state, created on first use. NULL on ENOMEM. */
 ana_priv *ana_priv_get(ana_model *m);
-/* Intern a string for the model's lifetime (frames' names, modules, files). NULL on ENOMEM. */
-const char *ana_intern_str(ana_model *m, const char *s);
 /* Add a warning line (printf format, no newline). */
 void ana_warn(ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ana_model_load of a file read as path but named name in messages and in m->path (a trace
+ * spooled from stdin is read as /proc/self/fd/N and named "stdin"). */
+ana_model *ana_model_load_named(const char *path, const char *name, const ana_opts *opts, char *errbuf,
+                                size_t errlen);
+
+/* ---- threads.c: figures derived after loading (0 or GTT_ENOMEM) ---- */
+/* Index the process records by pid (ana_process_comm and ana_process_parent search it). */
+int ana_index_processes(ana_model *m);
+/* The last PROCESS record of pid that names a parent, NULL when none. */
+const gtt_process *ana_process_parent(const ana_model *m, uint32_t pid);
+/* Mark Python threads and name the unnamed ones (a main thread after its process). */
+int ana_threads_finish(ana_model *m);
+/* cpu_ns from /proc readings and oncpu_ns from switch records, per thread. */
+int ana_threads_cpu(ana_model *m);
+int ana_threads_oncpu(ana_model *m);
+/* Samples without a period stand for the configured one. */
+void ana_fill_weights(ana_model *m);
 
 #endif

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "pb.h"
 
 void ana_pb_init(ana_pb *b)
@@ -24,18 +25,10 @@ static int reserve(ana_pb *b, size_t more)
 {
 	if (b->failed)
 		return -1;
-	if (b->n + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->n + more)
-		cap *= 2;
-	uint8_t *p = realloc(b->p, cap);
-	if (!p) {
+	if (GT_GROW(b->p, b->cap, b->n + more) < 0) {
 		b->failed = 1;
 		return -1;
 	}
-	b->p = p;
-	b->cap = cap;
 	return 0;
 }
 

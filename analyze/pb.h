@@ -1,5 +1,6 @@
 /* pb.h — a small protocol-buffers encoder (varints, length-delimited fields, nested messages,
- * packed repeated integers) and a field reader, for the pprof export and its tests. */
+ * packed repeated integers) and a field reader, for the pprof export and its tests.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_PB_H
 #define ANA_PB_H
 

@@ -1,11 +1,13 @@
 /* python.c — splices Python frames (from the recorder's memory reads) into native stacks at
  * the eval-loop frames, classifies every sample by GIL state, and reports the GIL split. */
+#include "gt_util.h"
 #include "python.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "model_priv.h"
 
 #define MAX_MERGED 4096
@@ -137,7 +139,7 @@ typedef struct merger {
 	uint64_t bound_ns;      /* farthest a Python read may be from a sample */
 	uint64_t gil_window_ns; /* how long before a recorded GIL change it may have happened */
 	const char **interp_mods; /* modules holding _PyEval_EvalFrameDefault */
-	size_t n_interp_mods;
+	size_t n_interp_mods, cap_interp_mods;
 	uint32_t merged[MAX_MERGED];
 	uint32_t native[MAX_MERGED];
 	uint64_t n_no_read, n_merged, n_no_eval;
@@ -358,7 +360,7 @@ static int build_tables(merger *M)
 	 * late or missed read is tolerated; farther reads describe another moment */
 	M->bound_ns = loop_period(m, GTT_SRC_PYSTACK, 10000000u);
 	/* one poll period, plus as much again for a late poll */
-	M->gil_window_ns = 2 * loop_period(m, GTT_SRC_GIL, 1000000u);
+	M->gil_window_ns = 2 * loop_period(m, GTT_SRC_GIL, GT_NS_PER_MS);
 	for (i = 0; i < m->frames.n; i++) {
 		const ana_frame *f = &m->frames.v[i];
 		size_t k;
@@ -369,10 +371,8 @@ static int build_tables(merger *M)
 			if (M->interp_mods[k] == f->module)
 				seen = 1;
 		if (!seen) {
-			const char **v = realloc(M->interp_mods, (M->n_interp_mods + 1) * sizeof(*v));
-			if (!v)
+			if (GT_GROW(M->interp_mods, M->cap_interp_mods, M->n_interp_mods + 1) < 0)
 				return -1;
-			M->interp_mods = v;
 			M->interp_mods[M->n_interp_mods++] = f->module;
 		}
 	}
@@ -609,7 +609,7 @@ int ana_python_merge(ana_model *m, const ana_opts *o)
 	if (n_py_samples && M->n_no_read * 20 > n_py_samples)
 		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads had no Python read within "
 		         "%.1f ms (reader behind or stopped): kept native only", M->n_no_read, n_py_samples,
-		         (double)M->bound_ns / 1e6);
+		         (double)M->bound_ns / (double)GT_NS_PER_MS);
 	rc = 0;
 out:
 	free(M->codes);
@@ -745,7 +745,7 @@ static void gil_figures(const ana_model *m, uint32_t pid, uint64_t end_ns, uint6
 		}
 		if (g->switches && first->switches) {
 			*have_switches = 1;
-			*switches = g->switches - first->switches;
+			*switches = ana_span(first->switches, g->switches); /* a counter that went back: 0 */
 		}
 		prev = g;
 	}
@@ -925,9 +925,9 @@ void ana_python_report(const ana_model *m, FILE *out)
 			continue;
 		}
 		fprintf(out, "  pid %u: GIL held %.1f%% of %.2f s; %.1f hand-offs/s seen by the poll", pids[k],
-		        100.0 * (double)held / (double)span, (double)span / 1e9, (double)hand * 1e9 / (double)span);
+		        100.0 * (double)held / (double)span, gt_ns_to_s(span), (double)hand * (double)GT_NS_PER_SEC / (double)span);
 		if (have_sw)
-			fprintf(out, ", %.1f switches/s by the interpreter's counter", (double)sw * 1e9 / (double)span);
+			fprintf(out, ", %.1f switches/s by the interpreter's counter", (double)sw * (double)GT_NS_PER_SEC / (double)span);
 		fprintf(out, "\n");
 	}
 	unread_procs(m, print_line, out);

@@ -1,4 +1,5 @@
-/* python.h — merges Python frames into native stacks and classifies samples by GIL state. */
+/* python.h — merges Python frames into native stacks and classifies samples by GIL state.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_PYTHON_H
 #define ANA_PYTHON_H
 

@@ -1,11 +1,16 @@
 /* report.c — `gt-analyze report`: recording summary, per-thread table, top self/total
  * functions; then the sampler-health, Python and GPU sections. */
+#include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bounds.h"
+#include "captured.h"
+#include "cli.h"
 #include "gpu.h"
 #include "health.h"
 #include "model_priv.h"
@@ -20,7 +25,9 @@ void ana_report_opts_init(ana_report_opts *o)
 
 uint64_t ana_duration_ns(const ana_model *m)
 {
-	return m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 1;
+	/* under capture control, rates and CPU % are over the captured time (captured.h) */
+	uint64_t d = ana_captured_ns(m, NULL);
+	return d ? d : 1;
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -40,7 +47,7 @@ uint64_t ana_sample_period_ns(const ana_model *m)
 		return period;
 	const char *hz = ana_meta_get(m, "frequency_hz");
 	if (hz && atof(hz) > 0)
-		return (uint64_t)(1e9 / atof(hz) + 0.5);
+		return gt_hz_to_period_ns(atof(hz));
 	if (!m->samples.n)
 		return 0;
 	/* the median sample weight */
@@ -230,7 +237,7 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 		/* threads that were sampled or used at least 0.5% of a CPU (short-lived helpers of a
 		 * launcher script would bury the ones that matter) */
 		uint64_t cpu = t->cpu_ns > t->oncpu_ns ? t->cpu_ns : t->oncpu_ns;
-		if (t->n_samples || cpu * 200 >= dur)
+		if (t->n_samples || ana_sat_mul(cpu, 200) >= dur)
 			order[n++] = (uint32_t)i;
 		else
 			idle++;
@@ -249,7 +256,7 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 		if (t->cpu_known)
 			snprintf(proc, sizeof(proc), "%.1f", 100.0 * (double)t->cpu_ns / (double)dur);
 		if (t->oncpu_known)
-			snprintf(on, sizeof(on), "%.3f", (double)t->oncpu_ns / 1e9);
+			snprintf(on, sizeof(on), "%.3f", gt_ns_to_s(t->oncpu_ns));
 		fprintf(out, "  %7u %7u  %-16s %8" PRIu64 " %6.1f%% %8.1f %8s %8s  %s\n", t->pid, t->tid,
 		        t->name ? t->name : "?", t->n_samples,
 		        100.0 * (double)t->n_samples / (double)(total ? total : 1),
@@ -283,6 +290,8 @@ static const char *end_reason(const ana_model *m, char *buf, size_t cap)
 	case GTT_END_SIGNAL: return "recorder stopped by a signal";
 	case GTT_END_DETACH: return "detached";
 	case GTT_END_ERROR: return "recorder error";
+	case GTT_END_MAX_SIZE: return "--max-size reached";
+	case GTT_END_SNAPSHOT: return "window written on SIGUSR2; the recording went on";
 	}
 	return "unknown";
 }
@@ -301,14 +310,24 @@ static void print_header(FILE *out, const ana_model *m)
 	fprintf(out, "recording: %s, %s Hz, call graph %s%s%s\n", mode ? mode : "?", hz ? hz : "?", cg ? cg : "?",
 	        host ? ", host " : "", host ? host : "");
 	uint64_t dur = ana_duration_ns(m);
-	fprintf(out, "duration:  %.3f s (%s)\n", (double)dur / 1e9, end_reason(m, buf, sizeof(buf)));
+	if (ana_capture_controlled(m)) {
+		/* what was captured, with the run's whole length and the rule beside it */
+		size_t n_iv = 0;
+		const char *rule = ana_meta_get(m, "capture");
+		ana_captured_ns(m, &n_iv);
+		fprintf(out, "duration:  %.3f s captured (%zu interval%s) of a %.3f s run; capture: %s (%s)\n",
+		        gt_ns_to_s(dur), n_iv, n_iv == 1 ? "" : "s", gt_ns_to_s(ana_run_ns(m)),
+		        rule && rule[0] ? rule : "?", end_reason(m, buf, sizeof(buf)));
+	} else {
+		fprintf(out, "duration:  %.3f s (%s)\n", gt_ns_to_s(dur), end_reason(m, buf, sizeof(buf)));
+	}
 	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
-	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / 1000000000u),
-	        (uint64_t)(m->start_ns % 1000000000u));
+	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / GT_NS_PER_SEC),
+	        (uint64_t)(m->start_ns % GT_NS_PER_SEC));
 	uint64_t period = ana_sample_period_ns(m);
-	fprintf(out, "samples:   %zu (%.1f/s", m->samples.n, (double)m->samples.n * 1e9 / (double)dur);
+	fprintf(out, "samples:   %zu (%.1f/s", m->samples.n, (double)m->samples.n * (double)GT_NS_PER_SEC / (double)dur);
 	if (period)
-		fprintf(out, "; sampling rate %.1f Hz per thread", 1e9 / (double)period);
+		fprintf(out, "; sampling rate %.1f Hz per thread", (double)GT_NS_PER_SEC / (double)period);
 	fprintf(out, ")\n");
 	size_t n_proc = 0;
 	for (size_t i = 0; i < m->threads.n; i++)
@@ -378,4 +397,63 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 	funcs_free(&F);
 	free(per_stack);
 	return ferror(out) ? GTT_EIO : 0;
+}
+
+/* ---- the command ---- */
+
+static void report_usage(FILE *out)
+{
+	fprintf(out, "usage: gt-analyze report [OPTIONS] TRACE\n\n"
+	             "Recording summary, per-thread CPU (from samples, /proc and context switches), top\n"
+	             "self and total functions, sampler health (intended vs received samples, lost,\n"
+	             "throttled, lateness, lag windows), then Python/GIL and GPU sections.\n\n"
+	             "  --top N          rows in the function tables (default 20)\n" ANA_CLI_OPTS_HELP
+	             "  -h, --help       this help\n");
+}
+
+int ana_cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		ANA_CLI_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	ana_opts o;
+	ana_report_opts ro;
+	ana_opts_init(&o);
+	ana_report_opts_init(&ro);
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
+		if (ana_cli_opt(c, optarg, &o))
+			continue;
+		switch (c) {
+		case 'n': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v <= 0 || v > 100000)
+				return ana_cli_usage_error("report", "--top wants a positive number, not '%s'", optarg);
+			ro.top_n = (int)v;
+			break;
+		}
+		case 'h':
+			report_usage(stdout);
+			return GT_EXIT_OK;
+		default:
+			return ana_cli_usage_error("report", "unknown option or missing value: %s", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return ana_cli_usage_error("report", optind == argc ? "missing TRACE" : "one TRACE only");
+	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
+	if (!m)
+		return rc;
+	if (ana_report(m, &ro, stdout) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "gt-analyze: writing the report failed: %s\n", strerror(errno));
+		rc = GT_EXIT_BROKEN;
+	}
+	ana_model_free(m);
+	return rc;
 }

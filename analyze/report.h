@@ -1,5 +1,6 @@
 /* report.h — `gt-analyze report`: the text summary of a trace (recording, threads, top
- * functions, sampler health, then the Python and GPU sections). */
+ * functions, sampler health, then the Python and GPU sections).
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_REPORT_H
 #define ANA_REPORT_H
 
@@ -20,5 +21,9 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out);
 uint64_t ana_sample_period_ns(const ana_model *m);
 /* Recording length in ns (end_ns - start_ns, at least 1). */
 uint64_t ana_duration_ns(const ana_model *m);
+
+/* `gt-analyze report [--top N] TRACE`: the command (parses its options, prints, returns the exit
+ * status). */
+int ana_cmd_report(int argc, char **argv);
 
 #endif

@@ -14,7 +14,9 @@
  * (LD_LIBRARY_PATH must find the stand-in libcupti.so.13; bench/agent_hotpath.sh builds and runs
  * everything.) Modes: bare, nocb (full, callbacks off), inflight (in-flight table only),
  * default (table + launch stacks at their default sampling), every (a stack at every call),
- * every_deep (a stack at every call, 40 frames deeper). */
+ * every_deep (a stack at every call, 40 frames deeper), every_libgcc (a stack at every call, with
+ * libgcc's walk instead of the cached-rule one), empty (the agent's callbacks enabled for the same
+ * calls but returning at once: what the callback dispatch costs, which on a GPU is CUPTI's). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +28,7 @@
 
 typedef uint32_t (*call_fn)(int, uint32_t, const char *, uintptr_t, const char *, int64_t, uint32_t);
 
-#define MAX_MODES 8
+#define MAX_MODES 10
 #define MAX_REPS 64
 
 typedef struct mode {
@@ -37,10 +39,13 @@ typedef struct mode {
 static const mode all_modes[] = {
 	{ "bare", "GT_CUPTI_MODE=bare", 0 },
 	{ "nocb", "GT_CUPTI_INFLIGHT=0 GT_CUPTI_STACKS=0", 0 },
+	{ "empty", "GT_CUPTI_CALLBACKS=empty", 0 },
 	{ "inflight", "GT_CUPTI_STACKS=0", 0 },
 	{ "default", "", 0 },
-	{ "every", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0", 0 },
-	{ "every_deep", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0", 40 },
+	{ "every", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0", 0 },
+	{ "every_deep", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0", 40 },
+	{ "every_libgcc", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0 "
+	                  "GT_CUPTI_UNWIND=libgcc", 40 },
 };
 
 typedef struct result {
@@ -73,7 +78,7 @@ static __attribute__((noinline)) void launch_at(int depth, long n, uint32_t *cor
 /* In the child: load, run, report "wall cpu" per call on fd. */
 static int child(const char *agent_path, const mode *m, long calls, int depth, int fd, const char *dir)
 {
-	char env[256];
+	char env[512];
 	snprintf(env, sizeof(env), "%s", m->env);
 	for (char *tok = strtok(env, " "); tok; tok = strtok(NULL, " ")) {
 		char *eq = strchr(tok, '=');
@@ -189,7 +194,7 @@ int main(int argc, char **argv)
 {
 	long calls = 200000;
 	int reps = 5, depth = 10;
-	const char *modes_arg = "bare,nocb,inflight,default,every,every_deep";
+	const char *modes_arg = "bare,nocb,empty,inflight,default,every,every_deep,every_libgcc";
 	if (argc < 2) {
 		fprintf(stderr, "usage: agent_hotpath AGENT.so [--calls N] [--reps R] [--depth D] [--modes LIST]\n");
 		return 64;
@@ -225,13 +230,13 @@ int main(int argc, char **argv)
 	printf("agent hot path: %ld cudaLaunchKernel calls per loop (2 activity records each), best of 5 loops,\n"
 	       "%d interleaved repetitions per mode (median, min-max); app = the launching thread's own time\n\n",
 	       calls, reps);
-	printf("%-11s %5s %22s %22s %12s %12s %10s %9s %9s\n", "mode", "runs", "wall ns/call", "app CPU ns/call",
+	printf("%-12s %5s %22s %22s %12s %12s %10s %9s %9s\n", "mode", "runs", "wall ns/call", "app CPU ns/call",
 	       "app ns/rec", "over bare", "cb ns", "enc ns", "stack us");
 	double bare_cpu = -1;
 	for (int m = 0; m < n_modes; m++) {
 		int n = n_ok[m];
 		if (!n) {
-			printf("%-11s %5d failed\n", modes[m]->name, 0);
+			printf("%-12s %5d failed\n", modes[m]->name, 0);
 			continue;
 		}
 		double w[MAX_REPS], c[MAX_REPS], e[MAX_REPS], s[MAX_REPS], cb[MAX_REPS];
@@ -250,7 +255,7 @@ int main(int argc, char **argv)
 		snprintf(cbuf, sizeof(cbuf), "%.1f (%.1f-%.1f)", cm, c[0], c[n - 1]);
 		if (bare_cpu >= 0 && strcmp(modes[m]->name, "bare") != 0)
 			snprintf(over, sizeof(over), "%+.1f/rec", (cm - bare_cpu) / 2);
-		printf("%-11s %5d %22s %22s %12.1f %12s %10.1f %9.1f %9.2f\n", modes[m]->name, n, wbuf, cbuf, cm / 2,
+		printf("%-12s %5d %22s %22s %12.1f %12s %10.1f %9.1f %9.2f\n", modes[m]->name, n, wbuf, cbuf, cm / 2,
 		       over, cbm, em, sm);
 	}
 	printf("\ncb ns: the agent's own timing of its API callbacks (1 in 256, mean); enc ns: translation on its\n"

@@ -45,7 +45,8 @@ if "$PY" -c 'import ctypes' 2>/dev/null; then
 		line="  $mode:"
 		for st in off every; do
 			envs=(GT_CUPTI_DIR="$W" GT_CUPTI_STACKS=0)
-			[ "$st" = every ] && envs=(GT_CUPTI_DIR="$W" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0)
+			[ "$st" = every ] && envs=(GT_CUPTI_DIR="$W" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0
+				GT_CUPTI_STACK_BUDGET_NS=0)
 			v=$(env LD_LIBRARY_PATH="$W/fake" CUDA_INJECTION64_PATH="$AGENT" "${envs[@]}" \
 				"$PY" "$ROOT/tests/gpu/fake_launch.py" "$W/b.json" --calls 20000 --bench "$mode" >/dev/null 2>"$W/py.err" &&
 				"$PY" -c 'import json,sys; print("%.0f" % json.load(open(sys.argv[1]))["bench_ns_per_call"])' "$W/b.json")

@@ -5,7 +5,8 @@
 # interleaved (round r runs every mode once, in an order rotated by r) so drift hits all modes
 # alike; the table gives, per mode, the median and min-max over rounds of the cost against the
 # same round's no-profiler run, and the CUDA agent's own numbers (ns per record on application
-# threads, callback time, stacks taken) from its summary.
+# threads, callback time, stacks taken) from its summary. What one CUDA call costs, CUPTI's part
+# and ours apart, is bench/gpu_callcost.sh's (throughput here varies by ~10 % per run).
 #
 # Builds nothing: `make record pipeline` first. perf comes from .perf/ (bench/pack_perf.sh on a
 # machine that has perf; carry the folder). Modes whose gt-record options this build does not
@@ -38,7 +39,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-90}
 # presets: workloads, then the modes they run (empty: every mode of the table)
 case ${PRESET:-all} in
 headline) P_WL="torch"; P_MODES="none perf_a perf_task bare gtr gtr_no_stacks gtr_no_python" ;;
-breakdown) P_WL="torch"; P_MODES="none bare agent agent_no_stacks agent_no_callbacks gtr gtr_no_cuda gtr_fp gtr_minimal gtr_scope_process" ;;
+breakdown) P_WL="torch"; P_MODES="none bare agent agent_no_stacks agent_cb_empty agent_no_callbacks gtr gtr_no_cuda gtr_fp gtr_minimal gtr_scope_process" ;;
 pipelines) P_WL="pipeline driver"; P_MODES="none perf_a bare agent agent_no_stacks gtr gtr_no_stacks gtr_no_python" ;;
 all) P_WL="torch pipeline driver"; P_MODES="" ;;
 *) echo "gpu_overhead: PRESET=${PRESET}: expected all, headline, breakdown or pipelines" >&2; exit 64 ;;
@@ -68,6 +69,7 @@ all|bare|bare|
 all|agent|agent|
 all|agent_no_stacks|agent|GT_CUPTI_STACKS=0
 all|agent_no_callbacks|agent|GT_CUPTI_STACKS=0 GT_CUPTI_INFLIGHT=0
+all|agent_cb_empty|agent|GT_CUPTI_CALLBACKS=empty
 all|gtr|gtr|
 all|gtr_no_stacks|gtr|--cuda-stacks=off
 torch,driver|gtr_no_cuda|gtr|--no-cuda
@@ -235,11 +237,11 @@ awk '{
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
 	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
 END {
-	for (k in keys) printf "  %-28s %10s %10s %8s %8s %8s %9s %9s %10s %8s\n", k, med(val[k, "records"]), med(val[k, "api_calls"]),
-		med(val[k, "app_ns_per_record"]), med(val[k, "callback_ns"]), med(val[k, "ns_per_record"]), med(val[k, "stacks"]),
-		med(val[k, "stack_us"]), med(val[k, "stacks_skipped_budget"]), med(val[k, "dropped"])
+	for (k in keys) printf "  %-28s %10s %10s %8s %8s %8s %8s %9s %9s %10s %8s\n", k, med(val[k, "records"]), med(val[k, "api_calls"]),
+		med(val[k, "api_nested"]), med(val[k, "app_ns_per_record"]), med(val[k, "callback_ns"]), med(val[k, "ns_per_record"]),
+		med(val[k, "stacks"]), med(val[k, "stack_us"]), med(val[k, "stacks_skipped_budget"]), med(val[k, "dropped"])
 }' "$W/summaries.txt" | sort >"$W/agent_table.txt"
-printf "  %-28s %10s %10s %8s %8s %8s %9s %9s %10s %8s\n" workload_mode records api_calls "app ns/r" "cb ns" "enc ns" \
+printf "  %-28s %10s %10s %8s %8s %8s %8s %9s %9s %10s %8s\n" workload_mode records api_calls nested "app ns/r" "cb ns" "enc ns" \
 	stacks "stack us" "skip budg" dropped | tee -a "$RES"
 tee -a "$RES" <"$W/agent_table.txt"
 

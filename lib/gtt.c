@@ -1,5 +1,6 @@
 /* gtt.c — the .gtt trace format: chunk framing, CRC-32C, a buffered thread-safe writer and a
- * zero-copy reader that survives cut-off files. Record payloads are in gtt_codec.c. */
+ * zero-copy reader that survives cut-off files. Record payloads are in gtt_codec.c; packed
+ * blocks (1.1) in gtt_pack.c (writing) and gtt_unpack.c (reading); the index in gtt_index.c. */
 #include "gtt_priv.h"
 
 #include <errno.h>
@@ -96,6 +97,7 @@ const char *gtt_strerror(int rc)
 	case GTT_ETRUNC: return "trace is cut off inside a chunk";
 	case GTT_EINVAL: return "invalid argument or undecodable record";
 	case GTT_EEMPTY: return "empty file";
+	case GTT_ENOZSTD: return "the trace holds zstd-compressed chunks and libzstd.so.1 could not be loaded (install libzstd1 / libzstd)";
 	default: return "unknown error";
 	}
 }
@@ -110,16 +112,6 @@ uint64_t gtt_now_ns(void)
 /* ---- writer ---- */
 
 #define WRITER_FLUSH_BYTES (1u << 20)
-
-struct gtt_writer {
-	int fd;
-	pthread_mutex_t lock;
-	enc out;            /* whole chunks waiting to be written */
-	uint64_t written_bytes;
-	uint64_t n_records;
-	int err;            /* first error, sticky */
-	int err_errno;
-};
 
 static int write_all(int fd, const uint8_t *p, size_t n, int *err_errno)
 {
@@ -154,40 +146,90 @@ static int flush_locked(gtt_writer *w)
 	return 0;
 }
 
-gtt_writer *gtt_writer_fdopen(int fd, int append, int *err)
+/* Take the writer's lock once no gtt_writer_switch is under way, and count the caller as
+ * active until unlock_writer: a write can wait for the compression worker (releasing the lock)
+ * in the middle of a record — between interning its callchain and encoding it — so a switch
+ * waits until no call is active, and new calls wait until the switch is done. */
+static void lock_writer(gtt_writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->switching)
+		pthread_cond_wait(&w->cv_switch, &w->lock);
+	w->active++;
+}
+
+static void unlock_writer(gtt_writer *w)
+{
+	if (--w->active == 0 && w->switching)
+		pthread_cond_broadcast(&w->cv_switch);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void gtt_writer_opts_init(gtt_writer_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->minor = GTT_VERSION_MINOR;
+}
+
+/* The file header, at the start of w->fd. */
+static int write_header(gtt_writer *w)
+{
+	uint8_t h[GTT_HEADER_LEN];
+	memcpy(h, GTT_MAGIC, GTT_MAGIC_LEN);
+	h[8] = GTT_VERSION_MAJOR & 0xff; h[9] = GTT_VERSION_MAJOR >> 8;
+	h[10] = (uint8_t)w->minor; h[11] = 0;
+	le32(h + 12, 0); /* flags, reserved */
+	int rc = write_all(w->fd, h, sizeof(h), &w->err_errno);
+	if (!rc)
+		w->written_bytes = sizeof(h);
+	return rc;
+}
+
+gtt_writer *gtt_writer_fdopen_opts(int fd, int append, const gtt_writer_opts *o, int *err)
 {
 	int rc = GTT_OK;
+	gtt_writer_opts defaults;
+	if (!o) {
+		gtt_writer_opts_init(&defaults);
+		o = &defaults;
+	}
 	gtt_writer *w = calloc(1, sizeof(*w));
 	if (!w) {
 		rc = GTT_ENOMEM;
 		goto fail;
 	}
 	w->fd = fd;
+	w->append = append;
+	w->minor = o->minor >= 1 ? 1 : 0;
 	pthread_mutex_init(&w->lock, NULL);
-	if (!append) {
-		uint8_t h[GTT_HEADER_LEN];
-		memcpy(h, GTT_MAGIC, GTT_MAGIC_LEN);
-		h[8] = GTT_VERSION_MAJOR & 0xff; h[9] = GTT_VERSION_MAJOR >> 8;
-		h[10] = GTT_VERSION_MINOR & 0xff; h[11] = GTT_VERSION_MINOR >> 8;
-		le32(h + 12, 0); /* flags, reserved */
-		rc = write_all(fd, h, sizeof(h), &w->err_errno);
-		if (rc) {
-			errno = w->err_errno;
-			goto fail;
-		}
-		w->written_bytes = sizeof(h);
+	pthread_cond_init(&w->cv_switch, NULL);
+	if (w->minor >= 1 && !append && !(w->pk = gtt_pack_new(o, &rc)))
+		goto fail;
+	if (!append && (rc = write_header(w)) != 0) {
+		errno = w->err_errno;
+		goto fail;
 	}
+	if (w->pk && (rc = gtt_pack_open(w)) < 0)
+		goto fail;
 	if (err)
 		*err = 0;
 	return w;
 fail:
 	if (w) {
+		gtt_pack_free(w->pk);
+		free(w->out.p);
+		pthread_cond_destroy(&w->cv_switch);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
 	}
 	if (err)
 		*err = rc;
 	return NULL;
+}
+
+gtt_writer *gtt_writer_fdopen(int fd, int append, int *err)
+{
+	return gtt_writer_fdopen_opts(fd, append, NULL, err);
 }
 
 gtt_writer *gtt_writer_open(const char *path, int *err)
@@ -207,8 +249,7 @@ gtt_writer *gtt_writer_open(const char *path, int *err)
 	return w;
 }
 
-/* Append one framed chunk to out; caller holds the lock. */
-static int append_chunk(gtt_writer *w, uint32_t tag, const uint8_t *payload, uint32_t len)
+int gtt_append_chunk(gtt_writer *w, uint32_t tag, const uint8_t *payload, uint32_t len, uint64_t *at)
 {
 	uint8_t hdr[GTT_CHUNK_HEADER_LEN];
 	if (len > GTT_MAX_PAYLOAD)
@@ -220,43 +261,26 @@ static int append_chunk(gtt_writer *w, uint32_t tag, const uint8_t *payload, uin
 	le32(hdr + 8, crc);
 	if (enc_reserve(&w->out, sizeof(hdr) + (size_t)len) != 0)
 		return w->out.err;
+	if (at)
+		*at = w->written_bytes + w->out.n;
 	memcpy(w->out.p + w->out.n, hdr, sizeof(hdr));
 	if (len)
 		memcpy(w->out.p + w->out.n + sizeof(hdr), payload, len);
 	w->out.n += sizeof(hdr) + (size_t)len;
-	w->n_records++;
 	if (w->out.n >= WRITER_FLUSH_BYTES)
 		return flush_locked(w);
 	return 0;
 }
 
-int gtt_write_raw(gtt_writer *w, uint32_t tag, const void *payload, uint32_t len)
+int gtt_append_record(gtt_writer *w, const gtt_record *rec)
 {
-	if (!w)
-		return GTT_EINVAL;
-	pthread_mutex_lock(&w->lock);
-	int rc = w->err ? w->err : append_chunk(w, tag, payload, len);
-	pthread_mutex_unlock(&w->lock);
-	return rc;
-}
-
-int gtt_write(gtt_writer *w, const gtt_record *rec)
-{
-	if (!w || !rec)
-		return GTT_EINVAL;
-	pthread_mutex_lock(&w->lock);
-	int rc = w->err;
-	if (rc)
-		goto out;
 	/* Encode straight behind a reserved chunk header, then fill the header in:
 	 * one pass over the bytes, no copy (this is the CUDA agent's per-record path). */
 	size_t at = w->out.n;
-	if (enc_reserve(&w->out, GTT_CHUNK_HEADER_LEN + 256) != 0) {
-		rc = w->out.err;
-		goto out;
-	}
+	if (enc_reserve(&w->out, GTT_CHUNK_HEADER_LEN + 256) != 0)
+		return w->out.err;
 	w->out.n += GTT_CHUNK_HEADER_LEN;
-	rc = gtt_encode(&w->out, rec);
+	int rc = gtt_encode(&w->out, rec);
 	size_t len = w->out.n - at - GTT_CHUNK_HEADER_LEN;
 	if (!rc && len > GTT_MAX_PAYLOAD)
 		rc = GTT_EINVAL;
@@ -264,17 +288,42 @@ int gtt_write(gtt_writer *w, const gtt_record *rec)
 		w->out.n = at; /* drop the partial record */
 		if (rc != GTT_ENOMEM)
 			w->out.err = 0;
-		goto out;
+		return rc;
 	}
 	uint8_t *h = w->out.p + at;
 	le32(h, rec->tag);
 	le32(h + 4, (uint32_t)len);
 	le32(h + 8, gtt_crc32c(gtt_crc32c(0, h, 8), h + GTT_CHUNK_HEADER_LEN, len));
-	w->n_records++;
 	if (w->out.n >= WRITER_FLUSH_BYTES)
-		rc = flush_locked(w);
-out:
-	pthread_mutex_unlock(&w->lock);
+		return flush_locked(w);
+	return 0;
+}
+
+int gtt_write_raw(gtt_writer *w, uint32_t tag, const void *payload, uint32_t len)
+{
+	if (!w || (len && !payload))
+		return GTT_EINVAL;
+	lock_writer(w);
+	int rc = w->err;
+	if (!rc)
+		rc = w->pk ? gtt_pack_write_raw(w, tag, payload, len) : gtt_append_chunk(w, tag, payload, len, NULL);
+	if (!rc)
+		w->n_records++;
+	unlock_writer(w);
+	return rc;
+}
+
+int gtt_write(gtt_writer *w, const gtt_record *rec)
+{
+	if (!w || !rec)
+		return GTT_EINVAL;
+	lock_writer(w);
+	int rc = w->err;
+	if (!rc)
+		rc = w->pk ? gtt_pack_write(w, rec) : gtt_append_record(w, rec);
+	if (!rc)
+		w->n_records++;
+	unlock_writer(w);
 	return rc;
 }
 
@@ -282,15 +331,19 @@ int gtt_writer_flush(gtt_writer *w)
 {
 	if (!w)
 		return GTT_EINVAL;
-	pthread_mutex_lock(&w->lock);
-	int rc = flush_locked(w);
-	pthread_mutex_unlock(&w->lock);
+	lock_writer(w);
+	int rc = w->err;
+	if (!rc && w->pk && (rc = gtt_pack_sync(w)) < 0 && !w->err)
+		w->err = rc;
+	if (!rc)
+		rc = flush_locked(w);
+	unlock_writer(w);
 	return rc;
 }
 
 uint64_t gtt_writer_bytes(const gtt_writer *w)
 {
-	return w ? w->written_bytes + w->out.n : 0;
+	return w ? w->written_bytes + w->out.n + gtt_pack_pending(w->pk) : 0;
 }
 
 uint64_t gtt_writer_records(const gtt_writer *w)
@@ -303,41 +356,111 @@ int gtt_writer_errno(const gtt_writer *w)
 	return w ? w->err_errno : 0;
 }
 
+void gtt_writer_get_stats(gtt_writer *w, gtt_writer_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	st->minor = w->minor;
+	st->codec = "plain";
+	st->n_records = w->n_records;
+	if (w->pk)
+		gtt_pack_stats(w->pk, st);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int gtt_writer_redefine(gtt_writer *w, uint64_t since_seq)
+{
+	if (!w || !w->pk)
+		return GTT_EINVAL;
+	lock_writer(w);
+	int rc = w->err ? w->err : gtt_pack_redefine(w, since_seq);
+	unlock_writer(w);
+	return rc;
+}
+
+void gtt_writer_set_tap(gtt_writer *w, gtt_writer_tap fn, void *ctx)
+{
+	if (!w)
+		return;
+	lock_writer(w);
+	w->tap = fn;
+	w->tap_ctx = ctx;
+	unlock_writer(w);
+}
+
+/* The replay's way in: a record into the new file's blocks (lock held by the switch). */
+static int replay_put(gtt_writer *w, const gtt_record *rec)
+{
+	int rc = rec ? gtt_pack_write(w, rec) : GTT_EINVAL;
+	if (!rc)
+		w->n_records++;
+	return rc;
+}
+
+int gtt_writer_switch(gtt_writer *w, int fd, gtt_writer_replay replay, void *ctx, int *old_fd)
+{
+	if (old_fd)
+		*old_fd = -1;
+	if (!w || !w->pk || w->append || fd < 0 || !old_fd)
+		return GTT_EINVAL;
+	pthread_mutex_lock(&w->lock);
+	while (w->switching)
+		pthread_cond_wait(&w->cv_switch, &w->lock);
+	w->switching = 1;
+	while (w->active)
+		pthread_cond_wait(&w->cv_switch, &w->lock);
+	int rc = w->err;
+	/* the old file ends whole: every block, then its index (gtt_pack_write_index drains the
+	 * compression worker, whose waits let other threads take the lock: they wait on cv_switch) */
+	if (!rc && (rc = gtt_pack_sync(w)) == 0 && (rc = gtt_pack_write_index(w)) == 0)
+		rc = flush_locked(w);
+	if (!rc) {
+		*old_fd = w->fd;
+		w->fd = fd;
+		w->written_bytes = 0;
+		gtt_pack_new_file(w);
+		w->in_replay = 1; /* the writer's own meta and the replay: already known to the tap */
+		if ((rc = write_header(w)) == 0 && (rc = gtt_pack_open(w)) == 0 && replay)
+			rc = replay(ctx, w, replay_put);
+		w->in_replay = 0;
+	}
+	if (rc && !w->err)
+		w->err = rc;
+	w->switching = 0;
+	pthread_cond_broadcast(&w->cv_switch);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
 int gtt_writer_close(gtt_writer *w)
 {
 	if (!w)
 		return 0;
-	pthread_mutex_lock(&w->lock);
-	int rc = flush_locked(w);
-	pthread_mutex_unlock(&w->lock);
+	lock_writer(w);
+	int rc = w->err;
+	if (!rc && w->pk && (rc = gtt_pack_sync(w)) == 0)
+		rc = gtt_pack_write_index(w);
+	if (!rc)
+		rc = flush_locked(w);
+	unlock_writer(w);
+	gtt_pack_stop(w);
 	if (close(w->fd) != 0 && !rc) {
 		w->err_errno = errno;
 		rc = GTT_EIO;
 	}
 	if (!rc)
 		rc = w->err;
+	gtt_pack_free(w->pk);
 	free(w->out.p);
+	pthread_cond_destroy(&w->cv_switch);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 	return rc;
 }
 
 /* ---- reader ---- */
-
-struct gtt_reader {
-	const uint8_t *data;
-	size_t len;
-	int mapped;         /* data is an mmap of len bytes */
-	int owned;          /* data was malloc'ed */
-	size_t off;         /* next chunk */
-	size_t last_off;    /* chunk last returned */
-	int truncated;
-	int stopped;        /* an unrecoverable error ended reading */
-	uint32_t major, minor;
-	void *scratch;
-	size_t scratch_cap;
-	int err_errno;
-};
 
 static int check_header(gtt_reader *r)
 {
@@ -365,6 +488,7 @@ static int check_header(gtt_reader *r)
 
 static gtt_reader *reader_finish(gtt_reader *r, int *err)
 {
+	r->blk_off = UINT64_MAX;
 	int rc = check_header(r);
 	if (rc) {
 		gtt_reader_close(r);
@@ -478,12 +602,10 @@ fail:
 	return NULL;
 }
 
-int gtt_reader_next(gtt_reader *r, gtt_record *rec)
+/* Read the chunk at r->off: 1 with its tag and payload (r->off moves past it), 0 at the end
+ * (cut off: r->truncated), or GTT_ECORRUPT. */
+static int read_chunk(gtt_reader *r, uint32_t *tag, const uint8_t **payload, uint32_t *len)
 {
-	if (!r || !rec)
-		return GTT_EINVAL;
-	if (r->stopped || r->off >= r->len)
-		return 0;
 	size_t left = r->len - r->off;
 	r->last_off = r->off;
 	if (left < GTT_CHUNK_HEADER_LEN) {
@@ -492,22 +614,117 @@ int gtt_reader_next(gtt_reader *r, gtt_record *rec)
 		return 0;
 	}
 	const uint8_t *h = r->data + r->off;
-	uint32_t tag = rd32(h), len = rd32(h + 4), crc = rd32(h + 8);
-	if (len > GTT_MAX_PAYLOAD) {
+	uint32_t n = rd32(h + 4), crc = rd32(h + 8);
+	*tag = rd32(h);
+	if (n > GTT_MAX_PAYLOAD) {
 		r->stopped = 1; /* no way to find the next chunk */
 		return GTT_ECORRUPT;
 	}
-	if ((size_t)len > left - GTT_CHUNK_HEADER_LEN) {
+	if ((size_t)n > left - GTT_CHUNK_HEADER_LEN) {
 		r->truncated = 1;
 		r->off = r->len;
 		return 0;
 	}
-	const uint8_t *payload = h + GTT_CHUNK_HEADER_LEN;
-	r->off += GTT_CHUNK_HEADER_LEN + (size_t)len;
-	if (gtt_crc32c(gtt_crc32c(0, h, 8), payload, len) != crc)
+	*payload = h + GTT_CHUNK_HEADER_LEN;
+	*len = n;
+	r->off += GTT_CHUNK_HEADER_LEN + (size_t)n;
+	if (gtt_crc32c(gtt_crc32c(0, h, 8), *payload, n) != crc)
 		return GTT_ECORRUPT;
-	int rc = gtt_decode(tag, payload, len, rec, &r->scratch, &r->scratch_cap);
-	return rc < 0 ? rc : 1;
+	return 1;
+}
+
+int gtt_reader_next(gtt_reader *r, gtt_record *rec)
+{
+	if (!r || !rec)
+		return GTT_EINVAL;
+	for (;;) {
+		if (r->blk_active) {
+			if (r->blk_pos < r->blk_len) {
+				r->cur = r->blk_info;
+				r->cur_index = r->blk_index;
+				r->last_off = r->blk_off;
+				return gtt_unpack_next(r, rec);
+			}
+			r->blk_active = 0;
+		}
+		if (r->stopped || r->off >= r->len)
+			return 0;
+		if (r->window && !r->seeked_plain) {
+			int rc = gtt_index_position(r);
+			if (rc <= 0)
+				return rc;
+		}
+		r->seeked_plain = 0;
+		uint32_t tag = 0, len = 0;
+		const uint8_t *payload = NULL;
+		uint64_t at = r->off;
+		int rc = read_chunk(r, &tag, &payload, &len);
+		if (rc <= 0)
+			return rc;
+		if (tag == GTT_REC_INDEX)
+			continue; /* the reader's own business */
+		if (tag == GTT_REC_PACKED) {
+			if ((rc = gtt_unpack_open(r, payload, len, at)) < 0)
+				return rc;
+			continue;
+		}
+		memset(&r->cur, 0, sizeof(r->cur));
+		r->cur.offset = at;
+		r->cur.tag = tag;
+		r->cur.stored_len = r->cur.raw_len = len;
+		r->cur.n_records = 1;
+		r->cur.first_ns = UINT64_MAX;
+		r->cur_index = 0;
+		rc = gtt_decode(tag, payload, len, rec, &r->scratch, &r->scratch_cap);
+		if (rc == 0 && tag == GTT_REC_CALLCHAIN)
+			rc = gtt_chaintab_put(&r->chains, rec->u.callchain.id, rec->u.callchain.n_kernel,
+			                      rec->u.callchain.n_user, rec->u.callchain.ips);
+		return rc < 0 ? rc : 1;
+	}
+}
+
+void gtt_reader_tell(const gtt_reader *r, gtt_pos *pos)
+{
+	pos->chunk = r ? r->cur.offset : 0;
+	pos->index = r ? r->cur_index : 0;
+}
+
+int gtt_reader_seek(gtt_reader *r, const gtt_pos *pos)
+{
+	if (!r || !pos || pos->chunk < GTT_HEADER_LEN || pos->chunk >= r->len)
+		return GTT_EINVAL;
+	r->stopped = 0;
+	r->seeked_plain = 0;
+	if (r->blk_off == pos->chunk) {
+		/* the chunk is expanded already: go on from here, or start it over */
+		if (pos->index < r->blk_index || !r->blk_active)
+			gtt_unpack_restart(r);
+		r->off = (size_t)(r->blk_off + GTT_CHUNK_HEADER_LEN + r->blk_info.stored_len);
+	} else {
+		r->blk_active = 0;
+		r->off = (size_t)pos->chunk;
+		uint32_t tag = 0, len = 0;
+		const uint8_t *payload = NULL;
+		int rc = read_chunk(r, &tag, &payload, &len);
+		if (rc <= 0)
+			return rc < 0 ? rc : GTT_EINVAL;
+		if (tag != GTT_REC_PACKED) {
+			r->off = (size_t)pos->chunk; /* read again by gtt_reader_next */
+			r->seeked_plain = 1;
+			return pos->index == 0 ? 0 : GTT_EINVAL;
+		}
+		if ((rc = gtt_unpack_open(r, payload, len, pos->chunk)) < 0)
+			return rc;
+	}
+	return gtt_unpack_skip(r, pos->index);
+}
+
+void gtt_reader_chunk(const gtt_reader *r, gtt_chunk_info *ci)
+{
+	if (r)
+		*ci = r->cur;
+	else
+		memset(ci, 0, sizeof(*ci));
 }
 
 uint64_t gtt_reader_offset(const gtt_reader *r) { return r ? r->last_off : 0; }
@@ -530,6 +747,8 @@ void gtt_reader_rewind(gtt_reader *r)
 	r->off = r->len >= GTT_HEADER_LEN ? GTT_HEADER_LEN : r->len;
 	r->stopped = 0;
 	r->truncated = r->len < GTT_HEADER_LEN;
+	r->blk_active = 0;
+	r->seeked_plain = 0;
 }
 
 void gtt_reader_close(gtt_reader *r)
@@ -541,5 +760,9 @@ void gtt_reader_close(gtt_reader *r)
 	else if (r->owned)
 		free((void *)r->data);
 	free(r->scratch);
+	free(r->blk_buf);
+	gtt_zstd_dctx_free(r->dctx);
+	gtt_chaintab_free(&r->chains);
+	free(r->idx);
 	free(r);
 }

@@ -1,9 +1,12 @@
 /* gtt.h — the groundtruth trace format (.gtt): record types, writer and reader.
  *
- * A trace is a 16-byte header followed by chunks. Each chunk is one record:
+ * A trace is a 16-byte header followed by chunks:
  *   u32 tag, u32 payload length, u32 crc32c(tag||length||payload), payload.
- * All integers are little-endian and written field by field (see docs/FORMAT.md,
- * which is the specification this file implements). The library never prints
+ * In format 1.0 each chunk is one record. Format 1.1 adds packed chunks (tag 15): a block of
+ * many records in compact encodings, compressed with zstd, which the reader expands so that
+ * callers still receive one gtt_record at a time; and a chunk index at the end (tag 16) for
+ * reading a time window. All integers are little-endian and written field by field (see
+ * docs/FORMAT.md, which is the specification this file implements). The library never prints
  * and never exits; functions return 0 (or a positive count) or a negative GTT_E*.
  */
 #ifndef GTT_H
@@ -17,8 +20,11 @@
 #define GTT_HEADER_LEN 16
 #define GTT_CHUNK_HEADER_LEN 12
 #define GTT_VERSION_MAJOR 1
-#define GTT_VERSION_MINOR 0
+#define GTT_VERSION_MINOR 1 /* the newest minor version read and written; 1.0 is still read */
 #define GTT_MAX_PAYLOAD (64u << 20) /* larger lengths are corruption, never an allocation */
+#define GTT_PACKED_MAX_RAW (16u << 20) /* a packed chunk expanding to more is corrupt, never allocated */
+#define GTT_PACKED_HEADER_LEN 28
+#define GTT_CHAIN_ID_MAX ((1u << 22) - 1) /* callchain ids are 1..GTT_CHAIN_ID_MAX */
 #define GTT_MAX_STRING (1u << 20)
 #define GTT_BUILD_ID_MAX 64
 
@@ -33,6 +39,7 @@ enum {
 	GTT_ETRUNC = -6,   /* file ends inside a chunk (recorder killed, disk full) */
 	GTT_EINVAL = -7,   /* bad argument or a record that does not decode */
 	GTT_EEMPTY = -8,   /* empty file */
+	GTT_ENOZSTD = -9,  /* a zstd-compressed chunk, and libzstd.so.1 could not be loaded */
 };
 
 /* Record tags. Values are part of the on-disk format: never renumber. */
@@ -50,6 +57,9 @@ enum gtt_tag {
 	GTT_REC_PY_STACK = 11,    /* one thread's Python frame chain at a time */
 	GTT_REC_GIL = 12,         /* GIL holder/locked state (written on change) */
 	GTT_REC_STRING = 13,      /* interned string (kernel, API, NVTX, counter names) */
+	GTT_REC_CALLCHAIN = 14,   /* 1.1: an interned callchain that samples in packed chunks refer to */
+	GTT_REC_PACKED = 15,      /* 1.1: a compressed block of records (expanded by the reader) */
+	GTT_REC_INDEX = 16,       /* 1.1: chunk index at the end (used by the reader, never returned) */
 	GTT_REC_PY_THREAD = 18,   /* a Python thread's name (threading.Thread.name) for an OS thread */
 	GTT_REC_CUDA_DEVICE = 20,
 	GTT_REC_CUDA_KERNEL = 21,
@@ -63,11 +73,9 @@ enum gtt_tag {
 	GTT_REC_CUDA_CALLSTACK = 29, /* native + Python stack taken inside a CUDA API call (the agent) */
 	GTT_REC_ARCHIVE = 30,     /* a piece of an embedded binary, keyed by build-id */
 	GTT_REC_END = 31,         /* clean end of recording */
+	GTT_REC_CAPTURE = 32,     /* capture control: sampling switched on/off, an NVTX capture range's edge */
 	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
-	 * never another's): 14 callchain (interned callchain), 15 packed (compressed block of
-	 * chunks), 16 index (chunk index), 17 clock (realtime/monotonic pair), 18 py_thread
-	 * (Python-level thread name), 29 cuda_callstack (stack taken at a CUDA API call),
-	 * 32 capture (capture range start/stop), 33-39 free for later. */
+	 * never another's): 17 clock (realtime/monotonic pair), 33-39 free for later. */
 };
 
 /* ---- record payloads (decoded form) ----
@@ -125,6 +133,8 @@ typedef struct gtt_sample {
 	const uint64_t *regs;
 	uint32_t stack_len;    /* bytes of user stack copied from regs' SP upwards */
 	const uint8_t *stack;
+	uint32_t chain_id;     /* read from 1.1: the GTT_REC_CALLCHAIN id that ips came from, 0 when
+	                        * the callchain was stored in the sample; ignored by the writer */
 } gtt_sample;
 
 enum { GTT_SWITCH_IN = 0, GTT_SWITCH_OUT = 1, GTT_SWITCH_OUT_PREEMPT = 2 };
@@ -367,6 +377,30 @@ typedef struct gtt_cuda_callstack {
 	uint32_t n_py;           /* Python frames, leaf first; code ids name py_code records of pid */
 	const gtt_py_frame *py;
 } gtt_cuda_callstack;
+/* Capture control (gt-record --delay, --capture-range, --ring, --max-size). pid 0: gt-record
+ * switched sampling on (START) or off (STOP) for the reason in source — the captured time of
+ * the trace is the union of [START, next STOP or end of trace] of these; a trace with none was
+ * captured whole. pid != 0: an edge seen inside the target (the CUDA agent's NVTX range of the
+ * capture name, at its exact time), which made gt-record switch sampling a little later. */
+enum { GTT_CAPTURE_START = 1, GTT_CAPTURE_STOP = 2 };
+enum { GTT_CAPTURE_SIGNAL = 1, GTT_CAPTURE_NVTX = 2, GTT_CAPTURE_DELAY = 3, GTT_CAPTURE_MAX_SIZE = 4,
+       GTT_CAPTURE_RING = 5 };
+typedef struct gtt_capture {
+	uint64_t time_ns;
+	uint32_t pid, tid;       /* 0, 0 for gt-record's own switches */
+	uint32_t event;          /* GTT_CAPTURE_START / STOP */
+	uint32_t source;         /* GTT_CAPTURE_SIGNAL ... RING */
+	const char *name;        /* the NVTX range name (nvtx), else "" */
+} gtt_capture;
+
+/* An interned callchain (1.1): samples in packed chunks refer to it by id; the reader fills
+ * their n_kernel, n_user and ips from it. Ids are unique over a recording and may be defined
+ * again (with the same chain) later in the file. */
+typedef struct gtt_callchain {
+	uint32_t id;             /* 1..GTT_CHAIN_ID_MAX */
+	uint32_t n_kernel, n_user;
+	const uint64_t *ips;     /* kernel frames then user frames, leaf first, as in gtt_sample */
+} gtt_callchain;
 
 /* An embedded binary is the concatenation of its pieces in offset order. */
 typedef struct gtt_archive {
@@ -382,7 +416,8 @@ typedef struct gtt_archive {
 enum { GTT_ARCHIVE_ELF = 1 /* an ELF file, possibly stripped to symbol/unwind/line sections */ };
 
 enum { GTT_END_TARGET_EXIT = 1, GTT_END_DURATION = 2, GTT_END_SIGNAL = 3, GTT_END_DETACH = 4,
-       GTT_END_ERROR = 5 };
+       GTT_END_ERROR = 5, GTT_END_MAX_SIZE = 6 /* gt-record --max-size reached */,
+       GTT_END_SNAPSHOT = 7 /* a window written on request (gt-record --ring, SIGUSR2); the recording went on */ };
 typedef struct gtt_end {
 	uint64_t time_ns;
 	uint32_t reason;         /* GTT_END_* */
@@ -391,10 +426,14 @@ typedef struct gtt_end {
 	uint64_t n_records;      /* chunks written before this one */
 } gtt_end;
 
+#define GTT_RECF_PACKED 0x1u /* the record came out of a packed chunk: raw is its compact body */
 typedef struct gtt_record {
 	uint32_t tag;            /* enum gtt_tag; unknown tags are returned with only raw set */
 	uint32_t len;            /* payload length */
-	const uint8_t *raw;      /* payload bytes */
+	const uint8_t *raw;      /* payload bytes as stored: the 1.0 payload of a chunk, or (flag
+	                          * GTT_RECF_PACKED) the record's body inside a packed chunk, which
+	                          * is the 1.0 payload for tags without a compact encoding */
+	uint32_t flags;          /* GTT_RECF_* */
 	union {
 		gtt_meta meta;
 		gtt_process process;
@@ -422,6 +461,8 @@ typedef struct gtt_record {
 		gtt_cuda_callstack callstack;
 		gtt_archive archive;
 		gtt_end end;
+		gtt_callchain callchain;
+		gtt_capture capture;
 	} u;
 } gtt_record;
 
@@ -436,32 +477,100 @@ uint32_t gtt_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
 /* ---- writer ----
  * Thread-safe: records from several threads may be written concurrently.
- * Records are buffered and written as whole chunks; gtt_writer_flush() pushes
- * them to the file so that a killed recorder loses at most the unflushed tail. */
+ * Records are buffered; gtt_writer_flush() pushes them to the file so that a killed recorder
+ * loses at most the unflushed tail. A new trace is written in format 1.1 by default: records
+ * go into packed blocks (one for definitions, one for data, docs/FORMAT.md), encoded compactly
+ * under the writer's lock and compressed with zstd when a block is full or at a flush.
+ * Callchains of samples are interned by the writer. Without libzstd.so.1 blocks are stored
+ * uncompressed and the meta key "compression" says so. */
 typedef struct gtt_writer gtt_writer;
 
-/* Create (truncate) path and write the header. NULL on failure, *err set. */
+#define GTT_ZSTD_LEVEL_DEFAULT 3
+#define GTT_BLOCK_BYTES_DEFAULT (1u << 20)
+typedef struct gtt_writer_opts {
+	uint32_t minor;       /* format minor version: 1 (packed blocks, default) or 0 (a 1.0 trace) */
+	int level;            /* zstd level 1..19; 0 = GTT_ZSTD_LEVEL_DEFAULT; < 0 = blocks stored
+	                       * uncompressed (codec none) */
+	uint32_t block_bytes; /* raw bytes that close a block; 0 = GTT_BLOCK_BYTES_DEFAULT; at most
+	                       * GTT_PACKED_MAX_RAW / 2 */
+	int no_index;         /* 1: no index chunk at close (readers then rebuild it by a scan) */
+} gtt_writer_opts;
+/* The defaults: 1.1, zstd at level 3, 1 MiB blocks, an index at close. */
+void gtt_writer_opts_init(gtt_writer_opts *o);
+
+/* Create (truncate) path and write the header (format 1.1). NULL on failure, *err set. */
 gtt_writer *gtt_writer_open(const char *path, int *err);
 /* Same on an open fd (taken over; closed by gtt_writer_close). If the fd is at
  * offset 0 and append is 0, a header is written; with append=1 chunks are
- * appended to an existing trace or a header-less side file. */
+ * appended to an existing trace or a header-less side file, one plain chunk per record
+ * (what a side file of the CUDA agent needs: the recorder copies its chunks one by one). */
 gtt_writer *gtt_writer_fdopen(int fd, int append, int *err);
-/* Encode and buffer one record (rec->tag selects the payload). */
+/* gtt_writer_fdopen with options (o NULL = defaults); append=1 always writes plain chunks. */
+gtt_writer *gtt_writer_fdopen_opts(int fd, int append, const gtt_writer_opts *o, int *err);
+/* Encode and buffer one record (rec->tag selects the payload). GTT_EINVAL for packed and
+ * index records, and for callchain records in packed mode (the writer makes those itself). */
 int gtt_write(gtt_writer *w, const gtt_record *rec);
-/* Buffer one chunk from an already-encoded payload (copying chunks between traces). */
+/* Buffer one record from an already-encoded (1.0) payload (copying chunks between traces, the
+ * CUDA agent's side files). In packed mode a known tag is decoded and encoded compactly; an
+ * unknown tag is kept as it is. GTT_EINVAL when a known tag's payload does not decode. */
 int gtt_write_raw(gtt_writer *w, uint32_t tag, const void *payload, uint32_t len);
-/* Write buffered chunks to the file. */
+/* Write buffered records to the file (open blocks are closed and compressed). */
 int gtt_writer_flush(gtt_writer *w);
-/* Bytes written to the file so far (header included) plus bytes buffered. */
+/* Bytes written to the file so far (header included) plus bytes buffered; records in open
+ * blocks count at their raw (uncompressed) size. */
 uint64_t gtt_writer_bytes(const gtt_writer *w);
-/* Number of chunks written or buffered. */
+/* Number of records written or buffered. */
 uint64_t gtt_writer_records(const gtt_writer *w);
 /* errno of the first I/O failure, 0 if none. */
 int gtt_writer_errno(const gtt_writer *w);
-/* Flush and close; returns the first error seen over the writer's life. NULL ok. */
+
+typedef struct gtt_writer_stats {
+	uint32_t minor;          /* format written */
+	const char *codec;       /* "zstd", "none" (level < 0 or no libzstd) or "plain" (1.0, append) */
+	uint64_t n_records;
+	uint64_t n_blocks;       /* packed chunks written */
+	uint64_t raw_bytes;      /* compact bytes put into blocks */
+	uint64_t packed_bytes;   /* bytes of packed chunks on disk (headers included) */
+	uint64_t n_chains;       /* callchains interned */
+	uint64_t n_chain_refs;   /* samples that referred to an interned callchain */
+	uint64_t block_seq;      /* sequence number of the next data block (see gtt_writer_redefine) */
+	uint64_t pending_bytes;  /* raw bytes in open or queued blocks (part of raw_bytes, not yet in
+	                          * packed_bytes) */
+} gtt_writer_stats;
+/* A snapshot of the writer's counters. */
+void gtt_writer_get_stats(gtt_writer *w, gtt_writer_stats *st);
+/* Write the definitions of every callchain that data blocks with sequence number >= since_seq
+ * referred to again (into the definitions stream), so that those blocks decode without the
+ * earlier definitions (a flight recorder that drops old blocks needs this). 0 or GTT_E*. */
+int gtt_writer_redefine(gtt_writer *w, uint64_t since_seq);
+/* Called for every record the writer accepts in packed mode (given decoded: records written
+ * raw with a known tag too), under the writer's lock, in the order they are encoded: it must be
+ * quick and must not call the writer. Records written by a gtt_writer_switch replay are not
+ * given. NULL fn removes it. */
+typedef void (*gtt_writer_tap)(void *ctx, const gtt_record *rec);
+void gtt_writer_set_tap(gtt_writer *w, gtt_writer_tap fn, void *ctx);
+/* What a replay writes through (only inside the replay callback of gtt_writer_switch). */
+typedef int (*gtt_writer_put)(gtt_writer *w, const gtt_record *rec);
+typedef int (*gtt_writer_replay)(void *ctx, gtt_writer *w, gtt_writer_put put);
+/* Segments (a flight recorder that keeps its ring on disk): finish the current file as a
+ * whole trace (open blocks written, its chunk index appended, flushed) and go on writing into
+ * fd, which gets a header, the writer's own meta, and then what replay writes — the
+ * definitions the new file needs to stand alone. Meanwhile other threads' writes wait. Every
+ * callchain is defined again in the new file before its first use there. The old fd is left
+ * open and returned in *old_fd (the caller closes it); fd is taken over once *old_fd is set
+ * (>= 0), else it is still the caller's. Packed mode only. 0 or GTT_E* (the writer keeps the
+ * first error). */
+int gtt_writer_switch(gtt_writer *w, int fd, gtt_writer_replay replay, void *ctx, int *old_fd);
+/* Encode rec's 1.0 payload (what gtt_write_raw and gtt_decode take) into *buf (grown with
+ * realloc; *cap its size); *len gets the payload length. 0, GTT_EINVAL or GTT_ENOMEM. */
+int gtt_encode_payload(const gtt_record *rec, uint8_t **buf, size_t *cap, uint32_t *len);
+/* Flush, write the chunk index (1.1, not in append mode) and close; returns the first error
+ * seen over the writer's life. NULL ok. */
 int gtt_writer_close(gtt_writer *w);
 
-/* ---- reader ---- */
+/* ---- reader ----
+ * Records of packed chunks are returned one by one like any other; pointers in a record stay
+ * valid until the next gtt_reader_next() or gtt_reader_seek() on the same reader. */
 typedef struct gtt_reader gtt_reader;
 
 /* Open a trace file (mapped, or read whole when not mappable, e.g. "-" = stdin).
@@ -472,10 +581,14 @@ gtt_reader *gtt_reader_open_mem(const void *buf, size_t len, int *err);
 /* Next record: 1 when rec is filled, 0 at the end, <0 on error.
  * At a cut-off final chunk it returns 0 and gtt_reader_truncated() is true.
  * A whole chunk with a bad checksum gives GTT_ECORRUPT (the reader can go on:
- * the next call continues after that chunk). A chunk whose payload does not
- * decode for its tag gives GTT_EINVAL, likewise skippable. */
+ * the next call continues after that chunk); so does a packed chunk whose compressed data
+ * does not expand to what its header claims, or that claims more than GTT_PACKED_MAX_RAW.
+ * A record that does not decode for its tag gives GTT_EINVAL, likewise skippable (inside a
+ * packed chunk, reading goes on with the next record, or after the chunk when its framing is
+ * broken). GTT_ENOZSTD: a zstd chunk and no libzstd.so.1 (each such chunk is skipped). */
 int gtt_reader_next(gtt_reader *r, gtt_record *rec);
-/* Byte offset of the chunk last returned (or where the error was). */
+/* Byte offset of the chunk last returned (or where the error was); for a record of a packed
+ * chunk, the packed chunk's offset. */
 uint64_t gtt_reader_offset(const gtt_reader *r);
 /* 1 when the file ended inside a chunk (a cut-off trace). */
 int gtt_reader_truncated(const gtt_reader *r);
@@ -483,12 +596,62 @@ int gtt_reader_truncated(const gtt_reader *r);
 void gtt_reader_version(const gtt_reader *r, uint32_t *major, uint32_t *minor);
 /* Size of the trace in bytes. */
 uint64_t gtt_reader_size(const gtt_reader *r);
-/* Restart from the first chunk. */
+/* Restart from the first chunk (the window, if any, stays). */
 void gtt_reader_rewind(gtt_reader *r);
 /* errno of an I/O failure at open. */
 int gtt_reader_errno(const gtt_reader *r);
 /* Close. NULL ok. */
 void gtt_reader_close(gtt_reader *r);
+
+/* Where a record is: its chunk and, inside a packed chunk, its index among the records. */
+typedef struct gtt_pos {
+	uint64_t chunk;
+	uint32_t index;
+} gtt_pos;
+/* Position of the record last returned by gtt_reader_next. */
+void gtt_reader_tell(const gtt_reader *r, gtt_pos *pos);
+/* Make the next gtt_reader_next return the record at pos (from gtt_reader_tell on this trace).
+ * Seeking forward inside the packed chunk being read costs no new decompression. 0, or
+ * GTT_EINVAL when pos names no record, or the chunk's error. Callchain definitions read
+ * before are kept, so samples after the seek decode. */
+int gtt_reader_seek(gtt_reader *r, const gtt_pos *pos);
+
+/* What the chunk of the record last returned is (for statistics and dumps). */
+typedef struct gtt_chunk_info {
+	uint64_t offset;
+	uint32_t tag;            /* GTT_REC_PACKED for a record from a packed chunk */
+	uint32_t stored_len;     /* payload bytes on disk */
+	uint32_t codec;          /* GTT_CODEC_* of a packed chunk */
+	uint32_t stream;         /* GTT_STREAM_* of a packed chunk */
+	uint32_t raw_len;        /* bytes of its records after expansion */
+	uint32_t n_records;      /* records in it */
+	uint64_t first_ns, last_ns;
+} gtt_chunk_info;
+enum { GTT_CODEC_NONE = 0, GTT_CODEC_ZSTD = 1 };
+enum { GTT_STREAM_DATA = 0, GTT_STREAM_DEFS = 1 };
+void gtt_reader_chunk(const gtt_reader *r, gtt_chunk_info *ci);
+
+/* ---- chunk index and time windows (1.1) ----
+ * The index lists every chunk with the time range of its records; a trace whose index is
+ * missing (recorder killed) or damaged gets it rebuilt by a scan that reads only chunk headers
+ * and packed-chunk headers. A 1.0 trace has no time ranges: its chunks are one plain run. */
+#define GTT_INDEX_DEFS 0x1u   /* a definitions block: read whatever the window */
+#define GTT_INDEX_PLAIN 0x2u  /* plain chunks (1.0 style): time range unknown, always read */
+typedef struct gtt_index_entry {
+	uint64_t offset;         /* first chunk */
+	uint64_t end;            /* offset after the last byte of the entry's chunk(s) */
+	uint64_t first_ns, last_ns; /* time range of the records; first > last when unknown */
+	uint32_t n_records;      /* records in a packed chunk (0 for plain runs) */
+	uint32_t flags;          /* GTT_INDEX_* */
+} gtt_index_entry;
+/* The trace's chunk index, loaded from the file or rebuilt (built once, kept by the reader).
+ * Returns 1 when it came from the file's index chunk, 0 when rebuilt by a scan, <0 on error. */
+int gtt_reader_index(gtt_reader *r, const gtt_index_entry **entries, size_t *n);
+/* Read only the chunks whose records may fall in [from_ns, to_ns] (inclusive) plus every
+ * definitions chunk and every chunk of unknown time range, from the start of the trace.
+ * Whole chunks are selected: records outside the window may still come back, and callers
+ * filter by time. set_window(r, 0, UINT64_MAX) reads everything again. 0 or GTT_E*. */
+int gtt_reader_set_window(gtt_reader *r, uint64_t from_ns, uint64_t to_ns);
 
 /* Decode a payload of the given tag into rec (used by the reader; exposed for
  * fuzzing and for side files). Pointers point into payload or into scratch,

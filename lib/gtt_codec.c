@@ -290,10 +290,34 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		put_u64(e, r->n_samples); put_u64(e, r->n_records);
 		break;
 	}
+	case GTT_REC_CALLCHAIN: {
+		const gtt_callchain *r = u;
+		put_u32(e, r->id); put_u32(e, r->n_kernel); put_u32(e, r->n_user);
+		put_u64s(e, r->ips, r->n_kernel + r->n_user);
+		break;
+	}
+	case GTT_REC_CAPTURE: {
+		const gtt_capture *r = u;
+		put_u64(e, r->time_ns); put_u32(e, r->pid); put_u32(e, r->tid);
+		put_u32(e, r->event); put_u32(e, r->source); put_str(e, r->name);
+		break;
+	}
 	default:
 		return GTT_EINVAL;
 	}
 	return e->err;
+}
+
+int gtt_encode_payload(const gtt_record *rec, uint8_t **buf, size_t *cap, uint32_t *len)
+{
+	enc e = { .p = *buf, .n = 0, .cap = *cap };
+	int rc = rec ? gtt_encode(&e, rec) : GTT_EINVAL;
+	*buf = e.p;
+	*cap = e.cap;
+	if (!rc && e.n > GTT_MAX_PAYLOAD)
+		rc = GTT_EINVAL;
+	*len = rc ? 0 : (uint32_t)e.n;
+	return rc;
 }
 
 /* ---- decoder ---- */
@@ -433,6 +457,7 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 	rec->tag = tag;
 	rec->len = len;
 	rec->raw = payload;
+	rec->flags = 0;
 	void *u = &rec->u;
 	switch (tag) {
 	case GTT_REC_META: {
@@ -670,6 +695,23 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		r->n_samples = get_u64(d); r->n_records = get_u64(d);
 		break;
 	}
+	case GTT_REC_CALLCHAIN: {
+		gtt_callchain *r = u;
+		r->id = get_u32(d); r->n_kernel = get_u32(d); r->n_user = get_u32(d);
+		uint64_t nips = (uint64_t)r->n_kernel + r->n_user;
+		if (d->err || r->id == 0 || r->id > GTT_CHAIN_ID_MAX || nips > len / 8) {
+			d->err = GTT_EINVAL;
+			break;
+		}
+		r->ips = get_u64s(d, (uint32_t)nips);
+		break;
+	}
+	case GTT_REC_CAPTURE: {
+		gtt_capture *r = u;
+		r->time_ns = get_u64(d); r->pid = get_u32(d); r->tid = get_u32(d);
+		r->event = get_u32(d); r->source = get_u32(d); r->name = get_str(d);
+		break;
+	}
 	default:
 		/* Unknown tags (written by a newer minor version) are returned raw. */
 		return 0;
@@ -696,6 +738,9 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_GIL: return "gil";
 	case GTT_REC_PY_THREAD: return "py_thread";
 	case GTT_REC_STRING: return "string";
+	case GTT_REC_CALLCHAIN: return "callchain";
+	case GTT_REC_PACKED: return "packed";
+	case GTT_REC_INDEX: return "index";
 	case GTT_REC_CUDA_DEVICE: return "cuda_device";
 	case GTT_REC_CUDA_KERNEL: return "cuda_kernel";
 	case GTT_REC_CUDA_MEMCPY: return "cuda_memcpy";
@@ -708,6 +753,7 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_CUDA_CALLSTACK: return "cuda_callstack";
 	case GTT_REC_ARCHIVE: return "archive";
 	case GTT_REC_END: return "end";
+	case GTT_REC_CAPTURE: return "capture";
 	default: return "unknown";
 	}
 }

@@ -1,7 +1,11 @@
-/* gtt_priv.h — internals shared by the trace framing (gtt.c) and the record codec (gtt_codec.c). */
+/* gtt_priv.h — internals shared by the files of lib/: the trace framing and reader core (gtt.c),
+ * the record codec (gtt_codec.c), compact encodings (gtt_compact.c), packed blocks on the writing
+ * (gtt_pack.c) and reading side (gtt_unpack.c), the chunk index (gtt_index.c) and zstd
+ * (gtt_zstd.c). */
 #ifndef GTT_PRIV_H
 #define GTT_PRIV_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -25,6 +29,11 @@ static inline uint64_t rd64(const uint8_t *p)
 {
 	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
+static inline void le64(uint8_t *p, uint64_t v)
+{
+	le32(p, (uint32_t)v);
+	le32(p + 4, (uint32_t)(v >> 32));
+}
 
 /* Encoder: appends to a growable buffer; err latches the first failure. */
 typedef struct enc {
@@ -47,5 +56,213 @@ static inline int enc_reserve(enc *e, size_t more)
 /* Append rec's payload (chosen by rec->tag) to e. 0, GTT_EINVAL for an unknown tag, or
  * GTT_ENOMEM. */
 int gtt_encode(enc *e, const gtt_record *rec);
+
+/* ---- varints (LEB128) and zigzag ---- */
+#define GTT_VARINT_MAX 10
+/* Write v at p (room for GTT_VARINT_MAX bytes); returns the bytes written. */
+static inline size_t gtt_uv_put(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+static inline uint64_t gtt_zz(uint64_t v) /* v is an int64 difference computed modulo 2^64 */
+{
+	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
+}
+static inline uint64_t gtt_unzz(uint64_t v)
+{
+	return (v >> 1) ^ (0 - (v & 1));
+}
+/* Read a varint from [*p, end): 0 and *v, or -1 when it runs past end or over 64 bits. */
+static inline int gtt_uv_get(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t x = 0;
+	for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
+		uint8_t b = *q++;
+		if (shift == 63 && b > 1)
+			return -1;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*p = q;
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* ---- zstd (gtt_zstd.c, loaded with dlopen) ---- */
+/* 1 when libzstd.so.1 (or $GT_LIBZSTD) is loaded. */
+int gtt_zstd_available(void);
+/* Tests: act as if the library were missing (1) or not (0). */
+void gtt_zstd_force_missing(int on);
+size_t gtt_zstd_bound(size_t n);
+void *gtt_zstd_cctx_new(void);
+void gtt_zstd_cctx_free(void *cctx);
+void *gtt_zstd_dctx_new(void);
+void gtt_zstd_dctx_free(void *dctx);
+/* Compress src into dst (cap >= gtt_zstd_bound(n)); 0 and *out, or GTT_ENOZSTD/GTT_ENOMEM. */
+int gtt_zstd_compress(void *cctx, void *dst, size_t cap, const void *src, size_t n, int level, size_t *out);
+/* Expand one frame that must hold exactly raw_len bytes into dst. 0, GTT_ECORRUPT, GTT_ENOZSTD. */
+int gtt_zstd_decompress(void *dctx, void *dst, size_t raw_len, const void *src, size_t n);
+
+/* ---- compact encodings inside packed blocks (gtt_compact.c) ---- */
+#define GTT_BLK_TASKS 4096   /* (pid, tid) pairs a block names by number; more are written out */
+#define GTT_BLK_TAGS 64      /* tags with per-block delta state */
+
+/* What encoder and decoder both track inside one block (reset at every block). */
+typedef struct gtt_blkstate {
+	uint64_t prev_t[GTT_BLK_TAGS];    /* last primary time per tag */
+	uint64_t prev_corr[GTT_BLK_TAGS]; /* last correlation id per tag */
+	uint64_t prev_period;             /* last sample period */
+	uint32_t n_tasks;
+	uint64_t tasks[GTT_BLK_TASKS];    /* pid << 32 | tid */
+	/* encoder only: open-addressing (pid, tid) -> task number + 1 */
+	uint16_t task_hash[2 * GTT_BLK_TASKS];
+} gtt_blkstate;
+void gtt_blkstate_reset(gtt_blkstate *st);
+
+/* 1 when tag has a compact body (else the body is the tag's 1.0 payload). */
+int gtt_compact_has(uint32_t tag);
+/* 1 when records of tag go to the definitions stream. */
+int gtt_is_defs_tag(uint32_t tag);
+/* The times a record covers: 1 with [*t0, *t1], or 0 when the kind has no time. */
+int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1);
+/* Append one inner record (varint tag, varint length, body) to e. chain_id: for a sample, the
+ * interned callchain (0: its ips are written inline). 0 or GTT_ENOMEM/GTT_EINVAL. */
+int gtt_compact_encode(enc *e, gtt_blkstate *st, const gtt_record *rec, uint32_t chain_id);
+
+/* Callchains defined so far (reader side), indexed by id. */
+typedef struct gtt_chaintab {
+	struct gtt_chainent { uint64_t off; uint32_t n_kernel, n_user; } *v;
+	size_t cap;          /* entries in v (ids < cap) */
+	uint64_t *ips;
+	size_t n_ips, cap_ips;
+} gtt_chaintab;
+#define GTT_CHAIN_WORDS_MAX (32u << 20) /* words of all callchains a reader keeps */
+/* Define (or define again) a callchain. 0, GTT_EINVAL (bad id, too many words), GTT_ENOMEM. */
+int gtt_chaintab_put(gtt_chaintab *t, uint32_t id, uint32_t n_kernel, uint32_t n_user, const uint64_t *ips);
+void gtt_chaintab_free(gtt_chaintab *t);
+
+/* Decode the body of one inner record into rec (pointers into body, the chain table or
+ * *scratch). A callchain definition is also entered into chains. 0, GTT_EINVAL, GTT_ENOMEM. */
+int gtt_compact_decode(gtt_blkstate *st, gtt_chaintab *chains, uint32_t tag, const uint8_t *body,
+                       uint32_t len, gtt_record *rec, void **scratch, size_t *scratch_cap);
+
+/* ---- the writer (gtt.c), with packed blocks (gtt_pack.c) ---- */
+typedef struct gtt_pack gtt_pack;
+
+struct gtt_writer {
+	int fd;
+	pthread_mutex_t lock;
+	enc out;            /* whole chunks waiting to be written */
+	uint64_t written_bytes;
+	uint64_t n_records;
+	int err;            /* first error, sticky */
+	int err_errno;
+	int append;
+	uint32_t minor;
+	gtt_pack *pk;       /* packed mode (1.1, not append); NULL: one plain chunk per record */
+	gtt_writer_tap tap; /* sees every record accepted in packed mode (gtt_writer_set_tap) */
+	void *tap_ctx;
+	int in_replay;      /* gtt_writer_switch's replay is writing: the tap does not see it */
+	int switching;      /* gtt_writer_switch is under way: other callers wait on cv_switch */
+	int active;         /* calls inside the writer (lock_writer), waits for the worker included */
+	pthread_cond_t cv_switch;
+};
+
+/* Append one framed chunk to w->out (caller holds the lock); flushes when the buffer is big.
+ * Returns 0 or GTT_E*. *at gets the chunk's file offset when at is not NULL. */
+int gtt_append_chunk(gtt_writer *w, uint32_t tag, const uint8_t *payload, uint32_t len, uint64_t *at);
+/* Encode rec as one plain chunk (caller holds the lock). */
+int gtt_append_record(gtt_writer *w, const gtt_record *rec);
+
+gtt_pack *gtt_pack_new(const gtt_writer_opts *o, int *err);
+void gtt_pack_free(gtt_pack *pk);
+/* Meta records the writer adds at open (the "compression" key). Caller holds the lock. */
+int gtt_pack_open(gtt_writer *w);
+/* Put rec into its block (caller holds the lock). */
+int gtt_pack_write(gtt_writer *w, const gtt_record *rec);
+/* Put a record given as a 1.0 payload into its block (unknown tags keep the payload). */
+int gtt_pack_write_raw(gtt_writer *w, uint32_t tag, const uint8_t *payload, uint32_t len);
+/* Close and write out the open blocks (definitions first). Caller holds the lock. */
+int gtt_pack_emit(gtt_writer *w);
+/* gtt_pack_emit, then wait until the worker put every closed block into w->out. */
+int gtt_pack_sync(gtt_writer *w);
+/* Stop the compression worker (caller does not hold the lock). */
+void gtt_pack_stop(gtt_writer *w);
+/* Write the index chunk (after gtt_pack_sync). Caller holds the lock. */
+int gtt_pack_write_index(gtt_writer *w);
+/* Raw bytes in open blocks. */
+uint64_t gtt_pack_pending(const gtt_pack *pk);
+void gtt_pack_stats(const gtt_pack *pk, gtt_writer_stats *st);
+int gtt_pack_redefine(gtt_writer *w, uint64_t since_seq);
+/* A new file begins (gtt_writer_switch): its index starts empty, and every callchain is
+ * defined again before its first use in it. Caller holds the lock, blocks written. */
+void gtt_pack_new_file(gtt_writer *w);
+
+/* ---- the reader (gtt.c), packed chunks (gtt_unpack.c), index (gtt_index.c) ---- */
+struct gtt_reader {
+	const uint8_t *data;
+	size_t len;
+	int mapped;         /* data is an mmap of len bytes */
+	int owned;          /* data was malloc'ed */
+	size_t off;         /* next chunk */
+	size_t last_off;    /* chunk last returned */
+	int truncated;
+	int stopped;        /* an unrecoverable error ended reading */
+	uint32_t major, minor;
+	void *scratch;
+	size_t scratch_cap;
+	int err_errno;
+	gtt_chunk_info cur; /* chunk of the record last returned */
+	uint32_t cur_index; /* its index in a packed chunk */
+
+	/* the packed chunk being expanded */
+	int blk_active;     /* records of it remain to be returned */
+	uint64_t blk_off;   /* its offset; UINT64_MAX when blk holds none */
+	const uint8_t *blk; /* its records (blk_buf, or the payload for codec none) */
+	uint32_t blk_len;
+	size_t blk_pos;
+	uint32_t blk_index; /* records returned (or skipped) so far */
+	gtt_chunk_info blk_info;
+	gtt_blkstate bst;
+	uint8_t *blk_buf;
+	size_t blk_cap;
+	void *dctx;
+	gtt_chaintab chains;
+
+	/* chunk index and window */
+	gtt_index_entry *idx;
+	size_t n_idx, cap_idx;
+	int idx_state;      /* 0 not built, 1 from the file, 2 rebuilt by a scan */
+	uint64_t scan_stop; /* rebuilt: where the scan ended early (a cut or an impossible length) */
+	int scan_why;       /* 0 none, 1 cut off, 2 corrupt length */
+	int window;
+	uint64_t win_from, win_to;
+	int seeked_plain;   /* the next chunk is read where seek put it, window or not */
+};
+
+/* Start expanding the packed chunk whose payload is p[0..len) at file offset off. 0 or GTT_E*. */
+int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off);
+/* Next record of the open packed chunk: 1, or GTT_EINVAL/GTT_ENOMEM. */
+int gtt_unpack_next(gtt_reader *r, gtt_record *rec);
+/* Start the open packed chunk over from its first record. */
+void gtt_unpack_restart(gtt_reader *r);
+/* Skip records of the open packed chunk until index records were passed. 0 or GTT_EINVAL. */
+int gtt_unpack_skip(gtt_reader *r, uint32_t index);
+/* Parse a packed chunk's header into ci. 0 or GTT_ECORRUPT. */
+int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci);
+/* Where the next chunk to read is under the window: r->off moved to the next selected chunk;
+ * 0 when there is none. 1 to go on. */
+int gtt_index_position(gtt_reader *r);
+/* Encode the index chunk payload for entries (writer side). */
+int gtt_index_encode(enc *e, const gtt_index_entry *v, size_t n, uint64_t self_off);
 
 #endif

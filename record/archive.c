@@ -1,4 +1,5 @@
-/* archive.c — mapping table, sample hits, and the embedded symbol archive (trimmed ELF copies). */
+/* archive.c — mapping table, sample hits (the binaries and the addresses in them), and writing
+ * the embedded symbol archive (the ELF copies are made in archive_elf.c). */
 #include "archive.h"
 
 #include <errno.h>
@@ -11,11 +12,23 @@
 
 #if defined(__x86_64__)
 #define REG_IP_BIT 8  /* PERF_REG_X86_IP */
+#define REG_LR_BIT 64 /* none: the return address is on the stack */
 #elif defined(__aarch64__)
 #define REG_IP_BIT 32 /* PERF_REG_ARM64_PC */
+#define REG_LR_BIT 30 /* PERF_REG_ARM64_LR */
 #else
 #define REG_IP_BIT 64
+#define REG_LR_BIT 64
 #endif
+
+/* File offsets of the addresses samples used in one mapping: open addressing, 0 = empty (offset
+ * 0 is the ELF header, never code). Past HITS_MAX the binary's unwind table is kept whole. */
+#define HITS_MAX (1u << 20)
+typedef struct hitset {
+	uint64_t *v;
+	size_t n, cap;
+	int full;
+} hitset;
 
 typedef struct amap {
 	uint32_t pid;
@@ -25,7 +38,39 @@ typedef struct amap {
 	uint8_t bid[GTT_BUILD_ID_MAX];
 	char *path;
 	int hit;
+	hitset hits;
 } amap;
+
+static void hitset_add(hitset *h, uint64_t x)
+{
+	if (h->full || x == 0)
+		return;
+	if (2 * (h->n + 1) > h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 256;
+		uint64_t *v = cap / 2 > HITS_MAX ? NULL : calloc(cap, sizeof(*v));
+		if (!v) {
+			h->full = 1; /* too many, or no memory: the whole table then */
+			return;
+		}
+		for (size_t i = 0; i < h->cap; i++) {
+			if (!h->v[i])
+				continue;
+			size_t j = (h->v[i] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (v[j])
+				j = (j + 1) & (cap - 1);
+			v[j] = h->v[i];
+		}
+		free(h->v);
+		h->v = v;
+		h->cap = cap;
+	}
+	size_t j = (x * 0x9e3779b97f4a7c15ull >> 20) & (h->cap - 1);
+	for (; h->v[j]; j = (j + 1) & (h->cap - 1))
+		if (h->v[j] == x)
+			return;
+	h->v[j] = x;
+	h->n++;
+}
 
 typedef struct aproc {
 	uint32_t pid;
@@ -55,6 +100,7 @@ void rec_archive_destroy(rec_archive *a)
 		return;
 	for (i = 0; i < a->n_all; i++) {
 		free(a->all[i]->path);
+		free(a->all[i]->hits.v);
 		free(a->all[i]);
 	}
 	for (i = 0; i < a->n_procs; i++)
@@ -228,8 +274,21 @@ static void hit(aproc *p, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo > 0 && addr < p->v[lo - 1]->end)
-		p->v[lo - 1]->hit = 1;
+	if (lo > 0 && addr < p->v[lo - 1]->end) {
+		amap *m = p->v[lo - 1];
+		m->hit = 1;
+		hitset_add(&m->hits, addr - m->start + m->pgoff);
+	}
+}
+
+void rec_archive_hit_ips(rec_archive *a, uint32_t pid, const uint64_t *ips, uint32_t n)
+{
+	aproc *p;
+
+	if (!a || !(p = proc_get(a, pid, 0)) || p->n == 0)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		hit(p, ips[i]);
 }
 
 void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s)
@@ -246,6 +305,15 @@ void rec_archive_hit_sample(rec_archive *a, const gtt_sample *s)
 		if (idx < s->n_regs)
 			hit(p, s->regs[idx]);
 	}
+#if REG_LR_BIT < 64
+	/* where the return address of the leaf sits in a register (aarch64's LR), its caller's
+	 * unwind entry is needed too */
+	if ((s->flags & GTT_SAMPLE_REGS) && (s->regs_mask >> REG_LR_BIT & 1)) {
+		uint32_t idx = (uint32_t)__builtin_popcountll(s->regs_mask & ((1ull << REG_LR_BIT) - 1));
+		if (idx < s->n_regs)
+			hit(p, s->regs[idx]);
+	}
+#endif
 	if (s->flags & GTT_SAMPLE_STACK) {
 		for (i = 0; i + 8 <= s->stack_len; i += 8) {
 			uint64_t word;
@@ -312,135 +380,6 @@ void rec_archive_get_stats(const rec_archive *a, rec_archive_stats *st)
 		if (j == i)
 			st->n_hit++;
 	}
-}
-
-/* ---- ELF trimming ---- */
-
-static int keep_name(const char *n)
-{
-	static const char *const names[] = {
-		".symtab", ".strtab", ".dynsym", ".dynstr", ".eh_frame", ".eh_frame_hdr",
-		".gnu_debuglink", ".gnu_debugaltlink", ".gnu_debugdata", ".dynamic", ".gnu.hash", ".hash",
-		".gnu.version", ".gnu.version_d", ".gnu.version_r",
-	};
-
-	/* variable locations, macros and name indexes are not needed for names, lines or CFI */
-	static const char *const skip[] = { "loc", "loclists", "macro", "macinfo", "pubnames", "pubtypes",
-		"gnu_pubnames", "gnu_pubtypes", "names" };
-	size_t i;
-
-	if (strncmp(n, ".debug_", 7) == 0 || strncmp(n, ".zdebug_", 8) == 0) {
-		const char *rest = n + (n[1] == 'z' ? 8 : 7);
-		for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-			if (strcmp(rest, skip[i]) == 0)
-				return 0;
-		return 1;
-	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(n, names[i]) == 0)
-			return 1;
-	return 0;
-}
-
-uint8_t *rec_archive_trim_elf(const uint8_t *data, size_t len, size_t *out_len)
-{
-	Elf64_Ehdr eh;
-	Elf64_Shdr *sh = NULL;
-	uint8_t *keep = NULL, *out = NULL;
-	size_t n_sh, i, ph_bytes = 0, off, total;
-	const char *shstr;
-	uint64_t shstr_size;
-
-	if (len < sizeof(eh))
-		return NULL;
-	memcpy(&eh, data, sizeof(eh));
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
-	    eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= eh.e_shnum || eh.e_shoff > len ||
-	    (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > len - eh.e_shoff)
-		return NULL;
-	n_sh = eh.e_shnum;
-	if (eh.e_phnum > 0) {
-		if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > len ||
-		    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > len - eh.e_phoff)
-			return NULL;
-		ph_bytes = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
-	}
-	sh = malloc(n_sh * sizeof(*sh));
-	keep = calloc(n_sh, 1);
-	if (!sh || !keep)
-		goto fail;
-	memcpy(sh, data + eh.e_shoff, n_sh * sizeof(*sh));
-	if (sh[eh.e_shstrndx].sh_offset > len || sh[eh.e_shstrndx].sh_size > len - sh[eh.e_shstrndx].sh_offset)
-		goto fail;
-	shstr = (const char *)data + sh[eh.e_shstrndx].sh_offset;
-	shstr_size = sh[eh.e_shstrndx].sh_size;
-
-	for (i = 1; i < n_sh; i++) {
-		const char *name = sh[i].sh_name < shstr_size ? shstr + sh[i].sh_name : "";
-		if (sh[i].sh_name < shstr_size && strnlen(name, shstr_size - sh[i].sh_name) == shstr_size - sh[i].sh_name)
-			name = "";
-		if (sh[i].sh_type == SHT_NOBITS || sh[i].sh_type == SHT_NULL)
-			continue;
-		if (i == eh.e_shstrndx || sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM ||
-		    sh[i].sh_type == SHT_NOTE || sh[i].sh_type == SHT_SYMTAB_SHNDX || keep_name(name))
-			keep[i] = 1;
-	}
-	/* string tables and symbol tables that kept sections refer to */
-	for (i = 1; i < n_sh; i++)
-		if (keep[i] && sh[i].sh_link > 0 && sh[i].sh_link < n_sh && sh[sh[i].sh_link].sh_type != SHT_NOBITS &&
-		    (sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB_SHNDX ||
-		     sh[i].sh_type == SHT_DYNAMIC || sh[i].sh_type == SHT_GNU_HASH || sh[i].sh_type == SHT_HASH))
-			keep[sh[i].sh_link] = 1;
-	for (i = 1; i < n_sh; i++)
-		if (keep[i] && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset))
-			keep[i] = 0;
-
-	/* layout: header, program headers (unchanged: addresses still describe the original),
-	 * kept section contents in their original order, then the section headers */
-	off = sizeof(eh) + ph_bytes;
-	for (i = 1; i < n_sh; i++) {
-		if (keep[i]) {
-			uint64_t al = sh[i].sh_addralign > 1 && sh[i].sh_addralign <= 4096 ? sh[i].sh_addralign : 1;
-			off = (off + al - 1) & ~(al - 1);
-			off += sh[i].sh_size;
-		}
-	}
-	off = (off + 7) & ~(size_t)7;
-	total = off + n_sh * sizeof(Elf64_Shdr);
-	out = calloc(1, total);
-	if (!out)
-		goto fail;
-	off = sizeof(eh) + ph_bytes;
-	if (ph_bytes)
-		memcpy(out + sizeof(eh), data + eh.e_phoff, ph_bytes);
-	for (i = 1; i < n_sh; i++) {
-		if (keep[i]) {
-			uint64_t al = sh[i].sh_addralign > 1 && sh[i].sh_addralign <= 4096 ? sh[i].sh_addralign : 1;
-			off = (off + al - 1) & ~(al - 1);
-			memcpy(out + off, data + sh[i].sh_offset, sh[i].sh_size);
-			sh[i].sh_offset = off;
-			off += sh[i].sh_size;
-		} else if (sh[i].sh_type != SHT_NULL) {
-			/* like a separate debug file: the section keeps its address and size, not its bytes */
-			sh[i].sh_type = SHT_NOBITS;
-			sh[i].sh_offset = off;
-		}
-	}
-	off = (off + 7) & ~(size_t)7;
-	memcpy(out + off, sh, n_sh * sizeof(Elf64_Shdr));
-	eh.e_phoff = ph_bytes ? sizeof(eh) : 0;
-	eh.e_shoff = off;
-	memcpy(out, &eh, sizeof(eh));
-	*out_len = total;
-	free(sh);
-	free(keep);
-	return out;
-fail:
-	free(sh);
-	free(keep);
-	free(out);
-	return NULL;
 }
 
 /* ---- writing the archive ---- */
@@ -510,6 +449,48 @@ static int write_object(gtt_writer *w, const amap *m, const uint8_t *obj, size_t
 	return 0;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* The addresses (file offsets) samples used in the binary of a->all[first], over every mapping
+ * of it (all processes), sorted; NULL when unknown (too many, or no memory): keep the whole
+ * unwind table then. */
+static uint64_t *binary_hits(const rec_archive *a, size_t first, size_t *n)
+{
+	const amap *m0 = a->all[first];
+	size_t total = 0, k = 0;
+	*n = 0;
+	for (size_t i = first; i < a->n_all; i++) {
+		const amap *m = a->all[i];
+		if (!m->hit || m->bid_len != m0->bid_len || memcmp(m->bid, m0->bid, m0->bid_len) != 0)
+			continue;
+		if (m->hits.full)
+			return NULL;
+		total += m->hits.n;
+	}
+	uint64_t *v = malloc((total ? total : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = first; i < a->n_all; i++) {
+		const amap *m = a->all[i];
+		if (!m->hit || m->bid_len != m0->bid_len || memcmp(m->bid, m0->bid, m0->bid_len) != 0)
+			continue;
+		for (size_t j = 0; j < m->hits.cap; j++)
+			if (m->hits.v[j])
+				v[k++] = m->hits.v[j];
+	}
+	qsort(v, k, sizeof(*v), cmp_u64);
+	size_t u = 0;
+	for (size_t j = 0; j < k; j++)
+		if (!u || v[u - 1] != v[j])
+			v[u++] = v[j];
+	*n = u;
+	return v;
+}
+
 int rec_archive_write(rec_archive *a, gtt_writer *w, rec_archive_stats *st)
 {
 	size_t i, j;
@@ -557,7 +538,30 @@ int rec_archive_write(rec_archive *a, gtt_writer *w, rec_archive_stats *st)
 			continue;
 		}
 		data = rec_elf_data(e, &len);
-		trimmed = rec_archive_trim_elf(data, len, &tlen);
+		/* DWARF while the budget lasts, in the order binaries were first hit */
+		uint64_t left = st->dwarf_bytes < REC_ARCHIVE_DWARF_TOTAL ? REC_ARCHIVE_DWARF_TOTAL - st->dwarf_bytes : 0;
+		rec_trim_opts to = { .dwarf_max = left < REC_ARCHIVE_DWARF_ONE ? left : REC_ARCHIVE_DWARF_ONE };
+		rec_trim_info ti;
+		size_t n_hits = 0;
+		uint64_t *hits = binary_hits(a, i, &n_hits), dwarf, dwarf_max = to.dwarf_max;
+		to.hits = hits;
+		to.n_hits = n_hits;
+		trimmed = rec_archive_trim(data, len, &to, &tlen, &ti);
+		free(hits);
+		dwarf = ti.dwarf_bytes;
+		if (trimmed && !ti.cfi_whole) {
+			st->n_fde += ti.n_fde;
+			st->n_fde_kept += ti.n_fde_kept;
+		}
+		if (trimmed && dwarf && dwarf <= dwarf_max) {
+			st->dwarf_bytes += dwarf;
+		} else if (trimmed && dwarf) {
+			st->n_dwarf_left++;
+			snprintf(text, sizeof(text), "archive: %s embedded without its DWARF (%.1f MiB, over the archive's "
+			         "budget): inlined frames and source lines need its debug file at analysis (--symfs, "
+			         "/usr/lib/debug)", m->path, (double)dwarf / 1048576.0);
+			note(w, text);
+		}
 		rc = write_object(w, m, trimmed ? trimmed : data, trimmed ? tlen : len);
 		st->n_embedded++;
 		st->bytes += trimmed ? tlen : len;

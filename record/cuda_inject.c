@@ -40,13 +40,38 @@ struct rec_cuda {
 	char dir[PATH_MAX];        /* side files; "" when dormant */
 	char ctl_dir[PATH_MAX];    /* where control files gt-cupti.PID.ctl live */
 	int dormant;
+	int capture_set;           /* rec_cuda_capture_nvtx was called */
+	char capture[520];         /* its rule ("" = none) */
 	side_file *files;
 	size_t n_files, cap_files;
 	pid_t *attached;           /* pids switched on by rec_cuda_attach */
 	size_t n_attached, cap_attached;
 	uint8_t *buf;
 	size_t buf_cap;
+	rec_cuda_observer observe;  /* sees launch stacks as they are merged; NULL none */
+	void *observe_ctx;
+	void *scratch;              /* decoding them */
+	size_t scratch_cap;
 };
+
+void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx)
+{
+	if (!c)
+		return;
+	c->observe = fn;
+	c->observe_ctx = ctx;
+}
+
+/* A launch stack names return addresses in the target's binaries: the observer (the symbol
+ * archive) must see them, or binaries that only launch stacks hit would not be embedded. A
+ * capture record tells gt-record where an NVTX capture range of the process began or ended. */
+static void observe_chunk(rec_cuda *c, uint32_t tag, const uint8_t *payload, uint32_t len)
+{
+	gtt_record rec;
+	if (c->observe && (tag == GTT_REC_CUDA_CALLSTACK || tag == GTT_REC_CAPTURE) &&
+	    gtt_decode(tag, payload, len, &rec, &c->scratch, &c->scratch_cap) >= 0)
+		c->observe(c->observe_ctx, &rec);
+}
 
 static int file_exists(const char *p)
 {
@@ -125,10 +150,34 @@ fail:
 	return NULL;
 }
 
+/* Same rule as the agent's (record/cupti_nvtx.c): NAME, NAME@DOMAIN or NAME@*, each part 1-255
+ * bytes, one line. */
+int rec_cuda_capture_nvtx(rec_cuda *c, const char *spec, char *err, size_t errlen)
+{
+	if (!c)
+		return GTT_EINVAL;
+	if (spec && *spec) {
+		const char *at = strrchr(spec, '@');
+		size_t nl = at ? (size_t)(at - spec) : strlen(spec);
+		if (nl == 0 || nl > 255 || (at && (!at[1] || strlen(at + 1) > 255)) || strpbrk(spec, "\n\r")) {
+			snprintf(err, errlen, "capture range nvtx:%s: expected nvtx:NAME, nvtx:NAME@DOMAIN or nvtx:NAME@* "
+			         "(NAME and DOMAIN 1-255 bytes)", spec);
+			return GTT_EINVAL;
+		}
+	}
+	snprintf(c->capture, sizeof(c->capture), "%s", spec ? spec : "");
+	c->capture_set = 1;
+	return 0;
+}
+
 void rec_cuda_child_env(const rec_cuda *c)
 {
 	if (!c)
 		return;
+	if (c->capture_set && c->capture[0])
+		setenv("GT_CUPTI_CAPTURE_NVTX", c->capture, 1);
+	else if (c->capture_set)
+		unsetenv("GT_CUPTI_CAPTURE_NVTX");
 	setenv("CUDA_INJECTION64_PATH", c->agent, 1);
 	setenv("NVTX_INJECTION64_PATH", c->agent, 1);
 	setenv("GT_CUPTI_CTL_DIR", c->ctl_dir, 1);
@@ -241,6 +290,7 @@ static int merge_file(rec_cuda *c, side_file *f, gtt_writer *w, int final)
 			} else if ((rc = gtt_write_raw(w, tag, h + GTT_CHUNK_HEADER_LEN, len)) < 0) {
 				goto out;
 			} else {
+				observe_chunk(c, tag, h + GTT_CHUNK_HEADER_LEN, len);
 				merged++;
 				f->n_merged++;
 			}
@@ -428,7 +478,7 @@ static void append_settings(char *text, size_t cap)
 {
 	static const char *const keys[] = { "GT_CUPTI_STACKS", "GT_CUPTI_STACK_PYTHON", "GT_CUPTI_STACK_FIRST",
 	                                    "GT_CUPTI_STACK_EVERY", "GT_CUPTI_STACK_LONG_US", "GT_CUPTI_STACK_BUDGET",
-	                                    "GT_CUPTI_STACK_BURST_MS" };
+	                                    "GT_CUPTI_STACK_BUDGET_NS", "GT_CUPTI_STACK_BURST_MS" };
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = getenv(keys[i]);
 		size_t used = strlen(text);
@@ -455,7 +505,7 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 		goto out;
 	}
 	ctl_dir = proc_env(pid, "GT_CUPTI_CTL_DIR");
-	char path[PATH_MAX + 64], text[PATH_MAX + 1024];
+	char path[PATH_MAX + 64], text[PATH_MAX + 2048];
 	ctl_path(c, ctl_dir, pid, path, sizeof(path));
 	if (on) {
 		uid_t uid;
@@ -467,6 +517,11 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen)
 		}
 		snprintf(text, sizeof(text), "on %s\n", c->dir);
 		append_settings(text, sizeof(text));
+		/* always a capture line: an empty one clears the rule an earlier attach left */
+		const char *cap = c->capture_set ? c->capture : getenv("GT_CUPTI_CAPTURE_NVTX");
+		size_t used = strlen(text);
+		snprintf(text + used, sizeof(text) - used, "set GT_CUPTI_CAPTURE_NVTX=%s\n",
+		         cap && !strpbrk(cap, "\n\r") ? cap : "");
 	} else {
 		snprintf(text, sizeof(text), "off\n");
 	}
@@ -649,6 +704,7 @@ int rec_cuda_finish(rec_cuda *c, gtt_writer *w)
 	free(c->files);
 	free(c->attached);
 	free(c->buf);
+	free(c->scratch);
 	free(c);
 	return rc;
 }

@@ -27,6 +27,22 @@ int rec_cuda_attach(rec_cuda *c, pid_t pid, int on, char *err, size_t errlen);
 /* Before ending a launched command early (-d: SIGTERM skips its exit handlers): ask every agent
  * still running to flush and close its side file, waiting up to 3 s. NULL ok. */
 void rec_cuda_switch_off(rec_cuda *c);
+/* Capture control by NVTX ranges (gt-record --capture-range=nvtx:NAME): the agent keeps its CUDA
+ * records only inside NVTX ranges named by spec — "NAME" (NVTX's default domain), "NAME@DOMAIN",
+ * "NAME@*" (any domain) — and writes a capture record (tag 32, source nvtx) when such a range
+ * opens (the first of that name, on any thread) and when the last one closes. Call before
+ * rec_cuda_child_env (launch mode: GT_CUPTI_CAPTURE_NVTX in the command's environment) or
+ * rec_cuda_attach (attach mode: a "set GT_CUPTI_CAPTURE_NVTX=" line of the control file; without
+ * a call, gt-record's own GT_CUPTI_CAPTURE_NVTX, else no rule). spec NULL or "": no rule. 0, or
+ * GTT_EINVAL for a malformed spec (err says why). The capture records reach the trace with the
+ * agent's other records, at the next rec_cuda_merge after the range opened or closed (the
+ * agent writes them to its side file at once: docs/CUDA.md, "Capture ranges"). */
+int rec_cuda_capture_nvtx(rec_cuda *c, const char *spec, char *err, size_t errlen);
+/* Records the merge hands on besides writing them — launch stacks (cuda_callstack) and capture
+ * records (capture, source nvtx: where a capture range of the agent's process opened or closed) —
+ * fn is called from the merging thread with each decoded record, in the order merged. NULL c ok. */
+typedef void (*rec_cuda_observer)(void *ctx, const gtt_record *rec);
+void rec_cuda_set_observer(rec_cuda *c, rec_cuda_observer fn, void *ctx);
 /* Final merge, remove side files, free. NULL ok. */
 int rec_cuda_finish(rec_cuda *c, gtt_writer *w);
 

@@ -23,6 +23,7 @@
 #include <cupti.h>
 #include "cupti_bufq.h"
 #include "cupti_calls.h"
+#include "cupti_nvtx.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define TICK_ON_MS 50         /* flush thread wake-up while tracing (and at each full buffer) */
@@ -30,6 +31,8 @@
 #define STOCK_BUFFERS 2       /* empty buffers kept ready for CUPTI */
 
 enum { MODE_FULL = 0, MODE_BARE = 1 };
+/* GT_CUPTI_CALLBACKS: which API calls get the agent's callbacks (docs/CUDA.md) */
+enum { CB_TRACKED = 0, CB_ALL = 1, CB_EMPTY = 2, CB_NONE = 3 };
 
 static struct agent {
 	pthread_mutex_t lock;       /* writer, encoder, stats */
@@ -38,6 +41,8 @@ static struct agent {
 	pid_t pid;
 	int forked;                 /* we are a fork()ed child of the process that set us up */
 	int mode, api_mode, verbose;
+	int cb_mode;                /* CB_*: GT_CUPTI_CALLBACKS */
+	int n_cbids;                /* API callback ids enabled */
 	uint64_t flush_ns;
 	size_t buf_bytes;
 	unsigned max_bufs;
@@ -51,13 +56,14 @@ static struct agent {
 	int on;                     /* activity kinds enabled */
 	char dir[PATH_MAX];         /* side-file directory while on */
 	char ctl_dir[PATH_MAX];
-	char ctl_last[PATH_MAX + 1024];
+	char ctl_last[PATH_MAX + 2048];
 	int fd;
 	gtt_writer *w;
 	ag_enc *enc;
 	char side[PATH_MAX + 64];
 	unsigned next_gen;
 	int devices_written;
+	uint64_t flushed_gen;       /* capture transitions already pushed to the file */
 	ag_stats st;
 	int flusher_started, stop;
 	pthread_t flusher;
@@ -68,6 +74,7 @@ static struct agent {
 };
 
 static const char *const api_mode_names[] = { "default", "all", "runtime", "none" };
+static const char *const cb_mode_names[] = { "tracked", "all", "empty", "none" };
 
 static uint64_t CUPTIAPI timestamp_cb(void)
 {
@@ -99,6 +106,12 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 }
 
 static int open_side_locked(int announce);
+
+static void wake_flusher(void)
+{
+	if (A.q)
+		ag_bufq_wake(A.q);
+}
 static void write_devices_locked(void);
 
 static void write_dropped_locked(size_t dropped)
@@ -162,6 +175,12 @@ static void drain_locked(void)
 		ag_bufq_release(A.q, buf, valid);
 	}
 	ag_calls_drain(A.enc, A.w);
+	uint64_t ranges = __atomic_load_n(&ag_cap_hot.gen, __ATOMIC_RELAXED);
+	if (ag_nvtx_drain(A.enc, A.w) > 0 && A.w && ranges != A.flushed_gen) {
+		/* a capture range opened or closed: into the file now, for gt-record's next merge */
+		gtt_writer_flush(A.w);
+		A.flushed_gen = ranges;
+	}
 	uint64_t dropped = __atomic_exchange_n(&A.pending_dropped, 0, __ATOMIC_RELAXED);
 	if (dropped)
 		write_dropped_locked(dropped);
@@ -184,7 +203,9 @@ static void write_note_locked(const char *text, uint64_t count)
 /* cupti-PID-GEN.gtt, GEN the first free one: exec and re-attach never reuse a file. */
 static int open_side_locked(int announce)
 {
-	for (unsigned gen = A.next_gen; gen < 256; gen++) {
+	/* GEN < 192: the agent's string ids (GEN << 24 | n) stay below 0xC0000000, where the ids of
+	 * counter names written by gt-record from counter files begin (docs/COUNTERS.md) */
+	for (unsigned gen = A.next_gen; gen < 192; gen++) {
 		snprintf(A.side, sizeof(A.side), "%s/cupti-%d-%u.gtt", A.dir, (int)A.pid, gen);
 		int fd = open(A.side, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0 && errno == EEXIST)
@@ -206,9 +227,10 @@ static int open_side_locked(int announce)
 		if (!announce)
 			return 0;
 		char text[200];
-		snprintf(text, sizeof(text), "cupti agent on: api=%s flush=%llums buffer=%zuKiB max_buffers=%u inflight=%s",
-		         api_mode_names[A.api_mode], (unsigned long long)(A.flush_ns / 1000000), A.buf_bytes >> 10,
-		         A.max_bufs, A.calls.inflight ? "on" : "off");
+		snprintf(text, sizeof(text), "cupti agent on: api=%s flush=%llums buffer=%zuKiB max_buffers=%u inflight=%s "
+		         "callbacks=%s capture=%s%s", api_mode_names[A.api_mode], (unsigned long long)(A.flush_ns / 1000000),
+		         A.buf_bytes >> 10, A.max_bufs, A.calls.inflight ? "on" : "off", cb_mode_names[A.cb_mode],
+		         ag_nvtx_capture_spec()[0] ? "nvtx:" : "off", ag_nvtx_capture_spec());
 		write_note_locked(text, 0);
 		gtt_record r = { .tag = GTT_REC_HEALTH };
 		r.u.health.time_ns = r.u.health.end_ns = ag_now_ns();
@@ -231,33 +253,38 @@ static void summary_text(char *buf, size_t len)
 	const ag_stats *s = &A.st;
 	ag_bufq_stats bq = { 0 };
 	ag_calls_stats cs;
+	ag_nvtx_stats ns;
 	if (A.q)
 		ag_bufq_stats_get(A.q, &bq);
 	ag_calls_stats_get(&cs);
+	ag_nvtx_stats_get(&ns);
 	double per = s->n_records ? (double)s->process_ns / (double)s->n_records : 0;
 	double cb = cs.n_timed ? (double)cs.timed_ns / (double)cs.n_timed : 0;
 	/* application-thread cost per activity record: two callbacks per call, the stacks taken */
 	double app = s->n_records ? (2.0 * cb * (double)cs.n_calls + (double)cs.capture_ns) / (double)s->n_records : 0;
-	snprintf(buf, len, "cupti agent %s: mode=%s api=%s records=%llu kernel=%llu memcpy=%llu memset=%llu "
+	snprintf(buf, len, "cupti agent %s: mode=%s api=%s callbacks=%s records=%llu kernel=%llu memcpy=%llu memset=%llu "
 	         "sync=%llu runtime=%llu driver=%llu driver_nested_dropped=%llu alloc=%llu nvtx=%llu "
-	         "overhead=%llu other=%llu discarded=%llu dropped=%llu buffers=%llu ns_per_record=%.1f "
+	         "overhead=%llu other=%llu discarded=%llu outside_capture=%llu dropped=%llu buffers=%llu ns_per_record=%.1f "
 	         "buffers_allocated_on_app_thread=%llu buffer_requests_refused=%llu peak_queued_buffers=%u "
-	         "api_calls=%llu callback_ns=%.1f stacks=%llu stacks_first=%llu stacks_nth=%llu stacks_long=%llu "
+	         "callback_ids=%d api_calls=%llu api_nested=%llu callback_ns=%.1f callbacks_timed=%llu "
+	         "callbacks_preempted=%llu stacks=%llu stacks_first=%llu stacks_nth=%llu stacks_long=%llu "
 	         "stacks_long_at_exit=%llu stacks_skipped_budget=%llu stacks_lost_ring=%llu stack_us=%.2f "
-	         "app_ns_per_record=%.1f",
+	         "app_ns_per_record=%.1f capture_ranges=%llu counters=%llu",
 	         A.forked ? "(forked child)" : "summary", A.mode == MODE_BARE ? "bare" : "full",
-	         api_mode_names[A.api_mode],
+	         api_mode_names[A.api_mode], cb_mode_names[A.cb_mode],
 	         (unsigned long long)s->n_records, (unsigned long long)s->n_kernel, (unsigned long long)s->n_memcpy,
 	         (unsigned long long)s->n_memset, (unsigned long long)s->n_sync, (unsigned long long)s->n_runtime,
 	         (unsigned long long)s->n_driver, (unsigned long long)s->n_driver_nested,
 	         (unsigned long long)s->n_alloc, (unsigned long long)s->n_nvtx, (unsigned long long)s->n_overhead,
-	         (unsigned long long)s->n_other, (unsigned long long)s->n_discarded, (unsigned long long)s->n_dropped,
-	         (unsigned long long)s->n_buffers, per, (unsigned long long)bq.n_alloc_app,
-	         (unsigned long long)bq.n_refused, bq.peak_queued, (unsigned long long)cs.n_calls, cb,
+	         (unsigned long long)s->n_other, (unsigned long long)s->n_discarded, (unsigned long long)s->n_outside,
+	         (unsigned long long)s->n_dropped, (unsigned long long)s->n_buffers, per, (unsigned long long)bq.n_alloc_app,
+	         (unsigned long long)bq.n_refused, bq.peak_queued, A.n_cbids, (unsigned long long)cs.n_calls,
+	         (unsigned long long)cs.n_nested, cb, (unsigned long long)cs.n_timed, (unsigned long long)cs.n_timed_clipped,
 	         (unsigned long long)cs.n_taken, (unsigned long long)cs.n_first, (unsigned long long)cs.n_nth,
 	         (unsigned long long)cs.n_long, (unsigned long long)cs.n_long_exit, (unsigned long long)cs.n_skip_budget,
 	         (unsigned long long)cs.n_skip_ring,
-	         cs.n_taken ? (double)cs.capture_ns / 1000.0 / (double)cs.n_taken : 0, app);
+	         cs.n_taken ? (double)cs.capture_ns / 1000.0 / (double)cs.n_taken : 0, app,
+	         (unsigned long long)ns.n_ranges, (unsigned long long)ns.n_counters);
 }
 
 /* Summary, close, and a .done marker so gt-record knows the file is complete. */
@@ -265,12 +292,15 @@ static void close_side_locked(int summary)
 {
 	if (!A.w)
 		return;
-	char text[1200];
+	char text[1600];
 	if (summary && !A.devices_written && !A.forked)
 		write_devices_locked();    /* switched off before the first flush */
 	summary_text(text, sizeof(text));
 	if (summary)
 		write_note_locked(text, A.st.n_records);
+	ag_nvtx_capture_summary(text, sizeof(text), A.st.n_outside);
+	if (summary && text[0])
+		write_note_locked(text, A.st.n_outside);
 	gtt_writer_close(A.w);    /* closes A.fd */
 	ag_enc_destroy(A.enc);
 	A.w = NULL;
@@ -385,9 +415,18 @@ static void set_kinds(int enable)
 		        (int)A.pid, n_off);
 }
 
-/* The API callbacks (in-flight table, launch stacks) for every call whose activity we would
- * record: all calls with GT_CUPTI_API=all, else all but the trivial state queries — whatever
- * the API activity mode, since driver calls (cuBLAS, Triton launches) matter to both. */
+/* The API callbacks (in-flight table, launch stacks, capture bounds): by default for the tracked
+ * calls only (ag_api_tracked: launches, copies, syncs, waits, allocations, loading), in both
+ * domains — the driver's for the libraries that call it directly (cuBLAS, Triton, NCCL). With
+ * GT_CUPTI_CALLBACKS=all, every call whose activity is recorded (all but the trivial queries, or
+ * every one with GT_CUPTI_API=all). */
+static int cb_wanted(const char *name)
+{
+	if (A.cb_mode == CB_ALL)
+		return A.api_mode == AG_API_ALL || !ag_api_trivial(name);
+	return ag_api_tracked(name);
+}
+
 static void set_callbacks(int enable)
 {
 	static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API };
@@ -400,7 +439,7 @@ static void set_callbacks(int enable)
 			for (uint32_t cbid = 1; cbid < sizes[d]; cbid++) {
 				const char *name = NULL;
 				A.cb_want[d][cbid] = cuptiGetCallbackName(doms[d], cbid, &name) == CUPTI_SUCCESS && name &&
-				                     (A.api_mode == AG_API_ALL || !ag_api_trivial(name));
+				                     cb_wanted(name);
 			}
 		}
 		for (uint32_t cbid = 1; cbid < sizes[d]; cbid++)
@@ -408,20 +447,32 @@ static void set_callbacks(int enable)
 				n_on++;
 	}
 	A.callbacks_on = enable && n_on > 0;
+	A.n_cbids = enable ? n_on : 0;
 	if (A.verbose)
-		fprintf(stderr, "gt-cupti[%d]: API callbacks %s for %d calls\n", (int)A.pid, enable ? "on" : "off", n_on);
+		fprintf(stderr, "gt-cupti[%d]: API callbacks (%s) %s for %d calls\n", (int)A.pid, cb_mode_names[A.cb_mode],
+		        enable ? "on" : "off", n_on);
 }
 
-/* Callbacks run while the in-flight table is kept (always, unless GT_CUPTI_INFLIGHT=0) or
- * launch stacks are taken (while tracing). Caller holds ctl_lock. */
+/* CUPTI's NVTX callbacks: counters and names always, range nesting while a capture rule is set. */
+static void set_nvtx_callbacks(void)
+{
+	for (uint32_t cbid = 1; cbid < CUPTI_CBID_NVTX_SIZE; cbid++)
+		cuptiEnableCallback(ag_nvtx_wanted(cbid) != 0, A.sub, CUPTI_CB_DOMAIN_NVTX, cbid);
+}
+
+/* Callbacks run while the in-flight table is kept (always, unless GT_CUPTI_INFLIGHT=0), launch
+ * stacks are taken (while tracing), a capture rule needs the launches' correlation ids, or the
+ * empty callback is measured. Caller holds ctl_lock. */
 static void update_callbacks(void)
 {
-	int stacks = A.calls.stacks && A.on && A.mode == MODE_FULL;
-	int inflight = A.calls.inflight && A.mode == MODE_FULL;
-	int want = stacks || inflight;
+	int stacks = A.calls.stacks && A.on && A.mode == MODE_FULL && A.cb_mode != CB_EMPTY;
+	int inflight = A.calls.inflight && A.mode == MODE_FULL && A.cb_mode != CB_EMPTY;
+	int capture = ag_cap_active() && A.mode == MODE_FULL;
+	int want = A.cb_mode != CB_NONE && (stacks || inflight || capture || (A.cb_mode == CB_EMPTY && A.on));
 	if (want != A.callbacks_on)
 		set_callbacks(want);
 	ag_calls_set(inflight && A.callbacks_on, stacks && A.callbacks_on);
+	ag_cap_launch_bounds(A.callbacks_on && A.cb_mode != CB_EMPTY);
 }
 
 /* Caller holds ctl_lock. dir NULL in bare mode. */
@@ -465,20 +516,29 @@ static void turn_off(void)
 /* Launch-stack settings gt-record passes with "on": lines "set NAME=VALUE" after the first. */
 static void apply_settings(char *lines)
 {
-	int changed = 0;
+	int changed = 0, capture = 0;
 	for (char *l = lines; l && *l;) {
 		char *next = strchr(l, '\n');
 		if (next)
 			*next++ = 0;
 		char *eq = strncmp(l, "set ", 4) == 0 ? strchr(l + 4, '=') : NULL;
-		if (eq && A.calls_ok) {
+		if (eq)
 			*eq = 0;
+		if (eq && strcmp(l + 4, "GT_CUPTI_CAPTURE_NVTX") == 0) {
+			if (A.mode == MODE_FULL && strcmp(eq + 1, ag_nvtx_capture_spec()) != 0 &&
+			    ag_nvtx_capture_set(eq + 1, warn) == 0)
+				capture = 1;
+		} else if (eq && A.calls_ok) {
 			changed |= ag_calls_config_set(&A.calls, l + 4, eq + 1, warn) == 0;
 		}
 		l = next;
 	}
 	if (changed)
 		ag_calls_reconfigure(&A.calls);
+	if (capture) {
+		set_nvtx_callbacks();
+		update_callbacks();
+	}
 }
 
 /* The control file (written by gt-record, atomically): "on DIR\n" (optionally followed by
@@ -583,7 +643,7 @@ static void at_exit(void)
 		turn_off();
 	}
 	if (A.verbose) {
-		char text[1200];
+		char text[1600];
 		summary_text(text, sizeof(text));
 		fprintf(stderr, "gt-cupti[%d]: %s\n", (int)getpid(), text);
 	}
@@ -621,6 +681,7 @@ static void fork_child(void)
 	A.pending_dropped = 0;
 	ag_bufq_atfork(A.q, 2);
 	ag_calls_fork_child((uint32_t)A.pid);
+	ag_nvtx_fork_child((uint32_t)A.pid);
 	pthread_mutex_unlock(&A.lock);
 	pthread_mutex_unlock(&A.ctl_lock);
 }
@@ -628,8 +689,12 @@ static void fork_child(void)
 static void CUPTIAPI subscriber_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
 	(void)ud;
-	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API)
-		ag_calls_callback(dom, cbid, data);
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (A.cb_mode != CB_EMPTY)    /* empty: what CUPTI's dispatch alone costs */
+			ag_calls_callback(dom, cbid, data);
+	} else if (dom == CUPTI_CB_DOMAIN_NVTX) {
+		ag_nvtx_callback(cbid, data);
+	}
 }
 
 static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
@@ -661,6 +726,17 @@ static void read_config(void)
 		if (!found)
 			warn("GT_CUPTI_API=%s: expected default, all, runtime or none; using default", s);
 	}
+	A.cb_mode = CB_TRACKED;
+	if ((s = getenv("GT_CUPTI_CALLBACKS")) && *s) {
+		int found = 0;
+		for (int i = 0; i < 4; i++)
+			if (strcmp(s, cb_mode_names[i]) == 0) {
+				A.cb_mode = i;
+				found = 1;
+			}
+		if (!found)
+			warn("GT_CUPTI_CALLBACKS=%s: expected tracked, all, empty or none; using tracked", s);
+	}
 	A.verbose = (s = getenv("GT_CUPTI_VERBOSE")) && *s && strcmp(s, "0") != 0;
 	A.flush_ns = env_u64("GT_CUPTI_FLUSH_MS", 1000, 10, 60000) * 1000000ull;
 	A.buf_bytes = (size_t)env_u64("GT_CUPTI_BUFFER_KB", 4096, 64, 1 << 20) << 10;
@@ -672,6 +748,10 @@ static void read_config(void)
 	ag_calls_config(&A.calls, warn);
 	if (A.mode == MODE_BARE)
 		A.calls.inflight = A.calls.stacks = 0;    /* bare: CUPTI activity and nothing of ours */
+	if (A.mode == MODE_BARE || A.cb_mode == CB_NONE)
+		A.calls.inflight = A.calls.stacks = 0;
+	if (A.mode == MODE_FULL && (s = getenv("GT_CUPTI_CAPTURE_NVTX")) && *s)
+		ag_nvtx_capture_set(s, warn);
 	s = getenv("GT_CUPTI_CTL_DIR");
 	snprintf(A.ctl_dir, sizeof(A.ctl_dir), "%s", s && *s ? s : "/tmp");
 }
@@ -753,6 +833,8 @@ static void agent_init(void)
 	} else {
 		A.calls_ok = A.mode == MODE_FULL;
 	}
+	if (A.mode == MODE_FULL && ag_nvtx_init((uint32_t)A.pid, wake_flusher) < 0)
+		warn("%s", "out of memory: no NVTX capture ranges or counters");
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if ((r = cuptiActivityRegisterTimestampCallback(timestamp_cb)) != CUPTI_SUCCESS)
 		warn("cannot put CUPTI on CLOCK_MONOTONIC (%s); GPU times will not line up", cupti_err(r));
@@ -776,6 +858,8 @@ static void agent_init(void)
 		start_dormant = 1;
 	}
 	pthread_mutex_lock(&A.ctl_lock);
+	if (A.mode == MODE_FULL)
+		set_nvtx_callbacks();
 	if (!start_dormant)
 		turn_on(A.mode == MODE_FULL ? dir : NULL);
 	else

@@ -21,6 +21,13 @@ enum ag_api_mode {
  * state query that neither blocks nor touches the GPU (cudaGetDevice, cuKernelGetName, ...): not
  * recorded by default, since on CUDA 13 + PyTorch they are ~80% of all API records. */
 int ag_api_trivial(const char *name);
+/* 1 when the agent's API callbacks (in-flight table, launch stacks) follow a call by default
+ * (GT_CUPTI_CALLBACKS=tracked): kernel and graph launches, copies, memsets, prefetches,
+ * synchronizations and stream/event waits, allocations and frees (device, host, managed, async,
+ * virtual memory map/unmap), module and library loading, context creation, graph
+ * instantiation. Not: queries (cudaEventQuery, cudaStreamQuery), event records, attribute and
+ * state calls — frequent in PyTorch, never blocking, and of no use for a launch stack. */
+int ag_api_tracked(const char *name);
 
 /* Counters over the agent's life; read at the end for the summary note. */
 typedef struct ag_stats {
@@ -29,6 +36,7 @@ typedef struct ag_stats {
 	uint64_t n_driver_nested;  /* driver records dropped as nested in a runtime call */
 	uint64_t n_other;          /* kinds we do not translate */
 	uint64_t n_discarded;      /* records that arrived while tracing was off */
+	uint64_t n_outside;        /* records outside the capture ranges, not written */
 	uint64_t n_dropped;        /* records CUPTI dropped (buffers full) */
 	uint64_t n_buffers;
 	uint64_t process_ns;       /* time spent translating buffers */

@@ -24,6 +24,8 @@ typedef struct ag_calls_cfg {
 	uint32_t max_py;        /* GT_CUPTI_STACK_PY_DEPTH: Python frames (128, at most 256) */
 	uint32_t budget_ppm;    /* GT_CUPTI_STACK_BUDGET: percent of each thread's time that stack
 	                         * taking may use (1 %; 0 = no limit), in parts per million */
+	uint32_t budget_call_ns;/* GT_CUPTI_STACK_BUDGET_NS: stack time each outermost call earns
+	                         * (10 ns; 0 = no limit): what stacks add per call, on average */
 	uint64_t burst_ns;      /* GT_CUPTI_STACK_BURST_MS: stack time a thread may spend ahead of
 	                         * its budget (50 ms: the first calls of every kernel at start-up) */
 	size_t ring_bytes;      /* GT_CUPTI_STACK_RING_KB (4096) */
@@ -32,7 +34,7 @@ typedef struct ag_calls_cfg {
 /* Defaults, then the environment; each bad value is named through warn and ignored. */
 void ag_calls_config(ag_calls_cfg *c, void (*warn)(const char *fmt, const char *arg));
 /* Change one setting of a running agent (GT_CUPTI_STACKS, _PYTHON, _FIRST, _EVERY, _LONG_US,
- * _BUDGET, _BURST_MS; the depths, the ring and INFLIGHT are fixed at start) in c, from text;
+ * _BUDGET, _BUDGET_NS, _BURST_MS; the depths, the ring and INFLIGHT are fixed at start) in c, from text;
  * then ag_calls_reconfigure(c) makes it effective. 0, or -1 (named through warn). */
 int ag_calls_config_set(ag_calls_cfg *c, const char *name, const char *value, void (*warn)(const char *, const char *));
 void ag_calls_reconfigure(const ag_calls_cfg *c);
@@ -72,7 +74,10 @@ typedef struct ag_calls_stats {
 	uint64_t n_py_frames, n_native_frames;
 	uint64_t n_py_none, n_py_fail, n_native_trunc;
 	uint64_t capture_ns;       /* time spent taking stacks, on application threads */
-	uint64_t n_timed, timed_ns;/* callbacks timed (1 in 256, without a stack) and their time */
+	uint64_t n_nested;         /* API calls made inside another one on the same thread */
+	uint64_t n_timed, timed_cyc;/* callbacks timed (1 in 256, without a stack), their cycles */
+	uint64_t n_timed_clipped;  /* ... timed but longer than 100 us (preempted): not counted */
+	uint64_t timed_ns;         /* timed_cyc in ns (ag_calls_stats_get converts) */
 	uint64_t n_written;        /* cuda_callstack records written */
 } ag_calls_stats;
 void ag_calls_stats_get(ag_calls_stats *st);

@@ -3,6 +3,7 @@
  * interns kernel/API/NVTX names as STRING records. Runs on CUPTI's thread, so it must stay cheap:
  * names are found by pointer or callback id, never by hashing a string twice. */
 #include "cupti_agent.h"
+#include "cupti_nvtx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,17 @@ struct ag_enc {
 	unsigned ring_n;
 	const CUpti_ActivityAPI *pend[PENDING_MAX];
 	unsigned n_pend;
+	uint64_t n_outside;           /* records outside the capture ranges (this buffer) */
 };
+
+/* Inside a capture range (cupti_nvtx.c), or no capture rule: the record is written. */
+static int keep(ag_enc *e, int how, uint64_t t0, uint64_t t1, uint32_t corr)
+{
+	if (ag_cap_keep(how, t0, t1, corr))
+		return 1;
+	e->n_outside++;
+	return 0;
+}
 
 uint64_t ag_now_ns(void)
 {
@@ -195,6 +206,22 @@ uint32_t ag_enc_api_name(ag_enc *e, uint32_t domain, uint32_t cbid)
 	return api_name_id(e, domain == GTT_API_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
+/* name without its version and per-thread-stream suffixes (_v7000, _v2, _ptsz, _ptds) */
+static void api_base(const char *name, char *base, size_t len)
+{
+	snprintf(base, len, "%s", name);
+	for (;;) {
+		char *u = strrchr(base, '_');
+		if (!u)
+			break;
+		if ((u[1] == 'v' && u[2] && strspn(u + 2, "0123456789") == strlen(u + 2)) || strcmp(u, "_ptsz") == 0 ||
+		    strcmp(u, "_ptds") == 0)
+			*u = 0;
+		else
+			break;
+	}
+}
+
 int ag_api_trivial(const char *name)
 {
 	static const char *const trivial[] = {
@@ -213,20 +240,34 @@ int ag_api_trivial(const char *name)
 		"cuGetErrorName", "cuStreamGetPriority", "cuStreamGetFlags", "cuStreamGetCtx", "cuStreamGetId",
 	};
 	char base[128];
-	snprintf(base, sizeof(base), "%s", name);
-	/* strip version and per-thread-stream suffixes: _v7000, _v2, _ptsz, _ptds */
-	for (;;) {
-		char *u = strrchr(base, '_');
-		if (!u)
-			break;
-		if ((u[1] == 'v' && u[2] && strspn(u + 2, "0123456789") == strlen(u + 2)) || strcmp(u, "_ptsz") == 0 ||
-		    strcmp(u, "_ptds") == 0)
-			*u = 0;
-		else
-			break;
-	}
+	api_base(name, base, sizeof(base));
 	for (size_t i = 0; i < sizeof(trivial) / sizeof(trivial[0]); i++)
 		if (strcmp(base, trivial[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int ag_api_tracked(const char *name)
+{
+	/* work on the GPU or its memory, waits, and the calls that can block for long (context
+	 * creation, module loading, graph instantiation); graph node editing is not among them */
+	static const char *const parts[] = {
+		"Launch", "Memcpy", "Memset", "MemPrefetch", "Synchronize", "WaitEvent", "WaitValue", "BatchMemOp",
+		"Malloc", "Free", "MemAlloc", "MemCreate", "MemRelease", "MemMap", "MemUnmap", "SetAccess",
+		"AddressReserve", "HostAlloc", "HostRegister", "HostUnregister", "ModuleLoad", "LibraryLoad",
+		"LinkComplete", "CtxCreate", "PrimaryCtxRetain", "DeviceReset",
+	};
+	static const char *const graph[] = { "GraphLaunch", "GraphInstantiate", "GraphUpload" };
+	char base[128];
+	api_base(name, base, sizeof(base));
+	if (strstr(base, "Graph")) {
+		for (size_t i = 0; i < sizeof(graph) / sizeof(graph[0]); i++)
+			if (strstr(base, graph[i]))
+				return 1;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (strstr(base, parts[i]))
 			return 1;
 	return 0;
 }
@@ -246,6 +287,8 @@ static uint32_t memcpy_kind(uint32_t k)
 
 static void put_kernel(ag_enc *e, const CUpti_ActivityKernel10 *k)
 {
+	if (!keep(e, AG_CAP_BY_LAUNCH, k->start, k->end, k->correlationId))
+		return;
 	gtt_record r = { .tag = GTT_REC_CUDA_KERNEL };
 	gtt_cuda_kernel *o = &r.u.kernel;
 	o->start_ns = k->start;
@@ -265,6 +308,8 @@ static void put_kernel(ag_enc *e, const CUpti_ActivityKernel10 *k)
 
 static void put_memcpy(ag_enc *e, const CUpti_ActivityMemcpy6 *m)
 {
+	if (!keep(e, AG_CAP_BY_LAUNCH, m->start, m->end, m->correlationId))
+		return;
 	gtt_record r = { .tag = GTT_REC_CUDA_MEMCPY };
 	gtt_cuda_memcpy *o = &r.u.memcpy;
 	o->start_ns = m->start;
@@ -282,6 +327,8 @@ static void put_memcpy(ag_enc *e, const CUpti_ActivityMemcpy6 *m)
 
 static void put_p2p(ag_enc *e, const CUpti_ActivityMemcpyPtoP4 *m)
 {
+	if (!keep(e, AG_CAP_BY_LAUNCH, m->start, m->end, m->correlationId))
+		return;
 	gtt_record r = { .tag = GTT_REC_CUDA_MEMCPY };
 	gtt_cuda_memcpy *o = &r.u.memcpy;
 	o->start_ns = m->start;
@@ -299,6 +346,8 @@ static void put_p2p(ag_enc *e, const CUpti_ActivityMemcpyPtoP4 *m)
 
 static void put_memset(ag_enc *e, const CUpti_ActivityMemset4 *m)
 {
+	if (!keep(e, AG_CAP_BY_LAUNCH, m->start, m->end, m->correlationId))
+		return;
 	gtt_record r = { .tag = GTT_REC_CUDA_MEMSET };
 	gtt_cuda_memset *o = &r.u.memset;
 	o->start_ns = m->start;
@@ -315,6 +364,8 @@ static void put_memset(ag_enc *e, const CUpti_ActivityMemset4 *m)
 
 static void put_sync(ag_enc *e, const CUpti_ActivitySynchronization2 *s)
 {
+	if (!keep(e, AG_CAP_BY_START, s->start, s->end, s->correlationId))
+		return;
 	gtt_record r = { .tag = GTT_REC_CUDA_SYNC };
 	gtt_cuda_sync *o = &r.u.sync;
 	o->start_ns = s->start;
@@ -329,6 +380,8 @@ static void put_sync(ag_enc *e, const CUpti_ActivitySynchronization2 *s)
 
 static void put_api(ag_enc *e, const CUpti_ActivityAPI *a)
 {
+	if (!keep(e, AG_CAP_BY_START, a->start, a->end, a->correlationId))
+		return;
 	int rt = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
 	gtt_record r = { .tag = GTT_REC_CUDA_API };
 	gtt_cuda_api *o = &r.u.api;
@@ -406,6 +459,8 @@ static void api_record(ag_enc *e, const CUpti_ActivityAPI *a, ag_stats *st)
 
 static void put_alloc(ag_enc *e, const CUpti_ActivityMemory4 *m)
 {
+	if (!keep(e, AG_CAP_BY_START, m->timestamp, m->timestamp, m->correlationId))
+		return;
 	gtt_record r = { .tag = GTT_REC_CUDA_ALLOC };
 	gtt_cuda_alloc *o = &r.u.alloc;
 	o->time_ns = m->timestamp;
@@ -423,6 +478,8 @@ static void put_alloc(ag_enc *e, const CUpti_ActivityMemory4 *m)
 
 static void put_nvtx(ag_enc *e, const nvtx_open *n, uint64_t end_ns, uint32_t kind)
 {
+	if (!keep(e, AG_CAP_BY_OVERLAP, n->start_ns, end_ns, 0))
+		return;
 	gtt_record r = { .tag = GTT_REC_NVTX };
 	gtt_nvtx *o = &r.u.nvtx;
 	o->start_ns = n->start_ns;
@@ -526,6 +583,7 @@ void ag_enc_buffer(ag_enc *e, uint8_t *buf, size_t valid_bytes, ag_stats *st)
 	CUpti_Activity *rec = NULL;
 	e->ring_n = 0;
 	e->n_pend = 0;
+	e->n_outside = 0;
 	while (cuptiActivityGetNextRecord(buf, valid_bytes, &rec) == CUPTI_SUCCESS) {
 		st->n_records++;
 		switch (rec->kind) {
@@ -574,6 +632,7 @@ void ag_enc_buffer(ag_enc *e, uint8_t *buf, size_t valid_bytes, ag_stats *st)
 		}
 	}
 	flush_pending(e, st);
+	st->n_outside += e->n_outside;
 }
 
 void ag_enc_count(uint8_t *buf, size_t valid_bytes, ag_stats *st)

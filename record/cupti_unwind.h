@@ -16,12 +16,21 @@ int ag_unwind_skip_object(const void *addr);
  * many were added. */
 int ag_unwind_skip_named(const char *part);
 /* The walk ends at the first frame inside the object that contains addr (the Python
- * interpreter: the Python stack, read separately, continues from there). One object. 0 or -1. */
+ * interpreter: the Python stack, read separately, continues from there). One object; NULL: none
+ * any more. 0 or -1. */
 int ag_unwind_stop_object(const void *addr);
 /* The calling thread's return addresses, leaf first (the first frame outside the skipped
  * objects), at most cap of them; *truncated is set when the stack went on beyond cap, *stopped
  * when it ended at the stop object. Returns the number of frames, or -1 without an unwinder.
- * Costs ~0.1-0.3 us per frame (libgcc reads .eh_frame for each). */
+ * The fast walk (cupti_cfi.c: unwind rules cached per return address, a few ns per frame once
+ * cached) is tried first; libgcc's (0.1-0.5 us per frame: it finds and runs the .eh_frame entry
+ * of every frame, every time) when it declines, or always with GT_CUPTI_UNWIND=libgcc. */
 int ag_unwind(uint64_t *ips, int cap, int *truncated, int *stopped);
+enum { AG_UNWIND_FAST = 0, AG_UNWIND_LIBGCC = 1 };
+/* Choose the walk (AG_UNWIND_*) for every thread from now on (tests, benchmarks); returns the
+ * previous one. */
+int ag_unwind_set_mode(int mode);
+/* ag_unwind with the given walk, whatever the mode (tests). */
+int ag_unwind_using(int mode, uint64_t *ips, int cap, int *truncated, int *stopped);
 
 #endif

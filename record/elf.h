@@ -1,12 +1,12 @@
 /* elf.h — just enough ELF reading for the recorder (no libelf on the GPU box): build-ids,
  * symbol lookup in .dynsym/.symtab, and load segments, through <elf.h> on a mapped file.
  * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno. */
-/* Tests compile with -Irecord, where a plain <elf.h> (also the one inside <libelf.h>) would
- * find this file: pull in the system header here so both sets of names are always defined. */
-#include_next <elf.h>
 #ifndef REC_ELF_H
 #define REC_ELF_H
 
+/* the system header: record/ is never on the <> search path (the tests and test programs reach
+ * record/'s headers through -iquote), so a plain <elf.h> never finds this file */
+#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 

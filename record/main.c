@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "dump.h"
 #include "gt_util.h"
 #include "session.h"
@@ -53,6 +54,21 @@ static void usage(FILE *f)
 	        "  --top                    while recording, a live per-thread view on the terminal: CPU %%,\n"
 	        "                           GIL classes, hottest function, lost samples (q quits, t: totals)\n"
 	        "  --cuda-stacks=on|off     stacks at sampled CUDA API calls (default on; docs/CUDA.md)\n"
+	        "\n"
+	        "capture control (docs/RECORD.md, \"Capture\"; outside capture the events are off):\n"
+	        "  --delay SECONDS          start sampling SECONDS after the recording starts (perf -D,\n"
+	        "                           nsys --delay); with --capture-range, the range waits for it\n"
+	        "  --capture-range=signal   sample only between SIGUSR1 (start) and SIGUSR2 (stop) sent to\n"
+	        "                           gt-record; repeatable\n"
+	        "  --capture-range=nvtx:NAME\n"
+	        "                           sample only inside NVTX ranges named NAME (needs the CUDA agent;\n"
+	        "                           CPU sampling follows the ranges ~0.1-1 s late, see the docs)\n"
+	        "  --ring SECONDS           flight recorder: keep only the last SECONDS (segments on disk:\n"
+	        "                           -o FILE holds the last complete window if gt-record is killed);\n"
+	        "                           the window is written to FILE at the end, and to FILE-stem.N.gtt\n"
+	        "                           on each SIGUSR2 while recording goes on\n"
+	        "  --max-size SIZE          stop recording cleanly when the trace reaches SIZE (K, M, G\n"
+	        "                           suffixes: powers of 1024); a launched command runs on\n"
 	        "  -q, --quiet              no status line, no summary\n"
 	        "  -h, --help               this text\n"
 	        "  -V, --version            print the version\n"
@@ -103,10 +119,39 @@ static int parse_call_graph(const char *s, rec_opts *o)
 	return -EINVAL;
 }
 
+/* bad() for a helper that must return -EINVAL. */
+static int refuse(const char *why)
+{
+	bad("%s", why);
+	return -EINVAL;
+}
+
+/* Capture options that cannot go together, each refused with one line. 0 or -EINVAL. */
+static int capture_conflict(const rec_opts *o, int want_dump)
+{
+	const rec_capture_opts *c = &o->capture;
+	int any = c->delay_s > 0 || c->range != REC_CAP_ALWAYS || c->ring_s > 0 || c->max_size;
+
+	if (any && (o->prepare || want_dump))
+		return refuse("--delay, --capture-range, --ring and --max-size go with a recording (not --prepare "
+		              "or --dump)");
+	if (c->ring_s > 0 && c->range == REC_CAP_SIGNAL)
+		return refuse("--ring and --capture-range=signal both use SIGUSR2 (for the ring it writes the "
+		              "window): choose one");
+	if (c->ring_s > 0 && c->max_size)
+		return refuse("--ring and --max-size exclude each other (the ring's size follows its SECONDS)");
+	if (c->range == REC_CAP_NVTX && o->no_cuda)
+		return refuse("--capture-range=nvtx needs the CUDA agent, which --no-cuda leaves out");
+	if (c->delay_s > 0 && o->duration_s > 0 && o->duration_s <= c->delay_s)
+		return refuse("-d ends the recording before --delay starts sampling");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
-	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP, OPT_CUDA_STACKS, OPT_NO_STACK_COPY, OPT_SCOPE };
+	       OPT_JSON, OPT_ALL_FRAMES, OPT_TOP, OPT_CUDA_STACKS, OPT_NO_STACK_COPY, OPT_SCOPE, OPT_DELAY,
+	       OPT_CAPTURE_RANGE, OPT_RING, OPT_MAX_SIZE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -125,6 +170,10 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
 		{ "top", no_argument, NULL, OPT_TOP },
+		{ "delay", required_argument, NULL, OPT_DELAY },
+		{ "capture-range", required_argument, NULL, OPT_CAPTURE_RANGE },
+		{ "ring", required_argument, NULL, OPT_RING },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -218,6 +267,30 @@ int main(int argc, char **argv)
 		case OPT_TOP:
 			o.top = 1;
 			break;
+		case OPT_DELAY:
+			if (parse_double(optarg, 0.001, MAX_DURATION_S, &v) < 0)
+				return bad("--delay %s: not a positive number of seconds", optarg);
+			o.capture.delay_s = v;
+			break;
+		case OPT_CAPTURE_RANGE:
+			if (strcmp(optarg, "signal") == 0) {
+				o.capture.range = REC_CAP_SIGNAL;
+			} else if (strncmp(optarg, "nvtx:", 5) == 0 && optarg[5]) {
+				o.capture.range = REC_CAP_NVTX;
+				o.capture.nvtx_name = optarg + 5;
+			} else {
+				return bad("--capture-range=%s: expected signal or nvtx:NAME", optarg);
+			}
+			break;
+		case OPT_RING:
+			if (parse_double(optarg, 1, MAX_DURATION_S, &v) < 0)
+				return bad("--ring %s: not a number of seconds (at least 1)", optarg);
+			o.capture.ring_s = v;
+			break;
+		case OPT_MAX_SIZE:
+			if (rec_capture_parse_size(optarg, &o.capture.max_size) < 0 || o.capture.max_size < (64u << 10))
+				return bad("--max-size %s: expected a size of at least 64K (K, M, G suffixes)", optarg);
+			break;
 		case 'q':
 			o.quiet = 1;
 			break;
@@ -239,6 +312,8 @@ int main(int argc, char **argv)
 		return bad("%s--no-stack-copy and --call-graph dwarf exclude each other (dwarf unwinding needs the copy)", "");
 	if (no_stack_copy)
 		o.dwarf = 0;
+	if (capture_conflict(&o, want_dump) < 0)
+		return GT_EXIT_USAGE;
 	o.argv = argv + optind;
 	if (o.top && (want_dump || o.prepare))
 		return bad("%s--top goes with a recording (a COMMAND or -p PID), not --dump or --prepare", "");

@@ -56,12 +56,16 @@ typedef struct pending { uint64_t time_ns, seq; size_t off; uint32_t size; int r
 struct rec_perf {
 	rec_perf_opts o;
 	struct perf_event_attr attr;
+	struct perf_event_attr track; /* o.capture: the side-band event that stays on (mmap, comm, task) */
 	gtt_writer *w;
 	int n_cpus;
 	int *cpus;              /* online CPU numbers */
 	ring *rings;            /* one per CPU */
 	int *fds;               /* every event fd (attach mode: threads x CPUs) */
 	size_t n_fds, cap_fds;
+	int *sfds;              /* o.capture: the sampling events among them (switched on and off) */
+	size_t n_sfds, cap_sfds;
+	int sampling;           /* o.capture: the sampling events are on */
 	int32_t *attached;      /* attached tids (attach mode) */
 	size_t n_attached, cap_attached;
 	rec_perf_decoder *dec;
@@ -126,6 +130,19 @@ static void fill_attr(rec_perf *p, int mode)
 	a->disabled = mode == MODE_LAUNCH;
 	a->enable_on_exec = mode == MODE_LAUNCH;
 	a->exclude_idle = mode == MODE_SYSTEM; /* the idle task is nobody's */
+	if (!p->o.capture)
+		return;
+	/* Capture control: the sampling events start off and are switched with ioctls; the
+	 * records that keep the trace true while they are off (mappings, names, forks and exits:
+	 * the process tree) come from a dummy event that stays on, as perf record -D does. A
+	 * disabled event writes no side-band records, so the sampling event carries none. */
+	p->track = *a;
+	p->track.config = PERF_COUNT_SW_DUMMY;
+	p->track.sample_period = 0;
+	p->track.context_switch = 0; /* switches only while sampling: they cost per switch */
+	a->comm = a->comm_exec = a->mmap = a->mmap2 = a->build_id = a->task = 0;
+	a->disabled = 1;
+	a->enable_on_exec = 0;
 }
 
 static void open_error(int e, const char *what, char *err, size_t errlen)
@@ -150,27 +167,30 @@ static void open_error(int e, const char *what, char *err, size_t errlen)
 
 /* Open one event, falling back for old kernels (no build_id in MMAP2) and, when the kernel
  * refuses kernel samples, to user-only sampling. Returns fd or -errno. */
-static int open_event(rec_perf *p, pid_t pid, int cpu)
+static int open_event(rec_perf *p, struct perf_event_attr *a, pid_t pid, int cpu)
 {
-	long fd = perf_open(&p->attr, pid, cpu);
+	long fd = perf_open(a, pid, cpu);
 
-	if (fd < 0 && errno == EINVAL && p->attr.build_id) {
-		p->attr.build_id = 0;
-		fd = perf_open(&p->attr, pid, cpu);
+	if (fd < 0 && errno == EINVAL && a->build_id) {
+		a->build_id = 0;
+		fd = perf_open(a, pid, cpu);
 		if (fd < 0)
-			p->attr.build_id = 1;
+			a->build_id = 1;
 	}
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && !p->attr.exclude_kernel) {
-		p->attr.exclude_kernel = 1;
-		p->attr.exclude_callchain_kernel = 1;
-		fd = perf_open(&p->attr, pid, cpu);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a->exclude_kernel) {
+		a->exclude_kernel = 1;
+		a->exclude_callchain_kernel = 1;
+		fd = perf_open(a, pid, cpu);
 		if (fd < 0) {
 			int e = errno;
-			p->attr.exclude_kernel = 0;
-			p->attr.exclude_callchain_kernel = 0;
+			a->exclude_kernel = 0;
+			a->exclude_callchain_kernel = 0;
 			errno = e;
 		} else {
 			p->st.user_only = 1;
+			/* the other event of a capture pair is refused the same way */
+			p->attr.exclude_kernel = p->track.exclude_kernel = 1;
+			p->attr.exclude_callchain_kernel = p->track.exclude_callchain_kernel = 1;
 		}
 	}
 	if (fd < 0 && errno == EMFILE) {
@@ -178,12 +198,13 @@ static int open_event(rec_perf *p, pid_t pid, int cpu)
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
 			if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-				fd = perf_open(&p->attr, pid, cpu);
+				fd = perf_open(a, pid, cpu);
 		}
 	}
 	if (fd < 0)
 		return -errno;
-	p->st.kernel_build_ids = p->attr.build_id;
+	if (a->mmap2)
+		p->st.kernel_build_ids = a->build_id;
 	return (int)fd;
 }
 
@@ -193,6 +214,39 @@ static int keep_fd(rec_perf *p, int fd)
 		return -ENOMEM;
 	p->fds[p->n_fds++] = fd;
 	p->st.n_fds = (uint32_t)p->n_fds;
+	return 0;
+}
+
+/* o.capture: the tracking event of (pid, cpu), writing into the ring of sampling event sfd.
+ * 0 or -errno with the reason in err. */
+static int open_track(rec_perf *p, pid_t pid, int cpu, int sfd, char *err, size_t errlen)
+{
+	int fd, rc;
+
+	if (!p->o.capture)
+		return 0;
+	if (GT_GROW(p->sfds, p->cap_sfds, p->n_sfds + 1) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	p->sfds[p->n_sfds++] = sfd;
+	fd = open_event(p, &p->track, pid, cpu);
+	if (fd < 0) {
+		char what[64];
+		snprintf(what, sizeof(what), "(tracking event, cpu %d)", cpu);
+		open_error(-fd, what, err, errlen);
+		return fd;
+	}
+	if (keep_fd(p, fd) < 0) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, sfd) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT (tracking event): %s", strerror(errno));
+		return rc;
+	}
 	return 0;
 }
 
@@ -290,7 +344,7 @@ static int open_per_cpu(rec_perf *p, pid_t pid, char *err, size_t errlen)
 	int i, fd, rc;
 
 	for (i = 0; i < p->n_cpus; i++) {
-		fd = open_event(p, pid, p->cpus[i]);
+		fd = open_event(p, &p->attr, pid, p->cpus[i]);
 		if (fd < 0) {
 			char what[64];
 			snprintf(what, sizeof(what), pid < 0 ? "(system-wide, cpu %d)" : "(cpu %d)", p->cpus[i]);
@@ -306,6 +360,8 @@ static int open_per_cpu(rec_perf *p, pid_t pid, char *err, size_t errlen)
 			snprintf(err, errlen, "mmap of the perf ring buffer (%zu bytes): %s", p->o.ring_bytes, strerror(-rc));
 			return rc;
 		}
+		if ((rc = open_track(p, pid, p->cpus[i], fd, err, errlen)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -361,7 +417,7 @@ rec_perf *rec_perf_open_attach(const rec_perf_opts *o, gtt_writer *w, rec_perf_o
 int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 {
 	int i, fd, rc;
-	size_t first = p->n_fds, k;
+	size_t first = p->n_fds, first_s = p->n_sfds, k;
 	int mapped_here[p->n_cpus > 0 ? p->n_cpus : 1];
 
 	memset(mapped_here, 0, sizeof(mapped_here));
@@ -369,7 +425,7 @@ int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 	if (rec_i32_has(p->attached, p->n_attached, tid))
 		return 1;
 	for (i = 0; i < p->n_cpus; i++) {
-		fd = open_event(p, tid, p->cpus[i]);
+		fd = open_event(p, &p->attr, tid, p->cpus[i]);
 		if (fd < 0) {
 			char what[64];
 			snprintf(what, sizeof(what), "(thread %d)", (int)tid);
@@ -394,6 +450,11 @@ int rec_perf_attach_thread(rec_perf *p, pid_t tid, char *err, size_t errlen)
 			snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno));
 			goto fail;
 		}
+		if ((rc = open_track(p, tid, p->cpus[i], fd, err, errlen)) < 0)
+			goto fail;
+		/* capture already on: this thread's sampling event joins in (opened off) */
+		if (p->o.capture && p->sampling)
+			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
 	rec_i32_push(&p->attached, &p->n_attached, &p->cap_attached, tid);
 	return 0;
@@ -411,6 +472,7 @@ fail:
 		close(p->fds[k]);
 	p->n_fds = first;
 	p->st.n_fds = (uint32_t)p->n_fds;
+	p->n_sfds = first_s;
 	return rc < 0 ? rc : -EINVAL;
 }
 
@@ -438,6 +500,23 @@ void rec_perf_disable(rec_perf *p)
 		return;
 	for (i = 0; i < p->n_fds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	p->sampling = 0;
+}
+
+int rec_perf_sampling(rec_perf *p, int on)
+{
+	size_t i;
+	int rc = 0;
+
+	if (!p || !p->o.capture)
+		return -EINVAL;
+	/* an inherited event's ioctl reaches its children too: every thread and process the
+	 * target created since */
+	for (i = 0; i < p->n_sfds; i++)
+		if (ioctl(p->sfds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 && !rc)
+			rc = -errno;
+	p->sampling = on;
+	return rc;
 }
 
 /* Copy every record of a ring up to its head into the arena, and free the ring space. */
@@ -564,7 +643,7 @@ void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 
 int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 {
-	char text[160];
+	char text[256];
 	gtt_health h = {
 		.time_ns = time_ns, .end_ns = time_ns, .source = GTT_SRC_PERF, .kind = GTT_HEALTH_CONFIG,
 		.count = (uint64_t)p->n_cpus,
@@ -572,11 +651,12 @@ int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 		.text = text,
 	};
 
-	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s, %s%s%s",
+	snprintf(text, sizeof(text), "ring %zu KiB x %d CPUs, period %llu ns, %s, %s%s%s%s",
 	         p->st.ring_bytes >> 10, p->n_cpus, (unsigned long long)p->attr.sample_period,
 	         p->system ? "system-wide" : "per task", p->o.dwarf ? "dwarf" : "fp",
 	         p->attr.exclude_kernel ? ", user only" : "",
-	         p->attr.build_id ? "" : ", build-ids read from files");
+	         (p->o.capture ? p->track.build_id : p->attr.build_id) ? "" : ", build-ids read from files",
+	         p->o.capture ? ", sampling switched by capture control" : "");
 	return rec_err_from_gtt(gtt_write_health(p->w, &h));
 }
 
@@ -594,6 +674,7 @@ void rec_perf_close(rec_perf *p)
 	for (k = 0; k < p->n_fds; k++)
 		close(p->fds[k]);
 	free(p->fds);
+	free(p->sfds);
 	free(p->rings);
 	free(p->cpus);
 	free(p->attached);

@@ -18,6 +18,9 @@ typedef struct rec_perf_opts {
 	uint32_t stack_bytes;    /* dwarf: bytes of user stack to copy (rounded to 8, capped at 65528) */
 	size_t ring_bytes;       /* data area per CPU, a power of two; 0 = choose from mode and CPUs */
 	int user_only;           /* exclude kernel samples/frames (retried automatically on EACCES) */
+	int capture;             /* capture control: sampling starts off and is switched by
+	                          * rec_perf_sampling; a dummy event per CPU (per task: per thread
+	                          * and CPU) keeps the mapping, name, fork and exit records coming */
 } rec_perf_opts;
 
 /* Called for every record the sampler writes (and for nothing else), after it was written;
@@ -59,6 +62,10 @@ int rec_perf_drain(rec_perf *p, int final);
 void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx);
 /* Stop sampling (the buffers can still be drained). */
 void rec_perf_disable(rec_perf *p);
+/* o.capture: switch the sampling events on or off (PERF_EVENT_IOC_ENABLE/DISABLE; inherited
+ * events follow); the tracking events stay on. Records already in the rings are drained as
+ * usual. 0, -EINVAL without o.capture, or the first ioctl's -errno. */
+int rec_perf_sampling(rec_perf *p, int on);
 
 typedef struct rec_perf_stats {
 	uint64_t samples;        /* samples written */

@@ -182,9 +182,21 @@ int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, s
 			return identify(pid, m, py, &maps[i], exe, (uint32_t)pyver, reason, len);
 		}
 	}
-	if (stripped_at >= 0)
-		snprintf(py->tentative, sizeof(py->tentative),
-		         "%s has no _PyRuntime symbol (stripped interpreter?): CPU samples only", maps[stripped_at].path);
+	if (stripped_at >= 0) {
+		/* An --enable-shared build's executable has no _PyRuntime, and a short-lived one can exit
+		 * before this poll sees its libpython mapped: a version the name rules out is then the
+		 * true reason, not stripping. */
+		int minor = minor_from_name(maps[stripped_at].path);
+
+		if (minor && (minor < 10 || minor > 13))
+			snprintf(py->tentative, sizeof(py->tentative),
+			         "CPython 3.%d is not supported (3.10 to 3.13 are): CPU samples only (%s)", minor,
+			         maps[stripped_at].path);
+		else
+			snprintf(py->tentative, sizeof(py->tentative),
+			         "%s has no _PyRuntime symbol (stripped interpreter?): CPU samples only",
+			         maps[stripped_at].path);
+	}
 	return 0;
 }
 

@@ -15,17 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "child.h"
-#include "cuda_inject.h"
 #include "gt_util.h"
-#include "gtt.h"
-#include "outfile.h"
-#include "perf_sampler.h"
-#include "procfs.h"
-#include "pyreader.h"
-#include "ticker.h"
-#include "top.h"
+#include "session_priv.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "0"
@@ -49,32 +40,6 @@ static void on_signal(int sig)
 	g_n_signals++;
 }
 
-typedef struct sess {
-	const rec_opts *o;
-	gtt_writer *w;
-	rec_perf *perf;
-	rec_archive *arch;
-	rec_procstat *ps;
-	rec_cuda *cuda;
-	rec_py *py;
-	rec_ticker *drain;
-	rec_top *top;            /* --top, NULL without */
-	pid_t target;
-	int launch;
-	rec_child child;        /* launch mode: the command */
-	uint64_t start_ns;
-	int ended;              /* the recording ended before the drain loop (attach: target gone) */
-	int discard;            /* the recording never began: the file gt-record created is removed */
-	rec_out *out;           /* the trace file */
-	char out_note[PATH_MAX * 2 + 64]; /* what became of an existing output, or why it could not */
-	uint32_t end_reason;
-	int write_rc;           /* the first trace write error (-EIO), 0 when none */
-	int tty;
-	uint64_t status_ns, status_samples;
-	uint64_t py_failed;     /* --python=on and no interpreter found */
-	char py_note[1024];
-} sess;
-
 void rec_opts_init(rec_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -87,7 +52,7 @@ void rec_opts_init(rec_opts *o)
 	o->drain_hz = DRAIN_HZ;
 }
 
-static void say(const char *fmt, ...)
+void rec_sess_say(const char *fmt, ...)
 {
 	va_list ap;
 	char line[1200];
@@ -98,7 +63,7 @@ static void say(const char *fmt, ...)
 	fprintf(stderr, "gt-record: %s\n", line);
 }
 
-static void meta(sess *s, const char *key, const char *fmt, ...)
+void rec_sess_meta(sess *s, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 	char value[4096];
@@ -114,7 +79,7 @@ static void meta(sess *s, const char *key, const char *fmt, ...)
 	gtt_write(s->w, &r);
 }
 
-static void note(sess *s, uint32_t source, const char *text)
+void rec_sess_note(sess *s, uint32_t source, const char *text)
 {
 	gtt_write_note(s->w, source, gtt_now_ns(), 0, 0, text);
 }
@@ -135,6 +100,9 @@ static void observe(void *ctx, const gtt_record *r)
 	switch (r->tag) {
 	case GTT_REC_SAMPLE:
 		rec_archive_hit_sample(s->arch, &r->u.sample);
+		break;
+	case GTT_REC_CUDA_CALLSTACK: /* merged from the agent's side files */
+		rec_archive_hit_ips(s->arch, r->u.callstack.pid, r->u.callstack.ips, r->u.callstack.n_native);
 		break;
 	case GTT_REC_MAPPING:
 		rec_archive_add(s->arch, &r->u.mapping);
@@ -190,24 +158,25 @@ static void write_meta(sess *s, const char *command)
 	gethostname(host, sizeof(host) - 1);
 	if (uname(&u) != 0)
 		strcpy(u.release, "?");
-	meta(s, "command", "%s", command);
-	meta(s, "hostname", "%s", host);
-	meta(s, "kernel", "%s", u.release);
-	meta(s, "recorder", "gt-record %s", GT_VERSION);
-	meta(s, "frequency_hz", "%g", s->o->freq_hz);
-	meta(s, "call_graph", "%s", s->o->dwarf ? "dwarf" : "fp");
-	meta(s, "stack_bytes", "%u", s->o->dwarf ? s->o->stack_bytes : 0);
-	meta(s, "python", "%s", s->o->python == REC_PY_OFF ? "off" : s->o->python == REC_PY_ON ? "on" : "auto");
-	meta(s, "clock", "CLOCK_MONOTONIC");
-	meta(s, "start_ns", "%llu", (unsigned long long)s->start_ns);
-	meta(s, "start_realtime_ns", "%llu",
+	rec_sess_meta(s, "command", "%s", command);
+	rec_sess_meta(s, "hostname", "%s", host);
+	rec_sess_meta(s, "kernel", "%s", u.release);
+	rec_sess_meta(s, "recorder", "gt-record %s", GT_VERSION);
+	rec_sess_meta(s, "frequency_hz", "%g", s->o->freq_hz);
+	rec_sess_meta(s, "call_graph", "%s", s->o->dwarf ? "dwarf" : "fp");
+	rec_sess_meta(s, "stack_bytes", "%u", s->o->dwarf ? s->o->stack_bytes : 0);
+	rec_sess_meta(s, "python", "%s", s->o->python == REC_PY_OFF ? "off" : s->o->python == REC_PY_ON ? "on" : "auto");
+	rec_sess_meta(s, "clock", "CLOCK_MONOTONIC");
+	rec_sess_meta(s, "start_ns", "%llu", (unsigned long long)s->start_ns);
+	rec_sess_meta(s, "start_realtime_ns", "%llu",
 	     (unsigned long long)ts_ns(&rt));
-	meta(s, "nr_cpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
-	meta(s, "mode", "%s", s->launch ? "launch" : "attach");
-	meta(s, "pid", "%d", (int)s->target);
+	rec_sess_meta(s, "nr_cpus", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	rec_sess_meta(s, "mode", "%s", s->launch ? "launch" : "attach");
+	rec_sess_meta(s, "pid", "%d", (int)s->target);
 	/* kernel addresses mean something only on the boot that recorded them */
 	if (rec_procfs_boot_id(boot_id, sizeof(boot_id)) == 0 && boot_id[0])
-		meta(s, "boot_id", "%s", boot_id);
+		rec_sess_meta(s, "boot_id", "%s", boot_id);
+	rec_sess_capture_meta(s);
 }
 
 static void process_record(sess *s, uint32_t event, pid_t pid, pid_t ppid, int status, const char *comm)
@@ -246,8 +215,9 @@ static void status_line(sess *s, uint64_t now)
 		return;
 	rec_perf_get_stats(s->perf, &st);
 	fmt_bytes(gtt_writer_bytes(s->w), size, sizeof(size));
-	fprintf(stderr, "\r\033[Kgt-record: %.1f s  %llu samples (%.0f/s)  lost %llu  lag %.1f ms  %u threads  %s",
-	        gt_ns_to_s(now - s->start_ns), (unsigned long long)st.samples,
+	fprintf(stderr, "\r\033[Kgt-record: %.1f s%s  %llu samples (%.0f/s)  lost %llu  lag %.1f ms  %u threads  %s",
+	        gt_ns_to_s(now - s->start_ns), rec_capture_is_on(s->cap) ? "" : " (not sampling)",
+	        (unsigned long long)st.samples,
 	        (double)(st.samples - s->status_samples) / dt, (unsigned long long)st.lost,
 	        (double)lag / (double)GT_NS_PER_MS,
 	        rec_procstat_threads(s->ps), size);
@@ -281,7 +251,7 @@ static int attach_all(sess *s)
 				n_ok++;
 				added++;
 			} else if (arc < 0 && arc != -ESRCH) {
-				say("%s", err);
+				rec_sess_say("%s", err);
 				rc = GT_EXIT_BROKEN;
 				break;
 			}
@@ -293,7 +263,7 @@ static int attach_all(sess *s)
 			break;
 	}
 	if (rc == GT_EXIT_OK && n_ok == 0) {
-		say("process %d exited during attach", (int)s->target);
+		rec_sess_say("process %d exited during attach", (int)s->target);
 		rc = GT_EXIT_PARTIAL;
 	}
 	return rc;
@@ -318,7 +288,8 @@ static void write_end(sess *s, int status)
 	r.u.end.time_ns = gtt_now_ns();
 	r.u.end.reason = s->end_reason;
 	r.u.end.status = status;
-	r.u.end.n_samples = st.samples;
+	/* a ring window holds fewer samples than were taken */
+	r.u.end.n_samples = s->have_end_samples ? s->end_samples : st.samples;
 	r.u.end.n_records = gtt_writer_records(s->w);
 	gtt_write(s->w, &r);
 }
@@ -332,7 +303,12 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 	if (s->o->quiet)
 		return;
 	rec_perf_get_stats(s->perf, &st);
-	fmt_bytes(gtt_writer_bytes(s->w), size, sizeof(size));
+	if (s->w) {
+		fmt_bytes(gtt_writer_bytes(s->w), size, sizeof(size));
+	} else { /* the ring's window, closed and in place */
+		struct stat fst;
+		fmt_bytes(stat(s->o->output, &fst) == 0 ? (uint64_t)fst.st_size : 0, size, sizeof(size));
+	}
 	if (!s->o->no_archive) {
 		char ab[32];
 		fmt_bytes(as->bytes, ab, sizeof(ab));
@@ -350,7 +326,7 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 		fprintf(stderr, "gt-record: %s\n", s->py_note);
 }
 
-static int setup_signals(void)
+static int setup_signals(const rec_opts *o)
 {
 	struct sigaction sa;
 
@@ -358,6 +334,12 @@ static int setup_signals(void)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+		return -errno;
+	/* --capture-range=signal and --ring: SIGUSR1 and SIGUSR2 go to capture control (without
+	 * them, their default action still ends gt-record, as for any program) */
+	sa.sa_handler = rec_capture_signal;
+	if ((o->capture.range == REC_CAP_SIGNAL || o->capture.ring_s > 0) &&
+	    (sigaction(SIGUSR1, &sa, NULL) < 0 || sigaction(SIGUSR2, &sa, NULL) < 0))
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
@@ -372,7 +354,7 @@ static void run_loop(sess *s)
 	if (s->o->duration_s > 0)
 		deadline = s->start_ns + gt_s_to_ns(s->o->duration_s);
 	for (;;) {
-		uint64_t now = rec_ticker_wait(s->drain);
+		uint64_t now = rec_sess_capture_wait(s);
 		int rc = rec_perf_drain(s->perf, 0);
 
 		if (rc < 0) {
@@ -400,10 +382,14 @@ static void run_loop(sess *s)
 			s->end_reason = GTT_END_DURATION;
 			return;
 		}
+		if ((rc = rec_sess_capture_step(s, now)) != 0)
+			return; /* --max-size reached, or a write error (end_reason set) */
 		if (now >= flush_ns + FLUSH_NS) {
 			flush_ns = now;
 			if (s->cuda)
 				rec_cuda_merge(s->cuda, s->w);
+			if (s->counters && rec_counters_merge(s->counters, s->w) == -EIO)
+				s->write_rc = -EIO;
 			if (gtt_writer_flush(s->w) < 0) {
 				s->write_rc = -EIO;
 				s->end_reason = GTT_END_ERROR;
@@ -424,7 +410,7 @@ static int top_start(sess *s, const char *command)
 	if (!s->o->top)
 		return 0;
 	if (!(s->top = rec_top_start(&to, err, sizeof(err)))) {
-		say("%s", err);
+		rec_sess_say("%s", err);
 		return GT_EXIT_BROKEN;
 	}
 	return 0;
@@ -447,7 +433,7 @@ static void python_start(sess *s)
 		snprintf(s->py_note, sizeof(s->py_note), "--python=on: %s", err);
 		s->py_failed = 1;
 	} else if (!s->py) {
-		note(s, GTT_SRC_PYSTACK, err);
+		rec_sess_note(s, GTT_SRC_PYSTACK, err);
 	}
 }
 
@@ -480,9 +466,11 @@ static int exec_failure_status(int e)
 }
 
 /* In the launched child, between fork and exec. */
-static void child_env(const void *cuda)
+static void child_env(const void *ctx)
 {
-	rec_cuda_child_env(cuda);
+	const sess *s = ctx;
+	rec_cuda_child_env(s->cuda);
+	rec_counters_child_env(s->counters);
 }
 
 /* --prepare: no recording, just exec the command with the CUDA agent dormant. */
@@ -493,13 +481,13 @@ static int prepare_exec(const rec_opts *o)
 	int e;
 
 	if (!cuda)
-		say("--prepare: %s; running the command without the CUDA agent", err);
+		rec_sess_say("--prepare: %s; running the command without the CUDA agent", err);
 	rec_cuda_child_env(cuda);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGXFSZ, SIG_DFL);
 	execvp(o->argv[0], o->argv);
 	e = errno;
-	say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
+	rec_sess_say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
 	rec_cuda_finish(cuda, NULL);
 	return exec_failure_status(e);
 }
@@ -524,11 +512,12 @@ static int open_sampler(sess *s)
 	int rc;
 
 	perf_opts(s->o, &po);
+	po.capture = rec_capture_switchable(s->cap);
 	if (s->o->scope != REC_SCOPE_PROCESS) {
 		/* a launched command is kept from its exec on, as enable_on_exec does per task */
 		rc = rec_perf_open_system(s->target, s->launch, &po, s->w, observe, s, &s->perf, err, sizeof(err));
 		if (rc < 0 && s->o->scope == REC_SCOPE_SYSTEM) {
-			say("--scope system: %s", err);
+			rec_sess_say("--scope system: %s", err);
 			return GT_EXIT_BROKEN;
 		}
 		if (rc < 0) {
@@ -537,9 +526,9 @@ static int open_sampler(sess *s)
 				         "using per-task events");
 			else
 				snprintf(why, sizeof(why), "system-wide sampling failed (%s); using per-task events", err);
-			note(s, GTT_SRC_PERF, why);
+			rec_sess_note(s, GTT_SRC_PERF, why);
 			if (!s->o->quiet)
-				say("%s", why);
+				rec_sess_say("%s", why);
 		}
 	}
 	if (!s->perf) {
@@ -547,12 +536,12 @@ static int open_sampler(sess *s)
 		s->perf = s->launch ? rec_perf_open_launch(s->target, &po, s->w, observe, s, err, sizeof(err))
 		                    : rec_perf_open_attach(&po, s->w, observe, s, err, sizeof(err));
 		if (!s->perf) {
-			say("%s", err);
+			rec_sess_say("%s", err);
 			return GT_EXIT_BROKEN;
 		}
 	}
 	rec_perf_get_stats(s->perf, &st);
-	meta(s, "scope", "%s", st.system ? "system" : "process");
+	rec_sess_meta(s, "scope", "%s", st.system ? "system" : "process");
 	return 0;
 }
 
@@ -568,10 +557,17 @@ static int start_launch(sess *s, const char *command)
 	if (!o->no_cuda) {
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
 		if (!s->cuda && err[0])
-			note(s, GTT_SRC_CUPTI, err);
+			rec_sess_note(s, GTT_SRC_CUPTI, err);
+		rec_cuda_set_observer(s->cuda, observe, s);
 	}
-	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s->cuda)) < 0) {
-		say("fork: %s", strerror(-rc));
+	if (!s->cuda && rec_sess_capture_need_agent(s, err) != 0)
+		return GT_EXIT_BROKEN;
+	if (rec_sess_capture_agent_rule(s) != 0)
+		return GT_EXIT_BROKEN;
+	if (!(s->counters = rec_counters_create(&rc)))
+		rec_sess_note(s, GTT_SRC_WRITER, "counters: no directory for GT_COUNTERS_DIR; program counters are not recorded");
+	if ((rc = rec_child_spawn(&s->child, o->argv, child_env, s)) < 0) {
+		rec_sess_say("fork: %s", strerror(-rc));
 		return GT_EXIT_BROKEN;
 	}
 	s->target = s->child.pid;
@@ -585,11 +581,11 @@ static int start_launch(sess *s, const char *command)
 		return 0;
 	if (s->child.exec_errno) {
 		int e = s->child.exec_errno;
-		say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
+		rec_sess_say("%s: %s", o->argv[0], e == ENOENT ? "command not found" : strerror(e));
 		rec_child_reap(&s->child, TERM_GRACE_NS);
 		return exec_failure_status(e);
 	}
-	say("cannot start the command: %s", strerror(-rc));
+	rec_sess_say("cannot start the command: %s", strerror(-rc));
 fail:
 	rec_child_close(&s->child); /* a child still held reads EOF and exits 127 */
 	rec_child_reap(&s->child, TERM_GRACE_NS);
@@ -623,7 +619,7 @@ static int start_attach(sess *s, const char *command)
 	if (!st.system) {
 		rc = attach_all(s);
 	} else if (target_gone(s)) {
-		say("process %d exited during attach", (int)s->target);
+		rec_sess_say("process %d exited during attach", (int)s->target);
 		rc = GT_EXIT_PARTIAL;
 	} else {
 		rc = GT_EXIT_OK; /* its threads, and the processes it creates, are in the tree */
@@ -642,10 +638,15 @@ static int start_attach(sess *s, const char *command)
 	if (!o->no_cuda) {
 		err[0] = 0;
 		s->cuda = rec_cuda_prepare(o->argv0, 0, err, sizeof(err));
-		if (s->cuda && rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err)) <= 0 && err[0])
-			note(s, GTT_SRC_CUPTI, err);
+		rec_cuda_set_observer(s->cuda, observe, s);
+		if (rec_sess_capture_agent_rule(s) != 0)
+			return GT_EXIT_BROKEN;
+		if (s->cuda && (rc = rec_cuda_attach(s->cuda, o->pid, 1, err, sizeof(err))) <= 0 && err[0])
+			rec_sess_note(s, GTT_SRC_CUPTI, err);
 		else if (!s->cuda && err[0])
-			note(s, GTT_SRC_CUPTI, err);
+			rec_sess_note(s, GTT_SRC_CUPTI, err);
+		if ((!s->cuda || rc <= 0) && rec_sess_capture_need_agent(s, err) != 0)
+			return GT_EXIT_BROKEN;
 	}
 	return 0;
 }
@@ -659,7 +660,7 @@ static int open_output(sess *s)
 
 	s->out = rec_out_open(s->o->output, err, sizeof(err));
 	if (!s->out) {
-		say("%s", err);
+		rec_sess_say("%s", err);
 		return GT_EXIT_BROKEN;
 	}
 	s->discard = 1; /* until the recording has begun */
@@ -667,7 +668,7 @@ static int open_output(sess *s)
 	s->w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &werr) : NULL;
 	if (!s->w) {
 		int e = fd < 0 || werr == GTT_EIO ? errno : ENOMEM;
-		say("cannot write %s: %s", rec_out_name(s->out), strerror(e));
+		rec_sess_say("cannot write %s: %s", rec_out_name(s->out), strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return GT_EXIT_BROKEN;
@@ -687,11 +688,11 @@ static int start(sess *s)
 
 	if (!s->launch) {
 		if (kill(o->pid, 0) < 0 && errno == ESRCH) {
-			say("no process with PID %d", (int)o->pid);
+			rec_sess_say("no process with PID %d", (int)o->pid);
 			return GT_EXIT_BROKEN;
 		}
 		if (kill(o->pid, 0) < 0 && errno == EPERM) {
-			say("process %d belongs to another user: permission denied (run as that user or as root)",
+			rec_sess_say("process %d belongs to another user: permission denied (run as that user or as root)",
 			    (int)o->pid);
 			return GT_EXIT_BROKEN;
 		}
@@ -702,10 +703,10 @@ static int start(sess *s)
 	}
 	s->arch = rec_archive_create();
 	if (!s->arch) {
-		say("out of memory");
+		rec_sess_say("out of memory");
 		return GT_EXIT_BROKEN;
 	}
-	if ((rc = open_output(s)) != 0)
+	if ((rc = open_output(s)) != 0 || (rc = rec_sess_capture_open(s)) != 0)
 		return rc;
 	rc = s->launch ? start_launch(s, command) : start_attach(s, command);
 	if (rc != 0)
@@ -714,23 +715,26 @@ static int start(sess *s)
 	 * FILE.old), so a recorder killed from now on leaves it there, readable */
 	s->discard = 0;
 	if (rec_out_commit(s->out, s->out_note, sizeof(s->out_note)) < 0)
-		say("%s", s->out_note);
+		rec_sess_say("%s", s->out_note);
+	rec_ring_committed(s->ring, strcmp(rec_out_name(s->out), o->output) == 0);
 	if (s->ended)
 		return 0;
 	rec_perf_get_stats(s->perf, &st);
 	if (st.user_only)
-		note(s, GTT_SRC_PERF, "kernel samples not permitted (kernel.perf_event_paranoid): user space only");
+		rec_sess_note(s, GTT_SRC_PERF, "kernel samples not permitted (kernel.perf_event_paranoid): user space only");
+	s->drain = rec_ticker_create(GTT_SRC_PERF, gt_hz_to_period_ns(o->drain_hz > 0 ? o->drain_hz : DRAIN_HZ), 0, s->w);
+	if (!s->drain) {
+		rec_sess_say("out of memory");
+		s->ended = 1;
+		return 0;
+	}
+	rec_sess_capture_begin(s); /* sampling off at first: the side loops start paused */
 	s->ps = rec_procstat_start(s->w, o->procstat_hz, err, sizeof(err));
 	if (!s->ps)
-		note(s, GTT_SRC_PROCSTAT, err);
+		rec_sess_note(s, GTT_SRC_PROCSTAT, err);
 	rec_procstat_add(s->ps, s->target);
 	python_start(s);
-	s->drain = rec_ticker_create(GTT_SRC_PERF, gt_hz_to_period_ns(o->drain_hz > 0 ? o->drain_hz : DRAIN_HZ), 0, s->w);
 	s->status_ns = gtt_now_ns();
-	if (!s->drain) {
-		say("out of memory");
-		s->ended = 1;
-	}
 	return 0;
 }
 
@@ -760,11 +764,11 @@ static int exit_status(sess *s)
 	if (s->write_rc < 0) {
 		int e = gtt_writer_errno(s->w);
 		struct stat fst;
-		say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
+		rec_sess_say("writing %s: %s; the trace is readable up to its last whole chunk (%lld bytes on disk)",
 		    rec_out_name(s->out), strerror(e ? e : -s->write_rc),
 		    fstat(rec_out_fd(s->out), &fst) == 0 ? (long long)fst.st_size : -1ll);
 		if (s->launch && s->child.alive) {
-			say("the command keeps running, unrecorded");
+			rec_sess_say("the command keeps running, unrecorded");
 			rec_perf_close(s->perf);
 			s->perf = NULL;
 			while (!rec_child_reap(&s->child, GT_NS_PER_SEC))
@@ -773,13 +777,24 @@ static int exit_status(sess *s)
 		return GT_EXIT_BROKEN;
 	}
 	if (s->py_failed) {
-		say("%s", s->py_note);
+		rec_sess_say("%s", s->py_note);
 		return GT_EXIT_BROKEN;
+	}
+	if (s->capture_ended && s->launch && s->child.alive) {
+		int n_sig = g_n_signals;
+		rec_sess_say("the command keeps running, unrecorded; gt-record exits with its status when it ends");
+		rec_perf_close(s->perf);
+		s->perf = NULL;
+		while (!rec_child_reap(&s->child, GT_NS_PER_SEC / 10))
+			if (g_n_signals != n_sig) { /* passed on: gt-record stays until the command ends */
+				n_sig = g_n_signals;
+				kill(s->target, g_signal);
+			}
 	}
 	if (s->launch)
 		return rec_child_exit_code(s->child.wait_status);
 	if (s->end_reason == GTT_END_TARGET_EXIT) {
-		say("process %d exited during the recording", (int)s->target);
+		rec_sess_say("process %d exited during the recording", (int)s->target);
 		return GT_EXIT_PARTIAL;
 	}
 	return GT_EXIT_OK;
@@ -796,7 +811,7 @@ static void system_note(sess *s)
 		return;
 	snprintf(text, sizeof(text), "system-wide sampling: %llu records of other processes dropped before writing",
 	         (unsigned long long)st.foreign);
-	note(s, GTT_SRC_PERF, text);
+	rec_sess_note(s, GTT_SRC_PERF, text);
 }
 
 static int finish(sess *s)
@@ -810,12 +825,14 @@ static int finish(sess *s)
 		s->write_rc = -EIO;
 	system_note(s);
 	rec_ticker_finish(s->drain, end_ns);
+	rec_sess_capture_release(s); /* loops paused outside capture must see their stop */
 	rec_procstat_stop(s->ps);
 	s->ps = NULL;
 	python_stop(s);
 	rec_top_stop(s->top, stderr); /* the terminal back, and the classes of the whole recording */
 	s->top = NULL;
-	if (s->launch && s->child.alive && s->write_rc == 0)
+	/* --max-size ends the recording, not the command: it runs on, unrecorded */
+	if (s->launch && s->child.alive && s->write_rc == 0 && !s->capture_ended)
 		end_command(s);
 	if (s->launch && !s->child.alive)
 		process_record(s, GTT_PROC_EXIT, s->target, getpid(), s->child.wait_status, "");
@@ -823,16 +840,25 @@ static int finish(sess *s)
 		rec_cuda_finish(s->cuda, s->w);
 		s->cuda = NULL;
 	}
+	if (s->counters) {
+		if (rec_counters_finish(s->counters, s->write_rc == 0 ? s->w : NULL) == -EIO)
+			s->write_rc = -EIO;
+		s->counters = NULL;
+	}
+	if (s->ring && s->write_rc == 0)
+		rec_sess_capture_ring_final(s, end_ns); /* the window's own writer from here on */
 	if (!s->o->no_archive && s->write_rc == 0) {
 		if (s->tty && !s->o->quiet)
 			fprintf(stderr, "\r\033[Kgt-record: writing the symbol archive...");
 		if (rec_archive_write(s->arch, s->w, &as) < 0)
 			s->write_rc = -EIO;
 	}
-	write_end(s, s->launch ? s->child.wait_status : 0);
+	write_end(s, s->launch && !s->child.alive ? s->child.wait_status : 0);
 	if (gtt_writer_flush(s->w) < 0 && s->write_rc == 0)
 		s->write_rc = -EIO;
+	rec_sess_capture_ring_commit(s);
 	summary(s, &as, end_ns);
+	rec_sess_capture_summary(s, end_ns);
 	return exit_status(s);
 }
 
@@ -843,15 +869,19 @@ static int cleanup(sess *s, int rc)
 		kill(s->target, SIGKILL);
 		rec_child_reap(&s->child, TERM_GRACE_NS);
 	}
+	rec_sess_capture_release(s); /* a loop paused by the gate must see its stop */
 	rec_procstat_stop(s->ps);
 	rec_py_stop(s->py, NULL);
 	rec_top_stop(s->top, NULL);
 	rec_cuda_finish(s->cuda, NULL);
+	rec_counters_finish(s->counters, NULL);
 	rec_perf_close(s->perf);
 	rec_ticker_destroy(s->drain);
 	rec_archive_destroy(s->arch);
 	if (s->w && gtt_writer_close(s->w) < 0 && rc == GT_EXIT_OK)
 		rc = GT_EXIT_BROKEN;
+	s->w = NULL;
+	rec_sess_capture_close(s);
 	if (s->discard)
 		rec_out_discard(s->out); /* a recording that never began leaves no file of its own */
 	rec_out_close(s->out);
@@ -863,8 +893,8 @@ int rec_session_run(const rec_opts *o)
 	sess s;
 	int rc;
 
-	if ((rc = setup_signals()) < 0) {
-		say("cannot install signal handlers: %s", strerror(-rc));
+	if ((rc = setup_signals(o)) < 0) {
+		rec_sess_say("cannot install signal handlers: %s", strerror(-rc));
 		return GT_EXIT_BROKEN;
 	}
 	if (o->prepare)

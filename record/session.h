@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include "capture.h"
 
 enum { REC_PY_AUTO = 0, REC_PY_ON = 1, REC_PY_OFF = 2 };
 /* --scope: system-wide when permitted (auto), or forced either way. */
@@ -28,6 +29,7 @@ typedef struct rec_opts {
 	int top;                 /* --top: the live per-thread view on the terminal */
 	double procstat_hz;      /* /proc thread-stat loop rate (10) */
 	double drain_hz;         /* ring-buffer drain rate (40: every 25 ms) */
+	rec_capture_opts capture; /* --delay, --capture-range, --ring, --max-size (capture.h) */
 	char **argv;             /* launch mode: COMMAND ARGS..., NULL-terminated */
 	const char *argv0;       /* gt-record's own argv[0] (locates the CUDA agent) */
 } rec_opts;

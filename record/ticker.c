@@ -2,6 +2,7 @@
 #include "ticker.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +35,7 @@ struct rec_ticker {
 	 * current interval and for the whole recording */
 	int paused;
 	uint64_t paused_at, iv_excluded, excluded;
+	int gated;              /* obeys the capture gate (rec_ticker_gate_close) */
 	int finished;
 	int rc;                 /* first write error */
 };
@@ -49,7 +51,58 @@ rec_ticker *rec_ticker_create(uint32_t source, uint64_t period_ns, uint64_t star
 	t->start_ns = start_ns ? start_ns : gtt_now_ns();
 	t->w = w;
 	t->iv_start_ns = t->start_ns;
+	t->gated = 1;
 	return t;
+}
+
+/* ---- the capture gate ---- */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_closed;
+
+void rec_ticker_gate_close(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	__atomic_store_n(&gate_closed, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+void rec_ticker_gate_open(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	__atomic_store_n(&gate_closed, 0, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+void rec_ticker_set_gated(rec_ticker *t, int gated)
+{
+	if (t)
+		t->gated = gated;
+}
+
+static int gate_shut_for(const rec_ticker *t)
+{
+	return t->gated && __atomic_load_n(&gate_closed, __ATOMIC_ACQUIRE);
+}
+
+/* A gated loop waits here while the gate is closed, its schedule paused (the ticks due
+ * meanwhile are not intended), and takes the schedule up again at the next tick due. */
+static void gate_pass(rec_ticker *t)
+{
+	if (!gate_shut_for(t))
+		return;
+	pthread_mutex_lock(&gate_lock);
+	if (!gate_closed) {
+		pthread_mutex_unlock(&gate_lock);
+		return;
+	}
+	rec_ticker_pause(t, gtt_now_ns());
+	while (gate_closed)
+		pthread_cond_wait(&gate_cv, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+	rec_ticker_resume(t, gtt_now_ns());
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -200,15 +253,21 @@ void rec_ticker_tick(rec_ticker *t, uint64_t now_ns)
 
 uint64_t rec_ticker_wait(rec_ticker *t)
 {
-	uint64_t due = t->start_ns + t->next * t->period_ns;
-	uint64_t now = gtt_now_ns();
+	uint64_t now;
 
-	while (now < due) {
-		struct timespec ts = { (time_t)(due / GT_NS_PER_SEC), (long)(due % GT_NS_PER_SEC) };
-		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	for (;;) {
+		gate_pass(t);
+		uint64_t due = t->start_ns + t->next * t->period_ns;
 		now = gtt_now_ns();
-		if (rc != 0 && rc != EINTR)
-			break;
+		while (now < due) {
+			struct timespec ts = { (time_t)(due / GT_NS_PER_SEC), (long)(due % GT_NS_PER_SEC) };
+			int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			now = gtt_now_ns();
+			if (rc != 0 && rc != EINTR)
+				break;
+		}
+		if (!gate_shut_for(t))
+			break; /* else the gate closed during the sleep: this tick is not taken */
 	}
 	rec_ticker_tick(t, now);
 	return now;

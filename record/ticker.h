@@ -25,6 +25,14 @@ void rec_ticker_tick(rec_ticker *t, uint64_t now_ns);
  * are idempotent. */
 void rec_ticker_pause(rec_ticker *t, uint64_t now_ns);
 void rec_ticker_resume(rec_ticker *t, uint64_t now_ns);
+/* The capture gate, one for the process (gt-record's --delay and --capture-range): while it
+ * is closed, rec_ticker_wait of every gated ticker blocks with its schedule paused, so the loops
+ * that read the target (the Python reader, the /proc loop) cost nothing outside capture and their
+ * TICKS count only captured time. Open at start; every ticker is gated unless set otherwise
+ * (the drain loop, which keeps running). */
+void rec_ticker_gate_close(void);
+void rec_ticker_gate_open(void);
+void rec_ticker_set_gated(rec_ticker *t, int gated);
 /* Ticks taken so far / worst lateness so far (for live status). */
 uint64_t rec_ticker_done(const rec_ticker *t);
 uint64_t rec_ticker_late_max_ns(const rec_ticker *t);

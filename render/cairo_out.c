@@ -3,6 +3,7 @@
 
 #include <cairo-pdf.h>
 #include <cairo.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,40 +20,12 @@ static void set_rgb(cairo_t *cr, uint32_t c, double alpha)
 	                      (c & 0xff) / 255.0, alpha);
 }
 
-/* Cairo refuses text that is not valid UTF-8 (and then draws nothing more on the surface):
- * bad sequences become U+FFFD, as in the SVG writer. Returns text itself when it is valid,
- * else a malloc'ed copy (NULL when out of memory). */
-static const char *utf8_clean(const char *text)
-{
-	size_t len = strlen(text), i = 0, adv;
-	while (i < len && (adv = ren_utf8_seq((const unsigned char *)text + i, len - i)) > 0)
-		i += adv;
-	if (i == len)
-		return text;
-	char *out = malloc(len * 3 + 1), *o = out;
-	if (!out)
-		return NULL;
-	for (i = 0; i < len; i += adv) {
-		adv = ren_utf8_seq((const unsigned char *)text + i, len - i);
-		if (adv == 0) {
-			memcpy(o, "\xef\xbf\xbd", 3);
-			o += 3;
-			adv = 1;
-		} else {
-			memcpy(o, text + i, adv);
-			o += adv;
-		}
-	}
-	*o = 0;
-	return out;
-}
-
 static void draw_text(cairo_t *cr, const ren_item *it)
 {
-	if (!it->text || !it->text[0])
-		return;
-	const char *text = utf8_clean(it->text);
-	if (!text)
+	/* the scene holds only text Cairo takes (layout.h: ren_text_char), so a name from the trace
+	 * cannot put the surface into an error state */
+	const char *text = it->text;
+	if (!text || !text[0])
 		return;
 	cairo_select_font_face(cr, REN_CAIRO_FONT, CAIRO_FONT_SLANT_NORMAL,
 	                       (it->flags & REN_F_BOLD) ? CAIRO_FONT_WEIGHT_BOLD
@@ -67,8 +40,6 @@ static void draw_text(cairo_t *cr, const ren_item *it)
 	set_rgb(cr, it->fill == REN_NONE ? 0 : it->fill, it->alpha / 255.0);
 	cairo_move_to(cr, x, it->y);
 	cairo_show_text(cr, text);
-	if (text != it->text)
-		free((char *)text);
 }
 
 static void draw(cairo_t *cr, const ren_scene *s)
@@ -129,27 +100,57 @@ static void draw(cairo_t *cr, const ren_scene *s)
 	}
 }
 
-int ren_cairo_write(const ren_scene *s, const char *path, int format, char *err, size_t errlen)
+/* Cairo writes through this, so that a failed write (a full disk) is ours to see: Cairo's own
+ * file output left a PDF cut at the disk's limit and reported success. */
+typedef struct sink { FILE *f; int err; } sink;
+
+static cairo_status_t sink_write(void *ctx, const unsigned char *data, unsigned int len)
+{
+	sink *k = ctx;
+	if (k->err)
+		return CAIRO_STATUS_WRITE_ERROR;
+	if (fwrite(data, 1, len, k->f) != len) {
+		k->err = errno ? errno : EIO;
+		return CAIRO_STATUS_WRITE_ERROR;
+	}
+	return CAIRO_STATUS_SUCCESS;
+}
+
+/* why from a Cairo status, or from the sink's errno when the write failed */
+static int cairo_failed(cairo_status_t st, const sink *k, char *why, size_t whylen)
+{
+	if (k->err) {
+		snprintf(why, whylen, "%s", strerror(k->err));
+		return REN_EIO;
+	}
+	snprintf(why, whylen, "%s", cairo_status_to_string(st));
+	return st == CAIRO_STATUS_NO_MEMORY ? REN_ENOMEM : REN_EIO;
+}
+
+int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why, size_t whylen)
 {
 	double W = ceil(ren_scene_width(s)), H = ceil(ren_scene_height(s));
 	cairo_surface_t *surf = NULL;
 	cairo_t *cr = NULL;
 	int rc = 0;
 	cairo_status_t st;
-	err[0] = 0;
-	if (format == REN_CAIRO_PNG) {
-		if (W > PNG_MAX_SIDE || H > PNG_MAX_SIDE) {
-			snprintf(err, errlen, "image of %.0fx%.0f px is too large for PNG (max %d per "
-			                      "side); use .svg or .pdf", W, H, PNG_MAX_SIDE);
-			return GTT_EINVAL;
-		}
-		surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
-	} else {
-		surf = cairo_pdf_surface_create(path, W, H);
+	sink k = {0};
+	why[0] = 0;
+	if (format == REN_CAIRO_PNG && (W > PNG_MAX_SIDE || H > PNG_MAX_SIDE)) {
+		snprintf(why, whylen, "image of %.0fx%.0f px is too large for PNG (max %d per "
+		                      "side); use .svg or .pdf", W, H, PNG_MAX_SIDE);
+		return REN_EINVAL;
 	}
+	if (!(k.f = fopen(path, "wb"))) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return REN_EIO;
+	}
+	if (format == REN_CAIRO_PNG)
+		surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
+	else
+		surf = cairo_pdf_surface_create_for_stream(sink_write, &k, W, H);
 	if ((st = cairo_surface_status(surf)) != CAIRO_STATUS_SUCCESS) {
-		snprintf(err, errlen, "%s", cairo_status_to_string(st));
-		rc = st == CAIRO_STATUS_NO_MEMORY ? GTT_ENOMEM : GTT_EIO;
+		rc = cairo_failed(st, &k, why, whylen);
 		goto out;
 	}
 	cr = cairo_create(surf);
@@ -157,24 +158,29 @@ int ren_cairo_write(const ren_scene *s, const char *path, int format, char *err,
 	cairo_paint(cr);
 	draw(cr, s);
 	if ((st = cairo_status(cr)) != CAIRO_STATUS_SUCCESS) {
-		snprintf(err, errlen, "%s", cairo_status_to_string(st));
-		rc = st == CAIRO_STATUS_NO_MEMORY ? GTT_ENOMEM : GTT_EIO;
+		rc = cairo_failed(st, &k, why, whylen);
 		goto out;
 	}
 	if (format == REN_CAIRO_PNG) {
-		st = cairo_surface_write_to_png(surf, path);
+		st = cairo_surface_write_to_png_stream(surf, sink_write, &k);
 	} else {
 		cairo_surface_finish(surf);
 		st = cairo_surface_status(surf);
 	}
-	if (st != CAIRO_STATUS_SUCCESS) {
-		snprintf(err, errlen, "%s", cairo_status_to_string(st));
-		rc = GTT_EIO;
-	}
+	if (st != CAIRO_STATUS_SUCCESS || k.err)
+		rc = cairo_failed(st, &k, why, whylen);
 out:
 	if (cr)
 		cairo_destroy(cr);
 	if (surf)
 		cairo_surface_destroy(surf);
+	if (!rc && fflush(k.f) != 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		rc = REN_EIO;
+	}
+	if (fclose(k.f) != 0 && !rc) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		rc = REN_EIO;
+	}
 	return rc;
 }

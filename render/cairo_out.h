@@ -1,5 +1,6 @@
 /* cairo_out.h — the Cairo backend: draws a scene (layout.h) into a PNG or PDF file. The only
- * file in render/ that talks to Cairo. */
+ * file in render/ that talks to Cairo.
+ * Return rule: render/'s (layout.h): 0 or a negative REN_E* code, NULL + *err for objects. */
 #ifndef REN_CAIRO_OUT_H
 #define REN_CAIRO_OUT_H
 
@@ -9,9 +10,10 @@
 
 enum { REN_CAIRO_PNG = 1, REN_CAIRO_PDF = 2 };
 
-/* Draw the scene (without its SVG-only items) into path as PNG or PDF. 0, or <0 with Cairo's
- * own words for the failure in err (GTT_EIO for a file that cannot be written, GTT_ENOMEM,
- * GTT_EINVAL for a size Cairo refuses). */
-int ren_cairo_write(const ren_scene *s, const char *path, int format, char *err, size_t errlen);
+/* Draw the scene (without its SVG-only items) into path as PNG or PDF, through our own writes
+ * (every one checked, then flush and close). 0, or REN_EIO for a file that cannot be written,
+ * REN_ENOMEM, REN_EINVAL for a size Cairo refuses; the reason in why (strerror for a failed
+ * write, Cairo's own words otherwise). */
+int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why, size_t whylen);
 
 #endif

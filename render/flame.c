@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "gtt.h"
 #include "model.h"
 
@@ -25,7 +26,7 @@ typedef struct fnode {
 
 struct ren_flame {
 	fnode *nodes;         /* pre-order; nodes[0] is the root "all" */
-	size_t n, cap;
+	size_t n, cap, cap_cls;
 	uint64_t (*cls)[ANA_CLASS_COUNT]; /* per node class counts, NULL when unknown */
 	double *delta;        /* per node, points of percent vs base; NULL without --diff */
 	double *base_pct;
@@ -114,20 +115,8 @@ static uint64_t hash_step(uint64_t h, const char *s, size_t len)
 
 static fnode *push_node(ren_flame *f)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 4096;
-		fnode *v = realloc(f->nodes, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		f->nodes = v;
-		f->cap = cap;
-		if (f->cls) {
-			void *c = realloc(f->cls, cap * sizeof(*f->cls));
-			if (!c)
-				return NULL;
-			f->cls = c;
-		}
-	}
+	if (GT_GROW(f->nodes, f->cap, f->n + 1) < 0 || (f->cls && GT_GROW(f->cls, f->cap_cls, f->n + 1) < 0))
+		return NULL;
 	fnode *nd = &f->nodes[f->n];
 	memset(nd, 0, sizeof(*nd));
 	if (f->cls)
@@ -145,7 +134,7 @@ static int copy_lines(ren_flame *f, const ana_folded *in, unsigned flags, sline 
 		bytes += strlen(in->lines[i].stack) + 1;
 	f->buf = malloc(bytes + 1);
 	if (!f->buf)
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	char *p = f->buf;
 	for (size_t i = 0; i < in->n; i++) {
 		const ana_folded_line *l = &in->lines[i];
@@ -198,7 +187,7 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 	sline *lines = NULL;
 	uint32_t *path = NULL;
 	size_t path_cap = 0, n_lines = 0;
-	int any_cls = 0, rc = GTT_ENOMEM;
+	int any_cls = 0, rc = REN_ENOMEM;
 	if (!f)
 		goto out;
 	lines = malloc((in->n ? in->n : 1) * sizeof(*lines));
@@ -206,13 +195,13 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 		goto out;
 	if ((rc = copy_lines(f, in, flags, lines, &n_lines, &any_cls)) < 0)
 		goto out;
-	rc = GTT_EEMPTY;
+	rc = REN_EEMPTY;
 	if (n_lines == 0)
 		goto out;
-	rc = GTT_ENOMEM;
+	rc = REN_ENOMEM;
 	if (!(flags & REN_FLAME_ORDERED))
 		qsort(lines, n_lines, sizeof(*lines), sline_cmp);
-	if (any_cls && !(f->cls = malloc(sizeof(*f->cls))))
+	if (any_cls && GT_GROW(f->cls, f->cap_cls, 1) < 0)
 		goto out;
 	fnode *root = push_node(f);
 	if (!root)
@@ -223,8 +212,7 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 
 	/* path[d] = index of the open node at depth d (path[0] = root) */
 	size_t depth = 0;
-	path_cap = 64;
-	if (!(path = malloc(path_cap * sizeof(*path))))
+	if (GT_GROW(path, path_cap, 64) < 0)
 		goto out;
 	path[0] = 0;
 	for (size_t i = 0; i < n_lines; i++) {
@@ -257,13 +245,8 @@ ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err)
 			nd->depth = (uint32_t)(d + 1);
 			nd->parent = parent;
 			nd->path_hash = hash_step(f->nodes[parent].path_hash, s, flen);
-			if (d + 2 > path_cap) {
-				path_cap *= 2;
-				uint32_t *np = realloc(path, path_cap * sizeof(*path));
-				if (!np)
-					goto out;
-				path = np;
-			}
+			if (GT_GROW(path, path_cap, d + 2) < 0)
+				goto out;
 			d++;
 			path[d] = (uint32_t)(f->n - 1);
 			depth = d;
@@ -367,8 +350,9 @@ typedef struct hslot { uint64_t key, count; } hslot;
 
 int ren_flame_diff(ren_flame *f, const ren_flame *base)
 {
-	size_t cap = 16;
-	while (cap < base->n * 2)
+	size_t cap = 16, base_n = base ? base->n : 0;
+	uint64_t base_total = base ? base->total : 0;
+	while (cap < base_n * 2)
 		cap *= 2;
 	hslot *tab = calloc(cap, sizeof(*tab));
 	double *delta = malloc(f->n * sizeof(*delta));
@@ -377,9 +361,9 @@ int ren_flame_diff(ren_flame *f, const ren_flame *base)
 		free(tab);
 		free(delta);
 		free(bpct);
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	}
-	for (size_t i = 0; i < base->n; i++) {
+	for (size_t i = 0; i < base_n; i++) {
 		uint64_t k = base->nodes[i].path_hash | 1; /* 0 marks an empty slot */
 		size_t j = k & (cap - 1);
 		while (tab[j].key && tab[j].key != k)
@@ -399,7 +383,7 @@ int ren_flame_diff(ren_flame *f, const ren_flame *base)
 			j = (j + 1) & (cap - 1);
 		}
 		double pn = 100.0 * (double)f->nodes[i].count / (double)f->total;
-		double pb = base->total ? 100.0 * (double)bc / (double)base->total : 0;
+		double pb = base_total ? 100.0 * (double)bc / (double)base_total : 0;
 		delta[i] = pn - pb;
 		bpct[i] = pb;
 		if (fabs(delta[i]) > maxabs)
@@ -548,16 +532,18 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 		for (size_t k = 0; k < 3; k++) {
 			uint32_t c = ren_mix(0xf2f2f2, key[k].c, key[k].t);
 			ren_item *r = ren_rect(sc, x, y - fs + 2, fs, fs, c, NULL);
-			if (!r || !ren_text(sc, x + fs + 4, y, key[k].label, fs, REN_ANCHOR_START, 0))
-				return GTT_ENOMEM;
+			if (!r)
+				return REN_ENOMEM;
 			r->stroke = 0x808080;
 			r->size_px = 0.5;
+			if (!ren_text(sc, x + fs + 4, y, key[k].label, fs, REN_ANCHOR_START, 0))
+				return REN_ENOMEM;
 			x += fs + 4 + ren_text_width(strlen(key[k].label), fs) + 14;
 		}
 		char *note = ren_scene_printf(sc, "(colour: change of share vs base, full scale "
 		                                  "%.2f pts)", f->max_abs_delta);
 		if (!note || !ren_text(sc, x, y, note, fs, REN_ANCHOR_START, 0x555555))
-			return GTT_ENOMEM;
+			return REN_ENOMEM;
 		return 0;
 	}
 	if (o->palette != REN_PAL_GIL || !f->cls)
@@ -570,7 +556,7 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 		                           100.0 * (double)f->cls[0][c] / (double)f->total);
 		ren_item *r = ren_rect(sc, x, y - fs + 2, fs, fs, ren_class_color(c), NULL);
 		if (!t || !r || !ren_text(sc, x + fs + 4, y, t, fs, REN_ANCHOR_START, 0))
-			return GTT_ENOMEM;
+			return REN_ENOMEM;
 		x += fs + 4 + ren_text_width(strlen(t), fs) + 14;
 	}
 	return 0;
@@ -579,14 +565,8 @@ static int add_legend(ren_scene *sc, const ren_flame *f, const ren_flame_opts *o
 /* the regex wants a NUL-terminated name */
 static int name_matches(const regex_t *re, const fnode *nd, char **tmp, size_t *cap)
 {
-	if (nd->name_len + 1 > *cap) {
-		size_t c = nd->name_len + 1 > 256 ? nd->name_len + 1 : 256;
-		char *t = realloc(*tmp, c);
-		if (!t)
-			return 0;
-		*tmp = t;
-		*cap = c;
-	}
+	if (GT_GROW(*tmp, *cap, (size_t)nd->name_len + 1) < 0)
+		return 0;
 	memcpy(*tmp, nd->name, nd->name_len);
 	(*tmp)[nd->name_len] = 0;
 	return regexec(re, *tmp, 0, NULL, 0) == 0;
@@ -594,7 +574,7 @@ static int name_matches(const regex_t *re, const fnode *nd, char **tmp, size_t *
 
 ren_scene *ren_flame_layout(const ren_flame *f, const ren_flame_opts *o, int *err)
 {
-	int rc = GTT_ENOMEM;
+	int rc = REN_ENOMEM;
 	regex_t re;
 	int have_re = 0;
 	char *tmp = NULL, num[64];
@@ -615,7 +595,7 @@ ren_scene *ren_flame_layout(const ren_flame *f, const ren_flame_opts *o, int *er
 		goto out;
 	if (o->search && *o->search) {
 		if (regcomp(&re, o->search, REG_EXTENDED | REG_NOSUB) != 0) {
-			rc = GTT_EINVAL;
+			rc = REN_EINVAL;
 			goto out;
 		}
 		have_re = 1;

@@ -1,6 +1,7 @@
 /* flame.h — flame graphs: the frame tree built from folded stacks (merged, or in time order
  * for a flame chart), differential colouring against a base profile, and the layout of the
- * tree into a display list (layout.h) that svg.c and cairo_out.c draw. */
+ * tree into a display list (layout.h) that svg.c and cairo_out.c draw.
+ * Return rule: render/'s (layout.h): 0 or a negative REN_E* code, NULL + *err for objects. */
 #ifndef REN_FLAME_H
 #define REN_FLAME_H
 
@@ -38,7 +39,7 @@ typedef struct ren_flame ren_flame;
  * A line's cls_mask with exactly one bit gives the class of its samples; a leaf frame
  * ending in a class suffix "_[py]", "_[gil]", "_[nogil]", "_[wait]" or "_[nopy]" gives it
  * too (the suffix is removed). NULL on ENOMEM or when there is nothing to draw
- * (*err = GTT_ENOMEM or GTT_EEMPTY). */
+ * (*err = REN_ENOMEM or REN_EEMPTY). */
 ren_flame *ren_flame_build(const ana_folded *in, unsigned flags, int *err);
 /* Free. NULL ok. */
 void ren_flame_destroy(ren_flame *f);
@@ -50,8 +51,8 @@ uint32_t ren_flame_depth(const ren_flame *f);
 /* Count of the frame reached by the path "a;b;c" from the root, 0 when absent. */
 uint64_t ren_flame_lookup(const ren_flame *f, const char *path);
 /* Colour by difference to base: each frame's share of f's total minus the same path's share
- * of base's total, in points of percent. Switches layout to the red/blue diff palette.
- * 0 or GTT_ENOMEM. */
+ * of base's total, in points of percent (base NULL: an empty profile, every frame new).
+ * Switches layout to the red/blue diff palette. 0 or REN_ENOMEM. */
 int ren_flame_diff(ren_flame *f, const ren_flame *base);
 
 typedef struct ren_flame_opts {
@@ -69,7 +70,8 @@ typedef struct ren_flame_opts {
 } ren_flame_opts;
 void ren_flame_opts_init(ren_flame_opts *o);
 
-/* Lay the tree out into a new scene (REN_DOC_FLAME). NULL with *err on failure. The scene's
+/* Lay the tree out into a new scene (REN_DOC_FLAME). NULL with *err (REN_ENOMEM, REN_EINVAL for
+ * a bad search expression) on failure. The scene's
  * settings hold what the SVG script needs ("xpad", "total", "unit", "fontpx", ...). */
 ren_scene *ren_flame_layout(const ren_flame *f, const ren_flame_opts *o, int *err);
 

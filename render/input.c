@@ -1,5 +1,5 @@
-/* input.c — reads gt-render's input: a .gtt trace through libana (model + fold), or folded
- * stacks from a file or stdin. */
+/* input.c — the folded forms of a trace that the flame views draw: per GIL class (flame graph)
+ * and in time order per thread (flame chart). Reading the input itself is analyze/source.c's. */
 #include "input.h"
 
 #include <errno.h>
@@ -9,72 +9,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "gtt.h"
-
-static int read_all(int fd, char **buf, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *p = malloc(cap + 1);
-	if (!p)
-		return GTT_ENOMEM;
-	for (;;) {
-		if (n == cap) {
-			char *q = realloc(p, cap * 2 + 1);
-			if (!q) {
-				free(p);
-				return GTT_ENOMEM;
-			}
-			p = q;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, p + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			free(p);
-			return GTT_EIO;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	p[n] = 0;
-	*buf = p;
-	*len = n;
-	return 0;
-}
 
 static int push_line(ana_folded *out, size_t *cap, const char *stack, size_t len,
                      uint64_t count, uint32_t cls_mask)
 {
-	if (out->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
-		ana_folded_line *v = realloc(out->lines, c * sizeof(*v));
-		if (!v)
-			return GTT_ENOMEM;
-		out->lines = v;
-		*cap = c;
-	}
+	if (gt_grow((void **)&out->lines, cap, out->n + 1, sizeof(*out->lines)) < 0)
+		return REN_ENOMEM;
 	char *s = malloc(len + 1);
 	if (!s)
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	memcpy(s, stack, len);
 	s[len] = 0;
 	out->lines[out->n++] = (ana_folded_line){.stack = s, .count = count, .cls_mask = cls_mask};
 	out->total += count;
 	return 0;
-}
-
-int ren_fold_parse_mem(const char *buf, size_t len, ana_folded *out, size_t *n_bad,
-                       size_t *first_bad_line)
-{
-	/* one parser for folded text in the toolkit: analyze/fold.c's */
-	FILE *f = fmemopen((void *)buf, len, "r");
-	if (!f)
-		return GTT_ENOMEM;
-	int rc = ana_fold_parse(f, out, n_bad, first_bad_line);
-	fclose(f);
-	return rc;
 }
 
 int ren_input_fold_classes(const ana_model *m, const ana_fold_opts *sel, ana_folded *out)
@@ -83,7 +33,7 @@ int ren_input_fold_classes(const ana_model *m, const ana_fold_opts *sel, ana_fol
 	 * ren_flame_build() strips, and cls_mask holds that one class */
 	ana_fold_opts o = *sel;
 	o.annotate_class = 1;
-	return ana_fold(m, &o, out);
+	return ana_fold(m, &o, out) < 0 ? REN_ENOMEM : 0; /* ana_fold fails for memory only */
 }
 
 static int tid_selected(const char *filter, uint32_t tid)
@@ -139,13 +89,8 @@ static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, siz
 		const char *nm = m->frames.v[st->frames[k]].name;
 		need += strlen(nm ? nm : "?") + 1;
 	}
-	if (need > *cap) {
-		char *p = realloc(*buf, need * 2);
-		if (!p)
-			return GTT_ENOMEM;
-		*buf = p;
-		*cap = need * 2;
-	}
+	if (GT_GROW(*buf, *cap, need) < 0)
+		return REN_ENOMEM;
 	size_t o = put_name(*buf, tname);
 	o += (size_t)sprintf(*buf + o, " %u", s->tid);
 	for (uint32_t k = 0; st && k < st->n; k++) {
@@ -161,9 +106,9 @@ static int sample_stack(const ana_model *m, const ana_sample *s, char **buf, siz
 int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, uint64_t from_ns,
                         uint64_t to_ns, ana_folded *out)
 {
-	uint64_t from = m->start_ns + from_ns, to = to_ns ? m->start_ns + to_ns : UINT64_MAX;
+	uint64_t from = from_ns ? ana_sat_add(m->start_ns, from_ns) : 0, to = ana_sat_add(m->start_ns, to_ns);
 	size_t cap = 0, n = 0, bcap = 0;
-	int rc = GTT_ENOMEM;
+	int rc = REN_ENOMEM;
 	const ana_sample **v = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*v));
 	const ana_thread **threads = malloc((m->threads.n ? m->threads.n : 1) * sizeof(*threads));
 	char *buf = NULL;
@@ -178,7 +123,7 @@ int ren_flamechart_fold(const ana_model *m, const char *tid_filter, int gil, uin
 			continue;
 		if (gil >= 0 && !(gil & (1 << s->cls)))
 			continue;
-		if (s->time_ns < from || s->time_ns >= to)
+		if (s->time_ns < from || (to_ns && s->time_ns >= to))
 			continue;
 		v[n++] = s;
 	}
@@ -205,109 +150,4 @@ out:
 	if (rc < 0)
 		ana_folded_free(out);
 	return rc;
-}
-
-int ren_input_open(ren_input *in, const char *path, const ana_opts *opts, char *err,
-                   size_t errlen)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int rc, fd = -1;
-	memset(in, 0, sizeof(*in));
-	int is_stdin = strcmp(path, "-") == 0;
-	if (is_stdin) {
-		fd = 0;
-	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return GTT_EIO;
-	}
-	/* a trace file is handed to the model loader by path, without reading it here */
-	if (!is_stdin) {
-		char magic[GTT_MAGIC_LEN];
-		ssize_t r = pread(fd, magic, sizeof(magic), 0);
-		if (r == (ssize_t)sizeof(magic) && memcmp(magic, GTT_MAGIC, GTT_MAGIC_LEN) == 0) {
-			close(fd);
-			fd = -1;
-			goto trace;
-		}
-	}
-	rc = read_all(fd, &buf, &len);
-	if (!is_stdin)
-		close(fd);
-	fd = -1;
-	if (rc < 0) {
-		snprintf(err, errlen, "%s: %s", path, rc == GTT_EIO ? strerror(errno) : "out of memory");
-		return rc;
-	}
-	if (len == 0) {
-		snprintf(err, errlen, "%s: empty input", path);
-		free(buf);
-		return GTT_EEMPTY;
-	}
-	if (len >= GTT_MAGIC_LEN && memcmp(buf, GTT_MAGIC, GTT_MAGIC_LEN) == 0) {
-		/* a trace on stdin: the loader wants a path */
-		char tmpl[] = "/tmp/gt-render.XXXXXX";
-		int tfd = mkstemp(tmpl);
-		if (tfd < 0 || write(tfd, buf, len) != (ssize_t)len) {
-			snprintf(err, errlen, "cannot spool the trace from stdin: %s", strerror(errno));
-			if (tfd >= 0) {
-				close(tfd);
-				unlink(tmpl);
-			}
-			free(buf);
-			return GTT_EIO;
-		}
-		close(tfd);
-		free(buf);
-		if (!(in->tmp_path = strdup(tmpl))) {
-			unlink(tmpl);
-			return GTT_ENOMEM;
-		}
-		path = in->tmp_path;
-		goto trace;
-	}
-	if (memchr(buf, 0, len)) {
-		snprintf(err, errlen, "%s: not a .gtt trace or folded stacks (binary data)", path);
-		free(buf);
-		return GTT_EFORMAT;
-	}
-	rc = ren_fold_parse_mem(buf, len, &in->folded, &in->n_bad, &in->first_bad_line);
-	free(buf);
-	if (rc < 0) {
-		snprintf(err, errlen, "out of memory");
-		return rc;
-	}
-	if (in->folded.n == 0) {
-		if (in->n_bad)
-			snprintf(err, errlen, "%s: not a .gtt trace or folded stacks (line %zu is not "
-			                      "\"frame;frame;... COUNT\")", path, in->first_bad_line);
-		else
-			snprintf(err, errlen, "%s: no stacks in input", path);
-		ana_folded_free(&in->folded);
-		return in->n_bad ? GTT_EFORMAT : GTT_EEMPTY;
-	}
-	return 0;
-trace:
-	in->model = ana_model_load(path, opts, err, errlen);
-	if (!in->model) {
-		if (!err[0])
-			snprintf(err, errlen, "%s: cannot load the trace", path);
-		ren_input_close(in);
-		return GTT_ECORRUPT;
-	}
-	return 0;
-}
-
-void ren_input_close(ren_input *in)
-{
-	if (!in)
-		return;
-	ana_model_free(in->model);
-	in->model = NULL;
-	ana_folded_free(&in->folded);
-	if (in->tmp_path) {
-		unlink(in->tmp_path);
-		free(in->tmp_path);
-		in->tmp_path = NULL;
-	}
 }

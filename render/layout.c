@@ -1,6 +1,7 @@
 /* layout.c — the display list shared by the SVG and Cairo backends, plus text, colour and
  * axis helpers used by every view. */
 #include "layout.h"
+#include "gt_util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gtt.h"
 
 #define ARENA_BLOCK (256u << 10)
 
@@ -29,8 +29,20 @@ struct ren_scene {
 	size_t n, cap;
 	arena_block *arena;
 	scene_kv *kv;
-	size_t n_kv;
+	size_t n_kv, cap_kv;
 };
+
+const char *ren_strerror(int rc)
+{
+	switch (rc) {
+	case REN_OK: return "ok";
+	case REN_ENOMEM: return "out of memory";
+	case REN_EEMPTY: return "nothing to draw";
+	case REN_EIO: return "cannot write the output";
+	case REN_EINVAL: return "invalid argument";
+	}
+	return "unknown error";
+}
 
 ren_scene *ren_scene_create(double width, double height, int doc_kind)
 {
@@ -62,17 +74,21 @@ void ren_scene_destroy(ren_scene *s)
 	free(s);
 }
 
+static char *arena_alloc(ren_scene *s, size_t len);
+static char *clean_dup(ren_scene *s, const char *str, size_t len);
+
 ren_item *ren_scene_add(ren_scene *s, const ren_item *it)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		ren_item *v = realloc(s->items, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		s->items = v;
-		s->cap = cap;
-	}
-	s->items[s->n] = *it;
+	ren_item stored = *it;
+	/* the one place where text enters a scene: what a backend would refuse is replaced */
+	if (it->text && !ren_text_clean(it->text, strlen(it->text)) &&
+	    !(stored.text = clean_dup(s, it->text, strlen(it->text))))
+		return NULL;
+	if (it->tip && !ren_text_clean(it->tip, strlen(it->tip)) && !(stored.tip = clean_dup(s, it->tip, strlen(it->tip))))
+		return NULL;
+	if (GT_GROW(s->items, s->cap, s->n + 1) < 0)
+		return NULL;
+	s->items[s->n] = stored;
 	return &s->items[s->n++];
 }
 
@@ -172,25 +188,25 @@ int ren_scene_doc(const ren_scene *s) { return s->doc; }
 
 int ren_scene_set(ren_scene *s, const char *key, const char *value)
 {
+	if (!ren_text_clean(value, strlen(value)) && !(value = clean_dup(s, value, strlen(value))))
+		return REN_ENOMEM;
 	for (size_t i = 0; i < s->n_kv; i++) {
 		if (strcmp(s->kv[i].key, key) == 0) {
 			char *v = strdup(value);
 			if (!v)
-				return GTT_ENOMEM;
+				return REN_ENOMEM;
 			free(s->kv[i].value);
 			s->kv[i].value = v;
 			return 0;
 		}
 	}
-	scene_kv *kv = realloc(s->kv, (s->n_kv + 1) * sizeof(*kv));
-	if (!kv)
-		return GTT_ENOMEM;
-	s->kv = kv;
+	if (GT_GROW(s->kv, s->cap_kv, s->n_kv + 1) < 0)
+		return REN_ENOMEM;
 	char *k = strdup(key), *v = strdup(value);
 	if (!k || !v) {
 		free(k);
 		free(v);
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	}
 	s->kv[s->n_kv].key = k;
 	s->kv[s->n_kv].value = v;
@@ -243,6 +259,53 @@ size_t ren_utf8_seq(const unsigned char *s, size_t left)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return n;
+}
+
+size_t ren_text_char(const unsigned char *s, size_t left, int *ok)
+{
+	size_t n = ren_utf8_seq(s, left);
+	if (n == 0) {
+		*ok = 0;
+		return 1;
+	}
+	if (n == 1) {
+		*ok = !(s[0] < 0x20 && s[0] != '\t' && s[0] != '\n' && s[0] != '\r') && s[0] != 0x7f;
+		return 1;
+	}
+	uint32_t cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	*ok = !(cp >= 0xfdd0 && cp <= 0xfdef) && (cp & 0xfffe) != 0xfffe;
+	return n;
+}
+
+int ren_text_clean(const char *s, size_t len)
+{
+	int ok = 1;
+	for (size_t i = 0; i < len && ok;)
+		i += ren_text_char((const unsigned char *)s + i, len - i, &ok);
+	return ok;
+}
+
+/* A copy of s[0..len) in the arena with what ren_text_char refuses as U+FFFD. NULL on ENOMEM. */
+static char *clean_dup(ren_scene *s, const char *str, size_t len)
+{
+	size_t out = 0;
+	int ok;
+	for (size_t i = 0, k; i < len; i += k) {
+		k = ren_text_char((const unsigned char *)str + i, len - i, &ok);
+		out += ok ? k : 3;
+	}
+	char *p = arena_alloc(s, out + 1), *o = p;
+	if (!p)
+		return NULL;
+	for (size_t i = 0, k; i < len; i += k) {
+		k = ren_text_char((const unsigned char *)str + i, len - i, &ok);
+		memcpy(o, ok ? str + i : "\xef\xbf\xbd", ok ? k : 3);
+		o += ok ? k : 3;
+	}
+	*o = 0;
+	return p;
 }
 
 static size_t utf8_step(const unsigned char *s, size_t left)
@@ -334,7 +397,7 @@ double ren_nice_step(double span, int max_ticks)
 void ren_fmt_time(char *buf, size_t len, double t_ns, double step_ns, double max_ns)
 {
 	static const struct { double div; const char *unit; } units[] = {
-		{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"},
+		{(double)GT_NS_PER_SEC, "s"}, {(double)GT_NS_PER_MS, "ms"}, {(double)GT_NS_PER_US, "us"}, {1, "ns"},
 	};
 	size_t u = 0;
 	while (u + 1 < sizeof(units) / sizeof(units[0]) && fabs(max_ns) < units[u].div)

@@ -1,11 +1,28 @@
 /* layout.h — the display list that every view (flame graph, timeline) is laid out into, and
  * that both backends draw: svg.c (interactive SVG) and cairo_out.c (PNG/PDF). Also the small
- * helpers all views share: colours, monospace text fitting, UTF-8 cleaning, time-axis ticks. */
+ * helpers all views share: colours, monospace text fitting, UTF-8 cleaning, time-axis ticks,
+ * and render/'s error codes.
+ *
+ * Return rule for all of render/: a function returns 0 or a negative REN_E* code, and one that
+ * makes an object returns it, or NULL with the code in *err. The code says what failed
+ * (ren_strerror names it); where a person needs more words (Cairo's own, the window of a
+ * timeline that holds nothing) the function also writes one line into why[whylen]. Nothing in
+ * render/ but main.c prints or picks an exit status. */
 #ifndef REN_LAYOUT_H
 #define REN_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+enum {
+	REN_OK = 0,
+	REN_ENOMEM = -1,  /* out of memory */
+	REN_EEMPTY = -2,  /* nothing to draw (no samples, nothing in the window or selection) */
+	REN_EIO = -3,     /* an output that cannot be written (errno kept) */
+	REN_EINVAL = -4,  /* an argument or size a backend refuses */
+};
+/* Words for a REN_E* code: "out of memory", "nothing to draw", ... */
+const char *ren_strerror(int rc);
 
 /* Every label uses one monospace font so that width = chars * REN_CHAR_W * size, the same
  * in the browser and in Cairo; labels are truncated in the layout, never by a backend. */
@@ -53,7 +70,9 @@ ren_scene *ren_scene_create(double width, double height, int doc_kind);
 /* Free the scene and every string it owns. NULL ok. */
 void ren_scene_destroy(ren_scene *s);
 /* Append an item (copied); its text/tip/id must already be scene-owned (ren_scene_strdup)
- * or static. Returns the stored item or NULL on ENOMEM. */
+ * or static. Returns the stored item or NULL on ENOMEM. The pointer is good until the next
+ * item is added (the items are one array that may move); adjust an item later through
+ * ren_scene_at. */
 ren_item *ren_scene_add(ren_scene *s, const ren_item *it);
 /* Copy a string into the scene's arena (len bytes, NUL added). NULL on ENOMEM. */
 char *ren_scene_strndup(ren_scene *s, const char *str, size_t len);
@@ -78,17 +97,28 @@ double ren_scene_height(const ren_scene *s);
 void ren_scene_set_height(ren_scene *s, double height);
 int ren_scene_doc(const ren_scene *s);
 /* Free-form key/value settings a backend may read (e.g. "title", "total", "unit"). The value
- * is copied. 0 or GTT_ENOMEM. */
+ * is copied. 0 or REN_ENOMEM. */
 int ren_scene_set(ren_scene *s, const char *key, const char *value);
 const char *ren_scene_get(const ren_scene *s, const char *key); /* NULL when unset */
 /* Iterate the settings: i in [0, ren_scene_nkv()). */
 size_t ren_scene_nkv(const ren_scene *s);
 void ren_scene_kv(const ren_scene *s, size_t i, const char **key, const char **value);
 
-/* ---- text ---- */
+/* ---- text ----
+ * What a scene may hold is decided in one place, ren_text_char(): names come from traces and
+ * folded files and can hold any bytes, and XML (the SVG) and Cairo (PNG, PDF) each refuse some.
+ * ren_scene_add() and ren_scene_set() store every string cleaned, so the backends draw the same
+ * text and never fail on it. */
 /* Length of the valid UTF-8 sequence at s (left bytes available), 0 when invalid (bad lead
  * byte, truncated, overlong, surrogate, above U+10FFFF). */
 size_t ren_utf8_seq(const unsigned char *s, size_t left);
+/* Length of the character at s (left > 0 bytes available; 1 for an invalid byte), and whether
+ * a view may draw it (*ok): not for bytes that are not UTF-8, C0 controls other than tab, LF
+ * and CR, DEL, and Unicode noncharacters (U+FDD0-U+FDEF, U+xFFFE, U+xFFFF), which Cairo
+ * refuses and XML 1.0 forbids in part. Those are drawn as U+FFFD. */
+size_t ren_text_char(const unsigned char *s, size_t left, int *ok);
+/* 1 when every character of s[0..len) may be drawn as it is. */
+int ren_text_clean(const char *s, size_t len);
 /* Number of UTF-8 characters in s[0..len). Invalid bytes count as one character each. */
 size_t ren_utf8_chars(const char *s, size_t len);
 /* Byte length of the first n characters of s[0..len). */

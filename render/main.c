@@ -11,21 +11,21 @@
 #include "cairo_out.h"
 #include "cli.h"
 #include "flame.h"
+#include "gt_util.h"
 #include "gtt.h"
 #include "input.h"
+#include "source.h"
 #include "svg.h"
 #include "timeline.h"
 
-#define EXIT_PARTIAL 1
-#define EXIT_BROKEN 2
-#define EXIT_USAGE 64
 
 static const char usage_text[] =
 	"usage: gt-render flame INPUT [-o OUT.svg|.png|.pdf] [options]\n"
 	"       gt-render timeline TRACE -o OUT.svg|.png|.pdf [--from S] [--to S] [--threads REGEX]\n"
 	"\n"
 	"INPUT is a .gtt trace, a folded-stacks file (\"root;...;leaf COUNT\" lines, as from\n"
-	"gt-analyze fold or FlameGraph's stackcollapse scripts), or - for stdin.\n"
+	"gt-analyze fold or FlameGraph's stackcollapse scripts), or - for stdin. Folded text with two\n"
+	"counts per line (FlameGraph's difference format) is drawn as a differential flame graph.\n"
 	"The output format follows OUT's extension (default: SVG on stdout).\n"
 	"\n"
 	"flame options:\n"
@@ -43,8 +43,9 @@ static const char usage_text[] =
 	"      --diff BASE       differential: widths from INPUT, colour from the change of each\n"
 	"                        frame's share against BASE (red grew, blue shrank)\n"
 	"      --flamechart      stacks in time order instead of merged (trace input)\n"
-	"      --gil WHICH       only samples of one GIL state: held, released, python, native,\n"
-	"                        wait, nopy (trace input)\n"
+	"      --gil WHICH       only samples of these GIL classes (trace input): held, released,\n"
+	"                        python, native-gil, nogil, wait, native, nopy, any; a comma list\n"
+	"                        (held = python,native-gil; released = nogil,wait)\n"
 	"      --threads         a root frame per thread (trace input)\n"
 	"      --tid LIST        only these threads (comma list, trace input)\n"
 	"      --from S, --to S  only samples in this window, seconds from the trace start\n"
@@ -64,7 +65,8 @@ static const char usage_text[] =
 	"  -h, --help            this text\n"
 	"  -V, --version         version\n"
 	"\n"
-	"Exit status: 0 ok, 2 unreadable or broken input (or output not writable), 64 usage.\n";
+	"Exit status: 0 ok, 1 drawn from a trace whose END record disagrees with its contents\n"
+	"(partial), 2 unreadable or broken input (or output not writable), 64 usage.\n";
 
 enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_FONTSIZE, OPT_MINWIDTH,
@@ -118,7 +120,7 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, "gt-render: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, " (see gt-render --help)\n");
-	return EXIT_USAGE;
+	return GT_EXIT_USAGE;
 }
 
 static int parse_num(const char *s, double lo, double hi, double *out)
@@ -160,40 +162,40 @@ static int write_scene(const cli *c, const ren_scene *sc)
 	if (fmt == 'p' || fmt == 'd') {
 		if (!c->output || strcmp(c->output, "-") == 0) {
 			fprintf(stderr, "gt-render: PNG and PDF need -o FILE\n");
-			return EXIT_USAGE;
+			return GT_EXIT_USAGE;
 		}
 		rc = ren_cairo_write(sc, c->output, fmt == 'p' ? REN_CAIRO_PNG : REN_CAIRO_PDF, err,
 		                     sizeof(err));
 		if (rc < 0) {
-			fprintf(stderr, "gt-render: %s: %s\n", c->output, err[0] ? err : gtt_strerror(rc));
+			fprintf(stderr, "gt-render: %s: %s\n", c->output, err[0] ? err : ren_strerror(rc));
 			unlink(c->output);
-			return EXIT_BROKEN;
+			return GT_EXIT_BROKEN;
 		}
 		return 0;
 	}
 	FILE *f = stdout;
 	if (c->output && strcmp(c->output, "-") != 0 && !(f = fopen(c->output, "w"))) {
 		fprintf(stderr, "gt-render: %s: %s\n", c->output, strerror(errno));
-		return EXIT_BROKEN;
+		return GT_EXIT_BROKEN;
 	}
 	rc = ren_svg_write(sc, f);
 	int close_rc = f == stdout ? fflush(f) : fclose(f);
 	if (rc < 0 || close_rc != 0) {
 		fprintf(stderr, "gt-render: %s: write failed: %s\n", c->output ? c->output : "stdout",
-		        rc == GTT_ENOMEM ? "out of memory" : strerror(errno));
+		        rc == REN_ENOMEM ? "out of memory" : strerror(errno));
 		if (f != stdout)
 			unlink(c->output);
-		return EXIT_BROKEN;
+		return GT_EXIT_BROKEN;
 	}
 	return 0;
 }
 
-static void print_warnings(const ren_input *in, const char *path)
+static void print_warnings(const ana_source *in, const char *path)
 {
-	if (in->n_bad)
+	if (in->info.n_bad)
 		fprintf(stderr, "gt-render: warning: %s: %zu line%s not \"stack COUNT\" (first: line "
-		                "%zu), skipped\n", path, in->n_bad, in->n_bad == 1 ? " is" : "s are",
-		        in->first_bad_line);
+		                "%zu), skipped\n", path, in->info.n_bad, in->info.n_bad == 1 ? " is" : "s are",
+		        in->info.first_bad_line);
 	if (in->model) {
 		size_t n = 0;
 		const char *const *w = ana_model_warnings(in->model, &n);
@@ -202,24 +204,29 @@ static void print_warnings(const ren_input *in, const char *path)
 	}
 }
 
-static int gil_mask(const char *s)
+/* FlameGraph's difference format ("STACK BEFORE AFTER"): the AFTER counts (which==1) or the
+ * BEFORE ones (0) as folded lines of their own, lines without samples on that side left out.
+ * The stacks are borrowed from two: free with free(out->lines) only. */
+static int split_difference(const ana_folded *two, int which, ana_folded *out)
 {
-	static const struct { const char *name; int mask; } v[] = {
-		{"held", 1 << ANA_CLASS_PY_GIL | 1 << ANA_CLASS_NATIVE_GIL},
-		{"released", 1 << ANA_CLASS_NATIVE_NOGIL},
-		{"python", 1 << ANA_CLASS_PY_GIL},
-		{"native", 1 << ANA_CLASS_NATIVE_GIL | 1 << ANA_CLASS_NATIVE_NOGIL},
-		{"wait", 1 << ANA_CLASS_WAIT_GIL},
-		{"nopy", 1 << ANA_CLASS_NONPY},
-	};
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		if (strcmp(v[i].name, s) == 0)
-			return v[i].mask;
-	return -2;
+	memset(out, 0, sizeof(*out));
+	out->lines = malloc((two->n ? two->n : 1) * sizeof(*out->lines));
+	if (!out->lines)
+		return REN_ENOMEM;
+	for (size_t i = 0; i < two->n; i++) {
+		uint64_t c = which ? two->lines[i].count : two->lines[i].base_count;
+		if (!c)
+			continue;
+		out->lines[out->n] = two->lines[i];
+		out->lines[out->n].count = c;
+		out->lines[out->n++].base_count = 0;
+		out->total += c; /* fits: the parser refused sums past 2^64 - 1 on each side */
+	}
+	return 0;
 }
 
 /* Folded stacks of one input: the file's lines, or a trace folded per class. */
-static int input_folded(const cli *c, const ren_input *in, ana_folded *out, int *owned)
+static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int *owned)
 {
 	*owned = 0;
 	if (!in->model) {
@@ -229,24 +236,24 @@ static int input_folded(const cli *c, const ren_input *in, ana_folded *out, int 
 	ana_fold_opts o;
 	ana_fold_opts_init(&o);
 	o.threads = c->threads;
-	o.gil = c->gil ? gil_mask(c->gil) : -1;
+	o.gil = c->gil ? ana_gil_parse(c->gil) : -1;
 	o.tid_filter = c->tid;
 	/* relative to the trace start, as ana_fold wants them */
 	if (c->have_from)
-		o.from_ns = (uint64_t)(c->from_s * 1e9);
+		o.from_ns = gt_s_to_ns(c->from_s);
 	if (c->have_to)
-		o.to_ns = (uint64_t)(c->to_s * 1e9);
+		o.to_ns = gt_s_to_ns(c->to_s);
 	*owned = 1;
 	return ren_input_fold_classes(in->model, &o, out);
 }
 
 static int cmd_flame(cli *c)
 {
-	ren_input in = {0}, base = {0};
+	ana_source in = {0}, base = {0};
 	ren_flame *f = NULL, *bf = NULL;
 	ren_scene *sc = NULL;
 	ana_folded fd = {0}, bfd = {0};
-	int owned = 0, bowned = 0, rc, status = EXIT_BROKEN;
+	int owned = 0, bowned = 0, rc, status = GT_EXIT_BROKEN;
 	char err[512] = "";
 	ana_opts aopts;
 	ana_opts_init(&aopts);
@@ -274,28 +281,40 @@ static int cmd_flame(cli *c)
 	if (c->colors)
 		o.palette = ren_palette_find(c->colors);
 
-	if ((rc = ren_input_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
+	if ((rc = ana_source_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;
 	}
 	print_warnings(&in, c->input);
+	if (in.folded.two_counts && !c->title)
+		o.title = "Differential Flame Graph";
+	if (in.folded.two_counts && c->diff) {
+		fprintf(stderr, "gt-render: %s is already a difference (FlameGraph's two counts per line): "
+		                "--diff would compare it again\n", c->input);
+		status = GT_EXIT_USAGE;
+		goto out;
+	}
 	if ((c->flamechart || c->gil || c->threads || c->tid || c->have_from || c->have_to) &&
 	    !in.model) {
 		fprintf(stderr, "gt-render: --flamechart, --gil, --threads, --tid, --from and --to "
 		                "need a trace, and %s is folded stacks\n", c->input);
-		status = EXIT_USAGE;
+		status = GT_EXIT_USAGE;
 		goto out;
 	}
 	if (c->flamechart) {
-		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? gil_mask(c->gil) : -1,
-		                         c->have_from ? (uint64_t)(c->from_s * 1e9) : 0,
-		                         c->have_to ? (uint64_t)(c->to_s * 1e9) : 0, &fd);
+		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? ana_gil_parse(c->gil) : -1,
+		                         c->have_from ? gt_s_to_ns(c->from_s) : 0,
+		                         c->have_to ? gt_s_to_ns(c->to_s) : 0, &fd);
 		owned = 1;
+	} else if (in.folded.two_counts) {
+		/* the widths from the second counts, the colours from the change against the first */
+		if ((rc = split_difference(&in.folded, 1, &fd)) == 0 && (rc = split_difference(&in.folded, 0, &bfd)) == 0)
+			owned = bowned = 2;
 	} else {
 		rc = input_folded(c, &in, &fd, &owned);
 	}
 	if (rc < 0) {
-		fprintf(stderr, "gt-render: %s: %s\n", c->input, gtt_strerror(rc));
+		fprintf(stderr, "gt-render: %s: %s\n", c->input, ren_strerror(rc));
 		goto out;
 	}
 	if (!c->colors && in.model && !c->diff)
@@ -305,27 +324,44 @@ static int cmd_flame(cli *c)
 	unsigned flags = (c->reverse ? REN_FLAME_REVERSE : 0) |
 	                 (c->flamechart ? REN_FLAME_ORDERED : 0);
 	if (!(f = ren_flame_build(&fd, flags, &rc))) {
-		if (rc == GTT_EEMPTY)
+		if (rc == REN_EEMPTY)
 			fprintf(stderr, "gt-render: %s: no samples to draw%s\n", c->input,
 			        in.model ? " (in the selected threads, classes and time window)" : "");
 		else
-			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 		goto out;
 	}
+	if (in.folded.two_counts) {
+		if (!(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc)) && rc != REN_EEMPTY) {
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
+			goto out;
+		}
+		/* nothing before: every frame is new (empty base) */
+		if ((rc = ren_flame_diff(f, bf)) < 0) {
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
+			goto out;
+		}
+	}
 	if (c->diff) {
-		if ((rc = ren_input_open(&base, c->diff, &aopts, err, sizeof(err))) < 0) {
+		if ((rc = ana_source_open(&base, c->diff, &aopts, err, sizeof(err))) < 0) {
 			fprintf(stderr, "gt-render: %s\n", err);
 			goto out;
 		}
 		print_warnings(&base, c->diff);
+		if (base.folded.two_counts) {
+			fprintf(stderr, "gt-render: --diff %s is a difference itself (FlameGraph's two counts per "
+			                "line); give the profile it was made from\n", c->diff);
+			status = GT_EXIT_USAGE;
+			goto out;
+		}
 		if ((rc = input_folded(c, &base, &bfd, &bowned)) < 0 ||
 		    !(bf = ren_flame_build(&bfd, flags & REN_FLAME_REVERSE, &rc))) {
 			fprintf(stderr, "gt-render: %s: %s\n", c->diff,
-			        rc == GTT_EEMPTY ? "no samples to compare with" : gtt_strerror(rc));
+			        rc == REN_EEMPTY ? "no samples to compare with" : ren_strerror(rc));
 			goto out;
 		}
 		if ((rc = ren_flame_diff(f, bf)) < 0) {
-			fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 			goto out;
 		}
 	}
@@ -333,36 +369,45 @@ static int cmd_flame(cli *c)
 	if (fmt != 's')
 		o.search = c->search;
 	if (!(sc = ren_flame_layout(f, &o, &rc))) {
-		fprintf(stderr, "gt-render: %s\n", gtt_strerror(rc));
+		fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
 		goto out;
 	}
 	if (fmt == 's' && c->search && ren_scene_set(sc, "search", c->search) < 0)
 		goto out;
 	status = write_scene(c, sc);
+	/* a trace that disagrees with its END record: drawn, but partial */
+	/* drawn from less than the input held: lines skipped, or samples the END record counts missing */
+	if (status == GT_EXIT_OK && ((in.model && in.model->end_mismatch) || (base.model && base.model->end_mismatch) ||
+	                             in.info.n_bad || base.info.n_bad))
+		status = GT_EXIT_PARTIAL;
 out:
 	ren_scene_destroy(sc);
 	ren_flame_destroy(f);
 	ren_flame_destroy(bf);
-	if (owned)
+	if (owned == 2)
+		free(fd.lines); /* the stacks are the input's */
+	else if (owned)
 		ana_folded_free(&fd);
-	if (bowned)
+	if (bowned == 2)
+		free(bfd.lines);
+	else if (bowned)
 		ana_folded_free(&bfd);
-	ren_input_close(&in);
-	ren_input_close(&base);
+	ana_source_close(&in);
+	ana_source_close(&base);
 	return status;
 }
 
 static int cmd_timeline(cli *c)
 {
-	ren_input in = {0};
+	ana_source in = {0};
 	ren_scene *sc = NULL;
-	int rc, status = EXIT_BROKEN;
+	int rc, status = GT_EXIT_BROKEN;
 	char err[512] = "";
 	ana_opts aopts;
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
 	aopts.python_frames = c->python_frames;
-	if ((rc = ren_input_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
+	if ((rc = ana_source_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;
 	}
@@ -380,19 +425,21 @@ static int cmd_timeline(cli *c)
 		o.title = c->title;
 	o.threads_re = c->threads_re;
 	if (c->have_from)
-		o.from_ns = (int64_t)(c->from_s * 1e9);
+		o.from_ns = (int64_t)gt_s_to_ns(c->from_s);
 	if (c->have_to)
-		o.to_ns = (int64_t)(c->to_s * 1e9);
+		o.to_ns = (int64_t)gt_s_to_ns(c->to_s);
 	o.has_from = c->have_from;
 	o.has_to = c->have_to;
-	if (!(sc = ren_timeline_layout(in.model, &o, err, sizeof(err)))) {
+	if (!(sc = ren_timeline_layout(in.model, &o, &rc, err, sizeof(err)))) {
 		fprintf(stderr, "gt-render: %s: %s\n", c->input, err[0] ? err : "cannot lay out");
 		goto out;
 	}
 	status = write_scene(c, sc);
+	if (status == GT_EXIT_OK && in.model->end_mismatch)
+		status = GT_EXIT_PARTIAL;
 out:
 	ren_scene_destroy(sc);
-	ren_input_close(&in);
+	ana_source_close(&in);
 	return status;
 }
 
@@ -402,7 +449,7 @@ int main(int argc, char **argv)
 	int opt;
 	if (argc < 2) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return GT_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		usage(stdout);
@@ -424,6 +471,9 @@ int main(int argc, char **argv)
 		case OPT_WIDTH:
 			if (parse_num(optarg, 200, 100000, &c.width) < 0)
 				return usage_error("--width wants pixels between 200 and 100000, not '%s'", optarg);
+			if (strcmp(c.cmd, "timeline") == 0 && c.width < REN_TL_MIN_WIDTH)
+				return usage_error("timeline --width wants at least 400 px (the thread labels take "
+				                   "230), not '%s'", optarg);
 			break;
 		case OPT_HEIGHT:
 			if (parse_num(optarg, 4, 200, &c.height) < 0)
@@ -456,9 +506,8 @@ int main(int argc, char **argv)
 		case OPT_DIFF: c.diff = optarg; break;
 		case OPT_FLAMECHART: c.flamechart = 1; break;
 		case OPT_GIL:
-			if (gil_mask(optarg) < -1)
-				return usage_error("--gil wants held, released, python, native, wait or nopy, "
-				                   "not '%s'", optarg);
+			if (ana_gil_parse(optarg) < -1)
+				return usage_error("--gil wants " ANA_GIL_WORDS ", not '%s'", optarg);
 			c.gil = optarg;
 			break;
 		case OPT_THREADS:
@@ -470,7 +519,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TID: c.tid = optarg; break;
 		case OPT_FROM:
-			if (parse_num(optarg, 0, 1e9, &c.from_s) < 0)
+			if (parse_num(optarg, 0, 1e9, &c.from_s) < 0) /* seconds: at most 31 years */
 				return usage_error("--from wants seconds from the trace start, not '%s'", optarg);
 			c.have_from = 1;
 			break;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_util.h"
 #include "gtt.h"
 
 typedef struct wbuf {
@@ -20,7 +21,7 @@ typedef struct wbuf {
 static void w_flush(wbuf *w)
 {
 	if (w->n && !w->err && fwrite(w->p, 1, w->n, w->f) != w->n)
-		w->err = GTT_EIO;
+		w->err = REN_EIO;
 	w->n = 0;
 }
 
@@ -30,7 +31,7 @@ static void w_raw(wbuf *w, const char *s, size_t len)
 		w_flush(w);
 		if (len > w->cap) {
 			if (!w->err && fwrite(s, 1, len, w->f) != len)
-				w->err = GTT_EIO;
+				w->err = REN_EIO;
 			return;
 		}
 	}
@@ -106,29 +107,18 @@ static void escape_to(const char *s, size_t len, emit_fn emit, void *ctx)
 	static const char fffd[] = "\xef\xbf\xbd";
 	size_t run = 0, i = 0; /* s[i - run .. i) is a run of bytes copied as they are */
 	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
 		const char *rep = NULL;
-		size_t adv = 1;
-		if (c < 0x80) {
-			switch (c) {
-			case '&': rep = "&amp;"; break;
-			case '<': rep = "&lt;"; break;
-			case '>': rep = "&gt;"; break;
-			case '"': rep = "&quot;"; break;
-			case '\'': rep = "&apos;"; break;
-			default:
-				if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-					rep = fffd;
-			}
-		} else {
-			adv = ren_utf8_seq((const unsigned char *)s + i, len - i);
-			if (adv == 0) {
+		int ok;
+		size_t adv = ren_text_char((const unsigned char *)s + i, len - i, &ok);
+		switch (s[i]) {
+		case '&': rep = "&amp;"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '"': rep = "&quot;"; break;
+		case '\'': rep = "&apos;"; break;
+		default:
+			if (!ok) /* the scene's own policy (layout.h), for strings that did not pass through it */
 				rep = fffd;
-				adv = 1;
-			} else if (adv == 3 && c == 0xef && (unsigned char)s[i + 1] == 0xbf &&
-			           ((unsigned char)s[i + 2] & 0xfe) == 0xbe) {
-				rep = fffd; /* U+FFFE, U+FFFF */
-			}
 		}
 		if (rep) {
 			if (run)
@@ -165,15 +155,9 @@ static void emit_m(void *ctx, const char *s, size_t len)
 	mbuf *m = ctx;
 	if (m->err)
 		return;
-	if (m->n + len + 1 > m->cap) {
-		size_t cap = (m->n + len + 1) * 2;
-		char *p = realloc(m->p, cap);
-		if (!p) {
-			m->err = 1;
-			return;
-		}
-		m->p = p;
-		m->cap = cap;
+	if (GT_GROW(m->p, m->cap, m->n + len + 1) < 0) {
+		m->err = 1;
+		return;
 	}
 	memcpy(m->p + m->n, s, len);
 	m->n += len;
@@ -350,7 +334,7 @@ int ren_svg_write(const ren_scene *s, FILE *out)
 {
 	wbuf w = {.f = out, .cap = 1u << 16};
 	if (!(w.p = malloc(w.cap)))
-		return GTT_ENOMEM;
+		return REN_ENOMEM;
 	const char *fsv = ren_scene_get(s, "fontpx");
 	double fs = fsv ? atof(fsv) : 12;
 	if (fs <= 0)
@@ -410,6 +394,6 @@ int ren_svg_write(const ren_scene *s, FILE *out)
 	w_flush(&w);
 	free(w.p);
 	if (!w.err && fflush(out) != 0)
-		w.err = GTT_EIO;
+		w.err = REN_EIO;
 	return w.err;
 }

@@ -1,5 +1,6 @@
 /* svg.h — writes a scene (layout.h) as one self-contained SVG file: XML-escaped text, the
- * interactive script embedded, no external scripts or fonts. */
+ * interactive script embedded, no external scripts or fonts.
+ * Return rule: render/'s (layout.h): 0 or a negative REN_E* code, NULL + *err for objects. */
 #ifndef REN_SVG_H
 #define REN_SVG_H
 
@@ -8,12 +9,12 @@
 
 #include "layout.h"
 
-/* Write the scene as SVG to out. 0, or GTT_EIO when a write failed, GTT_ENOMEM. */
+/* Write the scene as SVG to out. 0, or REN_EIO when a write failed (errno kept), REN_ENOMEM. */
 int ren_svg_write(const ren_scene *s, FILE *out);
 
-/* XML-escape s[0..len) for text and attribute values: & < > " ' become entities; bytes that
- * are not valid UTF-8 and characters XML 1.0 forbids (controls other than tab/newline/CR,
- * U+FFFE/U+FFFF) become U+FFFD. Returns a malloc'd NUL-terminated string (NULL on ENOMEM);
+/* XML-escape s[0..len) for text and attribute values: & < > " ' become entities; what a scene
+ * may not hold (layout.h, ren_text_char: bytes that are not UTF-8, controls, noncharacters
+ * such as U+FFFE) becomes U+FFFD. Returns a malloc'd NUL-terminated string (NULL on ENOMEM);
  * *out_len gets its length when out_len is not NULL. */
 char *ren_xml_escape(const char *s, size_t len, size_t *out_len);
 

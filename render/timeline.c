@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "flame.h"
 #include "gtt.h"
 
@@ -16,19 +17,19 @@
 
 double ren_tl_x(const ren_tl *t, uint64_t ns)
 {
-	double d = (double)((int64_t)(ns - t->t0));
-	return t->x0 + d * t->px_per_ns;
+	/* signed in a double: a window can span more than 2^63 ns of a hostile trace */
+	return t->x0 + ana_rel_ns(ns, t->t0) * t->px_per_ns;
 }
 
 /* format a duration for tooltips: "12.3 ms" */
 void ren_tl_fmt_dur(char *buf, size_t len, double ns)
 {
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.3g s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.3g ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, len, "%.3g us", ns / 1e3);
+	if (ns >= (double)GT_NS_PER_SEC)
+		snprintf(buf, len, "%.3g s", ns / (double)GT_NS_PER_SEC);
+	else if (ns >= (double)GT_NS_PER_MS)
+		snprintf(buf, len, "%.3g ms", ns / (double)GT_NS_PER_MS);
+	else if (ns >= (double)GT_NS_PER_US)
+		snprintf(buf, len, "%.3g us", ns / (double)GT_NS_PER_US);
 	else
 		snprintf(buf, len, "%.0f ns", ns);
 }
@@ -36,11 +37,11 @@ void ren_tl_fmt_dur(char *buf, size_t len, double ns)
 /* seconds from the trace start, for tooltips */
 double ren_tl_rel_s(const ren_tl *t, uint64_t ns)
 {
-	return (double)((int64_t)(ns - t->m->start_ns)) / 1e9;
+	return ana_rel_s(ns, t->m->start_ns);
 }
 
-/* A data span clipped to the window; a text label inside when it fits. tip is printf'd
- * into the scene. Spans narrower than min_px are widened to it so they stay visible. */
+/* A data span clipped to the window; a text label inside when it fits. Spans narrower than
+ * half a pixel are drawn half a pixel wide so they stay visible. */
 ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uint32_t fill,
                       const char *label, const char *tip)
 {
@@ -53,6 +54,7 @@ ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uin
 	double x = ren_tl_x(t, a), w = ren_tl_x(t, b) - x;
 	if (w < 0.5)
 		w = 0.5;
+	size_t idx = ren_scene_count(t->sc);
 	ren_item *it = ren_rect(t->sc, x, y, w, h, fill, tip);
 	if (!it) {
 		t->oom = 1;
@@ -70,7 +72,7 @@ ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uin
 				tt->flags |= REN_F_DATA;
 		}
 	}
-	return it;
+	return ren_scene_at(t->sc, idx); /* the label may have moved the items */
 }
 
 char *ren_tl_tipf(ren_tl *t, const char *fmt, ...)
@@ -261,39 +263,172 @@ static void draw_offcpu(ren_tl *t, const gtt_switch *const *v, size_t n, double 
 	}
 }
 
-/* GIL held by tid: a dark bar under the samples */
-static void draw_gil(ren_tl *t, uint32_t pid, uint32_t tid, double y)
+/* What each thread row draws, grouped once so that a row costs its own records only (a trace
+ * can hold 100 000 threads): samples (time order) and switches per thread index, CUDA API
+ * calls and NVTX ranges per thread index (model order), GIL records per process. */
+typedef struct tl_lists {
+	size_t *first, *wfirst, *afirst, *nfirst;  /* per thread: start in sv, wv, av, nv; nt + 1 each */
+	const ana_sample **sv;
+	const gtt_switch **wv;
+	size_t *av, *nv;      /* indices into m->apis, m->nvtx */
+	size_t *gv;           /* indices into m->gil by (pid, time) */
+	uint64_t *busy;       /* sampled ns in the window, per thread */
+} tl_lists;
+
+static void lists_free(tl_lists *L)
+{
+	free(L->first);
+	free(L->wfirst);
+	free(L->afirst);
+	free(L->nfirst);
+	free(L->sv);
+	free(L->wv);
+	free(L->av);
+	free(L->nv);
+	free(L->gv);
+	free(L->busy);
+}
+
+/* Counting sort of n records into per-thread lists: idx[i] is record i's thread (SIZE_MAX for
+ * none); first gets the list starts, out the record numbers, in record order. */
+static int group_by_thread(const size_t *idx, size_t n, size_t nt, size_t **first, size_t **out)
+{
+	*first = calloc(nt + 1, sizeof(**first));
+	*out = malloc((n ? n : 1) * sizeof(**out));
+	size_t *fill = calloc(nt ? nt : 1, sizeof(*fill));
+	if (!*first || !*out || !fill) {
+		free(fill);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (idx[i] != SIZE_MAX)
+			(*first)[idx[i] + 1]++;
+	for (size_t i = 0; i < nt; i++)
+		(*first)[i + 1] += (*first)[i];
+	for (size_t i = 0; i < n; i++)
+		if (idx[i] != SIZE_MAX)
+			(*out)[(*first)[idx[i]] + fill[idx[i]]++] = i;
+	free(fill);
+	return 0;
+}
+
+static size_t thread_index(const ana_model *m, uint32_t pid, uint32_t tid)
+{
+	const ana_thread *th = ana_thread_find(m, pid, tid);
+	return th ? (size_t)(th - m->threads.v) : SIZE_MAX;
+}
+
+static const ana_model *g_gil_model; /* for cmp_gil_pid (qsort has no context argument) */
+
+static int cmp_gil_pid(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const gtt_gil *x = &g_gil_model->gil.v[a], *y = &g_gil_model->gil.v[b];
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return a < b ? -1 : a > b; /* the model keeps GIL records in time order */
+}
+
+static int lists_build(ren_tl *t, tl_lists *L)
 {
 	const ana_model *m = t->m;
+	size_t nt = m->threads.n, nmax = m->samples.n;
+	size_t *idx = NULL, *tmp = NULL;
+	int rc = -1;
+	memset(L, 0, sizeof(*L));
+	if (m->switches.n > nmax)
+		nmax = m->switches.n;
+	if (m->apis.n > nmax)
+		nmax = m->apis.n;
+	if (m->nvtx.n > nmax)
+		nmax = m->nvtx.n;
+	idx = malloc((nmax ? nmax : 1) * sizeof(*idx));
+	L->busy = calloc(nt ? nt : 1, sizeof(*L->busy));
+	L->sv = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*L->sv));
+	L->wv = malloc((m->switches.n ? m->switches.n : 1) * sizeof(*L->wv));
+	L->gv = malloc((m->gil.n ? m->gil.n : 1) * sizeof(*L->gv));
+	if (!idx || !L->busy || !L->sv || !L->wv || !L->gv)
+		goto out;
+	for (size_t i = 0; i < m->samples.n; i++) {
+		const ana_sample *s = &m->samples.v[i];
+		int in = s->thread_idx < nt && s->time_ns >= t->t0 && s->time_ns <= t->t1;
+		idx[i] = in ? s->thread_idx : SIZE_MAX;
+		if (in)
+			L->busy[s->thread_idx] = ana_sat_add(L->busy[s->thread_idx], s->weight_ns ? s->weight_ns : 1);
+	}
+	if (group_by_thread(idx, m->samples.n, nt, &L->first, &tmp) < 0)
+		goto out;
+	for (size_t i = 0; i < L->first[nt]; i++)
+		L->sv[i] = &m->samples.v[tmp[i]];
+	free(tmp);
+	tmp = NULL;
+	for (size_t i = 0; i < m->switches.n; i++)
+		idx[i] = thread_index(m, m->switches.v[i].pid, m->switches.v[i].tid);
+	if (group_by_thread(idx, m->switches.n, nt, &L->wfirst, &tmp) < 0)
+		goto out;
+	for (size_t i = 0; i < L->wfirst[nt]; i++)
+		L->wv[i] = &m->switches.v[tmp[i]];
+	for (size_t i = 0; i < m->apis.n; i++)
+		idx[i] = thread_index(m, m->apis.v[i].pid, m->apis.v[i].tid);
+	if (group_by_thread(idx, m->apis.n, nt, &L->afirst, &L->av) < 0)
+		goto out;
+	for (size_t i = 0; i < m->nvtx.n; i++)
+		idx[i] = thread_index(m, m->nvtx.v[i].pid, m->nvtx.v[i].tid);
+	if (group_by_thread(idx, m->nvtx.n, nt, &L->nfirst, &L->nv) < 0)
+		goto out;
+	for (size_t i = 0; i < m->gil.n; i++)
+		L->gv[i] = i;
+	g_gil_model = m;
+	if (m->gil.n > 1)
+		qsort(L->gv, m->gil.n, sizeof(*L->gv), cmp_gil_pid);
+	rc = 0;
+out:
+	free(idx);
+	free(tmp);
+	return rc;
+}
+
+/* GIL held by tid: a dark bar under the samples (the records of its process only) */
+static void draw_gil(ren_tl *t, const tl_lists *L, uint32_t pid, uint32_t tid, double y)
+{
+	const ana_model *m = t->m;
+	size_t lo = 0, hi = m->gil.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->gil.v[L->gv[mid]].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	uint64_t hs = 0;
 	int holding = 0;
-	for (size_t i = 0; i <= m->gil.n; i++) {
-		const gtt_gil *g = i < m->gil.n ? &m->gil.v[i] : NULL;
-		if (g && g->pid != pid)
-			continue;
+	for (size_t i = lo;; i++) {
+		const gtt_gil *g = i < m->gil.n && m->gil.v[L->gv[i]].pid == pid ? &m->gil.v[L->gv[i]] : NULL;
 		int now = g && g->holder_tid == tid && g->locked;
-		uint64_t ts = g ? g->time_ns : t->t1;
+		uint64_t ts = g ? g->time_ns : t->t1 > hs ? t->t1 : hs;
 		if (holding && !now) {
 			char d[32];
-			ren_tl_fmt_dur(d, sizeof(d), (double)(ts - hs));
+			ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(hs, ts));
 			ren_tl_span(t, hs, ts, y + 18, 3, C_GIL, NULL,
 			     ren_tl_tipf(t, "holds the GIL %s\n%.3f - %.3f s", d, ren_tl_rel_s(t, hs), ren_tl_rel_s(t, ts)));
 		}
+		if (!g)
+			break;
 		if (now && !holding)
 			hs = ts;
 		holding = now;
 	}
 }
 
-static void draw_apis(ren_tl *t, uint32_t pid, uint32_t tid, double y)
+static void draw_apis(ren_tl *t, const size_t *v, size_t n, double y)
 {
 	const ana_model *m = t->m;
-	for (size_t i = 0; i < m->apis.n; i++) {
-		const gtt_cuda_api *a = &m->apis.v[i];
-		if (a->pid != pid || a->tid != tid || a->end_ns < t->t0 || a->start_ns > t->t1)
+	for (size_t i = 0; i < n; i++) {
+		const gtt_cuda_api *a = &m->apis.v[v[i]];
+		if (a->end_ns < t->t0 || a->start_ns > t->t1)
 			continue;
 		char d[32];
-		ren_tl_fmt_dur(d, sizeof(d), (double)(a->end_ns - a->start_ns));
+		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(a->start_ns, a->end_ns));
 		const char *name = ana_string_get(m, a->pid, a->name_id);
 		ren_tl_span(t, a->start_ns, a->end_ns, y + 22, 4, C_API, NULL,
 		     ren_tl_tipf(t, "%s %s\nCUDA %s API, status %d, at %.6f s", name, d,
@@ -311,21 +446,21 @@ static uint32_t nvtx_color(const gtt_nvtx *n, const char *name)
 	return pastel[h % 6];
 }
 
-/* NVTX ranges of one thread: a lane per nesting depth, under the thread's row */
-static void draw_nvtx(ren_tl *t, uint32_t pid, uint32_t tid, const char *tname)
+/* NVTX ranges of one thread (v[0..n) into m->nvtx): a lane per nesting depth, under its row */
+static void draw_nvtx(ren_tl *t, const size_t *v, size_t n, const char *tname)
 {
 	const ana_model *m = t->m;
 	uint32_t maxd = 0;
-	size_t n = 0;
-	for (size_t i = 0; i < m->nvtx.n; i++) {
-		const gtt_nvtx *v = &m->nvtx.v[i];
-		if (v->pid == pid && v->tid == tid && v->end_ns >= t->t0 && v->start_ns <= t->t1) {
-			n++;
-			if (v->depth > maxd)
-				maxd = v->depth;
+	size_t in = 0;
+	for (size_t i = 0; i < n; i++) {
+		const gtt_nvtx *r = &m->nvtx.v[v[i]];
+		if (r->end_ns >= t->t0 && r->start_ns <= t->t1) {
+			in++;
+			if (r->depth > maxd)
+				maxd = r->depth;
 		}
 	}
-	if (!n)
+	if (!in)
 		return;
 	if (maxd > 7)
 		maxd = 7;
@@ -334,101 +469,87 @@ static void draw_nvtx(ren_tl *t, uint32_t pid, uint32_t tid, const char *tname)
 	char lbl[64];
 	snprintf(lbl, sizeof(lbl), "  NVTX %s", tname);
 	ren_tl_row_label(t, t->y, h, lbl, NULL, 0, 0x555555);
-	for (size_t i = 0; i < m->nvtx.n; i++) {
-		const gtt_nvtx *v = &m->nvtx.v[i];
-		if (v->pid != pid || v->tid != tid || v->depth > maxd)
+	for (size_t i = 0; i < n; i++) {
+		const gtt_nvtx *r = &m->nvtx.v[v[i]];
+		if (r->depth > maxd)
 			continue;
-		const char *name = ana_string_get(m, v->pid, v->name_id);
+		const char *name = ana_string_get(m, r->pid, r->name_id);
 		char d[32];
-		ren_tl_fmt_dur(d, sizeof(d), (double)(v->end_ns - v->start_ns));
-		char *tip = v->kind == GTT_NVTX_MARKER
-			? ren_tl_tipf(t, "%s\nNVTX marker at %.6f s", name, ren_tl_rel_s(t, v->start_ns))
-			: ren_tl_tipf(t, "%s\nNVTX range %s, %.6f - %.6f s", name, d, ren_tl_rel_s(t, v->start_ns),
-			       ren_tl_rel_s(t, v->end_ns));
-		ren_tl_span(t, v->start_ns, v->end_ns, t->y + 1 + v->depth * ROW_NVTX, ROW_NVTX - 1,
-		     nvtx_color(v, name), name, tip);
+		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(r->start_ns, r->end_ns));
+		char *tip = r->kind == GTT_NVTX_MARKER
+			? ren_tl_tipf(t, "%s\nNVTX marker at %.6f s", name, ren_tl_rel_s(t, r->start_ns))
+			: ren_tl_tipf(t, "%s\nNVTX range %s, %.6f - %.6f s", name, d, ren_tl_rel_s(t, r->start_ns),
+			       ren_tl_rel_s(t, r->end_ns));
+		ren_tl_span(t, r->start_ns, r->end_ns, t->y + 1 + r->depth * ROW_NVTX, ROW_NVTX - 1,
+		     nvtx_color(r, name), name, tip);
 	}
 	t->y += h;
 }
 
-static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t errlen)
+/* One thread's row: label with its figures, off-CPU gaps, samples, GIL, CUDA API calls, then
+ * its NVTX lanes. */
+static void draw_thread_row(ren_tl *t, const tl_lists *L, size_t i, const char *name, int odd)
+{
+	const ana_model *m = t->m;
+	const ana_thread *th = &m->threads.v[i];
+	ren_tl_stripe(t, t->y, ROW_THREAD, odd);
+	/* the label's tooltip carries the thread's numbers */
+	double win_ns = (double)(t->t1 - t->t0);
+	uint64_t cls[ANA_CLASS_COUNT] = {0}, busy = L->busy[i];
+	for (size_t k = L->first[i]; k < L->first[i + 1]; k++)
+		cls[L->sv[k]->cls] = ana_sat_add(cls[L->sv[k]->cls], L->sv[k]->weight_ns);
+	char cbuf[400];
+	size_t o = 0;
+	for (int c = 0; c < ANA_CLASS_COUNT; c++)
+		if (cls[c] && busy)
+			o += (size_t)snprintf(cbuf + o, sizeof(cbuf) - o, "\n%s %.1f%%", ana_class_name(c),
+			                      100.0 * (double)cls[c] / (double)busy);
+	cbuf[o] = 0;
+	char busy_s[32];
+	ren_tl_fmt_dur(busy_s, sizeof(busy_s), (double)busy);
+	ren_tl_row_label(t, t->y, ROW_THREAD, name,
+	          ren_tl_tipf(t, "%s (pid %u)\nsampled on-CPU %s = %.1f%% of the window, %zu samples%s", name,
+	               th->pid, busy_s, win_ns > 0 ? 100.0 * (double)busy / win_ns : 0,
+	               L->first[i + 1] - L->first[i], cbuf),
+	          0, 0);
+	size_t nw = L->wfirst[i + 1] - L->wfirst[i];
+	if (nw > 1)
+		qsort(L->wv + L->wfirst[i], nw, sizeof(*L->wv), cmp_switch_time);
+	draw_offcpu(t, L->wv + L->wfirst[i], nw, t->y);
+	draw_samples(t, L->sv + L->first[i], L->first[i + 1] - L->first[i], t->y);
+	draw_gil(t, L, th->pid, th->tid, t->y);
+	draw_apis(t, L->av + L->afirst[i], L->afirst[i + 1] - L->afirst[i], t->y);
+	t->y += ROW_THREAD;
+	draw_nvtx(t, L->nv + L->nfirst[i], L->nfirst[i + 1] - L->nfirst[i], th->name ? th->name : "?");
+}
+
+static int draw_threads(ren_tl *t, const char *threads_re, char *why, size_t whylen)
 {
 	const ana_model *m = t->m;
 	size_t nt = m->threads.n;
-	int rc = -1;
+	int rc = REN_ENOMEM, have_re = 0;
 	regex_t re;
-	int have_re = 0;
+	tl_lists L = {0};
 	thr_row *rows = calloc(nt ? nt : 1, sizeof(*rows));
-	size_t *first = calloc(nt + 1, sizeof(*first));
-	const ana_sample **sv = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*sv));
-	const gtt_switch **wv = malloc((m->switches.n ? m->switches.n : 1) * sizeof(*wv));
-	size_t *wfirst = calloc(nt + 1, sizeof(*wfirst));
-	if (!rows || !first || !sv || !wv || !wfirst) {
-		snprintf(err, errlen, "out of memory");
+	if (!rows || lists_build(t, &L) < 0) {
+		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
 	if (threads_re) {
 		if (regcomp(&re, threads_re, REG_EXTENDED | REG_NOSUB) != 0) {
-			snprintf(err, errlen, "bad --threads regular expression");
+			snprintf(why, whylen, "bad --threads regular expression");
+			rc = REN_EINVAL;
 			goto out;
 		}
 		have_re = 1;
 	}
-	/* samples bucketed per thread (counting sort keeps time order) */
-	for (size_t i = 0; i < m->samples.n; i++) {
-		const ana_sample *s = &m->samples.v[i];
-		if (s->thread_idx < nt && s->time_ns >= t->t0 && s->time_ns <= t->t1) {
-			first[s->thread_idx + 1]++;
-			rows[s->thread_idx].busy += s->weight_ns ? s->weight_ns : 1;
-		}
-	}
 	for (size_t i = 0; i < nt; i++)
-		first[i + 1] += first[i];
-	{
-		size_t *fill = calloc(nt ? nt : 1, sizeof(*fill));
-		if (!fill) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		for (size_t i = 0; i < m->samples.n; i++) {
-			const ana_sample *s = &m->samples.v[i];
-			if (s->thread_idx < nt && s->time_ns >= t->t0 && s->time_ns <= t->t1)
-				sv[first[s->thread_idx] + fill[s->thread_idx]++] = s;
-		}
-		/* switches per thread, looked up by (pid, tid) */
-		memset(fill, 0, (nt ? nt : 1) * sizeof(*fill));
-		size_t *widx = malloc((m->switches.n ? m->switches.n : 1) * sizeof(*widx));
-		if (!widx) {
-			free(fill);
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		for (size_t i = 0; i < m->switches.n; i++) {
-			const gtt_switch *s = &m->switches.v[i];
-			ana_thread *th = ana_thread_find(m, s->pid, s->tid);
-			widx[i] = th ? (size_t)(th - m->threads.v) : SIZE_MAX;
-			if (th)
-				wfirst[widx[i] + 1]++;
-		}
-		for (size_t i = 0; i < nt; i++)
-			wfirst[i + 1] += wfirst[i];
-		for (size_t i = 0; i < m->switches.n; i++)
-			if (widx[i] != SIZE_MAX)
-				wv[wfirst[widx[i]] + fill[widx[i]]++] = &m->switches.v[i];
-		free(widx);
-		free(fill);
-	}
-	for (size_t i = 0; i < nt; i++) {
-		rows[i].idx = (uint32_t)i;
-		/* threads with only CUDA API calls or NVTX still count as active */
-		if (!rows[i].busy && wfirst[i + 1] > wfirst[i])
-			rows[i].busy = 0;
-	}
+		rows[i] = (thr_row){(uint32_t)i, L.busy[i]};
 	qsort(rows, nt, sizeof(*rows), cmp_busy);
 	size_t shown = 0, hidden = 0;
 	uint64_t hidden_busy = 0, all_busy = 0;
 	for (size_t r = 0; r < nt; r++)
-		all_busy += rows[r].busy;
+		all_busy = ana_sat_add(all_busy, rows[r].busy);
 	for (size_t r = 0; r < nt; r++) {
 		const ana_thread *th = &m->threads.v[rows[r].idx];
 		size_t i = rows[r].idx;
@@ -436,12 +557,8 @@ static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t err
 		snprintf(name, sizeof(name), "%s %u", th->name ? th->name : "?", th->tid);
 		if (have_re && regexec(&re, name, 0, NULL, 0) != 0)
 			continue;
-		int has_api = 0, has_nvtx = 0;
-		for (size_t k = 0; k < m->apis.n && !has_api; k++)
-			has_api = m->apis.v[k].tid == th->tid && m->apis.v[k].pid == th->pid;
-		for (size_t k = 0; k < m->nvtx.n && !has_nvtx; k++)
-			has_nvtx = m->nvtx.v[k].tid == th->tid && m->nvtx.v[k].pid == th->pid;
-		if (!rows[r].busy && !has_api && !has_nvtx && wfirst[i + 1] == wfirst[i])
+		int has_api = L.afirst[i + 1] > L.afirst[i], has_nvtx = L.nfirst[i + 1] > L.nfirst[i];
+		if (!rows[r].busy && !has_api && !has_nvtx && L.wfirst[i + 1] == L.wfirst[i])
 			continue;
 		/* past the busiest, short-lived helpers (shell wrappers, ...) would bury the picture:
 		 * without --threads, threads beyond REN_TL_MAX_ROWS, and threads never sampled when
@@ -449,43 +566,15 @@ static int draw_threads(ren_tl *t, const char *threads_re, char *err, size_t err
 		if (!have_re && !has_api && !has_nvtx &&
 		    (shown >= REN_TL_MAX_ROWS || (!rows[r].busy && nt > 8))) {
 			hidden++;
-			hidden_busy += rows[r].busy;
+			hidden_busy = ana_sat_add(hidden_busy, rows[r].busy);
 			continue;
 		}
 		if (shown == 0)
 			ren_tl_header(t, "CPU threads");
 		shown++;
-		ren_tl_stripe(t, t->y, ROW_THREAD, shown % 2);
-		/* the label's tooltip carries the thread's numbers */
-		double win_ns = (double)(t->t1 - t->t0);
-		uint64_t cls[ANA_CLASS_COUNT] = {0};
-		for (size_t k = first[i]; k < first[i + 1]; k++)
-			cls[sv[k]->cls] += sv[k]->weight_ns;
-		char cbuf[400];
-		size_t o = 0;
-		for (int c = 0; c < ANA_CLASS_COUNT; c++)
-			if (cls[c] && rows[r].busy)
-				o += (size_t)snprintf(cbuf + o, sizeof(cbuf) - o, "\n%s %.1f%%", ana_class_name(c),
-				                      100.0 * (double)cls[c] / (double)rows[r].busy);
-		cbuf[o] = 0;
-		char busy[32];
-		ren_tl_fmt_dur(busy, sizeof(busy), (double)rows[r].busy);
-		ren_tl_row_label(t, t->y, ROW_THREAD, name,
-		          ren_tl_tipf(t, "%s (pid %u)\nsampled on-CPU %s = %.1f%% of the window, %zu samples%s", name,
-		               th->pid, busy, win_ns > 0 ? 100.0 * (double)rows[r].busy / win_ns : 0,
-		               first[i + 1] - first[i], cbuf),
-		          0, 0);
-		qsort(wv + wfirst[i], wfirst[i + 1] - wfirst[i], sizeof(*wv), cmp_switch_time);
-		draw_offcpu(t, wv + wfirst[i], wfirst[i + 1] - wfirst[i], t->y);
-		draw_samples(t, sv + first[i], first[i + 1] - first[i], t->y);
-		draw_gil(t, th->pid, th->tid, t->y);
-		if (has_api)
-			draw_apis(t, th->pid, th->tid, t->y);
-		t->y += ROW_THREAD;
-		if (has_nvtx)
-			draw_nvtx(t, th->pid, th->tid, th->name ? th->name : "?");
+		draw_thread_row(t, &L, i, name, shown % 2);
 		if (t->oom) {
-			snprintf(err, errlen, "out of memory");
+			snprintf(why, whylen, "out of memory");
 			goto out;
 		}
 	}
@@ -502,10 +591,7 @@ out:
 	if (have_re)
 		regfree(&re);
 	free(rows);
-	free(first);
-	free(sv);
-	free(wv);
-	free(wfirst);
+	lists_free(&L);
 	return rc;
 }
 
@@ -540,29 +626,36 @@ static void draw_axis(ren_tl *t, double y_axis, double y_end)
 	double span_ns = (double)(t->t1 - t->t0);
 	int max_ticks = (int)((t->x1 - t->x0) / 90);
 	double step = ren_nice_step(span_ns > 0 ? span_ns : 1, max_ticks);
-	double rel0 = (double)(int64_t)(t->t0 - t->m->start_ns);
+	double rel0 = ana_rel_ns(t->t0, t->m->start_ns);
 	double first = ceil(rel0 / step) * step;
 	ren_item *it = ren_line(t->sc, t->x0, y_axis, t->x1, y_axis, 0x555555, 1);
 	if (it)
 		it->flags |= REN_F_AXIS;
-	for (double v = first; v <= rel0 + span_ns + step * 1e-6; v += step) {
+	/* counted, not stepped: far from zero a double may not change when a small step is added */
+	for (int i = 0; i <= max_ticks + 2; i++) {
+		double v = first + i * step;
+		if (v > rel0 + span_ns + step * 1e-6)
+			break;
 		double x = t->x0 + (v - rel0) * t->px_per_ns;
 		char buf[48];
 		ren_fmt_time(buf, sizeof(buf), v, step, fabs(rel0 + span_ns) > fabs(rel0) ? fabs(rel0 + span_ns) : fabs(rel0));
+		/* an item pointer lives until the next add (the scene's array may move): flag each at once */
 		ren_item *g = ren_line(t->sc, x, y_axis, x, y_end, C_GRID, 1);
-		ren_item *k = ren_line(t->sc, x, y_axis - 4, x, y_axis, 0x555555, 1);
-		char *s = ren_scene_strdup(t->sc, buf);
+		if (g)
+			g->flags |= REN_F_AXIS;
+		ren_item *k = g ? ren_line(t->sc, x, y_axis - 4, x, y_axis, 0x555555, 1) : NULL;
+		if (k)
+			k->flags |= REN_F_AXIS;
+		char *s = k ? ren_scene_strdup(t->sc, buf) : NULL;
 		/* labels at the edges stay inside the image */
 		double half = ren_text_width(strlen(buf), FS - 1) / 2;
 		int anchor = x + half > ren_scene_width(t->sc) - 2 ? REN_ANCHOR_END : REN_ANCHOR_MIDDLE;
 		ren_item *l = s ? ren_text(t->sc, anchor == REN_ANCHOR_END ? x + 3 : x, y_axis - 7, s, FS - 1,
 		                           anchor, 0x333333) : NULL;
-		if (!g || !k || !l) {
+		if (!l) {
 			t->oom = 1;
 			return;
 		}
-		g->flags |= REN_F_AXIS;
-		k->flags |= REN_F_AXIS;
 		l->flags |= REN_F_AXIS;
 	}
 }
@@ -580,12 +673,12 @@ static double draw_legend(ren_tl *t, double y, const legend_entry *e, size_t n)
 			y += FS + 8;
 		}
 		ren_item *r = ren_rect(t->sc, x, y - FS / 2 - e[i].h / 2 + 1, 14, e[i].h, e[i].color, NULL);
+		if (r && e[i].color == C_LAG)
+			r->alpha = 70;
 		if (!r || !ren_text(t->sc, x + 18, y + 2, e[i].label, FS, REN_ANCHOR_START, 0x222222)) {
 			t->oom = 1;
 			return y;
 		}
-		if (e[i].color == C_LAG)
-			r->alpha = 70;
 		x += w;
 	}
 	return y + FS + 8;
@@ -597,29 +690,31 @@ void ren_timeline_opts_init(ren_timeline_opts *o)
 	o->width_px = 1400;
 }
 
-ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, char *err,
-                               size_t errlen)
+ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, int *err, char *why,
+                               size_t whylen)
 {
 	ren_tl t = {.m = m};
-	err[0] = 0;
-	uint64_t start = m->start_ns, end = m->end_ns > m->start_ns ? m->end_ns : m->start_ns + 1;
-	t.t0 = o->has_from ? start + (uint64_t)o->from_ns : start;
-	t.t1 = o->has_to ? start + (uint64_t)o->to_ns : end;
+	why[0] = 0;
+	*err = REN_ENOMEM;
+	uint64_t start = m->start_ns, end = m->end_ns > m->start_ns ? m->end_ns : ana_sat_add(m->start_ns, 1);
+	t.t0 = o->has_from && o->from_ns > 0 ? ana_sat_add(start, (uint64_t)o->from_ns) : start;
+	t.t1 = o->has_to && o->to_ns > 0 ? ana_sat_add(start, (uint64_t)o->to_ns) : end;
 	if (t.t1 > end && !o->has_to)
 		t.t1 = end;
 	if (t.t0 >= t.t1 || (o->has_from && t.t0 > end)) {
-		snprintf(err, errlen, "the window %.3f-%.3f s is outside the trace (0-%.3f s)",
-		         (double)(t.t0 - start) / 1e9, (double)(t.t1 - start) / 1e9,
-		         (double)(end - start) / 1e9);
+		snprintf(why, whylen, "the window %.3f-%.3f s is outside the trace (0-%.3f s)",
+		         ana_rel_s(t.t0, start), ana_rel_s(t.t1, start), ana_rel_s(end, start));
+		*err = REN_EEMPTY;
 		return NULL;
 	}
-	double W = o->width_px;
+	/* the label column and a plot of at least 150 px (a narrower width is widened) */
+	double W = o->width_px >= REN_TL_MIN_WIDTH && isfinite(o->width_px) ? o->width_px : REN_TL_MIN_WIDTH;
 	t.x0 = LABEL_W;
 	t.x1 = W - PAD_R;
 	t.px_per_ns = (t.x1 - t.x0) / (double)(t.t1 - t.t0);
 	t.sc = ren_scene_create(W, 100, REN_DOC_TIMELINE);
 	if (!t.sc) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
 	/* background first: the height is known at the end */
@@ -640,9 +735,11 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 	if (!bg || !title || !sub)
 		goto oom;
 	ren_item *it = ren_text(t.sc, W / 2, 22, title, FS + 4, REN_ANCHOR_MIDDLE, 0);
-	if (!it || !ren_text(t.sc, W / 2, 40, sub, FS, REN_ANCHOR_MIDDLE, 0x555555))
+	if (!it)
 		goto oom;
 	it->flags |= REN_F_BOLD;
+	if (!ren_text(t.sc, W / 2, 40, sub, FS, REN_ANCHOR_MIDDLE, 0x555555))
+		goto oom;
 	if (!(it = ren_text(t.sc, 10, 22, "Reset Zoom", FS, REN_ANCHOR_START, 0)))
 		goto oom;
 	it->id = "unzoom";
@@ -662,9 +759,10 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 	for (int c = 1; c < ANA_CLASS_COUNT; c++)
 		if (cls_seen[c])
 			le[nl++] = (legend_entry){ana_class_name(c), ren_class_color(c), 12};
-	if (cls_seen[0])
-		le[nl++] = (legend_entry){nl ? "on-CPU, not Python" : "on-CPU (sampled)",
-		                          ren_class_color(0), 12};
+	if (cls_seen[0]) {
+		const char *label = nl ? "on-CPU, not Python" : "on-CPU (sampled)";
+		le[nl++] = (legend_entry){label, ren_class_color(0), 12};
+	}
 	if (m->switches.n)
 		le[nl++] = (legend_entry){"off-CPU", C_OFFCPU, 3};
 	if (m->gil.n)
@@ -711,17 +809,21 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 	if (t.oom)
 		goto oom;
 
-	int shown = draw_threads(&t, o->threads_re, err, errlen);
-	if (shown < 0)
+	int shown = draw_threads(&t, o->threads_re, why, whylen);
+	if (shown < 0) {
+		*err = shown;
 		goto fail;
+	}
 	if (o->threads_re && shown == 0 && m->threads.n) {
-		snprintf(err, errlen, "no thread matches --threads '%s'", o->threads_re);
+		snprintf(why, whylen, "no thread matches --threads '%s'", o->threads_re);
+		*err = REN_EEMPTY;
 		goto fail;
 	}
 	if (ren_tl_streams(&t) < 0 || ren_tl_counters(&t) < 0)
 		goto oom;
 	if (t.y == rows_top) {
-		snprintf(err, errlen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
+		snprintf(why, whylen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
+		*err = REN_EEMPTY;
 		goto fail;
 	}
 	double rows_end = t.y;
@@ -750,8 +852,8 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 		goto oom;
 	static const char *const keys[] = {"plotx0", "plotx1", "ploty0", "ploty1", "axisy", "t0",
 	                                   "t1", "fontpx"};
-	double vals[] = {t.x0, t.x1, rows_top, rows_end, y_axis,
-	                 (double)(int64_t)(t.t0 - start), (double)(int64_t)(t.t1 - start), FS};
+	double vals[] = {t.x0, t.x1, rows_top, rows_end, y_axis, ana_rel_ns(t.t0, start),
+	                 ana_rel_ns(t.t1, start), FS};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		snprintf(num, sizeof(num), "%.17g", vals[i]);
 		if (ren_scene_set(t.sc, keys[i], num) < 0)
@@ -759,9 +861,11 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, c
 	}
 	if (ren_scene_set(t.sc, "title", title) < 0)
 		goto oom;
+	*err = 0;
 	return t.sc;
 oom:
-	snprintf(err, errlen, "out of memory");
+	snprintf(why, whylen, "out of memory");
+	*err = REN_ENOMEM;
 fail:
 	ren_scene_destroy(t.sc);
 	return NULL;

@@ -1,7 +1,8 @@
 /* timeline.h — the per-thread timeline of a trace: one row per thread (busiest first) with
  * on-CPU samples coloured by GIL class, off-CPU gaps, GIL ownership and CUDA API spans; one row
  * per GPU stream with kernels and copies; NVTX ranges, counters, and the windows in which the
- * sampler was behind, shaded. Laid out into a scene for svg.c or cairo_out.c. */
+ * sampler was behind, shaded. Laid out into a scene for svg.c or cairo_out.c.
+ * Return rule: render/'s (layout.h): 0 or a negative REN_E* code, NULL + *err for objects. */
 #ifndef REN_TIMELINE_H
 #define REN_TIMELINE_H
 
@@ -11,8 +12,11 @@
 #include "layout.h"
 #include "model.h"
 
+/* The narrowest timeline: the label column plus a plot of 150 px. */
+#define REN_TL_MIN_WIDTH 400.0
+
 typedef struct ren_timeline_opts {
-	double width_px;        /* image width (1400) */
+	double width_px;        /* image width (1400; less than REN_TL_MIN_WIDTH is widened to it) */
 	const char *title;      /* NULL: "Timeline: <command>" */
 	const char *threads_re; /* only threads whose "name tid" matches (POSIX ERE), NULL all */
 	int64_t from_ns, to_ns; /* window relative to the trace start, used when has_from/has_to */
@@ -20,9 +24,10 @@ typedef struct ren_timeline_opts {
 } ren_timeline_opts;
 void ren_timeline_opts_init(ren_timeline_opts *o);
 
-/* Lay out the timeline of model m. NULL with a one-line reason in err (nothing in the
- * window, no thread matches, out of memory). */
-ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, char *err,
-                               size_t errlen);
+/* Lay out the timeline of model m. NULL with *err = REN_EEMPTY (nothing in the window, no
+ * thread matches), REN_EINVAL (a bad --threads expression) or REN_ENOMEM, and one line in why
+ * that says which. */
+ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, int *err, char *why,
+                               size_t whylen);
 
 #endif

@@ -5,40 +5,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "demangle.h"
 #include "gtt.h"
 #include "timeline_priv.h"
 
 /* ---- GPU streams ---- */
 
-typedef struct stream_key { uint32_t pid, device, stream; } stream_key;
+/* The work on GPU streams grouped by stream once (a trace can hold many streams and millions of
+ * kernels): one entry per kernel, copy or memset, sorted by (pid, device, stream), then kind and
+ * model order, which is the order a row draws them in. */
+typedef struct work_ref { uint32_t pid, device, stream, type; size_t idx; } work_ref;
+enum { W_KERNEL = 0, W_COPY = 1, W_MEMSET = 2 };
 
-static int cmp_stream(const void *pa, const void *pb)
+static int cmp_work(const void *pa, const void *pb)
 {
-	const stream_key *a = pa, *b = pb;
+	const work_ref *a = pa, *b = pb;
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
 	if (a->device != b->device)
 		return a->device < b->device ? -1 : 1;
-	return a->stream < b->stream ? -1 : a->stream > b->stream;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static int add_stream(stream_key **v, size_t *n, size_t *cap, uint32_t pid, uint32_t dev,
-                      uint32_t stream)
+/* Syncs name a stream but no device: sorted by (pid, stream, model order), found per row. */
+static int cmp_sync(const void *pa, const void *pb)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].pid == pid && (*v)[i].device == dev && (*v)[i].stream == stream)
-			return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		stream_key *p = realloc(*v, c * sizeof(*p));
-		if (!p)
-			return -1;
-		*v = p;
-		*cap = c;
-	}
-	(*v)[(*n)++] = (stream_key){pid, dev, stream};
-	return 0;
+	const work_ref *a = pa, *b = pb;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
 /* a kernel's display name (demangled C++, or plain C) up to its parameter list */
@@ -83,199 +85,256 @@ static void fmt_bytes(char *buf, size_t len, double b)
 		snprintf(buf, len, "%.0f B", b);
 }
 
+static void draw_kernel(ren_tl *t, const gtt_cuda_kernel *kr, double y)
+{
+	const char *name = ana_kernel_name(t->m, kr->pid, kr->name_id);
+	const char *sn = short_kernel(t, name);
+	char d[32];
+	ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(kr->start_ns, kr->end_ns));
+	uint32_t h = ren_hash(sn, strlen(sn));
+	uint32_t c = ren_mix(0x17becf, 0x1f77b4, (h & 0xff) / 255.0);
+	ren_tl_span(t, kr->start_ns, kr->end_ns, y + 3, ROW_STREAM - 6, ren_mix(c, 0xffffff, 0.25), sn,
+	     ren_tl_tipf(t, "%s\nkernel %s, grid %ux%ux%u block %ux%ux%u, %u regs, %u B shared\n"
+	             "%.6f - %.6f s", name, d, kr->grid[0], kr->grid[1], kr->grid[2],
+	          kr->block[0], kr->block[1], kr->block[2], kr->registers, kr->shared_bytes,
+	          ren_tl_rel_s(t, kr->start_ns), ren_tl_rel_s(t, kr->end_ns)));
+}
+
+static void draw_copy(ren_tl *t, const gtt_cuda_memcpy *c, double y)
+{
+	char d[32], b[32];
+	double dur = (double)ana_span(c->start_ns, c->end_ns);
+	ren_tl_fmt_dur(d, sizeof(d), dur);
+	fmt_bytes(b, sizeof(b), (double)c->bytes);
+	ren_tl_span(t, c->start_ns, c->end_ns, y + 3, ROW_STREAM - 6, copy_color(c->kind),
+	     copy_kind(c->kind),
+	     ren_tl_tipf(t, "%s\nmemcpy %s %s, %.2f GB/s%s, at %.6f s", copy_kind(c->kind), b, d,
+	          dur > 0 ? (double)c->bytes / dur : 0, c->flags & 1 ? ", async" : "",
+	          ren_tl_rel_s(t, c->start_ns)));
+}
+
+static void draw_memset(ren_tl *t, const gtt_cuda_memset *c, double y)
+{
+	char d[32], b[32];
+	ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(c->start_ns, c->end_ns));
+	fmt_bytes(b, sizeof(b), (double)c->bytes);
+	ren_tl_span(t, c->start_ns, c->end_ns, y + 3, ROW_STREAM - 6, C_MEMSET, "memset",
+	     ren_tl_tipf(t, "memset\n%s %s, at %.6f s", b, d, ren_tl_rel_s(t, c->start_ns)));
+}
+
+/* The syncs of (pid, stream): sv[0..n) sorted by cmp_sync. */
+static void draw_syncs(ren_tl *t, const work_ref *sv, size_t n, uint32_t pid, uint32_t stream, double y)
+{
+	size_t lo = 0, hi = n;
+	work_ref key = {.pid = pid, .stream = stream};
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_sync(&sv[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && sv[i].pid == pid && sv[i].stream == stream; i++) {
+		const gtt_cuda_sync *c = &t->m->syncs.v[sv[i].idx];
+		char d[32];
+		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(c->start_ns, c->end_ns));
+		ren_tl_span(t, c->start_ns, c->end_ns, y + ROW_STREAM - 3, 3, C_SYNC, NULL,
+		     ren_tl_tipf(t, "synchronize %s\n%.6f s", d, ren_tl_rel_s(t, c->start_ns)));
+	}
+}
+
 int ren_tl_streams(ren_tl *t)
 {
 	const ana_model *m = t->m;
-	stream_key *sk = NULL;
-	size_t ns = 0, cap = 0;
-	for (size_t i = 0; i < m->kernels.n; i++)
-		if (add_stream(&sk, &ns, &cap, m->kernels.v[i].pid, m->kernels.v[i].device,
-		               m->kernels.v[i].stream) < 0)
-			goto oom;
-	for (size_t i = 0; i < m->memcpys.n; i++)
-		if (add_stream(&sk, &ns, &cap, m->memcpys.v[i].pid, m->memcpys.v[i].device,
-		               m->memcpys.v[i].stream) < 0)
-			goto oom;
-	for (size_t i = 0; i < m->memsets.n; i++)
-		if (add_stream(&sk, &ns, &cap, m->memsets.v[i].pid, m->memsets.v[i].device,
-		               m->memsets.v[i].stream) < 0)
-			goto oom;
-	if (!ns) {
-		free(sk);
+	size_t nw = m->kernels.n + m->memcpys.n + m->memsets.n, k = 0;
+	if (!nw)
 		return 0;
-	}
-	qsort(sk, ns, sizeof(*sk), cmp_stream);
+	work_ref *wv = malloc(nw * sizeof(*wv)), *sv = malloc((m->syncs.n ? m->syncs.n : 1) * sizeof(*sv));
+	if (!wv || !sv)
+		goto oom;
+	for (size_t i = 0; i < m->kernels.n; i++)
+		wv[k++] = (work_ref){m->kernels.v[i].pid, m->kernels.v[i].device, m->kernels.v[i].stream, W_KERNEL, i};
+	for (size_t i = 0; i < m->memcpys.n; i++)
+		wv[k++] = (work_ref){m->memcpys.v[i].pid, m->memcpys.v[i].device, m->memcpys.v[i].stream, W_COPY, i};
+	for (size_t i = 0; i < m->memsets.n; i++)
+		wv[k++] = (work_ref){m->memsets.v[i].pid, m->memsets.v[i].device, m->memsets.v[i].stream, W_MEMSET, i};
+	qsort(wv, nw, sizeof(*wv), cmp_work);
+	for (size_t i = 0; i < m->syncs.n; i++)
+		sv[i] = (work_ref){.pid = m->syncs.v[i].pid, .stream = m->syncs.v[i].stream, .idx = i};
+	if (m->syncs.n > 1)
+		qsort(sv, m->syncs.n, sizeof(*sv), cmp_sync);
 	ren_tl_header(t, "GPU streams");
-	for (size_t s = 0; s < ns; s++) {
-		const stream_key *k = &sk[s];
+	for (size_t a = 0, b, row = 0; a < nw; a = b, row++) {
+		const work_ref *key = &wv[a];
 		double y = t->y;
 		uint64_t busy = 0;
 		size_t nk = 0;
-		ren_tl_stripe(t, y, ROW_STREAM, (int)(s % 2));
-		for (size_t i = 0; i < m->kernels.n; i++) {
-			const gtt_cuda_kernel *kr = &m->kernels.v[i];
-			if (kr->pid != k->pid || kr->device != k->device || kr->stream != k->stream)
-				continue;
-			const char *name = ana_kernel_name(m, kr->pid, kr->name_id);
-			const char *sn = short_kernel(t, name);
-			char d[32];
-			double dur = (double)(kr->end_ns - kr->start_ns);
-			ren_tl_fmt_dur(d, sizeof(d), dur);
-			if (kr->end_ns >= t->t0 && kr->start_ns <= t->t1) {
-				busy += kr->end_ns - kr->start_ns;
-				nk++;
+		ren_tl_stripe(t, y, ROW_STREAM, (int)(row % 2));
+		for (b = a; b < nw && wv[b].pid == key->pid && wv[b].device == key->device && wv[b].stream == key->stream;
+		     b++) {
+			if (wv[b].type == W_KERNEL) {
+				const gtt_cuda_kernel *kr = &m->kernels.v[wv[b].idx];
+				if (kr->end_ns >= t->t0 && kr->start_ns <= t->t1) {
+					busy = ana_sat_add(busy, ana_span(kr->start_ns, kr->end_ns));
+					nk++;
+				}
+				draw_kernel(t, kr, y);
+			} else if (wv[b].type == W_COPY) {
+				draw_copy(t, &m->memcpys.v[wv[b].idx], y);
+			} else {
+				draw_memset(t, &m->memsets.v[wv[b].idx], y);
 			}
-			uint32_t h = ren_hash(sn, strlen(sn));
-			uint32_t c = ren_mix(0x17becf, 0x1f77b4, (h & 0xff) / 255.0);
-			ren_tl_span(t, kr->start_ns, kr->end_ns, y + 3, ROW_STREAM - 6, ren_mix(c, 0xffffff, 0.25), sn,
-			     ren_tl_tipf(t, "%s\nkernel %s, grid %ux%ux%u block %ux%ux%u, %u regs, %u B shared\n"
-			             "%.6f - %.6f s", name, d, kr->grid[0], kr->grid[1], kr->grid[2],
-			          kr->block[0], kr->block[1], kr->block[2], kr->registers, kr->shared_bytes,
-			          ren_tl_rel_s(t, kr->start_ns), ren_tl_rel_s(t, kr->end_ns)));
 		}
-		for (size_t i = 0; i < m->memcpys.n; i++) {
-			const gtt_cuda_memcpy *c = &m->memcpys.v[i];
-			if (c->pid != k->pid || c->device != k->device || c->stream != k->stream)
-				continue;
-			char d[32], b[32];
-			double dur = (double)(c->end_ns - c->start_ns);
-			ren_tl_fmt_dur(d, sizeof(d), dur);
-			fmt_bytes(b, sizeof(b), (double)c->bytes);
-			ren_tl_span(t, c->start_ns, c->end_ns, y + 3, ROW_STREAM - 6, copy_color(c->kind),
-			     copy_kind(c->kind),
-			     ren_tl_tipf(t, "%s\nmemcpy %s %s, %.2f GB/s%s, at %.6f s", copy_kind(c->kind), b, d,
-			          dur > 0 ? (double)c->bytes / dur : 0, c->flags & 1 ? ", async" : "",
-			          ren_tl_rel_s(t, c->start_ns)));
-		}
-		for (size_t i = 0; i < m->memsets.n; i++) {
-			const gtt_cuda_memset *c = &m->memsets.v[i];
-			if (c->pid != k->pid || c->device != k->device || c->stream != k->stream)
-				continue;
-			char d[32], b[32];
-			ren_tl_fmt_dur(d, sizeof(d), (double)(c->end_ns - c->start_ns));
-			fmt_bytes(b, sizeof(b), (double)c->bytes);
-			ren_tl_span(t, c->start_ns, c->end_ns, y + 3, ROW_STREAM - 6, C_MEMSET, "memset",
-			     ren_tl_tipf(t, "memset\n%s %s, at %.6f s", b, d, ren_tl_rel_s(t, c->start_ns)));
-		}
-		for (size_t i = 0; i < m->syncs.n; i++) {
-			const gtt_cuda_sync *c = &m->syncs.v[i];
-			if (c->pid != k->pid || c->stream != k->stream)
-				continue;
-			char d[32];
-			ren_tl_fmt_dur(d, sizeof(d), (double)(c->end_ns - c->start_ns));
-			ren_tl_span(t, c->start_ns, c->end_ns, y + ROW_STREAM - 3, 3, C_SYNC, NULL,
-			     ren_tl_tipf(t, "synchronize %s\n%.6f s", d, ren_tl_rel_s(t, c->start_ns)));
-		}
+		draw_syncs(t, sv, m->syncs.n, key->pid, key->stream, y);
 		char name[96], busy_s[32];
-		snprintf(name, sizeof(name), "GPU %u stream %u", k->device, k->stream);
+		snprintf(name, sizeof(name), "GPU %u stream %u", key->device, key->stream);
 		ren_tl_fmt_dur(busy_s, sizeof(busy_s), (double)busy);
 		double win = (double)(t->t1 - t->t0);
 		ren_tl_row_label(t, y, ROW_STREAM, name,
-		          ren_tl_tipf(t, "%s (pid %u)\n%zu kernels, busy %s = %.1f%% of the window", name, k->pid,
+		          ren_tl_tipf(t, "%s (pid %u)\n%zu kernels, busy %s = %.1f%% of the window", name, key->pid,
 		               nk, busy_s, win > 0 ? 100.0 * (double)busy / win : 0),
 		          0, 0);
 		t->y += ROW_STREAM;
 		if (t->oom)
 			goto oom;
 	}
-	free(sk);
+	free(wv);
+	free(sv);
 	return 0;
 oom:
-	free(sk);
+	free(wv);
+	free(sv);
 	return -1;
 }
 
 /* ---- counters ---- */
 
+typedef struct counter_ref { uint32_t pid, name_id; size_t idx; } counter_ref;
+
+static int cmp_counter(const void *pa, const void *pb)
+{
+	const counter_ref *a = pa, *b = pb;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->name_id != b->name_id)
+		return a->name_id < b->name_id ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The time at dns ns into the window, kept inside it (a double past 2^64 has no integer). */
+static uint64_t window_at(const ren_tl *t, double dns)
+{
+	if (!(dns > 0))
+		return t->t0;
+	if (dns >= (double)(t->t1 - t->t0))
+		return t->t1;
+	return t->t0 + (uint64_t)dns;
+}
+
+/* One counter's step function (records v[0..n) in model order; each value holds until the next
+ * one, a value that is not a finite number ends it) as its maximum per pixel column. */
+static void counter_columns(ren_tl *t, const counter_ref *v, size_t n, double *vmax, int ncols, double *lo,
+                            double *hi)
+{
+	const ana_model *m = t->m;
+	double last = NAN;
+	uint64_t last_t = 0;
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (int k = 0; k < ncols; k++)
+		vmax[k] = NAN;
+	for (size_t i = 0; i <= n; i++) {
+		const gtt_counter *c = i < n ? &m->counters.v[v[i].idx] : NULL;
+		uint64_t now = c ? c->time_ns : t->t1;
+		if (!isnan(last) && now >= t->t0 && last_t <= t->t1) {
+			uint64_t a = last_t < t->t0 ? t->t0 : last_t, b = now > t->t1 ? t->t1 : now;
+			int ka = (int)floor(ren_tl_x(t, a) - t->x0), kb = (int)floor(ren_tl_x(t, b) - t->x0);
+			if (kb >= ncols)
+				kb = ncols - 1;
+			for (int k = ka < 0 ? 0 : ka; k <= kb; k++)
+				if (isnan(vmax[k]) || last > vmax[k])
+					vmax[k] = last;
+			if (last < *lo)
+				*lo = last;
+			if (last > *hi)
+				*hi = last;
+		}
+		if (!c)
+			break;
+		last = isfinite(c->value) ? c->value : NAN;
+		last_t = c->time_ns;
+	}
+	if (isinf(*lo)) {
+		*lo = 0;
+		*hi = 0;
+	}
+}
+
+static void draw_counter(ren_tl *t, const counter_ref *v, size_t n, double *vmax, int ncols, size_t row)
+{
+	const char *name = ana_string_get(t->m, v[0].pid, v[0].name_id);
+	double lo, hi;
+	counter_columns(t, v, n, vmax, ncols, &lo, &hi);
+	double y = t->y, h = ROW_COUNTER;
+	ren_tl_stripe(t, y, h, (int)(row % 2));
+	/* halves: hi - base can pass DBL_MAX for values near it */
+	double base = lo > 0 ? 0 : lo, half_span = hi / 2 - base / 2 > 0 ? hi / 2 - base / 2 : 0.5;
+	char lbl[200];
+	snprintf(lbl, sizeof(lbl), "%s", name);
+	ren_tl_row_label(t, y, h - 14, lbl,
+	          ren_tl_tipf(t, "counter %s (pid %u)\nmin %g, max %g in the window", name, v[0].pid, lo, hi),
+	          0, 0);
+	char *range = ren_tl_tipf(t, "0 .. %g", hi);
+	if (range && !ren_text(t->sc, 8, y + h - 6, range, FS - 2, REN_ANCHOR_START, 0x777777))
+		t->oom = 1;
+	/* one bar per run of pixel columns with the same value */
+	for (int k = 0; k < ncols;) {
+		if (isnan(vmax[k])) {
+			k++;
+			continue;
+		}
+		int e = k + 1;
+		while (e < ncols && vmax[e] == vmax[k])
+			e++;
+		double bh = (vmax[k] / 2 - base / 2) / half_span * (h - 8);
+		if (!(bh >= 1))
+			bh = 1;
+		uint64_t a = window_at(t, (double)k / t->px_per_ns), b = window_at(t, (double)e / t->px_per_ns);
+		ren_item *it = ren_tl_span(t, a, b, y + h - 4 - bh, bh, C_COUNTER, NULL,
+		                           ren_tl_tipf(t, "%s = %g\n%.3f - %.3f s", name, vmax[k], ren_tl_rel_s(t, a),
+		                                       ren_tl_rel_s(t, b)));
+		if (it)
+			it->alpha = 170;
+		k = e;
+	}
+	t->y += h;
+}
+
 int ren_tl_counters(ren_tl *t)
 {
 	const ana_model *m = t->m;
-	stream_key *ck = NULL; /* (pid, name_id, -) */
-	size_t nc = 0, cap = 0;
-	for (size_t i = 0; i < m->counters.n; i++)
-		if (add_stream(&ck, &nc, &cap, m->counters.v[i].pid, m->counters.v[i].name_id, 0) < 0)
-			return -1;
-	if (!nc)
+	size_t n = m->counters.n;
+	if (!n)
 		return 0;
-	ren_tl_header(t, "Counters");
-	int ncols = (int)ceil(t->x1 - t->x0);
+	/* the layout keeps x1 - x0 >= 150 */
+	int ncols = t->x1 - t->x0 >= 1 ? (int)ceil(t->x1 - t->x0) : 1;
+	counter_ref *v = malloc(n * sizeof(*v));
 	double *vmax = malloc((size_t)ncols * sizeof(*vmax));
-	if (!vmax) {
-		free(ck);
+	if (!v || !vmax) {
+		free(v);
+		free(vmax);
 		return -1;
 	}
-	for (size_t c = 0; c < nc; c++) {
-		const char *name = ana_string_get(m, ck[c].pid, ck[c].device);
-		double lo = INFINITY, hi = -INFINITY, last = NAN;
-		uint64_t last_t = 0;
-		for (int k = 0; k < ncols; k++)
-			vmax[k] = NAN;
-		/* a step function: each value holds until the next one */
-		for (size_t i = 0; i <= m->counters.n; i++) {
-			const gtt_counter *v = i < m->counters.n ? &m->counters.v[i] : NULL;
-			if (v && (v->pid != ck[c].pid || v->name_id != ck[c].device))
-				continue;
-			uint64_t now = v ? v->time_ns : t->t1;
-			if (!isnan(last) && now >= t->t0 && last_t <= t->t1) {
-				uint64_t a = last_t < t->t0 ? t->t0 : last_t, b = now > t->t1 ? t->t1 : now;
-				int ka = (int)floor(ren_tl_x(t, a) - t->x0), kb = (int)floor(ren_tl_x(t, b) - t->x0);
-				if (kb >= ncols)
-					kb = ncols - 1;
-				for (int k = ka < 0 ? 0 : ka; k <= kb; k++)
-					if (isnan(vmax[k]) || last > vmax[k])
-						vmax[k] = last;
-				if (last < lo)
-					lo = last;
-				if (last > hi)
-					hi = last;
-			}
-			if (!v)
-				break;
-			last = v->value;
-			last_t = v->time_ns;
-		}
-		double y = t->y, h = ROW_COUNTER;
-		ren_tl_stripe(t, y, h, (int)(c % 2));
-		if (isinf(lo)) {
-			lo = 0;
-			hi = 0;
-		}
-		double base = lo > 0 ? 0 : lo, span_v = hi - base > 0 ? hi - base : 1;
-		char lbl[200];
-		snprintf(lbl, sizeof(lbl), "%s", name);
-		ren_tl_row_label(t, y, h - 14, lbl,
-		          ren_tl_tipf(t, "counter %s (pid %u)\nmin %g, max %g in the window", name, ck[c].pid, lo, hi),
-		          0, 0);
-		char *range = ren_tl_tipf(t, "0 .. %g", hi);
-		if (range)
-			ren_text(t->sc, 8, y + h - 6, range, FS - 2, REN_ANCHOR_START, 0x777777);
-		/* one bar per run of pixel columns with the same value */
-		for (int k = 0; k < ncols;) {
-			if (isnan(vmax[k])) {
-				k++;
-				continue;
-			}
-			int e = k + 1;
-			while (e < ncols && vmax[e] == vmax[k])
-				e++;
-			double bh = (vmax[k] - base) / span_v * (h - 8);
-			if (bh < 1)
-				bh = 1;
-			double a_ns = (double)k / t->px_per_ns, b_ns = (double)e / t->px_per_ns;
-			uint64_t a = t->t0 + (uint64_t)a_ns, b = t->t0 + (uint64_t)b_ns;
-			ren_item *it = ren_tl_span(t, a, b, y + h - 4 - bh, bh, C_COUNTER,
-			                    NULL, ren_tl_tipf(t, "%s = %g\n%.3f - %.3f s", name, vmax[k], ren_tl_rel_s(t, a),
-			                               ren_tl_rel_s(t, b)));
-			if (it)
-				it->alpha = 170;
-			k = e;
-		}
-		t->y += h;
-		if (t->oom)
-			break;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (counter_ref){m->counters.v[i].pid, m->counters.v[i].name_id, i};
+	qsort(v, n, sizeof(*v), cmp_counter);
+	ren_tl_header(t, "Counters");
+	for (size_t a = 0, b, row = 0; a < n && !t->oom; a = b, row++) {
+		for (b = a; b < n && v[b].pid == v[a].pid && v[b].name_id == v[a].name_id; b++)
+			;
+		draw_counter(t, v + a, b - a, vmax, ncols, row);
 	}
 	free(vmax);
-	free(ck);
+	free(v);
 	return t->oom ? -1 : 0;
 }
-

@@ -1,5 +1,6 @@
 /* timeline_priv.h — what timeline.c (threads, axis, legend, layout) and timeline_gpu.c (GPU
- * streams, counters) share: the layout state and the span/label helpers. Not for other files. */
+ * streams, counters) share: the layout state and the span/label helpers. Not for other files.
+ * Return rule: render/'s (layout.h): 0 or a negative REN_E* code, NULL + *err for objects. */
 #ifndef REN_TIMELINE_PRIV_H
 #define REN_TIMELINE_PRIV_H
 

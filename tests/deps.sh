@@ -7,7 +7,7 @@ pkgs_needed() {
 	for p in build-essential pkg-config libdw-dev libelf-dev zlib1g-dev libcairo2-dev \
 	         poppler-utils libxml2-utils python3 chromium nodejs npm \
 	         protobuf-compiler python3-jsonschema linux-perf libc6-dbg \
-	         clang libclang-rt-14-dev elfutils tmux; do
+	         clang libclang-rt-14-dev golang-go elfutils tmux; do
 		# nodejs from NodeSource bundles npm and conflicts with Debian's npm package
 		[ "$p" = npm ] && command -v npm >/dev/null 2>&1 && continue
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
@@ -30,7 +30,8 @@ if [ -d tests/browser ] && [ ! -d tests/browser/node_modules/playwright-core ]; 
 	(cd tests/browser && npm install --silent --no-audit --no-fund >/dev/null 2>&1) ||
 		{ echo "npm install in tests/browser failed" >&2; exit 2; }
 fi
-# speedscope's package carries its file-format schema, read by tests/cli/export_formats.sh.
+# speedscope's package: its file-format schema (tests/cli/export_formats.sh) and the app itself,
+# which tests/cli/export_consumers.sh opens the exports in. golang-go above brings go tool pprof.
 if [ -d tests/consumers ] && [ ! -d tests/consumers/node_modules/speedscope ]; then
 	(cd tests/consumers && npm install --silent --no-audit --no-fund >/dev/null 2>&1) ||
 		{ echo "npm install in tests/consumers failed" >&2; exit 2; }

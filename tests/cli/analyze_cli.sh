@@ -52,7 +52,10 @@ PY
 	check_rc "corrupt chunk: exit 2" 2 "$A" report "$TMP/flip.gtt"
 	check "corrupt chunk: one line naming the byte offset" \
 		sh -c "[ \$(wc -l <'$TMP/err') -eq 1 ] && grep -q 'corrupt chunk at byte [0-9]' '$TMP/err'"
-	check_rc "--skip-corrupt analyzes around it" 0 "$A" report --skip-corrupt "$TMP/flip.gtt"
+	# a sample chunk skipped: fewer samples than the END record says, a partial result
+	check_rc "--skip-corrupt analyzes around it (exit 1: partial)" 1 "$A" report --skip-corrupt "$TMP/flip.gtt"
+	check "--skip-corrupt: the skipped chunk and the END count are warned about" \
+		sh -c "grep -q 'skipped 1 corrupt chunk' '$TMP/err' && grep -q 'END record' '$TMP/err'"
 
 	# cut off inside the last chunk: analyzed up to the cut, one warning, exit 0
 	head -c $((size - 3)) "$BASE" >"$TMP/cut.gtt"

@@ -1,7 +1,7 @@
 # analyze_health.sh — the report's sampler-health section against what really happened: an
-# undisturbed recording gets >= 95% of its intended samples; a recorder stopped (SIGSTOP) for
-# one second shows a lag window of about one second at the right time (±100 ms; ±250 ms when
-# the recorder is built with ASan).
+# undisturbed recording gets >= 95% of its intended samples (its on-CPU time x rate, so also
+# on a loaded machine); a recorder stopped (SIGSTOP) for one second shows a lag window of about
+# one second at the right time (±100 ms; ±250 ms when the recorder is built with ASan).
 . "$(dirname "$0")/lib.sh"
 REC=$GT_BIN/gt-record A=$GT_BIN/gt-analyze PROG=$GT_TESTS/progs/known_tree
 [ -x "$REC" ] || { skip "gt-record not built"; exit 0; }
@@ -14,15 +14,13 @@ if ldd "$REC" 2>/dev/null | grep -q libasan; then tol=0.25; fi
 if "$REC" -q -F 499 -o "$TMP/ok.gtt" -- "$PROG" 1.5 >"$TMP/rec.out" 2>&1; then
 	"$A" report "$TMP/ok.gtt" >"$TMP/ok.report" 2>/dev/null
 	read -r want got < <(sed -nE 's/^  total: ([0-9]+) intended, ([0-9]+) received.*/\1 \2/p' "$TMP/ok.report")
-	load=$(cut -d' ' -f1 /proc/loadavg)
-	if [ -n "$want" ] && [ "$want" -gt 100 ] && [ $((got * 100)) -ge $((want * 95)) ]; then
+	# intended = the thread's measured on-CPU time (context switches) x rate, so a busy machine
+	# lowers both numbers: no allowance for load (a time slice the kernel timer missed is a
+	# real shortfall the report must show)
+	if [ -n "$want" ] && [ "$want" -gt 20 ] && [ $((got * 100)) -ge $((want * 95)) ]; then
 		pass "undisturbed: $got of $want intended samples received"
-	elif [ -n "$want" ] && awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n) }'; then
-		# the kernel's cpu-clock timer fires late on an overloaded machine: the shortfall is real,
-		# but it is not the recorder's
-		skip "undisturbed: $got of $want intended samples; machine overloaded (load $load on $(nproc) CPUs), the >= 95% bar needs a quieter machine"
 	else
-		fail "undisturbed: '${got:-?}' of '${want:-?}' intended samples received (want >= 95% of > 100)"
+		fail "undisturbed: '${got:-?}' of '${want:-?}' intended samples received (want >= 95% of > 20)"
 		sed -n '/^Sampler health/,$p' "$TMP/ok.report"
 	fi
 	check "undisturbed: no under-sampling warning" sh -c "! grep -q 'WARNING: only' '$TMP/ok.report'"

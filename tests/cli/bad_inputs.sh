@@ -116,7 +116,8 @@ while read -r file cls what; do
 		truncated) [ "$rc" -eq 0 ] && [ "$nerr" -ge 1 ] && ok_exit=1 ;;
 		broken) [ "$rc" -eq 2 ] && [ "$nerr" -ge 1 ] && [ "$nerr" -le 2 ] && [ "$longest" -le 400 ] && ok_exit=1 ;;
 		empty) { [ "$rc" -eq 0 ] || { [ "$rc" -le 2 ] && [ "$nerr" -ge 1 ] && [ "$nerr" -le 2 ]; }; } && ok_exit=1 ;;
-		hostile) { [ "$rc" -eq 0 ] || { [ "$rc" -eq 2 ] && [ "$nerr" -ge 1 ] && [ "$nerr" -le 2 ]; }; } && ok_exit=1 ;;
+		hostile) { [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$nerr" -ge 1 ]; } ||
+		           { [ "$rc" -eq 2 ] && [ "$nerr" -ge 1 ] && [ "$nerr" -le 2 ]; }; } && ok_exit=1 ;;
 		esac
 		if [ "$ok_exit" = 1 ]; then
 			pass "$label: exit $rc, $nerr stderr line(s)"
@@ -124,7 +125,7 @@ while read -r file cls what; do
 			fail "$label: exit $rc with $nerr stderr line(s) (longest $longest): $(first_err)"
 			continue
 		fi
-		if [ "$rc" -eq 0 ]; then
+		if [ "$rc" -le 1 ]; then
 			# An empty result is fine only where there is nothing to show.
 			case $cls in empty|truncated) allow_empty=1 ;; *) allow_empty=0 ;; esac
 			validate+=("$kind $allow_empty $out $label")

@@ -1,7 +1,8 @@
 # export_formats.sh — every export of the golden pipeline trace is read back by a consumer:
 # JSON parsers, speedscope's own file-format schema (when its npm package is installed),
-# structure checks of the Chrome trace (tracks named, small tids, slices well formed),
-# protoc --decode_raw and gzip for pprof; folded equals `fold`.
+# structure checks of the Chrome trace (tracks named, OS tids, B/E slices paired and nested),
+# protoc --decode_raw and gzip for pprof; folded equals `fold`; -o infers the format from the
+# file's name or refuses. tests/cli/export_consumers.sh opens them in go tool pprof and speedscope.
 . "$GT_ROOT/tests/cli/lib.sh"
 A="$GT_BIN/gt-analyze"
 T="$GT_ROOT/testdata/golden/v1.0/pipeline_cpu.gtt"
@@ -42,26 +43,33 @@ import json, sys, jsonschema
 jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$TMP/out.speedscope" "$schema"
 fi
 
-check "Chrome trace: JSON with named tracks, small tids, well-formed slices" "$PY" - "$TMP/out.chrome" <<'PYEOF'
+check "Chrome trace: JSON with named tracks, OS tids, B/E slices nested and paired" "$PY" - "$TMP/out.chrome" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"]
 named = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
 procs = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-xs = [e for e in ev if e["ph"] == "X"]
-assert xs, "no slices"
-for e in xs:
-    assert e["dur"] >= 0 and e["ts"] > 0 and (e["pid"], e["tid"]) in named and e["pid"] in procs, e
-    assert 0 < e["tid"] < 10000
-# slices on one track nest: sorted by start, each either inside or after the previous ones
-for key in {(e["pid"], e["tid"]) for e in xs}:
-    open_ends = []
-    for e in sorted((e for e in xs if (e["pid"], e["tid"]) == key), key=lambda e: (e["ts"], -e["dur"])):
-        while open_ends and open_ends[-1] <= e["ts"] + 1e-9:
-            open_ends.pop()
-        end = e["ts"] + e["dur"]
-        assert not open_ends or end <= open_ends[-1] + 1e-6, ("overlap", e)
-        open_ends.append(end)
+be = [e for e in ev if e["ph"] in "BE"]
+assert be, "no slices"
+for e in be:
+    assert e["ts"] > 0 and (e["pid"], e["tid"]) in named and e["pid"] in procs, e
+    assert 0 < e["tid"] < 1 << 22, ("not an OS tid", e)
+    assert e["cat"] in ("native", "python", "linux_kernel"), e
+# per track, in file order: every E closes the innermost open B of its name, times never go back
+stacks = {}
+for e in be:
+    st = stacks.setdefault((e["pid"], e["tid"]), [])
+    if e["ph"] == "B":
+        assert not st or e["ts"] >= st[-1]["ts"], ("begins before its parent", e)
+        st.append(e)
+    else:
+        assert st and st[-1]["name"] == e["name"] and e["ts"] >= st[-1]["ts"], ("unpaired end", e)
+        st.pop()
+assert all(not st for st in stacks.values()), "slices left open"
+for e in ev:
+    if e["ph"] == "X":
+        assert e["dur"] >= 0 and e["tid"] >= 1 << 30 and e["cat"] in ("gil", "cuda_api", "cuda_kernel",
+            "cuda_memcpy", "cuda_memset", "cuda_sync", "nvtx"), e
 PYEOF
 
 check "pprof export is a gzip stream" gzip -t "$TMP/out.pprof"
@@ -82,7 +90,30 @@ if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
 	go tool pprof -top "$TMP/out.pprof" >"$TMP/pprof.top" 2>&1
 	check "go tool pprof reads the profile and ranks kn_cpu_gemm_block" grep -q kn_cpu_gemm_block "$TMP/pprof.top"
 else
-	skip "go tool pprof not installed (optional consumer)"
+	skip "go tool pprof not installed (Debian golang-go; tests/cli/export_consumers.sh checks more)"
 fi
 check_rc "unknown format is a usage error" 64 "$A" export "$T" --format svg
+check_rc "-o x.pb.gz without --format writes pprof" 0 "$A" export "$T" -o "$TMP/infer.pb.gz"
+check "... a gzip stream (folded text before)" gzip -t "$TMP/infer.pb.gz"
+check_rc "-o x.speedscope.json without --format writes speedscope" 0 "$A" export "$T" -o "$TMP/infer.speedscope.json"
+check "... with speedscope's schema URL" grep -q 'speedscope.app/file-format-schema.json' "$TMP/infer.speedscope.json"
+check_rc "-o x.json without --format writes a Chrome trace" 0 "$A" export "$T" -o "$TMP/infer.json"
+check "... with traceEvents" grep -q '"traceEvents"' "$TMP/infer.json"
+check_rc "-o x.folded without --format writes folded" 0 "$A" export "$T" -o "$TMP/infer.folded"
+check "... equal to fold" cmp -s "$TMP/infer.folded" "$TMP/fold"
+check_rc "-o with a name that does not say the format: usage error, nothing written" 64 "$A" export "$T" -o "$TMP/out.bin"
+check "... the file is not created" test ! -e "$TMP/out.bin"
+check_rc "--gil on export" 0 "$A" export "$GT_ROOT/testdata/golden/v1.0/python_gilmix.gtt" --gil held -o "$TMP/held.folded"
+"$A" fold "$GT_ROOT/testdata/golden/v1.0/python_gilmix.gtt" --gil held >"$TMP/held.fold"
+check "... selects the same samples as fold --gil held" cmp -s "$TMP/held.folded" "$TMP/held.fold"
+check_rc "--gil with an unknown word is a usage error" 64 "$A" export "$T" --gil sometimes
+if [ -x "$GT_BIN/gt-render" ]; then
+	# one vocabulary: gt-render's --gil released draws the samples fold --gil released keeps
+	# (before, render's released was nogil only and fold's nogil and waiting)
+	for w in released held nogil,wait; do
+		want=$("$A" fold "$GT_ROOT/testdata/golden/v1.0/python_gilmix.gtt" --gil "$w" | awk '{ s += $NF } END { print s }')
+		"$GT_BIN/gt-render" flame "$GT_ROOT/testdata/golden/v1.0/python_gilmix.gtt" --gil "$w" -o "$TMP/g.svg" 2>/dev/null
+		check "gt-render --gil $w draws the $want samples fold --gil $w keeps" grep -q "<title>all ($want samples" "$TMP/g.svg"
+	done
+fi
 check_rc "missing trace is broken input" 2 "$A" export "$TMP/nope.gtt" --format chrome

@@ -20,9 +20,9 @@ check "agent needs libcupti, not libcuda (the driver loads it)" \
 
 cupti_lib=$CUDA_HOME/lib64
 [ -e "$cupti_lib/libcupti.so" ] || cupti_lib=$CUDA_HOME/extras/CUPTI/lib64
-if ! gcc -std=gnu11 -D_GNU_SOURCE -I"$GT_ROOT/lib" -I"$GT_ROOT/record" -I"$GT_ROOT/tests/unit" \
+if ! gcc -std=gnu11 -D_GNU_SOURCE -I"$GT_ROOT/lib" -iquote "$GT_ROOT/record" -I"$GT_ROOT/tests/unit" \
 	-I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" -o "$TMP/encode_check" \
-	${GT_SAN:-} "$GT_ROOT/record/cupti_encode.c" "$GT_ROOT/tests/gpu/encode_check.c" "$GT_BIN/../lib/libgtt.a" \
+	${GT_SAN:-} "$GT_ROOT/record/cupti_encode.c" "$GT_ROOT/record/cupti_nvtx.c" "$GT_ROOT/record/cupti_ring.c" "$GT_ROOT/tests/gpu/encode_check.c" "$GT_BIN/../lib/libgtt.a" \
 	-L"$cupti_lib" -Wl,-rpath,"$cupti_lib" -lcupti -ldl -pthread 2>"$TMP/cc.err"; then
 	fail "encode_check does not compile: $(head -c 400 "$TMP/cc.err")"
 	exit 0

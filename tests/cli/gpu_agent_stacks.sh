@@ -24,7 +24,7 @@ if ! gcc -std=gnu11 -O2 -g -shared -fPIC -o "$TMP/fake/libcupti.so.13" "$GT_ROOT
 	-I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" -ldl -pthread 2>"$TMP/cc.err" ||
 	! gcc -std=gnu11 -O0 -g -shared -fPIC -o "$TMP/fake/libcudart.so.13" "$GT_ROOT/tests/gpu/fake_cudart.c" \
 		-Wl,-soname,libcudart.so.13 -L"$TMP/fake" -l:libcupti.so.13 2>>"$TMP/cc.err" ||
-	! gcc -std=gnu11 -O2 -g -I"$GT_ROOT/record" -o "$TMP/inflight_read" "$GT_ROOT/tests/gpu/inflight_read.c" 2>>"$TMP/cc.err" ||
+	! gcc -std=gnu11 -O2 -g -iquote "$GT_ROOT/record" -o "$TMP/inflight_read" "$GT_ROOT/tests/gpu/inflight_read.c" 2>>"$TMP/cc.err" ||
 	! gcc -std=gnu11 -O2 -g ${GT_SAN:-} -I"$GT_ROOT/lib" -o "$TMP/callstack_dump" "$GT_ROOT/tests/gpu/callstack_dump.c" \
 		"$GT_BIN/../lib/libgtt.a" 2>>"$TMP/cc.err"; then
 	fail "test helpers do not compile: $(head -c 400 "$TMP/cc.err")"
@@ -85,8 +85,25 @@ if CALLS=3000 record budget "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_BU
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budget.txt" "$TMP/budget.json" budget 1000000 256 | sed 's/^\(PASS\|FAIL\): /\1: budget: /'
 fi
 
+# the per-call budget alone (no time budget): 1 ns per call and a 1 ms burst cannot pay for a stack
+# at every call, and what it cannot pay for is counted
+if CALLS=3000 record budgetns "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=1 \
+	GT_CUPTI_STACK_BURST_MS=1; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/budgetns.txt" "$TMP/budgetns.json" budget 1000000 256 |
+		sed 's/^\(PASS\|FAIL\): /\1: per-call budget: /'
+fi
+
+# The callback set: every non-trivial call (all), and the tracked set with an empty callback
+if CALLS=40 record cball "$py" GT_CUPTI_CALLBACKS=all; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/cball.txt" "$TMP/cball.json" cball | sed 's/^\(PASS\|FAIL\): /\1: /'
+fi
+if CALLS=40 record cbempty "$py" GT_CUPTI_CALLBACKS=empty; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/cbempty.txt" "$TMP/cbempty.json" cbempty | sed 's/^\(PASS\|FAIL\): /\1: /'
+fi
+
 # A stack at every call into the smallest ring: what does not fit is counted, never silently lost
-if CALLS=1000 record ring "$py" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_RING_KB=64; then
+if CALLS=1000 record ring "$py" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0 \
+	GT_CUPTI_STACK_RING_KB=64; then
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/ring.txt" "$TMP/ring.json" ring 1000000000 256 | sed 's/^\(PASS\|FAIL\): /\1: ring: /'
 fi
 

@@ -18,7 +18,7 @@ check "chrome export: kernel events carry demangled names" python3 -c '
 import json, sys
 ev = json.load(open(sys.argv[1]))
 ev = ev["traceEvents"] if isinstance(ev, dict) else ev
-k = [e["name"] for e in ev if e.get("cat") == "kernel"]
+k = [e["name"] for e in ev if e.get("cat") == "cuda_kernel"]
 assert k and all(not n.startswith("_Z") for n in k) and any("at::native::" in n for n in k), k[:3]' "$TMP/c.json"
 
 if [ -x "$R" ]; then

@@ -35,7 +35,8 @@ check "errors: ... and no END record" sh -c "! grep -q '^end ' '$TMP/k.sum'"
 sleep 1.5  # the orphaned command ends by itself
 
 # a write error mid-run (file size limit): one line, exit 2, readable trace
-(ulimit -f 64; "$REC" -q -F 1000 --call-graph fp -o "$TMP/w.gtt" -- "$P/calltree" 2) 2>"$TMP/err"; rc=$?
+# (24 KiB: a 1.1 trace of this takes ~15 KB a second, so the limit falls after the first flush)
+(ulimit -f 24; "$REC" -q -F 1000 --call-graph dwarf -o "$TMP/w.gtt" -- "$P/calltree" 4) 2>"$TMP/err"; rc=$?
 check "errors: write error mid-run -> exit 2 ($rc)" test "$rc" -eq 2
 check "errors: ... says so" grep -q 'File too large' "$TMP/err"
 "$SUM" summary "$TMP/w.gtt" >"$TMP/w.sum"

@@ -26,5 +26,11 @@ else
 fi
 timeout 120 node "$GT_ROOT/tests/browser/render_test.js" "$@" --shots "$SHOTS"
 rc=$?
-[ $rc -eq 124 ] && fail "browser test timed out"
+# render_test.js prints a FAIL line for each check that fails and exits 1 then; any other exit
+# (a crash before its checks, a timeout) is a failure of its own
+case $rc in
+0) ;;
+124) fail "browser test timed out" ;;
+*) fail "browser test exited with status $rc" ;;
+esac
 exit 0

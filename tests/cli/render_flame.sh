@@ -98,7 +98,8 @@ printf 'GTT\x19\r\n\x1a\n\1\0\0\0\0\0\0\0garbage-garbage-garbage' >"$TMP/corrupt
 check_rc "corrupt trace exits 2" 2 "$R" flame "$TMP/corrupt.gtt" -o "$TMP/x.svg"
 check "corrupt trace: one line" test "$(wc -l <"$TMP/err")" -eq 1
 printf 'a;b 5\nbroken line\n' >"$TMP/partial"
-check_rc "a bad line among good ones is skipped with a warning" 0 "$R" flame "$TMP/partial" -o "$TMP/x.svg"
+check_rc "a bad line among good ones is skipped with a warning, exit 1 (partial, as import-perf)" 1 "$R" flame "$TMP/partial" -o "$TMP/x.svg"
+check "the drawing is still written" test -s "$TMP/x.svg"
 check "warning names the line" grep -q 'line 2' "$TMP/err"
 check_rc "unwritable output exits 2" 2 "$R" flame "$TMP/in.folded" -o /nonexistent/dir/x.svg
 

@@ -1,7 +1,8 @@
 /* fuzz_import_perf.c — libFuzzer target: the `perf script` text importer over arbitrary bytes.
  *
  * The first byte picks the options and a piece size; the rest is fed twice, once whole and
- * once in pieces (lines straddle feed() calls), and both parses must give the same stacks,
+ * once in pieces (lines straddle feed() calls, a CR LF may be split between them), and both
+ * parses must refuse the same inputs (any with a NUL byte) and otherwise give the same stacks,
  * counts and statistics. The results must be sorted, unique and printable as folded lines.
  * Seeds: .perf-script in testdata
  */
@@ -15,18 +16,26 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static ana_perf_import *parse(const ana_perf_opts *o, const char *text, size_t n, size_t piece)
+/* The parse, or NULL when the input is refused (GTT_EFORMAT, with a reason); *refused says so. */
+static ana_perf_import *parse(const ana_perf_opts *o, const char *text, size_t n, size_t piece, int *refused)
 {
 	ana_perf_import *pi = ana_perf_import_create(o);
+	int rc = 0;
 	if (!pi)
 		abort();
-	for (size_t at = 0; at < n; at += piece) {
+	for (size_t at = 0; at < n && rc == 0; at += piece) {
 		size_t k = n - at < piece ? n - at : piece;
-		if (ana_perf_import_feed(pi, text + at, k) != 0)
-			abort();
+		rc = ana_perf_import_feed(pi, text + at, k);
 	}
-	if (ana_perf_import_finish(pi) != 0)
-		abort();
+	if (rc == 0)
+		rc = ana_perf_import_finish(pi);
+	*refused = rc == GTT_EFORMAT;
+	if (rc != 0 && (rc != GTT_EFORMAT || !ana_perf_import_why(pi)[0]))
+		abort(); /* only a refusal, and it says why */
+	if (rc) {
+		ana_perf_import_destroy(pi);
+		return NULL;
+	}
 	return pi;
 }
 
@@ -55,15 +64,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text = (const char *)data + 1;
 	size_t n = size - 1;
 
-	ana_perf_import *whole = parse(&o, text, n, n ? n : 1);
-	ana_perf_import *bits = parse(&o, text, n, piece);
+	int ref1, ref2;
+	ana_perf_import *whole = parse(&o, text, n, n ? n : 1, &ref1);
+	ana_perf_import *bits = parse(&o, text, n, piece, &ref2);
+	if (ref1 != ref2)
+		abort(); /* feeding in pieces changed whether the input is refused */
+	if (memchr(text, 0, n) && !ref1)
+		abort(); /* text with a NUL byte is refused, never passed through */
+	if (ref1)
+		return 0;
 
 	size_t ns = ana_perf_import_nstacks(whole);
 	if (ns != ana_perf_import_nstacks(bits))
 		abort(); /* feeding in pieces changed the result */
-	/* Input bytes pass through as they are (NUL included, as in the Perl script), so stacks
-	 * are compared as written, and sortedness only where they are plain C strings. */
-	int has_nul = memchr(text, 0, n) != NULL;
 	const char *prev = NULL;
 	for (size_t i = 0; i < ns; i++) {
 		uint64_t c1 = 0, c2 = 0;
@@ -71,9 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *s2 = ana_perf_import_stack(bits, i, &c2);
 		if (!s1 || !s2 || c1 != c2)
 			abort();
-		if (strchr(s1, '\n'))
-			abort(); /* a folded line may not span lines */
-		if (!has_nul && prev && strcmp(prev, s1) >= 0)
+		if (strpbrk(s1, "\r\n"))
+			abort(); /* a folded line may not span lines (CR ends a line too) */
+		if (prev && strcmp(prev, s1) >= 0)
 			abort(); /* sorted and unique */
 		prev = s1;
 	}

@@ -1,13 +1,36 @@
 #!/usr/bin/env bash
-# mkseeds.sh — seeds for fuzz targets that are taken from this machine rather than committed:
-# fuzz_pyreader gets CPython 3.13's real _Py_DebugOffsets block (the start of _PyRuntime in
-# libpython3.13, read from the ELF file) followed by a thread-state pointer into it.
+# mkseeds.sh — seeds for fuzz targets that are made here rather than committed:
+# - the whole-command targets (fuzz_analyze, fuzz_render) get thinned copies of the traces in
+#   testdata/ that are too large to fuzz whole (inputs stay under 64 KiB): every record kind
+#   kept, at most 24 chunks of each tag, embedded binaries (archive chunks) left out;
+# - fuzz_pyreader gets CPython 3.13's real _Py_DebugOffsets block (the start of _PyRuntime in
+#   libpython3.13, read from the ELF file) followed by a thread-state pointer into it.
 # Writes build/fuzz/seeds/; quietly does nothing for what is not installed.
 set -u
 cd "$(dirname "$0")/../.."
 out=build/fuzz/seeds
 mkdir -p "$out"
 py=$(command -v python3) || exit 0
+# shellcheck disable=SC2046 # the paths have no blanks
+"$py" - "$out" $(find testdata -name '*.gtt' -size +60k | sort) <<'PY'
+import os, struct, sys
+out = sys.argv[1]
+for path in sys.argv[2:]:
+    d = open(path, "rb").read()
+    if len(d) < 16 or d[:8] != b"GTT\x19\r\n\x1a\n":
+        continue
+    keep, seen, off = [d[:16]], {}, 16
+    while off + 12 <= len(d):
+        tag, n = struct.unpack_from("<II", d, off)
+        if off + 12 + n > len(d):
+            break
+        if tag != 30 and seen.get(tag, 0) < 24 and sum(map(len, keep)) + 12 + n < 60000:
+            seen[tag] = seen.get(tag, 0) + 1
+            keep.append(d[off:off + 12 + n])
+        off += 12 + n
+    name = path.replace("/", "_").replace("testdata_", "thin-")
+    open(os.path.join(out, name), "wb").write(b"".join(keep))
+PY
 for lib in /root/.pyenv/versions/3.13*/lib/libpython3.13.so* /usr/lib/x86_64-linux-gnu/libpython3.13.so*; do
 	[ -f "$lib" ] || continue
 	"$py" - "$lib" "$out/py313-debug-offsets.pymem" <<'PY' && break

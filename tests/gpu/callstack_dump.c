@@ -1,7 +1,9 @@
 /* callstack_dump.c — prints the records of a trace (or of a header-less agent side file) that
  * launch-stack checks need, one per line, for tests/gpu/check_stacks.py:
  *   api pid= tid= corr= domain= cbid= name=
- *   kernel pid= corr= name=
+ *   kernel pid= corr= start= name=
+ *   capture pid= tid= time= event= source= name=
+ *   counter pid= time= name= value=
  *   code pid= id=0x.. line= name= qual= file=
  *   stack pid= tid= corr= domain= cbid= name= flags=0x.. fn=0x.. call_ns= native=N py=N frames=ID:LINE,...
  *         ipmap=PATH,PATH,PATH (the mappings holding the first three native frames)
@@ -115,8 +117,18 @@ int main(int argc, char **argv)
 			       rec.u.api.correlation, rec.u.api.domain, rec.u.api.cbid, str_get(rec.u.api.pid, rec.u.api.name_id));
 			break;
 		case GTT_REC_CUDA_KERNEL:
-			printf("kernel pid=%u corr=%u name=%s\n", rec.u.kernel.pid, rec.u.kernel.correlation,
-			       str_get(rec.u.kernel.pid, rec.u.kernel.name_id));
+			printf("kernel pid=%u corr=%u start=%llu name=%s\n", rec.u.kernel.pid, rec.u.kernel.correlation,
+			       (unsigned long long)rec.u.kernel.start_ns, str_get(rec.u.kernel.pid, rec.u.kernel.name_id));
+			break;
+		case GTT_REC_CAPTURE:
+			printf("capture pid=%u tid=%u time=%llu event=%u source=%u name=%s\n", rec.u.capture.pid,
+			       rec.u.capture.tid, (unsigned long long)rec.u.capture.time_ns, rec.u.capture.event,
+			       rec.u.capture.source, rec.u.capture.name);
+			break;
+		case GTT_REC_COUNTER:
+			printf("counter pid=%u time=%llu name=%s value=%.17g\n", rec.u.counter.pid,
+			       (unsigned long long)rec.u.counter.time_ns, str_get(rec.u.counter.pid, rec.u.counter.name_id),
+			       rec.u.counter.value);
 			break;
 		case GTT_REC_PY_CODE:
 			printf("code pid=%u id=%#llx line=%d name=%s qual=%s file=%s\n", rec.u.py_code.pid,

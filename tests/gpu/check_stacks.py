@@ -9,6 +9,8 @@ usage: check_stacks.py DUMP.txt EXPECT.json MODE [K N]
   MODE nopython: Python frames switched off (flagged)
   MODE budget:  a tiny stack budget: some chosen calls have no stack, and the loss is recorded
   MODE ring:    a stack at every call into a tiny ring: taken + lost = chosen, losses recorded
+  MODE cball:   GT_CUPTI_CALLBACKS=all: the untracked calls get callbacks (and first-K stacks) too
+  MODE cbempty: GT_CUPTI_CALLBACKS=empty: the tracked calls' callbacks are on, but do nothing
 """
 import json
 import sys
@@ -57,6 +59,23 @@ def main():
     notes = [r["text"] for r in recs if r["kind"] == "note"]
     py = exp["python"]
 
+    cbs = exp.get("callbacks", {})
+    untracked = {str(c) for c in exp.get("untracked_cbids", [])}
+    if mode == "cball":
+        check(all(n in cbs.get("runtime", []) for n in ("cudaEventQuery_v3020", "cudaFuncSetAttribute_v9000")),
+              "callbacks=all: queries and attribute calls have callbacks too")
+        check({s["cbid"] for s in stacks if s["cbid"] in untracked} == untracked,
+              "callbacks=all: the untracked calls get their first-K stacks")
+        return
+    if mode == "cbempty":
+        summary = [t for t in notes if t.startswith("cupti agent summary")]
+        check(len(cbs.get("runtime", [])) > 100 and "cudaLaunchKernel_v7000" in cbs.get("runtime", []),
+              "callbacks=empty: the tracked calls' callbacks are on (%d runtime)" % len(cbs.get("runtime", [])))
+        check(not stacks and summary and " callbacks=empty " in summary[-1] and " api_calls=0 " in summary[-1],
+              "callbacks=empty: they do nothing (no stacks, no calls counted)")
+        check(exp.get("inflight_during", "").startswith("table pid=%s flags=0 " % pid),
+              "callbacks=empty: the in-flight table says it is not kept")
+        return
     if mode == "off":
         check(not stacks, "stacks off: no cuda_callstack records (%d)" % len(stacks))
         check(configs and configs[0]["text"].startswith("cuda_callstack off"),
@@ -164,6 +183,30 @@ def main():
           "a driver call inside a runtime call: one stack, for the runtime call")
     check(exp["trivial_callback_on"] == 0 and exp["launch_callback_on"] == 1,
           "callbacks on for launches, off for trivial queries (cuCtxGetCurrent)")
+    # the subscription: the calls that matter, and no others (the stand-in gives a callback only
+    # for an enabled id, so a call outside the set can get neither a stack nor an in-flight slot)
+    rt, drv = set(cbs.get("runtime", [])), set(cbs.get("driver", []))
+    must = {"cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060", "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020",
+            "cudaStreamSynchronize_v3020", "cudaDeviceSynchronize_v3020", "cudaEventSynchronize_v3020",
+            "cudaStreamWaitEvent_v3020", "cudaMalloc_v3020", "cudaFree_v3020", "cudaMallocAsync_v11020",
+            "cudaHostAlloc_v3020", "cudaGraphLaunch_v10000"}
+    must_drv = {"cuLaunchKernel", "cuLaunchKernelEx", "cuMemcpyAsync", "cuStreamSynchronize", "cuStreamWaitEvent",
+                "cuCtxSynchronize", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemMap", "cuMemUnmap", "cuMemCreate",
+                "cuModuleLoadData", "cuLibraryLoadData"}
+    never = {"cudaEventQuery_v3020", "cudaEventRecord_v3020", "cudaStreamQuery_v3020", "cudaGetDevice_v3020",
+             "cudaFuncSetAttribute_v9000", "cudaGraphAddKernelNode_v10000", "cudaStreamIsCapturing_v10000",
+             "cuCtxGetCurrent", "cuEventQuery", "cuKernelGetName", "cuCtxSetCurrent"}
+    check(must <= rt and must_drv <= drv, "callbacks on for launches, copies, syncs, waits, allocations, loading "
+          "(missing: %s)" % sorted((must - rt) | (must_drv - drv)))
+    check(not (never & (rt | drv)), "callbacks off for queries, event records, attribute calls, graph editing "
+          "(on: %s)" % sorted(never & (rt | drv)))
+    check(200 < len(rt) + len(drv) < 450, "%d of ~1300 API calls have callbacks" % (len(rt) + len(drv)))
+    check(sorted(cbs.get("nvtx", [])) == [3, 30, 39, 40, 41, 42],
+          "NVTX callbacks without a capture rule: markers and names only (%s)" % cbs.get("nvtx"))
+    check(cbs.get("refused", 0) >= 6 * len(untracked) and not [s for s in stacks if s["cbid"] in untracked],
+          "the untracked calls got no callback (%d held back) and so no stack" % cbs.get("refused", 0))
+    check(all(any(r["kind"] == "api" and r["cbid"] == c for r in recs) for c in untracked),
+          "... while their API records are still written")
     ids = [cid for s in stacks for cid, _ in frames(s)]
     check(ids and all(cid & 1 for cid in ids) and all(cid in codes for cid in ids),
           "every Python frame names an agent code id (bit 0 set) that has a py_code record")

@@ -6,7 +6,10 @@
  * launch) in the current activity buffer, full buffers handed back on a worker thread like
  * CUPTI's own. Record layout and callback names come from the real libcupti (loaded privately
  * from FAKE_CUPTI_REAL, default $CUDA_HOME/lib64/libcupti.so.13), so the agent's encoder walks
- * buffers exactly as on a GPU.
+ * buffers exactly as on a GPU. It also stands in for CUPTI's NVTX layer: InitializeInjectionNvtx2
+ * (the agent forwards NVTX's injection to it) fills NVTX's function table with functions that
+ * dispatch CUPTI_CB_DOMAIN_NVTX callbacks to the subscriber (only for the callback ids it enabled)
+ * and write MARKER records, as CUPTI does.
  * Build: gcc -shared -fPIC -o DIR/libcupti.so.13 fake_cupti.c -Wl,--version-script=fake_cupti.map
  *        -Wl,-soname,libcupti.so.13 -I$CUDA_HOME/include -ldl -pthread */
 #include <dlfcn.h>
@@ -18,6 +21,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <cupti.h>
+#define NVTX_NO_IMPL
+#include <generated_nvtx_meta.h>
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_CBID 1024
@@ -33,7 +38,9 @@ static struct {
 	CUpti_CallbackFunc sub_cb;
 	void *sub_ud;
 	int subscribed;
-	uint8_t cb_on[2][MAX_CBID];    /* [driver, runtime] */
+	uint8_t cb_on[3][MAX_CBID];    /* [driver, runtime, nvtx] */
+	uint64_t n_cb_delivered, n_cb_refused;    /* API callbacks given to the subscriber / not enabled */
+	uint64_t kernel_delay_ns;      /* a kernel starts this long after its launch returns */
 	uint8_t api_off[2][MAX_CBID];  /* activity records switched off per cbid */
 	uint8_t kind_on[MAX_KIND];
 	CUpti_BuffersCallbackRequestFunc req;
@@ -86,7 +93,7 @@ static uint64_t now_ns(void)
 
 static int dom_index(CUpti_CallbackDomain d)
 {
-	return d == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 0;
+	return d == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : d == CUPTI_CB_DOMAIN_NVTX ? 2 : 0;
 }
 
 /* ---- the CUPTI calls libgtcupti.so makes ---- */
@@ -115,7 +122,8 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
                                        CUpti_CallbackId cbid)
 {
 	(void)sub;
-	if (cbid >= MAX_CBID || (d != CUPTI_CB_DOMAIN_RUNTIME_API && d != CUPTI_CB_DOMAIN_DRIVER_API))
+	if (cbid >= MAX_CBID || (d != CUPTI_CB_DOMAIN_RUNTIME_API && d != CUPTI_CB_DOMAIN_DRIVER_API &&
+	                         d != CUPTI_CB_DOMAIN_NVTX) || (d == CUPTI_CB_DOMAIN_NVTX && cbid >= CUPTI_CBID_NVTX_SIZE))
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	F.cb_on[dom_index(d)][cbid] = enable != 0;
 	return CUPTI_SUCCESS;
@@ -358,6 +366,7 @@ EXPORT uint32_t fake_cupti_call(int domain, uint32_t cbid, const char *name, uin
 	cd.symbolName = kernel;
 	__atomic_add_fetch(&F.n_calls, 1, __ATOMIC_RELAXED);
 	int cb = cbid < MAX_CBID && F.cb_on[di][cbid] && F.sub_cb;
+	__atomic_add_fetch(cb ? &F.n_cb_delivered : &F.n_cb_refused, 1, __ATOMIC_RELAXED);
 	uint64_t t0 = now_ns();
 	if (cb) {
 		cd.callbackSite = CUPTI_API_ENTER;
@@ -388,8 +397,8 @@ EXPORT uint32_t fake_cupti_call(int domain, uint32_t cbid, const char *name, uin
 		CUpti_ActivityKernel10 kr;
 		memset(&kr, 0, sizeof(kr));
 		kr.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-		kr.start = t1 + 1000;
-		kr.end = t1 + 2000;
+		kr.start = t1 + 1000 + F.kernel_delay_ns;
+		kr.end = kr.start + 1000;
 		kr.streamId = 7;
 		kr.correlationId = cd.correlationId;
 		kr.gridX = kr.gridY = kr.gridZ = 1;
@@ -399,6 +408,28 @@ EXPORT uint32_t fake_cupti_call(int domain, uint32_t cbid, const char *name, uin
 		append(&kr, sizeof(kr));
 	}
 	return cd.correlationId;
+}
+
+/* Kernels of later launches start ns after their launch returns (a queue in front of them). */
+EXPORT void fake_cupti_set_kernel_delay(uint64_t ns)
+{
+	F.kernel_delay_ns = ns;
+}
+
+/* The callback ids enabled in a domain (1 driver, 2 runtime, 5 NVTX), up to cap of them into
+ * out; returns how many are enabled. Callbacks given and refused so far in delivered/refused. */
+EXPORT int fake_cupti_callbacks_enabled(int domain, uint32_t *out, int cap, uint64_t *delivered, uint64_t *refused)
+{
+	int di = dom_index((CUpti_CallbackDomain)domain), n = 0;
+	for (uint32_t c = 0; c < MAX_CBID; c++)
+		if (F.cb_on[di][c]) {
+			if (n < cap)
+				out[n] = c;
+			n++;
+		}
+	*delivered = F.n_cb_delivered;
+	*refused = F.n_cb_refused;
+	return n;
 }
 
 /* Wake every call parked with ns < 0. */
@@ -427,4 +458,223 @@ EXPORT void fake_cupti_counts(uint64_t *calls, uint64_t *records, uint64_t *drop
 	*dropped = F.n_dropped_total;
 	*dirty = F.n_dirty;
 	pthread_mutex_unlock(&F.lock);
+}
+
+/* ---- the NVTX layer: NVTX calls -> CUPTI_CB_DOMAIN_NVTX callbacks and MARKER records ---- */
+
+typedef struct fk_domain { char *name; } fk_domain;
+typedef struct fk_string { char *text; } fk_string;
+
+static __thread uint32_t fk_stack[64];
+static __thread int fk_depth;
+static uint32_t fk_next_id;
+
+/* The subscriber's NVTX callback (when enabled), after the call's work: like CUPTI's, it sees
+ * the return value. */
+static void nvtx_cb(uint32_t cbid, const char *fn, const void *params, const void *ret)
+{
+	if (!F.sub_cb || cbid >= CUPTI_CBID_NVTX_SIZE || !F.cb_on[2][cbid])
+		return;
+	CUpti_NvtxData d = { .functionName = fn, .functionParams = params, .functionReturnValue = ret };
+	F.sub_cb(F.sub_ud, CUPTI_CB_DOMAIN_NVTX, cbid, &d);
+}
+
+static const char *attr_text(const nvtxEventAttributes_t *a)
+{
+	if (!a)
+		return "";
+	if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+		return a->message.ascii;
+	if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED && a->message.registered)
+		return ((const fk_string *)a->message.registered)->text;
+	return "";    /* CUPTI names wide messages too; the agent reads them from the callback */
+}
+
+static void marker_rec(uint32_t flags, uint32_t id, const char *name, const fk_domain *dom)
+{
+	if (!F.kind_on[CUPTI_ACTIVITY_KIND_MARKER])
+		return;
+	CUpti_ActivityMarker2 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+	m.flags = (CUpti_ActivityFlag)flags;
+	m.timestamp = now_ns();
+	m.id = id;
+	m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+	m.objectId.pt.processId = (uint32_t)getpid();
+	m.objectId.pt.threadId = (uint32_t)syscall(SYS_gettid);
+	m.name = name ? intern_name(name) : NULL;
+	m.domain = dom ? dom->name : NULL;
+	append(&m, sizeof(m));
+}
+
+static uint32_t push_id(void)
+{
+	uint32_t id = __atomic_add_fetch(&fk_next_id, 1, __ATOMIC_RELAXED);
+	if (fk_depth < 64)
+		fk_stack[fk_depth] = id;
+	fk_depth++;
+	return id;
+}
+
+static uint32_t pop_id(void)
+{
+	if (fk_depth == 0)
+		return 0;
+	fk_depth--;
+	return fk_depth < 64 ? fk_stack[fk_depth] : 0;
+}
+
+static void NVTX_API fk_MarkEx(const nvtxEventAttributes_t *a)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, __atomic_add_fetch(&fk_next_id, 1, __ATOMIC_RELAXED),
+	           attr_text(a), NULL);
+	nvtxMarkEx_params p = { a };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxMarkEx, "nvtxMarkEx", &p, NULL);
+}
+
+static void NVTX_API fk_MarkA(const char *msg)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, __atomic_add_fetch(&fk_next_id, 1, __ATOMIC_RELAXED), msg, NULL);
+	nvtxMarkA_params p = { msg };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxMarkA, "nvtxMarkA", &p, NULL);
+}
+
+static int NVTX_API fk_RangePushA(const char *msg)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_START, push_id(), msg, NULL);
+	int depth = fk_depth - 1;
+	nvtxRangePushA_params p = { msg };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxRangePushA, "nvtxRangePushA", &p, &depth);
+	return depth;
+}
+
+static int NVTX_API fk_RangePushW(const wchar_t *msg)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_START, push_id(), "", NULL);
+	int depth = fk_depth - 1;
+	nvtxRangePushW_params p = { msg };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxRangePushW, "nvtxRangePushW", &p, &depth);
+	return depth;
+}
+
+static int NVTX_API fk_RangePushEx(const nvtxEventAttributes_t *a)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_START, push_id(), attr_text(a), NULL);
+	int depth = fk_depth - 1;
+	nvtxRangePushEx_params p = { a };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxRangePushEx, "nvtxRangePushEx", &p, &depth);
+	return depth;
+}
+
+static int NVTX_API fk_RangePop(void)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_END, pop_id(), NULL, NULL);
+	int depth = fk_depth;
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxRangePop, "nvtxRangePop", NULL, &depth);
+	return depth;
+}
+
+static nvtxRangeId_t NVTX_API fk_RangeStartA(const char *msg)
+{
+	nvtxRangeId_t id = __atomic_add_fetch(&fk_next_id, 1, __ATOMIC_RELAXED);
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_START, (uint32_t)id, msg, NULL);
+	nvtxRangeStartA_params p = { msg };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxRangeStartA, "nvtxRangeStartA", &p, &id);
+	return id;
+}
+
+static nvtxRangeId_t NVTX_API fk_RangeStartEx(const nvtxEventAttributes_t *a)
+{
+	nvtxRangeId_t id = __atomic_add_fetch(&fk_next_id, 1, __ATOMIC_RELAXED);
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_START, (uint32_t)id, attr_text(a), NULL);
+	nvtxRangeStartEx_params p = { a };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxRangeStartEx, "nvtxRangeStartEx", &p, &id);
+	return id;
+}
+
+static void NVTX_API fk_RangeEnd(nvtxRangeId_t id)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_END, (uint32_t)id, NULL, NULL);
+	nvtxRangeEnd_params p = { id };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxRangeEnd, "nvtxRangeEnd", &p, NULL);
+}
+
+static nvtxDomainHandle_t NVTX_API fk_DomainCreateA(const char *name)
+{
+	fk_domain *d = calloc(1, sizeof(*d));
+	d->name = strdup(name ? name : "");
+	nvtxDomainHandle_t h = (nvtxDomainHandle_t)d;
+	nvtxDomainCreateA_params p = { name };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxDomainCreateA, "nvtxDomainCreateA", &p, &h);
+	return h;
+}
+
+static nvtxStringHandle_t NVTX_API fk_DomainRegisterStringA(nvtxDomainHandle_t dom, const char *text)
+{
+	fk_string *s = calloc(1, sizeof(*s));
+	s->text = strdup(text ? text : "");
+	nvtxStringHandle_t h = (nvtxStringHandle_t)s;
+	nvtxDomainRegisterStringA_params p = { dom, text };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, "nvtxDomainRegisterStringA", &p, &h);
+	return h;
+}
+
+static void NVTX_API fk_DomainMarkEx(nvtxDomainHandle_t dom, const nvtxEventAttributes_t *a)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, __atomic_add_fetch(&fk_next_id, 1, __ATOMIC_RELAXED),
+	           attr_text(a), (const fk_domain *)dom);
+	nvtxDomainMarkEx_params p = { dom, { a } };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxDomainMarkEx, "nvtxDomainMarkEx", &p, NULL);
+}
+
+static int NVTX_API fk_DomainRangePushEx(nvtxDomainHandle_t dom, const nvtxEventAttributes_t *a)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_START, push_id(), attr_text(a), (const fk_domain *)dom);
+	int depth = fk_depth - 1;
+	nvtxDomainRangePushEx_params p = { dom, { a } };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, "nvtxDomainRangePushEx", &p, &depth);
+	return depth;
+}
+
+static int NVTX_API fk_DomainRangePop(nvtxDomainHandle_t dom)
+{
+	marker_rec(CUPTI_ACTIVITY_FLAG_MARKER_END, pop_id(), NULL, (const fk_domain *)dom);
+	int depth = fk_depth;
+	nvtxDomainRangePop_params p = { dom };
+	nvtx_cb(CUPTI_CBID_NVTX_nvtxDomainRangePop, "nvtxDomainRangePop", &p, &depth);
+	return depth;
+}
+
+static void slot(NvtxFunctionTable t, unsigned n, unsigned i, void *fn)
+{
+	if (i < n && t[i])
+		*t[i] = (NvtxFunctionPointer)fn;
+}
+
+/* NVTX's entry point (the agent forwards its own to it): fill the core tables. */
+EXPORT int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
+	const NvtxExportTableCallbacks *cb = get_export_table ? get_export_table(NVTX_ETID_CALLBACKS) : NULL;
+	NvtxFunctionTable t = NULL;
+	unsigned n = 0;
+	if (!cb || !cb->GetModuleFunctionTable || !cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) || !t)
+		return 0;
+	slot(t, n, NVTX_CBID_CORE_MarkEx, (void *)fk_MarkEx);
+	slot(t, n, NVTX_CBID_CORE_MarkA, (void *)fk_MarkA);
+	slot(t, n, NVTX_CBID_CORE_RangeStartEx, (void *)fk_RangeStartEx);
+	slot(t, n, NVTX_CBID_CORE_RangeStartA, (void *)fk_RangeStartA);
+	slot(t, n, NVTX_CBID_CORE_RangeEnd, (void *)fk_RangeEnd);
+	slot(t, n, NVTX_CBID_CORE_RangePushEx, (void *)fk_RangePushEx);
+	slot(t, n, NVTX_CBID_CORE_RangePushA, (void *)fk_RangePushA);
+	slot(t, n, NVTX_CBID_CORE_RangePushW, (void *)fk_RangePushW);
+	slot(t, n, NVTX_CBID_CORE_RangePop, (void *)fk_RangePop);
+	if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t) {
+		slot(t, n, NVTX_CBID_CORE2_DomainMarkEx, (void *)fk_DomainMarkEx);
+		slot(t, n, NVTX_CBID_CORE2_DomainRangePushEx, (void *)fk_DomainRangePushEx);
+		slot(t, n, NVTX_CBID_CORE2_DomainRangePop, (void *)fk_DomainRangePop);
+		slot(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, (void *)fk_DomainRegisterStringA);
+		slot(t, n, NVTX_CBID_CORE2_DomainCreateA, (void *)fk_DomainCreateA);
+	}
+	return 1;
 }

@@ -21,6 +21,12 @@ RUNTIME, DRIVER = 2, 1                    # CUPTI_CB_DOMAIN_*
 LAUNCH, SYNC, MALLOC = 211, 131, 20       # cudaLaunchKernel_v7000, cudaStreamSynchronize_v3020, cudaMalloc_v3020
 CU_LAUNCH, CU_CTX_GET = 307, 304          # cuLaunchKernel, cuCtxGetCurrent (trivial: no callbacks)
 FN_A, FN_B, FN_DEEP = 0xA000, 0xB000, 0xD000
+NVTX = 5                                  # CUPTI_CB_DOMAIN_NVTX
+# calls the agent's callbacks do not follow by default (GT_CUPTI_CALLBACKS=tracked): queries,
+# event records, attribute calls; CUPTI still records their activity
+UNTRACKED = [(RUNTIME, 138, b"cudaEventQuery_v3020"), (RUNTIME, 135, b"cudaEventRecord_v3020"),
+             (RUNTIME, 132, b"cudaStreamQuery_v3020"), (RUNTIME, 273, b"cudaFuncSetAttribute_v9000"),
+             (DRIVER, 120, b"cuEventQuery")]
 
 fake = ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
 fake_gil = ctypes.PyDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)    # same library, GIL held
@@ -35,7 +41,9 @@ try:
     cudart = ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
     cudart.fake_cudart_launch.restype = ctypes.c_uint32
     cudart.fake_cudart_launch.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-except OSError:
+    if not hasattr(cudart, "fake_cudart_launch"):
+        cudart = None    # the real libcudart, found through ld.so.conf: not ours
+except (OSError, AttributeError):
     cudart = None
 
 # cudaLaunchKernel of kernel_a, through the runtime when there is one; a partial, not a Python
@@ -106,6 +114,28 @@ def read_inflight(reader, tid):
     return out, after, t.native_id
 
 
+def callbacks_enabled():
+    """Names of the API calls (per domain) and NVTX callback ids the agent enabled, and the
+    callbacks the stand-in gave to the agent / held back so far."""
+    name_fn = fake.cuptiGetCallbackName
+    name_fn.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p)]
+    out = {}
+    delivered, refused = ctypes.c_uint64(), ctypes.c_uint64()
+    for label, dom in (("driver", DRIVER), ("runtime", RUNTIME), ("nvtx", NVTX)):
+        arr = (ctypes.c_uint32 * 4096)()
+        n = fake.fake_cupti_callbacks_enabled(dom, arr, 4096, ctypes.byref(delivered), ctypes.byref(refused))
+        if dom == NVTX:
+            out[label] = list(arr[:n])
+            continue
+        names = []
+        for cbid in arr[:n]:
+            nm = ctypes.c_char_p()
+            names.append(nm.value.decode() if name_fn(dom, cbid, ctypes.byref(nm)) == 0 and nm.value else str(cbid))
+        out[label] = names
+    out["delivered"], out["refused"] = delivered.value, refused.value
+    return out
+
+
 def bench(mode, n):
     """ns per played launch on this thread (best of 5 runs of n calls)."""
     best = float("inf")
@@ -159,6 +189,10 @@ def main():
         call(DRIVER, CU_CTX_GET, b"cuCtxGetCurrent", 0, None, 0, 0)
         exp["trivial_callback_on"] = fake.fake_cupti_callback_on(DRIVER, CU_CTX_GET)
         exp["launch_callback_on"] = fake.fake_cupti_callback_on(RUNTIME, LAUNCH)
+        for _ in range(6):
+            for dom, cbid, name in UNTRACKED:
+                call(dom, cbid, name, 0, None, 0, 0)
+        exp["untracked_cbids"] = [cbid for _, cbid, _ in UNTRACKED]
         worker(a.calls)
         ts = [threading.Thread(target=worker, args=(a.calls,), name="launcher-%d" % i) for i in range(a.threads)]
         for t in ts:
@@ -176,6 +210,8 @@ def main():
             exp["inflight_during"] = during
             exp["inflight_after"] = after
             exp["parked_tid"] = tid
+    if not a.bench:
+        exp["callbacks"] = callbacks_enabled()
     counts = [ctypes.c_uint64() for _ in range(4)]
     fake.fake_cupti_counts(*[ctypes.byref(c) for c in counts])
     exp["fake_counts"] = {"calls": counts[0].value, "records": counts[1].value, "dropped": counts[2].value,

@@ -6,8 +6,10 @@
  * "slot tid=T cbid=C domain=D correlation=N depth=K n_calls=M name=NAME in_flight_ms=X" line per
  * owned slot (cbid=0: not in a call; name and time then omitted), "changing tid=T" for a slot
  * written during both reads. Exit 0, 1 when the process has no agent, 2 on error. */
+#define _GNU_SOURCE /* process_vm_readv */
 #include <elf.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

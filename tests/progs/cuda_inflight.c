@@ -1,4 +1,4 @@
-// build: -Irecord
+// build: -iquote record
 /* cuda_inflight.c — a target for the CUDA part of gt-record --dump without a GPU: loads the
  * stand-in agent (a copy of fake_gtcupti named libgtcupti.so) and fills its in-flight table the
  * way the agent does: one thread "inside" cudaStreamSynchronize for 2.5 s (blocked in

@@ -11,7 +11,10 @@ static int encode(const gtt_record *r, uint8_t **payload, uint32_t *len)
 {
 	char path[] = "/tmp/gtt-cs-XXXXXX";
 	int fd = mkstemp(path), err = 0, rc = -1;
-	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
+	gtt_writer_opts o;
+	gtt_writer_opts_init(&o);
+	o.minor = 0; /* a plain chunk: back.raw is the 1.0 payload the layout check measures */
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(fd, 0, &o, &err) : NULL;
 	if (!w)
 		return -1;
 	gtt_write(w, r);
@@ -59,6 +62,27 @@ int main(void)
 		th_check(c->n_py == 2 && c->py[0].code_id == py[0].code_id && c->py[0].line == 44 &&
 		         c->py[1].code_id == py[1].code_id && c->py[1].line == -1 && c->py[1].flags == GTT_PYFRAME_ENTRY,
 		         "Python frames: code id, line, flags");
+	}
+
+	/* the same record through a 1.1 writer (packed, compressed block) comes back whole */
+	{
+		char path[] = "/tmp/gtt-cs11-XXXXXX";
+		int fd = mkstemp(path), err = 0, ok = 0;
+		gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
+		if (w) {
+			gtt_write(w, &r);
+			gtt_writer_close(w);
+			gtt_reader *rd = gtt_reader_open(path, &err);
+			gtt_record back;
+			while (rd && gtt_reader_next(rd, &back) == 1)
+				if (back.tag == GTT_REC_CUDA_CALLSTACK)
+					ok = back.u.callstack.correlation == 4242 && back.u.callstack.n_native == 3 &&
+					     back.u.callstack.ips[1] == ips[1] && back.u.callstack.n_py == 2 &&
+					     back.u.callstack.py[0].line == 44 && back.u.callstack.time_ns == 123456789;
+			gtt_reader_close(rd);
+		}
+		unlink(path);
+		th_check(ok, "a cuda_callstack record round-trips through a 1.1 (packed) trace");
 	}
 
 	/* counts that claim more frames than the payload holds are refused, never over-read */

@@ -15,8 +15,8 @@ static ana_profile *folded(const char *text, const char *path)
 {
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	ana_folded fd;
-	size_t bad, first;
-	ana_fold_parse(f, &fd, &bad, &first);
+	ana_fold_parse_info info;
+	ana_fold_parse(f, &fd, &info);
 	fclose(f);
 	ana_profile *p = ana_profile_from_folded(&fd, path);
 	ana_folded_free(&fd);

@@ -1,5 +1,7 @@
 /* test_export.c — exporters on a hand-built model: JSON escaping, speedscope structure and
- * weights, Chrome slices/tracks/metadata, pprof protobuf decoded back field by field. */
+ * weights, Chrome slices/tracks/metadata, pprof protobuf decoded back field by field.
+ * test_export --write FORMAT FILE writes the export of a small timeline model for
+ * tests/cli/export_consumers.sh. */
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -45,7 +47,7 @@ static ana_model *make_model(void)
 	t = ana_vec_push(m->threads);
 	t->pid = 100, t->tid = 101, t->name = strdup("work\"er"), t->is_python = 1;
 	ana_mapping *mp = ana_vec_push(m->mappings);
-	mp->m.path = strdup("/bin/prog");
+	mp->m.path = ana_intern_str(m, "/bin/prog");
 	mp->m.start = 0x400000, mp->m.end = 0x500000;
 	mp->m.build_id_len = 2, mp->m.build_id[0] = 0xab, mp->m.build_id[1] = 0xcd;
 	uint32_t f_main = frame(m, "main", "prog", "prog.c", 10, ANA_FRAME_NATIVE, 0);
@@ -91,7 +93,7 @@ static char *export_text(const ana_model *m, int format, size_t *len)
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
-	int rc = ana_export(m, format, f);
+	int rc = ana_export(m, format, NULL, f);
 	fclose(f);
 	if (len)
 		*len = n;
@@ -158,10 +160,14 @@ static void test_speedscope(ana_model *m)
 	th_check(count_sub(s, "\"type\":\"sampled\"") == 2, "one sampled profile per thread with samples");
 	th_check(strstr(s, "\"name\":\"main (pid 100, tid 100)\"") && strstr(s, "\"name\":\"work\\\"er (pid 100, tid 101)\""),
 	         "profiles named by thread, names escaped");
-	/* main: st0 x3 merged, st1, st0 again -> weights 3000, 1000, 1000; frames in first-use order */
-	th_check(strstr(s, "\"samples\":[\n[0,1,2],\n[0,3],\n[0,1,2]],\"weights\":[3000,1000,1000],\"endValue\":51000") != NULL,
-	         "consecutive equal stacks merged, weights in ns, endValue on the trace clock");
-	th_check(strstr(s, "\"startValue\":10000") != NULL, "startValue is the first sample's time");
+	/* main: st0 x3 merged, st1, 36 us without samples, st0 again -> weights 3000, 1000, 36000 (an
+	 * empty stack), 1000; frames in first-use order */
+	th_check(strstr(s, "\"samples\":[\n[0,1,2],\n[0,3],\n[],\n[0,1,2]],\"weights\":[3000,1000,36000,1000],"
+	                   "\"endValue\":51000") != NULL,
+	         "consecutive equal stacks merged, time without samples an empty stack (the time view is true), "
+	         "weights in ns, endValue the recording's end");
+	th_check(strstr(s, "\"startValue\":9000") != NULL && count_sub(s, "\"startValue\":9000") == 2,
+	         "every profile starts at the first sample's period (one time axis)");
 	th_check(strstr(s, "{\"name\":\"leaf\\n\\u0001\\ufffd\",\"file\":\"prog\"}") != NULL,
 	         "frame without a source file falls back to the module; control bytes escaped");
 	th_check(strstr(s, "{\"name\":\"inl\",\"file\":\"prog.h\",\"line\":3}") != NULL, "inlined frame has its own entry");
@@ -175,27 +181,34 @@ static void test_chrome(ana_model *m)
 	th_check(s != NULL, "chrome export succeeds");
 	if (!s)
 		return;
-	/* main thread (tid 1): main open 10000..14000 (4 samples contiguous), gap, 50000..51000 */
-	th_check(strstr(s, "{\"name\":\"main\",\"cat\":\"native\",\"ph\":\"X\",\"ts\":10.000,\"dur\":4.000,\"pid\":100,\"tid\":1}") != NULL,
-	         "a frame's slice spans contiguous samples sharing it");
-	th_check(strstr(s, "{\"name\":\"work\",\"cat\":\"native\",\"ph\":\"X\",\"ts\":10.000,\"dur\":3.000,\"pid\":100,\"tid\":1}") != NULL,
-	         "a frame's slice ends when the stack changes under it");
-	th_check(strstr(s, "{\"name\":\"main\",\"cat\":\"native\",\"ph\":\"X\",\"ts\":50.000,\"dur\":1.000,\"pid\":100,\"tid\":1}") != NULL,
+	/* main thread (its OS tid, 100): main open 10000..14000 (4 samples contiguous), gap, 50000..51000,
+	 * as B/E pairs: parents begin first and end last, also at one time */
+	th_check(strstr(s, "{\"name\":\"main\",\"cat\":\"native\",\"ph\":\"B\",\"ts\":10.000,\"pid\":100,\"tid\":100},\n"
+	                   "{\"name\":\"work\",\"cat\":\"native\",\"ph\":\"B\",\"ts\":10.000,\"pid\":100,\"tid\":100},\n"
+	                   "{\"name\":\"inl\",\"cat\":\"native\",\"ph\":\"B\",\"ts\":10.000,\"pid\":100,\"tid\":100}") != NULL,
+	         "slices begin parents first, on the thread's OS tid");
+	th_check(strstr(s, "{\"name\":\"inl\",\"cat\":\"native\",\"ph\":\"E\",\"ts\":13.000,\"pid\":100,\"tid\":100},\n"
+	                   "{\"name\":\"work\",\"cat\":\"native\",\"ph\":\"E\",\"ts\":13.000,\"pid\":100,\"tid\":100},\n"
+	                   "{\"name\":\"leaf\\n\\u0001\\ufffd\",\"cat\":\"native\",\"ph\":\"B\",\"ts\":13.000") != NULL,
+	         "a frame's slice ends when the stack changes under it, children first, before the new ones begin");
+	th_check(strstr(s, "\"ph\":\"E\",\"ts\":14.000,\"pid\":100,\"tid\":100},\n"
+	                   "{\"name\":\"main\",\"cat\":\"native\",\"ph\":\"B\",\"ts\":50.000") != NULL,
 	         "a gap of more than 1.5 periods closes the slices");
+	th_check(count_sub(s, "\"ph\":\"B\"") == count_sub(s, "\"ph\":\"E\""), "every slice that begins ends");
 	th_check(strstr(s, "\"name\":\"python+GIL\",\"cat\":\"gil\",\"ph\":\"X\",\"ts\":11.500,\"dur\":1.000") != NULL &&
 	             strstr(s, "\"name\":\"native, no GIL\",\"cat\":\"gil\",\"ph\":\"X\",\"ts\":12.500,\"dur\":1.000") != NULL,
 	         "GIL class runs on the Python thread's GIL track");
-	th_check(strstr(s, "{\"name\":\"kernel()\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":12.000,\"dur\":2.000,\"pid\":100,\"tid\":") != NULL,
-	         "kernels demangled on a stream track");
+	th_check(strstr(s, "{\"name\":\"kernel()\",\"cat\":\"cuda_kernel\",\"ph\":\"X\",\"ts\":12.000,\"dur\":2.000,\"pid\":100,\"tid\":1073741") != NULL,
+	         "kernels demangled on a stream track (above every OS tid), category cuda_kernel");
 	th_check(strstr(s, "\"args\":{\"name\":\"GPU 0 stream 7\"}") && strstr(s, "\"args\":{\"name\":\"GPU 0 stream 8\"}"),
 	         "one track per stream, named");
 	th_check(strstr(s, "\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_api\"") != NULL, "API calls exported");
 	th_check(strstr(s, "\"name\":\"step\",\"cat\":\"nvtx\",\"ph\":\"X\"") != NULL, "NVTX ranges exported");
 	th_check(strstr(s, "{\"name\":\"step\",\"ph\":\"C\",\"ts\":12.345,\"pid\":100,\"args\":{\"value\":0.5}}") != NULL,
 	         "counters as C events");
-	th_check(strstr(s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":100,\"tid\":2,\"args\":{\"name\":\"work\\\"er (tid 101)\"}}") != NULL,
-	         "thread_name metadata with small tids");
-	th_check(strstr(s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":100,\"tid\":0,\"args\":{\"name\":\"main (pid 100)\"}}") != NULL,
+	th_check(strstr(s, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":100,\"tid\":101,\"args\":{\"name\":\"work\\\"er\"}}") != NULL,
+	         "thread_name metadata on the OS tid (the readers add the tid)");
+	th_check(strstr(s, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":100,\"tid\":0,\"args\":{\"name\":\"main\"}}") != NULL,
 	         "process_name metadata");
 	char *again = export_text(m, ANA_EXPORT_CHROME, NULL);
 	th_check(again && strcmp(again, s) == 0, "deterministic: a second export is byte-equal");
@@ -208,7 +221,7 @@ static void test_pprof(ana_model *m)
 {
 	uint8_t *raw = NULL;
 	size_t len = 0;
-	th_check(ana_export_pprof_raw(m, &raw, &len) == 0 && len > 0, "pprof encodes");
+	th_check(ana_export_pprof_raw(m, NULL, &raw, &len) == 0 && len > 0, "pprof encodes");
 	const uint8_t *p = raw, *end = raw + len;
 	ana_pb_field f;
 	const char *strs[256];
@@ -263,6 +276,11 @@ static void test_pprof(ana_model *m)
 		found_labels += !strcmp(strs[i], "gil") + !strcmp(strs[i], "python+GIL") + !strcmp(strs[i], "thread") +
 		                !strcmp(strs[i], "tid") + !strcmp(strs[i], "command: /bin/prog --x");
 	th_check(found_labels == 5, "labels thread/tid/gil with class names, command comment");
+	int py_sys = 0;
+	for (size_t i = 0; i < n_str; i++)
+		py_sys += !strcmp(strs[i], "x.py:py_fn");
+	th_check(py_sys == 1, "a Python function's system_name is file:name, not its name (pprof tidies names equal "
+	         "to it: <module> became <unknown>)");
 	for (size_t i = 0; i < n_str; i++)
 		free((char *)strs[i]);
 
@@ -314,14 +332,86 @@ static void test_pb(void)
 	ana_pb_free(&b);
 }
 
-int main(void)
+/* A model for the consumer tests (tests/cli/export_consumers.sh): thread "worker" runs alpha for
+ * its first second (100 samples of 10 ms), is off-CPU for two seconds, runs beta for the fourth;
+ * a Python thread runs "<module>" at line 7 of x.py. The time-ordered view of its speedscope export
+ * must show alpha in the first quarter, nothing in the middle half, beta in the last quarter. */
+static ana_model *make_timeline_model(void)
 {
+	ana_model *m = calloc(1, sizeof(*m));
+	m->path = strdup("timeline.gtt");
+	ana_thread *t = ana_vec_push(m->threads);
+	t->pid = 200, t->tid = 200, t->name = strdup("worker");
+	t = ana_vec_push(m->threads);
+	t->pid = 200, t->tid = 201, t->name = strdup("py"), t->is_python = 1;
+	uint32_t f_main = frame(m, "main", "prog", "prog.c", 10, ANA_FRAME_NATIVE, 0);
+	uint32_t f_a = frame(m, "alpha", "prog", "prog.c", 20, ANA_FRAME_NATIVE, 0);
+	uint32_t f_b = frame(m, "beta", "prog", "prog.c", 30, ANA_FRAME_NATIVE, 0);
+	uint32_t f_mod = frame(m, "<module>", "x.py", "x.py", 7, ANA_FRAME_PYTHON, 0);
+	uint32_t sa[] = {f_main, f_a}, sb[] = {f_main, f_b};
+	uint32_t st_a = ana_stack_intern(m, sa, 2), st_b = ana_stack_intern(m, sb, 2), st_py = ana_stack_intern(m, &f_mod, 1);
+	const uint64_t ms = 1000000ull, t0 = 1000 * ms;
+	for (int i = 1; i <= 100; i++) {
+		sample(m, t0 + (uint64_t)i * 10 * ms, 0, st_a, ANA_CLASS_NONPY);
+		sample(m, t0 + (uint64_t)i * 10 * ms + 5 * ms, 1, st_py, ANA_CLASS_PY_GIL);
+	}
+	for (int i = 301; i <= 400; i++)
+		sample(m, t0 + (uint64_t)i * 10 * ms, 0, st_b, ANA_CLASS_NONPY);
+	for (size_t i = 0; i < m->samples.n; i++) {
+		m->samples.v[i].weight_ns = 10 * ms;
+		m->threads.v[m->samples.v[i].thread_idx].sampled_ns += 10 * ms - 1000;
+	}
+	m->start_ns = t0;
+	m->end_ns = t0 + 4000 * ms;
+	return m;
+}
+
+/* Sample weights are record values: two of 2^64 - 1 ns on one stack make one pprof sample of
+ * the largest int64, not a wrapped or negative time. */
+static void test_pprof_saturates(void)
+{
+	ana_model *m = make_model();
+	for (size_t i = 0; i < m->samples.n; i++)
+		m->samples.v[i].weight_ns = UINT64_MAX;
+	uint8_t *raw = NULL;
+	size_t len = 0;
+	int ok = ana_export_pprof_raw(m, NULL, &raw, &len) == 0, big = 0, neg = 0;
+	const uint8_t *p = raw, *end = raw + len;
+	ana_pb_field f, g;
+	while (ok && ana_pb_next(&p, end, &f) == 1) {
+		const uint8_t *q = f.data, *qe = f.data + f.len;
+		while (f.field == 2 && ana_pb_next(&q, qe, &g) == 1) {
+			uint64_t v[2];
+			if (g.field == 2 && ana_pb_unpack(g.data, g.len, v, 2) == 2) {
+				big += v[1] == (uint64_t)INT64_MAX;
+				neg += v[1] > (uint64_t)INT64_MAX;
+			}
+		}
+	}
+	th_check(ok && big == 4 && neg == 0, "pprof times saturate at 2^63 - 1 (%d samples at the cap, %d wrapped)",
+	         big, neg);
+	free(raw);
+	ana_model_free(m);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "--write") == 0) { /* FORMAT FILE: the consumer tests' input */
+		ana_model *m = make_timeline_model();
+		FILE *f = fopen(argv[3], "w");
+		int rc = f ? ana_export(m, ana_export_format_parse(argv[2]), NULL, f) : -1;
+		if (f && fclose(f) != 0)
+			rc = -1;
+		ana_model_free(m);
+		return rc < 0 ? 2 : 0;
+	}
 	test_json();
 	test_pb();
 	ana_model *m = make_model();
 	test_speedscope(m);
 	test_chrome(m);
 	test_pprof(m);
+	test_pprof_saturates();
 	th_check(ana_export_format_parse("perfetto") == ANA_EXPORT_CHROME && ana_export_format_parse("svg") < 0,
 	         "format names");
 	ana_model_free(m);

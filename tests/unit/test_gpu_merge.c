@@ -51,6 +51,23 @@ static void append_bytes(const char *path, const void *p, size_t n)
 	close(fd);
 }
 
+typedef struct seen_capture {
+	int n;
+	uint32_t pid, event;
+	char name[64];
+} seen_capture;
+
+static void observe_capture(void *ctx, const gtt_record *r)
+{
+	seen_capture *s = ctx;
+	if (r->tag != GTT_REC_CAPTURE)
+		return;
+	s->n++;
+	s->pid = r->u.capture.pid;
+	s->event = r->u.capture.event;
+	snprintf(s->name, sizeof(s->name), "%s", r->u.capture.name);
+}
+
 /* Read a trace back; count kernel records, sum their correlation ids, count notes. */
 static void read_back(const char *path, int *n_kernels, uint64_t *corr_sum, int *n_notes)
 {
@@ -96,8 +113,20 @@ int main(void)
 	if (!c)
 		return th_report();
 
+	/* Capture rules: malformed ones are refused with a reason; a good one reaches the child. */
+	const char *bad_rules[] = { "@dom", "name@", "x\ny" };
+	for (size_t i = 0; i < sizeof(bad_rules) / sizeof(bad_rules[0]); i++) {
+		err[0] = 0;
+		int crc = rec_cuda_capture_nvtx(c, bad_rules[i], err, sizeof(err));
+		th_check(crc == GTT_EINVAL && strstr(err, "nvtx:NAME"), "malformed capture rule %zu refused with a reason", i);
+	}
+	th_check(rec_cuda_capture_nvtx(c, "train_step@*", err, sizeof(err)) == 0, "capture rule train_step@* taken");
+
 	/* The child's environment names the agent and a side-file directory. */
 	rec_cuda_child_env(c);
+	th_check(getenv("GT_CUPTI_CAPTURE_NVTX") && strcmp(getenv("GT_CUPTI_CAPTURE_NVTX"), "train_step@*") == 0,
+	         "the capture rule is in the child's environment");
+	unsetenv("GT_CUPTI_CAPTURE_NVTX");
 	const char *inj = getenv("CUDA_INJECTION64_PATH"), *dir = getenv("GT_CUPTI_DIR");
 	th_check(inj && strstr(inj, "libgtcupti.so"), "CUDA_INJECTION64_PATH set (%s)", inj ? inj : "-");
 	th_check(getenv("NVTX_INJECTION64_PATH") && strcmp(getenv("NVTX_INJECTION64_PATH"), inj) == 0,
@@ -125,6 +154,23 @@ int main(void)
 	append_bytes(side, chunk + clen / 2, clen - clen / 2);
 	n = rec_cuda_merge(c, w);
 	th_check(n == 1, "the completed chunk is merged once (got %d)", n);
+
+	/* The observer sees capture records (NVTX capture ranges) as they are merged. */
+	seen_capture seen = { 0 };
+	rec_cuda_set_observer(c, observe_capture, &seen);
+	char side9[512];
+	snprintf(side9, sizeof(side9), "%s/cupti-9-0.gtt", dir);
+	int fd9 = open(side9, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	gtt_writer *w9 = gtt_writer_fdopen(fd9, 1, NULL);
+	gtt_record cap = { .tag = GTT_REC_CAPTURE };
+	cap.u.capture = (gtt_capture){ .time_ns = 5000, .pid = 9, .tid = 10, .event = GTT_CAPTURE_START,
+	                               .source = GTT_CAPTURE_NVTX, .name = "train_step" };
+	gtt_write(w9, &cap);
+	gtt_writer_close(w9);
+	n = rec_cuda_merge(c, w);
+	th_check(n == 1 && seen.n == 1 && seen.pid == 9 && seen.event == GTT_CAPTURE_START &&
+	         strcmp(seen.name, "train_step") == 0, "the merge hands the capture record to the observer (%d, %d)", n, seen.n);
+	rec_cuda_set_observer(c, NULL, NULL);
 
 	/* Pid 8: a whole chunk with a flipped payload byte between two good ones. */
 	snprintf(side2, sizeof(side2), "%s/cupti-8-0.gtt", dir);
@@ -178,6 +224,7 @@ int main(void)
 	}
 	usleep(100000);
 	setenv("GT_CUPTI_STACKS", "0", 1);    /* gt-record --cuda-stacks=off */
+	rec_cuda_capture_nvtx(c, "train_step", err, sizeof(err));
 	rc = rec_cuda_attach(c, prepared, 1, err, sizeof(err));
 	unsetenv("GT_CUPTI_STACKS");
 	th_check(rc == 1, "prepared process: agent present (%d: %s)", rc, err);
@@ -190,6 +237,7 @@ int main(void)
 	text[k > 0 ? k : 0] = 0;
 	th_check(strncmp(text, "on /", 4) == 0 && strstr(text, "gt-cuda."), "control file says on DIR (%s)", text);
 	th_check(strstr(text, "\nset GT_CUPTI_STACKS=0\n") != NULL, "... and passes the launch-stack setting on (%s)", text);
+	th_check(strstr(text, "\nset GT_CUPTI_CAPTURE_NVTX=train_step\n") != NULL, "... and the capture rule");
 	rc = rec_cuda_attach(c, prepared, 0, err, sizeof(err));
 	fd = open(ctl, O_RDONLY);
 	k = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;

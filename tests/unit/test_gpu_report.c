@@ -96,8 +96,8 @@ static void build(void)
 	d->cc_major = 9;
 	d->sm_count = 132;
 	d->global_mem_bytes = 80ull << 30;
-	d->name = strdup("TestGPU");
-	d->uuid = strdup("GPU-aaaa");
+	d->name = ana_intern_str(M, "TestGPU");
+	d->uuid = ana_intern_str(M, "GPU-aaaa");
 
 	/* device work: union [1,13) [21,26) [50,51) ms = 18 ms busy, gaps of 8 and 24 ms */
 	add_kernel(1000, 11000, 7, 1, 1);
@@ -238,8 +238,8 @@ int main(void)
 	d1->cc_major = 9;
 	d1->sm_count = 132;
 	d1->global_mem_bytes = 80ull << 30;
-	d1->name = strdup("TestGPU");
-	d1->uuid = strdup("GPU-bbbb");
+	d1->name = ana_intern_str(M, "TestGPU");
+	d1->uuid = ana_intern_str(M, "GPU-bbbb");
 	size_t k0 = M->kernels.n;
 	add_kernel(10000, 30000, 9, 20, 1); /* device 1: [10,30) [40,50) ms = 30 ms busy, one 10 ms gap */
 	add_kernel(40000, 50000, 9, 21, 2);

@@ -361,6 +361,35 @@ static void test_ticker(void)
 	         "ticker: one lag window [1.0 s, 1.5 s) with max 500 ms");
 }
 
+/* The type of the section called name in an ELF64 image and whether its bytes equal those of
+ * the same section in ref (-1 when there is no such section). */
+static int section_type(const uint8_t *img, size_t len, const char *name, const uint8_t *ref, size_t ref_len,
+                        int *same_bytes)
+{
+	Elf64_Ehdr eh;
+	if (len < sizeof(eh))
+		return -1;
+	memcpy(&eh, img, sizeof(eh));
+	if (eh.e_shoff > len || (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > len - eh.e_shoff || eh.e_shstrndx >= eh.e_shnum)
+		return -1;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh.e_shoff);
+	const char *strs = (const char *)img + sh[eh.e_shstrndx].sh_offset;
+	for (size_t i = 1; i < eh.e_shnum; i++) {
+		if (strcmp(strs + sh[i].sh_name, name) != 0)
+			continue;
+		*same_bytes = 0;
+		if (ref && sh[i].sh_type != SHT_NOBITS) {
+			Elf64_Ehdr rh;
+			memcpy(&rh, ref, sizeof(rh));
+			const Elf64_Shdr *rs = (const Elf64_Shdr *)(ref + rh.e_shoff);
+			*same_bytes = rs[i].sh_size == sh[i].sh_size && rs[i].sh_offset + rs[i].sh_size <= ref_len &&
+			              memcmp(ref + rs[i].sh_offset, img + sh[i].sh_offset, sh[i].sh_size) == 0;
+		}
+		return (int)sh[i].sh_type;
+	}
+	return -1;
+}
+
 static void test_trim(void)
 {
 	rec_elf *e = rec_elf_open("/proc/self/exe"), *t = NULL;
@@ -381,6 +410,33 @@ static void test_trim(void)
 	th_check(t && rec_elf_symbol(e, "main", &v1, &s1) == 0 && rec_elf_symbol(t, "main", &v2, &s2) == 0 &&
 	         v1 == v2 && s1 == s2, "trim: symbols kept");
 	th_check(t && rec_elf_first_load_vaddr(e) == rec_elf_first_load_vaddr(t), "trim: program headers kept");
+	if (trimmed) {
+		int same = 0;
+		th_check(section_type(trimmed, tlen, ".eh_frame", data, len, &same) == SHT_PROGBITS && same,
+		         "trim: .eh_frame kept byte for byte");
+		th_check(section_type(trimmed, tlen, ".symtab", data, len, &same) == SHT_SYMTAB && same &&
+		         section_type(trimmed, tlen, ".strtab", data, len, &same) == SHT_STRTAB && same,
+		         "trim: .symtab and its strings kept");
+		th_check(section_type(trimmed, tlen, ".text", NULL, 0, &same) == SHT_NOBITS, "trim: code left out");
+		th_check(section_type(trimmed, tlen, ".debug_info", NULL, 0, &same) == SHT_NOBITS &&
+		         section_type(trimmed, tlen, ".debug_line", NULL, 0, &same) == SHT_NOBITS,
+		         "trim: .debug_info and .debug_line left out (this test is built with -g)");
+		th_check(section_type(trimmed, tlen, ".gnu.hash", NULL, 0, &same) != SHT_GNU_HASH,
+		         "trim: the dynamic-linking hash table left out");
+		/* within a DWARF budget, the DWARF of inlined frames and lines comes along, whole */
+		size_t dlen = 0, slen = 0;
+		uint64_t dwarf = 0, dwarf2 = 0;
+		uint8_t *withd = rec_archive_trim_elf_dwarf(data, len, 1ull << 40, &dlen, &dwarf);
+		uint8_t *small = rec_archive_trim_elf_dwarf(data, len, dwarf ? dwarf - 1 : 0, &slen, &dwarf2);
+		th_check(withd && dwarf > 0 && section_type(withd, dlen, ".debug_info", data, len, &same) == SHT_PROGBITS &&
+		         same && section_type(withd, dlen, ".debug_line", data, len, &same) == SHT_PROGBITS && same,
+		         "trim: within the budget .debug_info and .debug_line are kept byte for byte (%llu bytes of DWARF)",
+		         (unsigned long long)dwarf);
+		th_check(small && dwarf2 == dwarf && slen == tlen && section_type(small, slen, ".debug_abbrev", NULL, 0, &same) == SHT_NOBITS,
+		         "trim: one byte over the budget, all of it is left out");
+		free(withd);
+		free(small);
+	}
 	th_check(rec_archive_trim_elf((const uint8_t *)"not an elf file at all, definitely not", 39, &tlen) == NULL,
 	         "trim: a non-ELF gives NULL");
 	/* a prefix of the file that lacks part of the section header table (at the end of the

@@ -52,6 +52,7 @@ static int write_trace(const char *path)
 		rc |= put(w, &r);
 	}
 	static const uint64_t ips[] = {0x401000, 0x402000, 0x403000};
+	uint64_t n_samples = 0; /* the END record says how many were written, as the recorder's does */
 	for (uint64_t t = 10 * MS; t <= 2000 * MS; t += 10 * MS) {
 		uint32_t tids[3];
 		int n = 0;
@@ -66,6 +67,7 @@ static int write_trace(const char *path)
 			r.u.sample = (gtt_sample){.time_ns = T0 + t, .pid = 100, .tid = tids[k],
 			                          .period_ns = 10 * MS, .n_user = 3, .ips = ips};
 			rc |= put(w, &r);
+			n_samples++;
 		}
 	}
 	static const struct { uint64_t t; uint32_t tid, kind; } sw[] = {
@@ -136,7 +138,7 @@ static int write_trace(const char *path)
 	                          .value = {50 * MS}, .text = ""};
 	rc |= put(w, &r);
 	r = (gtt_record){.tag = GTT_REC_END};
-	r.u.end = (gtt_end){.time_ns = T0 + 2000 * MS, .reason = GTT_END_TARGET_EXIT};
+	r.u.end = (gtt_end){.time_ns = T0 + 2000 * MS, .reason = GTT_END_TARGET_EXIT, .n_samples = n_samples};
 	rc |= put(w, &r);
 	if (gtt_writer_close(w) < 0)
 		rc = -1;
@@ -188,8 +190,9 @@ int main(int argc, char **argv)
 		return th_report();
 	}
 	ren_timeline_opts o;
+	int rc;
 	ren_timeline_opts_init(&o);
-	ren_scene *s = ren_timeline_layout(m, &o, err, sizeof(err));
+	ren_scene *s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
 	th_check(s != NULL, "timeline laid out (%s)", err);
 	if (s) {
 		const ren_item *loader = find_text(s, "loader 101"), *main_t = find_text(s, "MainThread 100"),
@@ -240,25 +243,30 @@ int main(int argc, char **argv)
 	o.has_from = o.has_to = 1;
 	o.from_ns = 1000 * MS;
 	o.to_ns = 1500 * MS;
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
 	th_check(s && count_spans(s, "\nkernel ", NULL) == 5, "window keeps the 5 kernels in it");
 	ren_scene_destroy(s);
 
 	ren_timeline_opts_init(&o);
 	o.threads_re = "^load";
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
 	th_check(s && find_text(s, "loader 101") && !find_text(s, "MainThread 100"), "--threads filters rows");
 	ren_scene_destroy(s);
 
 	o.threads_re = "nosuchthread";
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
-	th_check(!s && strstr(err, "no thread matches"), "no matching thread is an error: %s", err);
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
+	th_check(!s && rc == REN_EEMPTY && strstr(err, "no thread matches"), "no matching thread is an error: %s", err);
 
 	ren_timeline_opts_init(&o);
 	o.has_from = 1;
 	o.from_ns = 5000 * MS;
-	s = ren_timeline_layout(m, &o, err, sizeof(err));
-	th_check(!s && strstr(err, "outside the trace"), "a window past the end is an error: %s", err);
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
+	th_check(!s && rc == REN_EEMPTY && strstr(err, "outside the trace"), "a window past the end is an error: %s", err);
+
+	o.has_from = 0;
+	o.threads_re = "(";
+	s = ren_timeline_layout(m, &o, &rc, err, sizeof(err));
+	th_check(!s && rc == REN_EINVAL && strstr(err, "bad --threads"), "a bad --threads expression is REN_EINVAL: %s", err);
 
 	ana_model_free(m);
 	unlink(path);

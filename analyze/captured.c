@@ -1,0 +1,108 @@
+/* captured.c — captured intervals from capture records, and the time arithmetic over them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "captured.h"
+
+typedef struct edge { uint64_t t; uint32_t event; } edge;
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const edge *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->event < y->event ? -1 : x->event > y->event; /* a start before a stop at one time */
+}
+
+int ana_capture_build(ana_model *m)
+{
+	size_t n = 0;
+	edge *e;
+	m->captured.n = 0;
+	for (size_t i = 0; i < m->captures.n; i++)
+		n += m->captures.v[i].pid == 0;
+	if (!n)
+		return 0;
+	if (!(e = malloc(n * sizeof(*e))))
+		return GTT_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < m->captures.n; i++)
+		if (m->captures.v[i].pid == 0)
+			e[n++] = (edge){ m->captures.v[i].time_ns, m->captures.v[i].event };
+	qsort(e, n, sizeof(*e), edge_cmp);
+	/* before the first record, sampling was in the state opposite to its event */
+	int on = e[0].event == GTT_CAPTURE_STOP;
+	uint64_t since = m->start_ns < e[0].t ? m->start_ns : e[0].t;
+	int rc = 0;
+	for (size_t i = 0; i <= n && rc == 0; i++) {
+		int last = i == n;
+		uint32_t ev = last ? GTT_CAPTURE_STOP : e[i].event;
+		uint64_t t = last ? (m->end_ns > since ? m->end_ns : since) : e[i].t;
+		if (ev == GTT_CAPTURE_START && !on) {
+			on = 1;
+			since = t;
+		} else if (ev == GTT_CAPTURE_STOP && on) {
+			on = 0;
+			if (t <= since)
+				continue; /* nothing captured (a stop at the very start) */
+			ana_interval *s = ana_vec_push(m->captured);
+			if (!s)
+				rc = GTT_ENOMEM;
+			else
+				*s = (ana_interval){ since, t };
+		}
+	}
+	m->capture_controlled = 1;
+	free(e);
+	return rc;
+}
+
+int ana_capture_controlled(const ana_model *m)
+{
+	return m->capture_controlled;
+}
+
+size_t ana_capture_index(const ana_model *m, uint64_t t)
+{
+	size_t lo = 0, hi = m->captured.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->captured.v[mid].end_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint64_t ana_captured_within(const ana_model *m, uint64_t a, uint64_t b)
+{
+	if (b <= a)
+		return 0;
+	if (!m->capture_controlled)
+		return b - a;
+	uint64_t total = 0;
+	for (size_t i = ana_capture_index(m, a); i < m->captured.n && m->captured.v[i].start_ns < b; i++) {
+		uint64_t s = m->captured.v[i].start_ns > a ? m->captured.v[i].start_ns : a;
+		uint64_t t = m->captured.v[i].end_ns < b ? m->captured.v[i].end_ns : b;
+		if (t > s)
+			total += t - s;
+	}
+	return total;
+}
+
+uint64_t ana_captured_ns(const ana_model *m, size_t *n_intervals)
+{
+	if (n_intervals)
+		*n_intervals = m->capture_controlled ? m->captured.n : 1;
+	return ana_captured_within(m, m->start_ns, m->end_ns > m->start_ns ? m->end_ns : m->start_ns);
+}
+
+uint64_t ana_run_ns(const ana_model *m)
+{
+	const char *rs = ana_meta_get(m, "run_start_ns");
+	uint64_t start = m->start_ns;
+	if (rs && strtoull(rs, NULL, 10) && strtoull(rs, NULL, 10) < start)
+		start = strtoull(rs, NULL, 10);
+	return m->end_ns > start ? m->end_ns - start : 0;
+}

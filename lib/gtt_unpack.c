@@ -1,0 +1,109 @@
+/* gtt_unpack.c — the reader's side of packed chunks (format 1.1): check the header, expand the
+ * block (zstd, or stored), and hand out its records one at a time, every length bounds-checked
+ * and never more than GTT_PACKED_MAX_RAW bytes held. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gtt_priv.h"
+
+int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
+{
+	if (len < GTT_PACKED_HEADER_LEN)
+		return GTT_ECORRUPT;
+	memset(ci, 0, sizeof(*ci));
+	ci->tag = GTT_REC_PACKED;
+	ci->codec = p[0];
+	ci->stream = p[1];
+	ci->raw_len = rd32(p + 4);
+	ci->n_records = rd32(p + 8);
+	ci->first_ns = rd64(p + 12);
+	ci->last_ns = rd64(p + 20);
+	ci->stored_len = len;
+	/* a block claiming more than the limit is refused before any allocation */
+	if (ci->raw_len > GTT_PACKED_MAX_RAW)
+		return GTT_ECORRUPT;
+	return 0;
+}
+
+int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
+{
+	gtt_chunk_info ci;
+	int rc = gtt_unpack_header(p, len, &ci);
+	r->blk_active = 0;
+	r->blk_off = UINT64_MAX;
+	if (rc)
+		return rc;
+	ci.offset = off;
+	const uint8_t *z = p + GTT_PACKED_HEADER_LEN;
+	size_t zlen = len - GTT_PACKED_HEADER_LEN;
+	switch (ci.codec) {
+	case GTT_CODEC_NONE:
+		if (zlen != ci.raw_len)
+			return GTT_ECORRUPT;
+		r->blk = z; /* the records are the payload itself: no copy */
+		break;
+	case GTT_CODEC_ZSTD:
+		if (!r->dctx && !(r->dctx = gtt_zstd_dctx_new()))
+			return gtt_zstd_available() ? GTT_ENOMEM : GTT_ENOZSTD;
+		if (r->blk_cap < ci.raw_len) {
+			/* one buffer of the largest block so far, at most GTT_PACKED_MAX_RAW */
+			free(r->blk_buf);
+			r->blk_cap = 0;
+			if (!(r->blk_buf = malloc(ci.raw_len)))
+				return GTT_ENOMEM;
+			r->blk_cap = ci.raw_len;
+		}
+		if (ci.raw_len && (rc = gtt_zstd_decompress(r->dctx, r->blk_buf, ci.raw_len, z, zlen)) < 0)
+			return rc;
+		r->blk = r->blk_buf;
+		break;
+	default:
+		return GTT_EVERSION; /* a codec of a newer minor version */
+	}
+	r->blk_info = ci;
+	r->blk_off = off;
+	r->blk_len = ci.raw_len;
+	gtt_unpack_restart(r);
+	return 0;
+}
+
+void gtt_unpack_restart(gtt_reader *r)
+{
+	r->blk_pos = 0;
+	r->blk_index = 0;
+	r->blk_active = r->blk_off != UINT64_MAX;
+	gtt_blkstate_reset(&r->bst);
+}
+
+int gtt_unpack_next(gtt_reader *r, gtt_record *rec)
+{
+	const uint8_t *p = r->blk + r->blk_pos, *end = r->blk + r->blk_len;
+	uint64_t tag, len;
+	r->blk_index++;
+	if (gtt_uv_get(&p, end, &tag) != 0 || gtt_uv_get(&p, end, &len) != 0 || tag > UINT32_MAX ||
+	    len > (uint64_t)(end - p)) {
+		/* the framing is broken: nothing after this point can be found */
+		r->blk_pos = r->blk_len;
+		return GTT_EINVAL;
+	}
+	r->blk_pos = (size_t)(p + len - r->blk);
+	int rc = gtt_compact_decode(&r->bst, &r->chains, (uint32_t)tag, p, (uint32_t)len, rec, &r->scratch,
+	                            &r->scratch_cap);
+	return rc < 0 ? rc : 1;
+}
+
+int gtt_unpack_skip(gtt_reader *r, uint32_t index)
+{
+	gtt_record rec;
+	/* records before index are decoded (the delta state needs them), not returned */
+	while (r->blk_index < index) {
+		if (!r->blk_active || r->blk_pos >= r->blk_len)
+			return GTT_EINVAL;
+		int rc = gtt_unpack_next(r, &rec);
+		if (rc == GTT_ENOMEM)
+			return rc;
+	}
+	if (r->blk_pos >= r->blk_len)
+		return GTT_EINVAL;
+	return 0;
+}
