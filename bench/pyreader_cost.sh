@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# pyreader_cost.sh — one Python stack pass, timed in the reader itself (bench/pyreader_cost.c
-# built against the record/ archive): bench/pywork.py (one thread), tests/progs/py_threads.py
+# pyreader_cost.sh — one Python stack pass, timed in the reader itself (bench/pyreader_cost.c,
+# built by make bench-tools against the record/ archive): bench/pywork.py (one thread), tests/progs/py_threads.py
 # 32 20 (33 threads ~23 frames deep) and bench/gil_pingpong.py (8 threads handing the GIL over)
 # under every CPython 3.10+ here, PASSES passes a GAP apart (1 ms: the caches cool down as they
 # do between a recording's passes). Prints the harness's rows (median, min, max over the
@@ -13,9 +13,8 @@ cd "$(dirname "$0")/.."
 PASSES=${1:-2000} GAP=${2:-1000}
 BUILD=${BUILD:-build}
 W=$(mktemp -d "${TMPDIR:-/tmp}/gt-prc.XXXXXX"); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
-[ -f "$BUILD/lib/librec.a" ] && [ -f "$BUILD/lib/libgtt.a" ] || { echo "pyreader_cost: make record first" >&2; exit 2; }
-gcc -std=gnu11 -O2 -g -Irecord -Ilib -o "$W/prc" bench/pyreader_cost.c "$BUILD/lib/librec.a" "$BUILD/lib/libgtt.a" \
-	-lpthread -lz || exit 2
+PRC="$BUILD/bench/pyreader_cost"
+[ -x "$PRC" ] || { echo "pyreader_cost: make bench-tools first ($PRC missing)" >&2; exit 2; }
 echo "# pyreader_cost.sh: $PASSES passes, $GAP us apart; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD 2>/dev/null)"
 for py in $(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.1[0-9]*/bin/python3.1[0-9] /usr/bin/python3.1[0-9] 2>/dev/null); do
 	ver=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || continue
@@ -28,7 +27,7 @@ for py in $(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.1[0-9]*/bin/python3.1
 		pid=$!
 		sleep 1
 		echo "## CPython $ver ($py), $wl"
-		"$W/prc" "$pid" "$PASSES" "$GAP" | grep -E 'per (pass|stack)'
+		"$PRC" "$pid" "$PASSES" "$GAP" | grep -E 'per (pass|stack)'
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
