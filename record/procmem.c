@@ -51,6 +51,8 @@ struct rec_procmem {
 	int noting, serving;
 	span *noted;
 	size_t n_noted, cap_noted;
+	span *sort_tmp;         /* sort_noted()'s scratch: as many spans, and run starts */
+	size_t cap_sort_tmp, *runs, cap_runs;
 	snap_range *snap;       /* sorted by address (served by binary search) */
 	size_t n_snap, cap_snap;
 	size_t *order;          /* the order they are read in: the ranges of the first words, then the rest */
@@ -85,6 +87,8 @@ void rec_procmem_close(rec_procmem *m)
 		return;
 	free(m->iov);
 	free(m->noted);
+	free(m->sort_tmp);
+	free(m->runs);
 	free(m->snap);
 	free(m->order);
 	free(m->snap_buf);
@@ -341,6 +345,64 @@ static void snap_ok(void *v, size_t i)
 		((snap_job *)v)->m->snap[i].ok = 1;
 }
 
+/* The noted spans in address order. A pass notes them in runs (a thread's frames, walked one
+ * after another, lie in address order, up or down: 3.10's frame objects come from the
+ * allocator's pools in call order), so a natural merge sort takes the runs as they come and
+ * merges only them; qsort's callbacks on 3.10's ~500 frame spans were a fifth of a pass. */
+static void sort_noted(rec_procmem *m)
+{
+	span *v = m->noted, *src, *dst;
+	size_t n = m->n_noted, i, k, nr = 0;
+
+	if (n < 2)
+		return;
+	if (GT_GROW(m->sort_tmp, m->cap_sort_tmp, n) < 0 || GT_GROW(m->runs, m->cap_runs, n + 1) < 0) {
+		qsort(v, n, sizeof(*v), cmp_span);
+		return;
+	}
+	for (i = 0; i < n;) { /* runs: ascending, or strictly descending and turned round */
+		size_t j = i + 1;
+		if (j < n && v[j].addr < v[i].addr) {
+			while (j < n && v[j].addr < v[j - 1].addr)
+				j++;
+			for (size_t a = i, b = j - 1; a < b; a++, b--) {
+				span t = v[a];
+				v[a] = v[b];
+				v[b] = t;
+			}
+		} else {
+			while (j < n && v[j].addr >= v[j - 1].addr)
+				j++;
+		}
+		m->runs[nr++] = i;
+		i = j;
+	}
+	m->runs[nr] = n;
+	src = v;
+	dst = m->sort_tmp;
+	while (nr > 1) { /* neighbouring runs merged pairwise until one is left */
+		size_t w = 0;
+		for (k = 0; k < nr; k += 2) {
+			size_t lo = m->runs[k], mid = m->runs[k + 1], hi = m->runs[k + 2 <= nr ? k + 2 : nr];
+			size_t a = lo, b = mid, o = lo;
+			while (a < mid && b < hi)
+				dst[o++] = src[b].addr < src[a].addr ? src[b++] : src[a++];
+			while (a < mid)
+				dst[o++] = src[a++];
+			while (b < hi)
+				dst[o++] = src[b++];
+			m->runs[w++] = lo;
+		}
+		m->runs[w] = n;
+		nr = w;
+		span *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+}
+
 /* The snapshot's ranges from the noted reads: sorted, merged, capped. 0 or -ENOMEM. */
 static int plan(rec_procmem *m)
 {
@@ -349,7 +411,7 @@ static int plan(rec_procmem *m)
 	m->n_snap = 0;
 	if (!m->n_noted)
 		return 0;
-	qsort(m->noted, m->n_noted, sizeof(*m->noted), cmp_span);
+	sort_noted(m);
 	for (i = 0; i < m->n_noted; i++) {
 		uint64_t a = m->noted[i].addr, e = a + m->noted[i].len;
 		snap_range *last = m->n_snap ? &m->snap[m->n_snap - 1] : NULL;

@@ -4,10 +4,10 @@
 # - thread names from the threading module under every CPython 3.10+ here (pyenv's and Debian's
 #   /usr/bin/python3.11): "drafter-0 (pythonX.Y)" and the renamed "target-1b" in the report's
 #   thread table, fold --threads roots, the Chrome export's thread names and the timeline;
-# - a multiprocessing Pool started with fork, spawn and forkserver: Python frames (pool_work)
-#   for every worker process;
-# - <module> frames of two files stay apart as "<module> (mod_a.py:LINE)", and
-#   --python-frames function merges them again;
+# - a multiprocessing Pool started with fork, spawn and forkserver, under every interpreter:
+#   Python frames (pool_work) for every worker process;
+# - <module> frames of two files stay apart as "<module> (mod_a.py:LINE)" under every
+#   interpreter, and --python-frames function merges them again;
 # - a child Python that cannot be read (CPython 3.9, or --python=off) gets a WARNING naming it.
 . "$(dirname "$0")/lib.sh"
 REC=$GT_BIN/gt-record ANA=$GT_BIN/gt-analyze REN=$GT_BIN/gt-render P=$GT_ROOT/tests/progs/py_identity.py
@@ -58,37 +58,49 @@ else
 	skip "gt-render timeline not available"
 fi
 
-# ---- multiprocessing: every worker's Python, whatever the start method ----
-for method in fork spawn forkserver; do
-	t=$TMP/pool-$method.gtt
-	if ! "$REC" -q -F 199 -o "$t" -- "$py312" "$P" pool "$method" 2 3 >"$TMP/out" 2>"$TMP/err"; then
-		fail "pool $method: gt-record failed: $(head -c 300 "$TMP/err")"
-		continue
-	fi
-	workers=$(awk '$1 == "worker" { print $2 }' "$TMP/out" | sort -u)
-	"$ANA" fold --threads --python-only "$t" >"$TMP/fold" 2>/dev/null
-	n_w=0 bad=""
-	for w in $workers; do
-		n_w=$((n_w + 1))
-		# samples of the worker's process under pool_work (fold --threads: "comm PID;...")
-		k=$(awk -v w="$w" '{ split($0, a, ";"); n = split(a[1], r, " ") } r[n] == w && /;pool_work;/ { k += $NF } END { print k + 0 }' "$TMP/fold")
-		[ "$k" -ge 20 ] || bad="$bad $w:$k"
+# ---- multiprocessing: every worker's Python, whatever the start method, every interpreter ----
+i=0
+for py in $pythons; do
+	i=$((i + 1))
+	ver=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)
+	for method in fork spawn forkserver; do
+		t=$TMP/pool-$i-$method.gtt
+		if ! "$REC" -q -F 199 -o "$t" -- "$py" "$P" pool "$method" 2 3 >"$TMP/out" 2>"$TMP/err"; then
+			fail "CPython $ver pool $method: gt-record failed: $(head -c 300 "$TMP/err")"
+			continue
+		fi
+		workers=$(awk '$1 == "worker" { print $2 }' "$TMP/out" | sort -u)
+		"$ANA" fold --threads --python-only "$t" >"$TMP/fold" 2>/dev/null
+		n_w=0 bad=""
+		for w in $workers; do
+			n_w=$((n_w + 1))
+			# samples of the worker's process under pool_work (fold --threads: "comm PID;...")
+			k=$(awk -v w="$w" '{ split($0, a, ";"); n = split(a[1], r, " ") } r[n] == w && /;pool_work;/ { k += $NF } END { print k + 0 }' "$TMP/fold")
+			[ "$k" -ge 20 ] || bad="$bad $w:$k"
+		done
+		if [ "$n_w" -eq 3 ] && [ -z "$bad" ]; then
+			pass "CPython $ver ($py) pool $method: Python frames (pool_work) in all 3 worker processes"
+		else
+			fail "CPython $ver ($py) pool $method: $n_w workers, some without >= 20 pool_work samples:${bad:- none} ($(grep -c . "$TMP/fold") stacks)"
+		fi
 	done
-	if [ "$n_w" -eq 3 ] && [ -z "$bad" ]; then
-		pass "pool $method: Python frames (pool_work) in all 3 worker processes"
-	else
-		fail "pool $method: $n_w workers, some without >= 20 pool_work samples:${bad:- none} ($(grep -c . "$TMP/fold") stacks)"
-	fi
 done
 
 # ---- <module> frames carry their place ----
+i=0
+for py in $pythons; do
+	i=$((i + 1))
+	ver=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)
+	t=$TMP/mod$i.gtt
+	"$REC" -q -F 199 -o "$t" -- "$py" "$P" modules 2 >/dev/null 2>&1
+	"$ANA" fold --python-only "$t" >"$TMP/fold" 2>/dev/null
+	a=$(awk '/;<module> \(mod_a\.py:[0-9]+\)( [0-9]+$|;)/ { k += $NF } END { print k + 0 }' "$TMP/fold")
+	b=$(awk '/;<module> \(mod_b\.py:[0-9]+\)( [0-9]+$|;)/ { k += $NF } END { print k + 0 }' "$TMP/fold")
+	check "CPython $ver ($py): <module> frames apart by file:line: mod_a $a, mod_b $b samples" [ "$a" -ge 20 -a "$b" -ge 20 ]
+	check "CPython $ver ($py): the script's own <module> with its line" grep -Eq '^<module> \(py_identity\.py:[0-9]+\);' "$TMP/fold"
+	[ "$py" = "$py312" ] && cp "$t" "$TMP/mod.gtt"
+done
 t=$TMP/mod.gtt
-"$REC" -q -F 199 -o "$t" -- "$py312" "$P" modules 2 >/dev/null 2>&1
-"$ANA" fold --python-only "$t" >"$TMP/fold" 2>/dev/null
-a=$(awk '/;<module> \(mod_a\.py:[0-9]+\)( [0-9]+$|;)/ { k += $NF } END { print k + 0 }' "$TMP/fold")
-b=$(awk '/;<module> \(mod_b\.py:[0-9]+\)( [0-9]+$|;)/ { k += $NF } END { print k + 0 }' "$TMP/fold")
-check "<module> frames apart by file:line: mod_a $a, mod_b $b samples" [ "$a" -ge 20 -a "$b" -ge 20 ]
-check "the script's own <module> with its line" grep -Eq '^<module> \(py_identity\.py:[0-9]+\);' "$TMP/fold"
 "$ANA" fold --python-only --python-frames function "$t" >"$TMP/fold2" 2>/dev/null
 check "--python-frames function: plain <module> again" \
 	sh -c "grep -q ';<module>;' '$TMP/fold2' && ! grep -q 'mod_a.py' '$TMP/fold2'"

@@ -100,6 +100,52 @@ static void snapshots(void)
 	rec_procmem_close(m);
 }
 
+/* Reads noted in any order (runs up, runs down, scattered, two groups far apart): the snapshot
+ * is their ranges in address order, merged, and serves every one of them. */
+static void noted_order(void)
+{
+	rec_procmem *m = rec_procmem_open(child);
+	size_t off[200], i, n = 0;
+	uint8_t buf[16];
+	uint64_t calls, served0;
+	int rc, ok = 1;
+	unsigned x = 12345;
+
+	for (i = 0; i < 100; i++) /* group 1: 4 pages in, 80 bytes apart (merged: gaps under 256) */
+		off[n++] = 4 * PAGE + i * 80;
+	for (i = 0; i < 100; i++) /* group 2: 3 pages further, 24 bytes apart */
+		off[n++] = 7 * PAGE + i * 24;
+	/* the order noted: 0..39 up, 40..79 down, the rest shuffled */
+	for (i = 0; i < 20; i++) {
+		size_t t = off[40 + i];
+		off[40 + i] = off[79 - i];
+		off[79 - i] = t;
+	}
+	for (i = n - 1; i > 80; i--) {
+		size_t j = 80 + (x = x * 1103515245u + 12345u) % (i - 80 + 1), t = off[i];
+		off[i] = off[j];
+		off[j] = t;
+	}
+	rec_procmem_snap_begin(m, NULL, 0, NULL, 0);
+	for (i = 0; i < n; i++) {
+		rec_procmem_read(m, A(off[i]), buf, 16);
+		rec_procmem_read(m, A(i % 2 ? 4 * PAGE : 7 * PAGE + 2392), buf, 8); /* breaks every run of notes */
+	}
+	rec_procmem_snap_end(m);
+	rc = rec_procmem_snap_begin(m, NULL, 0, NULL, 0);
+	th_check(rc == (99 * 80 + 16) + (99 * 24 + 16 + 8), "snapshot: two merged ranges, %d bytes (want %d)", rc,
+	         (99 * 80 + 16) + (99 * 24 + 16 + 8));
+	calls = rec_procmem_syscalls(m);
+	served0 = rec_procmem_served(m);
+	for (i = 0; i < n; i++)
+		ok &= rec_procmem_read(m, A(off[i]), buf, 16) == 0 && !memcmp(buf, pages + off[i], 16);
+	th_check(ok && rec_procmem_syscalls(m) == calls && rec_procmem_served(m) - served0 == n,
+	         "all 200 reads noted out of order served from the snapshot, right bytes (%llu system calls)",
+	         (unsigned long long)(rec_procmem_syscalls(m) - calls));
+	rec_procmem_snap_end(m);
+	rec_procmem_close(m);
+}
+
 static void batched(void)
 {
 	rec_procmem *m = rec_procmem_open(child);
@@ -168,6 +214,7 @@ int main(void)
 {
 	start_child();
 	snapshots();
+	noted_order();
 	batched();
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
