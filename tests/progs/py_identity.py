@@ -6,7 +6,8 @@ usage: python py_identity.py threads SECONDS
          "target-1" renames itself "target-1b" after SECONDS/2 (a rename to pick up)
        python py_identity.py pool METHOD SECONDS [WORKERS]
          a multiprocessing Pool (METHOD: fork, spawn or forkserver) of WORKERS processes
-         (default 3) running pool_work for about SECONDS; prints "worker PID" per worker
+         (default 3), one pool_work task each (they start together), running for about
+         SECONDS; prints "worker PID" per worker
        python py_identity.py child PYTHON SECONDS
          runs PYTHON (another interpreter) as a child spinning at its top level for SECONDS,
          and waits for it; prints "child PID"
@@ -51,8 +52,19 @@ def threads_mode(seconds):
         t.join()
 
 
+_barrier = None
+
+
+def pool_init(barrier):
+    global _barrier
+    _barrier = barrier
+
+
 def pool_work(seconds):
-    print("worker", os.getpid(), flush=True)
+    # every task waits for the others: each runs in its own worker, however late the last
+    # worker starts (a loaded machine, a slow start method)
+    _barrier.wait(60)
+    os.write(1, b"worker %d\n" % os.getpid())  # one write: the workers print at the same time
     spin_until(time.monotonic() + seconds)
     return os.getpid()
 
@@ -60,7 +72,7 @@ def pool_work(seconds):
 def pool_mode(method, seconds, workers):
     import multiprocessing as mp
     ctx = mp.get_context(method)
-    with ctx.Pool(workers) as pool:
+    with ctx.Pool(workers, initializer=pool_init, initargs=(ctx.Barrier(workers),)) as pool:
         # one task per worker, all at once; each spins the whole time
         pids = pool.map(pool_work, [seconds] * workers, chunksize=1)
     print("pids", " ".join(str(p) for p in sorted(set(pids))), flush=True)
