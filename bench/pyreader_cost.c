@@ -1,7 +1,7 @@
 /* pyreader_cost.c — what one Python stack pass costs, measured in the reader itself: attaches
  * to a running CPython (pid), finds its interpreter the way gt-record does, then runs PASSES
  * stack passes GAP_US apart and prints per pass and per stack: wall time, the reader's own
- * CPU time, process_vm_readv calls and records written — median and min-max over the passes.
+ * CPU time, process_vm_readv calls and records written — median, min-max and mean over the passes.
  * No wake-up cost is in these numbers (the loop times each pass alone), so they are the
  * reading itself; bench/py_overhead.sh measures the cost a whole recording puts on the target.
  * usage: pyreader_cost PID [PASSES [GAP_US]]      (defaults 2000 and 1000)
@@ -33,9 +33,13 @@ static int cmp_u64(const void *a, const void *b)
 
 static void row(const char *what, uint64_t *v, size_t n, double scale, const char *unit)
 {
+	double sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += (double)v[i];
 	qsort(v, n, sizeof(*v), cmp_u64);
-	printf("%-28s median %8.2f  min %8.2f  max %8.2f  %s\n", what, (double)v[n / 2] * scale, (double)v[0] * scale,
-	       (double)v[n - 1] * scale, unit);
+	printf("%-28s median %8.2f  min %8.2f  max %8.2f  mean %8.2f  %s\n", what, (double)v[n / 2] * scale,
+	       (double)v[0] * scale, (double)v[n - 1] * scale, sum / (double)n * scale, unit);
 }
 
 int main(int argc, char **argv)

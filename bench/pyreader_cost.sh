@@ -4,7 +4,7 @@
 # 32 20 (33 threads ~23 frames deep), py_threads.py 8 50 (9 threads, the workers ~53 frames
 # deep: a torch process's shape) and bench/gil_pingpong.py (8 threads handing the GIL over)
 # under every CPython 3.10+ here, PASSES passes a GAP apart (1 ms: the caches cool down as they
-# do between a recording's passes). Prints the harness's rows (median, min, max over the
+# do between a recording's passes). Prints the harness's rows (median, min, max, mean over the
 # passes, the first tenth left out) per interpreter and workload. No wake-up cost is in these
 # numbers; bench/py_overhead.sh measures whole recordings.
 # usage: bench/pyreader_cost.sh [PASSES] [GAP_US]     (defaults 2000 and 1000; BUILD=build,

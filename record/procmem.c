@@ -119,6 +119,11 @@ static void note(rec_procmem *m, uint64_t addr, size_t len)
 		m->noted[m->n_noted++] = (span){ addr, len };
 }
 
+void rec_procmem_note(rec_procmem *m, uint64_t addr, size_t len)
+{
+	note(m, addr, len);
+}
+
 /* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. */
 static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 {

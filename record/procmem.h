@@ -55,6 +55,10 @@ int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n);
  * into the snapshot, or -errno when the process is gone (-ESRCH). */
 int rec_procmem_snap_begin(rec_procmem *m, const uint64_t *first, size_t n_first, rec_procmem_req *tail,
                            size_t n_tail);
+/* Note [addr, addr+len) for the next snapshot without reading it now: room for what is
+ * expected there next time (the frames a data stack may grow by). The caller vouches that it
+ * is readable (a range that faults costs the snapshot another system call). */
+void rec_procmem_note(rec_procmem *m, uint64_t addr, size_t len);
 /* Stop serving from the snapshot and stop noting; what was noted plans the next snapshot. */
 void rec_procmem_snap_end(rec_procmem *m);
 /* Forget what was noted (the next snapshot reads nothing): after an exec, say. */

@@ -235,6 +235,17 @@ static void walk(rec_pyproc *p, thread_read *t, size_t at)
 	t->torn = tr;
 }
 
+/* 3.11+: frames live on the thread's data stack and a call pushes the next one right above
+ * the leaf. The next snapshot takes that room too (to the end of the leaf's page, which is
+ * mapped: the leaf was read from it), so a stack one or two calls deeper than in this pass
+ * is still read in the snapshot's one system call rather than in another. */
+static void grow_room(rec_pyproc *p, uint64_t leaf)
+{
+	uint64_t end = leaf + STACK_ROOM, page_end = (leaf | (PAGE_BYTES - 1)) + 1;
+
+	rec_procmem_note(p->mem, leaf, (size_t)((end < page_end ? end : page_end) - leaf));
+}
+
 /* A thread whose first read was torn (or that did not fit the pool), read alone again from
  * the process, at most twice more, each read checked at once. Its frames go to p->pool[at..]. */
 static void reread(rec_pyproc *p, thread_read *t, size_t at)
@@ -436,9 +447,26 @@ static void check_codes(rec_pyproc *p, const thread_read *t)
 	 * (a second module imported at the same depth as the first: the same interned name, another
 	 * file) */
 	rec_pycache_check_reqs(p->codes, cur, nf, p->creq, &n, CODE_REQS);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		recent_code *r = &p->recent[(size_t)((p->creq[i].addr >> 4) * 2654435761u) & (RECENT_CODES - 1)];
 		p->creq[i].ok = rec_procmem_read(p->mem, p->creq[i].addr, p->creq[i].buf, p->creq[i].len) == 0;
+		if (p->creq[i].ok)
+			*r = (recent_code){ p->creq[i].addr, p->pass_no, (uint32_t)p->creq[i].len };
+	}
 	rec_pycache_check_apply(p->codes, p->creq);
+}
+
+/* The headers of the code objects checked in recent passes but not in this one, noted for the
+ * next snapshot (those checked in this pass were noted by their read). */
+static void note_recent_codes(rec_pyproc *p)
+{
+	size_t i;
+
+	for (i = 0; i < RECENT_CODES; i++) {
+		const recent_code *r = &p->recent[i];
+		if (r->addr && r->pass != p->pass_no && p->pass_no - r->pass <= RECENT_PASSES)
+			rec_procmem_note(p->mem, r->addr, r->len);
+	}
 }
 
 int rec_pyproc_pass(rec_pyproc *p)
@@ -485,12 +513,16 @@ int rec_pyproc_pass(rec_pyproc *p)
 			continue;
 		}
 		walk(p, t, used);
+		if (p->py.off.frame_kind != REC_PY_FRAMEOBJ && t->t.frame)
+			grow_room(p, t->t.frame);
 		used += (size_t)t->nf;
 		/* read from the snapshot alone and bracketed: consistent without another read */
 		t->checked = !t->torn && rec_procmem_syscalls(p->mem) == c0 && (bracketed(p, t) || !t->t.frame);
 		if (!t->torn)
 			check_codes(p, t);
 	}
+	if (n > 0)
+		note_recent_codes(p);
 	rec_procmem_snap_end(p->mem);
 	if (n < 0)
 		goto done;

@@ -23,6 +23,8 @@
 #define HEALTH_INTERVAL_NS GT_NS_PER_SEC          /* READ_ERRORS records cover 1 s each */
 #define GIL_IDLE_NS (100 * GT_NS_PER_MS)          /* the GIL poll stops after this long without a change */
 #define NAMES_PERIOD_NS GT_NS_PER_SEC             /* thread names looked at this often */
+#define STACK_ROOM 1024u  /* 3.11+: bytes from the leaf frame on that the next snapshot reads */
+#define PAGE_BYTES 4096u
 #define INTERPS_PERIOD_NS (250 * GT_NS_PER_MS)    /* the list of interpreters read this often */
 
 typedef struct tcb_seen {
@@ -62,6 +64,15 @@ typedef struct pred {
 } pred;
 
 #define CODE_REQS 1024          /* code objects checked per thread and pass at most */
+/* Code objects checked in recent passes: their headers go into the next snapshot even when
+ * the pass did not use them (a loop that calls three functions in turn shows one per pass;
+ * without this each pass would read the header of the one not seen last time on its own) */
+#define RECENT_CODES 256        /* slots, a power of two */
+#define RECENT_PASSES 64        /* passes a code stays noted after its last check */
+typedef struct recent_code {
+	uint64_t addr, pass;
+	uint32_t len;
+} recent_code;
 
 /* Lines of (code object, instruction) pairs seen before: a frame that sits at one instruction
  * pass after pass (every caller frame does) costs no line-table decode. */
@@ -126,6 +137,7 @@ struct rec_pyproc {
 	rec_procmem_req *tail;  /* 2 x MAX_THREADS + REC_PYCACHE_REVALIDATE + 1 */
 	long gil_tail;          /* the GIL's request in tail[], -1 none */
 	rec_procmem_req *creq;  /* CODE_REQS */
+	recent_code *recent;    /* RECENT_CODES */
 	uint8_t gil_buf[320];
 	uint64_t last_pass_ns;
 	line_ent *lines;        /* LINE_CACHE entries */
