@@ -140,6 +140,24 @@ static int identify(pid_t pid, rec_procmem *m, rec_pyinterp *py, const mapping *
 	return 1;
 }
 
+int rec_pydisc_name_verdict(const char *cmdline, char *reason, size_t len)
+{
+	char prog[PATH_MAX];
+	size_t n = strcspn(cmdline ? cmdline : "", " ");
+	int minor;
+
+	if (!n || n >= sizeof(prog))
+		return 0;
+	memcpy(prog, cmdline, n);
+	prog[n] = '\0';
+	minor = minor_from_name(prog);
+	if (!minor || (minor >= 10 && minor <= 13))
+		return 0;
+	snprintf(reason, len, "CPython 3.%d is not supported (3.10 to 3.13 are): CPU samples only (%s, gone before "
+	         "its interpreter was seen)", minor, prog);
+	return 1;
+}
+
 int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, size_t len)
 {
 	mapping maps[16];

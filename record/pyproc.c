@@ -236,6 +236,35 @@ static void announce(rec_pyproc *p, uint64_t now)
 		rec_pyproc_note(p, now, "CPython 3.10: cannot map threads to OS tids (glibc struct pthread layout not found)");
 }
 
+void rec_pyproc_exec_cmd(rec_pyproc *p, const char *cmdline)
+{
+	char v[sizeof(p->name_verdict)] = "";
+
+	rec_pydisc_name_verdict(cmdline, v, sizeof(v));
+	pthread_mutex_lock(&p->lock);
+	snprintf(p->name_verdict, sizeof(p->name_verdict), "%s", v);
+	/* the record came a drain after the look that found the process gone without a clue */
+	if (v[0] && atomic_load(&p->state) == REC_PY_NOT_FOUND) {
+		atomic_store(&p->state, REC_PY_REFUSED);
+		snprintf(p->reason, sizeof(p->reason), "%s", v);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Nothing was found and the process is gone: what its exec'd name says, into reason (1), or
+ * nothing (0). */
+static int verdict_by_name(rec_pyproc *p, char *reason, size_t len)
+{
+	int k;
+
+	pthread_mutex_lock(&p->lock);
+	k = p->name_verdict[0] != '\0';
+	if (k)
+		snprintf(reason, len, "%s", p->name_verdict);
+	pthread_mutex_unlock(&p->lock);
+	return k;
+}
+
 int rec_pyproc_look(rec_pyproc *p, uint64_t now)
 {
 	char reason[sizeof(p->reason)] = "";
@@ -260,9 +289,13 @@ int rec_pyproc_look(rec_pyproc *p, uint64_t now)
 			}
 		}
 		if (rc < 0) {
+			int by_name = 0;
 			if (rc == -ESRCH && kill(p->pid, 0) < 0)
 				atomic_store(&p->gone, 1);
-			atomic_store(&p->state, rc == -ESRCH && !p->py.tentative[0] ? REC_PY_NOT_FOUND : REC_PY_REFUSED);
+			/* gone before any look saw it mapped: a short-lived python3.9 says what it was */
+			if (rc == -ESRCH && !p->py.tentative[0])
+				by_name = verdict_by_name(p, reason, sizeof(reason));
+			atomic_store(&p->state, rc == -ESRCH && !p->py.tentative[0] && !by_name ? REC_PY_NOT_FOUND : REC_PY_REFUSED);
 			if (!reason[0])
 				snprintf(reason, sizeof(reason), "no CPython interpreter found in pid %d (no libpython or "
 				         "_PyRuntime symbol)", (int)p->pid);
@@ -376,6 +409,9 @@ void rec_pyproc_end(rec_pyproc *p, int gone)
 		return;
 	/* the search was cut short */
 	if (p->py.tentative[0]) {
+		atomic_store(&p->state, REC_PY_REFUSED);
+		set_reason(p, p->py.tentative);
+	} else if (verdict_by_name(p, p->py.tentative, sizeof(p->py.tentative))) {
 		atomic_store(&p->state, REC_PY_REFUSED);
 		set_reason(p, p->py.tentative);
 	} else {

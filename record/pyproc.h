@@ -46,6 +46,9 @@ void rec_pyproc_inherit(rec_pyproc *p, const rec_pyproc *parent, uint64_t fork_n
  * found then, or inherited at the fork); 0 while nothing was found. An exec after that time
  * makes what was found stale. */
 uint64_t rec_pyproc_image_ns(const rec_pyproc *p);
+/* The command line this process exec'd (the PROCESS record's): what its name says is the
+ * reason given if it is gone before any look saw its interpreter. */
+void rec_pyproc_exec_cmd(rec_pyproc *p, const char *cmdline);
 /* One look for the interpreter at now: 1 found and initialized (state READING; records say
  * what was found), 0 not yet (look again at rec_pyproc_next_look()), -1 final (state says
  * why: NOT_FOUND, REFUSED, EXITED_EARLY). */

@@ -99,6 +99,7 @@ struct rec_pyproc {
 	pthread_mutex_t lock;   /* reason, version, tids[] */
 	char reason[320];
 	char version[32];
+	char name_verdict[320]; /* rec_pydisc_name_verdict() of the exec'd command, "" none (lock) */
 	uint64_t look_start_ns, next_look_ns;
 	int found;              /* discovery found the interpreter, waiting for its initialization */
 	int inherited;          /* layout taken from the parent (fork without exec) */

@@ -251,9 +251,10 @@ void rec_py_fork(rec_py *p, pid_t parent, pid_t child, uint64_t time_ns)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns)
+void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns, const char *cmdline)
 {
 	long i;
+	rec_pyproc *c;
 
 	if (!p || pid <= 0)
 		return;
@@ -264,12 +265,15 @@ void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns)
 		/* what was found after the exec is of the new image already (records reach us a
 		 * drain later); the recorded process is looked at across its exec anyway */
 		if ((image && image > time_ns) || (!image && pid == p->pid)) {
+			if (!image)
+				rec_pyproc_exec_cmd(p->procs[i], cmdline);
 			pthread_mutex_unlock(&p->lock);
 			return;
 		}
 		p->want_end[i] = 2;
 	}
-	add_proc(p, pid, pid == p->pid, NULL, 0);
+	if ((c = add_proc(p, pid, pid == p->pid, NULL, 0)) != NULL)
+		rec_pyproc_exec_cmd(c, cmdline);
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -45,14 +45,16 @@ typedef struct rec_py rec_py;
  * Returns NULL with a one-line reason in err when it cannot even start. */
 rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *err, size_t errlen);
 /* The recorded process tree changed (gt-record's session passes on the PROCESS records it
- * writes): a new process child of parent, an exec, an exit, each with the time of its record.
+ * writes): a new process child of parent, an exec (with its command line: what its name says
+ * is the reason given when the process is gone before its interpreter was seen), an exit,
+ * each with the time of its record.
  * A process forked without exec is read with its parent's interpreter; after an exec each
  * process is looked at afresh (a child for a short while: an interpreter shows up within
  * milliseconds of the exec). At most REC_PY_MAX_PROCS processes are read at once (a note names
  * the ones left out). Cheap: the reader's own threads do the work. NULL p ok. */
 #define REC_PY_MAX_PROCS 64
 void rec_py_fork(rec_py *p, pid_t parent, pid_t child, uint64_t time_ns);
-void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns);
+void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns, const char *cmdline);
 void rec_py_exit(rec_py *p, pid_t pid);
 /* One-line status of a running reader ("python 3.12: 1234 stacks ...", "python: looking for
  * CPython in pid N", "python: <reason>"); also the text of the NOTE written at the end. */

@@ -115,7 +115,7 @@ static void observe(void *ctx, const gtt_record *r)
 			rec_py_fork(s->py, (pid_t)r->u.process.ppid, (pid_t)r->u.process.pid, r->u.process.time_ns);
 		} else if (r->u.process.event == GTT_PROC_EXEC) {
 			rec_archive_exec(s->arch, r->u.process.pid);
-			rec_py_exec(s->py, (pid_t)r->u.process.pid, r->u.process.time_ns);
+			rec_py_exec(s->py, (pid_t)r->u.process.pid, r->u.process.time_ns, r->u.process.comm);
 		} else if (r->u.process.event == GTT_PROC_EXIT) {
 			rec_procstat_remove(s->ps, (pid_t)r->u.process.pid);
 			rec_py_exit(s->py, (pid_t)r->u.process.pid);
