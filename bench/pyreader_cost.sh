@@ -8,7 +8,9 @@
 # passes, the first tenth left out) per interpreter and workload. No wake-up cost is in these
 # numbers; bench/py_overhead.sh measures whole recordings.
 # usage: bench/pyreader_cost.sh [PASSES] [GAP_US]     (defaults 2000 and 1000; BUILD=build,
-#        WORKLOADS="pywork threads deep pingpong", PYTHONS: the interpreters, default every 3.10+)
+#        WORKLOADS="pywork threads deep pingpong", PYTHONS: the interpreters, default every 3.10+;
+#        BASE=PATH another build's pyreader_cost, run on the same target alternately with this
+#        one, REPS times each (default 1))
 # A benchmark, not a test: it never fails on a number.
 set -u
 cd "$(dirname "$0")/.."
@@ -30,7 +32,13 @@ for py in ${PYTHONS:-$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.1[0-9]*/bi
 		pid=$!
 		sleep 1
 		echo "## CPython $ver ($py), $wl"
-		"$PRC" "$pid" "$PASSES" "$GAP" | grep -E 'per (pass|stack)'
+		for ((r = 0; r < ${REPS:-1}; r++)); do
+			for which in new ${BASE:+base}; do
+				[ -n "${BASE:-}" ] && echo "### $which"
+				if [ "$which" = new ]; then "$PRC" "$pid" "$PASSES" "$GAP"; else "$BASE" "$pid" "$PASSES" "$GAP"; fi |
+					grep -E 'per (pass|stack)'
+			done
+		done
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
