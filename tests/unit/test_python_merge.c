@@ -240,7 +240,7 @@ static void unread(void)
 	add_sample(m, 200, 0, &fid, 1, 1);
 	h = ana_vec_push(m->health);
 	*h = (gtt_health){ .kind = GTT_HEALTH_NOTE, .source = GTT_SRC_PYSTACK, .pid = 200,
-	                   .text = strdup("CPython 3.9 is not supported (3.10 to 3.13 are): CPU samples only (/x/python3.9)") };
+	                   .text = ana_intern_str(m, "CPython 3.9 is not supported (3.10 to 3.13 are): CPU samples only (/x/python3.9)") };
 	f = open_memstream(&out, &out_len);
 	ana_python_report(m, f);
 	fclose(f);
