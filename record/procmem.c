@@ -124,14 +124,14 @@ void rec_procmem_note(rec_procmem *m, uint64_t addr, size_t len)
 	note(m, addr, len);
 }
 
-/* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. */
-static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
+/* The snapshot's range that holds [addr, addr+len) read whole, NULL when none. */
+static const snap_range *snap_find(const rec_procmem *m, uint64_t addr, size_t len)
 {
 	size_t lo = 0, hi = m->n_snap;
 	const snap_range *r;
 
 	if (!m->serving || !m->n_snap)
-		return 0;
+		return NULL;
 	while (lo < hi) { /* the first range starting above addr */
 		size_t mid = lo + (hi - lo) / 2;
 		if (m->snap[mid].addr <= addr)
@@ -140,9 +140,24 @@ static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 			hi = mid;
 	}
 	if (lo == 0)
-		return 0;
+		return NULL;
 	r = &m->snap[lo - 1];
 	if (!r->ok || addr + len > r->addr + r->len)
+		return NULL;
+	return r;
+}
+
+int rec_procmem_snap_has(const rec_procmem *m, uint64_t addr, size_t len)
+{
+	return snap_find(m, addr, len) != NULL;
+}
+
+/* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. */
+static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
+{
+	const snap_range *r = snap_find(m, addr, len);
+
+	if (!r)
 		return 0;
 	memcpy(buf, m->snap_buf + r->off + (addr - r->addr), len);
 	m->n_reads++;

@@ -457,14 +457,20 @@ static void check_codes(rec_pyproc *p, const thread_read *t)
 }
 
 /* The headers of the code objects checked in recent passes but not in this one, noted for the
- * next snapshot (those checked in this pass were noted by their read). */
+ * next snapshot (those checked in this pass were noted by their read). One that this pass's
+ * snapshot, which had it noted, could not read (freed, its arena unmapped) is forgotten: a
+ * faulting range costs the snapshot another system call. */
 static void note_recent_codes(rec_pyproc *p)
 {
 	size_t i;
 
 	for (i = 0; i < RECENT_CODES; i++) {
-		const recent_code *r = &p->recent[i];
-		if (r->addr && r->pass != p->pass_no && p->pass_no - r->pass <= RECENT_PASSES)
+		recent_code *r = &p->recent[i];
+		if (!r->addr || r->pass == p->pass_no)
+			continue;
+		if (p->pass_no - r->pass > RECENT_PASSES || !rec_procmem_snap_has(p->mem, r->addr, r->len))
+			r->addr = 0;
+		else
 			rec_procmem_note(p->mem, r->addr, r->len);
 	}
 }

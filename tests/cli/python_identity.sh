@@ -59,6 +59,8 @@ else
 fi
 
 # ---- multiprocessing: every worker's Python, whatever the start method, every interpreter ----
+# (a few samples are proof enough; the work spins against the clock, so a loaded machine gives
+# each worker less CPU: the thresholds stay low)
 i=0
 for py in $pythons; do
 	i=$((i + 1))
@@ -76,12 +78,12 @@ for py in $pythons; do
 			n_w=$((n_w + 1))
 			# samples of the worker's process under pool_work (fold --threads: "comm PID;...")
 			k=$(awk -v w="$w" '{ split($0, a, ";"); n = split(a[1], r, " ") } r[n] == w && /;pool_work;/ { k += $NF } END { print k + 0 }' "$TMP/fold")
-			[ "$k" -ge 20 ] || bad="$bad $w:$k"
+			[ "$k" -ge 5 ] || bad="$bad $w:$k"
 		done
 		if [ "$n_w" -eq 3 ] && [ -z "$bad" ]; then
 			pass "CPython $ver ($py) pool $method: Python frames (pool_work) in all 3 worker processes"
 		else
-			fail "CPython $ver ($py) pool $method: $n_w workers, some without >= 20 pool_work samples:${bad:- none} ($(grep -c . "$TMP/fold") stacks)"
+			fail "CPython $ver ($py) pool $method: $n_w workers, some without >= 5 pool_work samples:${bad:- none} ($(grep -c . "$TMP/fold") stacks)"
 		fi
 	done
 done
@@ -96,7 +98,7 @@ for py in $pythons; do
 	"$ANA" fold --python-only "$t" >"$TMP/fold" 2>/dev/null
 	a=$(awk '/;<module> \(mod_a\.py:[0-9]+\)( [0-9]+$|;)/ { k += $NF } END { print k + 0 }' "$TMP/fold")
 	b=$(awk '/;<module> \(mod_b\.py:[0-9]+\)( [0-9]+$|;)/ { k += $NF } END { print k + 0 }' "$TMP/fold")
-	check "CPython $ver ($py): <module> frames apart by file:line: mod_a $a, mod_b $b samples" [ "$a" -ge 20 -a "$b" -ge 20 ]
+	check "CPython $ver ($py): <module> frames apart by file:line: mod_a $a, mod_b $b samples" [ "$a" -ge 5 -a "$b" -ge 5 ]
 	check "CPython $ver ($py): the script's own <module> with its line" grep -Eq '^<module> \(py_identity\.py:[0-9]+\);' "$TMP/fold"
 	[ "$py" = "$py312" ] && cp "$t" "$TMP/mod.gtt"
 done

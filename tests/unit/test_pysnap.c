@@ -96,6 +96,10 @@ static void snapshots(void)
 	memcpy(want, pages + 7 * PAGE, 16);
 	th_check(rc == 32 && rec_procmem_read(m, A(7 * PAGE), buf, 16) == 0 && !memcmp(buf, want, 16),
 	         "a faulting range does not take the ranges after it down (%d bytes)", rc);
+	th_check(rec_procmem_snap_has(m, A(7 * PAGE), 16) && rec_procmem_snap_has(m, A(100), 16) &&
+	         !rec_procmem_snap_has(m, A(3 * PAGE + 64), 16) && !rec_procmem_snap_has(m, A(7 * PAGE), 17) &&
+	         !rec_procmem_snap_has(m, A(6 * PAGE), 8),
+	         "snap_has: the ranges read whole, not the faulting one, not past a range's end, not an unnoted one");
 	rec_procmem_snap_end(m);
 	rec_procmem_close(m);
 }
