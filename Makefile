@@ -169,7 +169,7 @@ UNIT_ANA := bounds clockfit counter_sum demangle diff export fold gpu_golden gpu
             launch launch_load merge model_load python_merge window \
             textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
 UNIT_REN := bounds render_flame render_timeline svg_escape fuzz_render
-UNIT_REC := counters tracestop gpu_merge pyoffsets pyreader rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top \
+UNIT_REC := counters tracestop gpu_merge pyoffsets pyreader pysnap rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top \
             fuzz_pyreader fuzz_elf fuzz_unwind
 UNIT_PL  := kernels
 UNIT_DW  := rec_archive
@@ -222,12 +222,19 @@ tests: all $(UNIT_BINS) $(TEST_PROGS) bench-tools
 
 # ---- benchmark tools: bench/NAME.c -> $(BUILD)/bench/NAME, on lib/ alone (built with the
 # tests, so that they keep compiling) ----
+# except BENCH_REC, which measure record/ from the inside (linked with it as gt-record is)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+BENCH_REC  := pyreader_cost
 $(BUILD)/bench/%: $(OBJ)/bench/%.o $(LIBGTT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(foreach b,$(BENCH_REC),$(eval $(OBJ)/bench/$(b).o: CPPFLAGS += -iquote record))
+$(patsubst %,$(BUILD)/bench/%,$(BENCH_REC)): $(BUILD)/bench/%: $(OBJ)/bench/%.o $(LIBREC) $(LIBGTT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 
 bench-tools: $(BENCH_BINS)
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -41,13 +42,36 @@ int ana_cli_opt(const char *cmd, int opt, const char *arg, ana_opts *o)
 	case ANA_CLI_OPT_NO_ARCHIVE: o->no_archive = 1; return 1;
 	case ANA_CLI_OPT_NO_KERNEL: o->kernel = 0; return 1;
 	case ANA_CLI_OPT_SKIP_CORRUPT: o->skip_corrupt = 1; return 1;
+	case ANA_CLI_OPT_PYTHON_FRAMES:
+		if (ana_cli_python_frames(arg, &o->python_frames) < 0) {
+			ana_cli_usage_error(cmd, "--python-frames %s: expected function or line (or auto)", arg);
+			return -1;
+		}
+		return 1;
 	}
+	return 0;
+}
+
+int ana_cli_python_frames(const char *arg, int *mode)
+{
+	if (strcmp(arg, "function") == 0)
+		*mode = ANA_PYFRAMES_FUNCTION;
+	else if (strcmp(arg, "line") == 0)
+		*mode = ANA_PYFRAMES_LINE;
+	else if (strcmp(arg, "auto") == 0)
+		*mode = ANA_PYFRAMES_AUTO;
+	else
+		return -1;
 	return 0;
 }
 
 ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 {
 	char err[1024];
+	if (o->python_frames < 0) { /* ana_cli_opt said why */
+		*rc = GT_EXIT_USAGE;
+		return NULL;
+	}
 	o->progress = isatty(STDERR_FILENO);
 	ana_model *m = ana_model_load(path, o, err, sizeof(err));
 	if (!m) {

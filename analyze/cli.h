@@ -18,13 +18,15 @@
 #define ANA_CLI_OPT_SKIP_CORRUPT 0x1004
 #define ANA_CLI_OPT_FROM 0x1005
 #define ANA_CLI_OPT_TO 0x1006
+#define ANA_CLI_OPT_PYTHON_FRAMES 0x1007
 #define ANA_CLI_LONGOPTS                                            \
 	{ "symfs", required_argument, NULL, ANA_CLI_OPT_SYMFS },    \
 	{ "no-archive", no_argument, NULL, ANA_CLI_OPT_NO_ARCHIVE }, \
 	{ "no-kernel", no_argument, NULL, ANA_CLI_OPT_NO_KERNEL },  \
 	{ "skip-corrupt", no_argument, NULL, ANA_CLI_OPT_SKIP_CORRUPT }, \
 	{ "from", required_argument, NULL, ANA_CLI_OPT_FROM },      \
-	{ "to", required_argument, NULL, ANA_CLI_OPT_TO }
+	{ "to", required_argument, NULL, ANA_CLI_OPT_TO }, \
+	{ "python-frames", required_argument, NULL, ANA_CLI_OPT_PYTHON_FRAMES }
 /* Usage text of those options, for a subcommand's --help. */
 #define ANA_CLI_OPTS_HELP                                                                   \
 	"  --from S, --to S analyze only this window, seconds from the recording's start (reads only\n" \
@@ -32,10 +34,17 @@
 	"  --symfs DIR      look for binaries under DIR (after the trace's embedded archive)\n" \
 	"  --no-archive     ignore the symbol archive embedded in the trace\n"                 \
 	"  --no-kernel      drop kernel frames\n"                                               \
-	"  --skip-corrupt   analyze around corrupt chunks instead of stopping\n"
+	"  --skip-corrupt   analyze around corrupt chunks instead of stopping\n"             \
+	"  --python-frames function|line\n"                                                   \
+	"                   Python frames by function name only, or each as\n"              \
+	"                   \"function (file:line)\"; default: the place only where a name\n" \
+	"                   is ambiguous (<module>, <lambda>, <listcomp>, ...)\n"
 /* Returns 1 when it took the option, 0 when it is not one of these, -1 after printing a usage
- * error for command cmd (a bad number of seconds, --to not after --from): exit GT_EXIT_USAGE. */
+ * error for command cmd (a bad number of seconds, --to not after --from, an unknown
+ * --python-frames word): exit GT_EXIT_USAGE. */
 int ana_cli_opt(const char *cmd, int opt, const char *arg, ana_opts *o);
+/* --python-frames WORD into *mode (enum ana_pyframes): 0, or -1 for an unknown word. */
+int ana_cli_python_frames(const char *arg, int *mode);
 
 /* Load TRACE, print its warnings on stderr ("gt-analyze: warning: ..."); on failure print the
  * one-line reason and return NULL with *rc = GT_EXIT_BROKEN. On success *rc is GT_EXIT_OK, or

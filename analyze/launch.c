@@ -76,7 +76,7 @@ static uint32_t marker(ana_model *m, const char *name)
 /* The merged stack of one kept record, root first, into ll->merged: Python frames (the root
  * side: the agent's native walk stops where the interpreter begins), then the native frames
  * from the outermost to the caller of the CUDA API. Returns the length or -1 on ENOMEM. */
-static int merge_one(ana_launch_loader *ll, ana_model *m, ana_sym *sym, ana_pyframes *pf, const ana_opts *o,
+static int merge_one(ana_launch_loader *ll, ana_model *m, ana_sym *sym, ana_pynamer *pf, const ana_opts *o,
                      const kept_stack *k)
 {
 	const ana_callstack *cs = &k->cs;
@@ -103,7 +103,7 @@ static int merge_one(ana_launch_loader *ll, ana_model *m, ana_sym *sym, ana_pyfr
 	if ((cs->flags & GTT_CALLSTACK_PY_FAIL) && (ll->merged[n++] = marker(m, ANA_LAUNCH_PY_UNREADABLE)) == ANA_NO_ID)
 		return -1;
 	for (size_t i = k->n_py; i > 0 && n < MAX_LAUNCH_FRAMES; i--) {
-		uint32_t id = ana_pyframes_id(pf, cs->pid, &ll->py.v[k->py + i - 1]);
+		uint32_t id = ana_pynamer_id(pf, cs->pid, &ll->py.v[k->py + i - 1]);
 		if (id == ANA_NO_ID)
 			return -1;
 		ll->merged[n++] = id;
@@ -136,10 +136,10 @@ static int cmp_callstack(const void *a, const void *b)
 int ana_launch_loader_finish(ana_launch_loader *ll, ana_model *m, ana_sym *sym, const ana_opts *o)
 {
 	int rc = GTT_ENOMEM;
-	ana_pyframes *pf = NULL;
+	ana_pynamer *pf = NULL;
 	if (!ll->kept.n)
 		return 0;
-	if (!(pf = ana_pyframes_create(m)))
+	if (!(pf = ana_pynamer_create(m)))
 		goto out;
 	for (size_t i = 0; i < ll->kept.n; i++) {
 		int n = merge_one(ll, m, sym, pf, o, &ll->kept.v[i]);
@@ -155,7 +155,7 @@ int ana_launch_loader_finish(ana_launch_loader *ll, ana_model *m, ana_sym *sym, 
 	qsort(m->callstacks.v, m->callstacks.n, sizeof(ana_callstack), cmp_callstack);
 	rc = 0;
 out:
-	ana_pyframes_destroy(pf);
+	ana_pynamer_destroy(pf);
 	return rc;
 }
 

@@ -267,6 +267,16 @@ static int take_record(loader *L, const gtt_record *rec)
 		e->value = dupstr(rec->u.meta.value);
 		return e->key && e->value ? 0 : GTT_ENOMEM;
 	}
+	case GTT_REC_PY_THREAD: {
+		ana_pythread *e = ana_vec_push(m->pythreads);
+		if (!e)
+			return GTT_ENOMEM;
+		e->time_ns = rec->u.py_thread.time_ns;
+		e->pid = rec->u.py_thread.pid;
+		e->tid = rec->u.py_thread.tid;
+		e->name = dupstr(rec->u.py_thread.name);
+		return e->name ? 0 : GTT_ENOMEM;
+	}
 	case GTT_REC_PROCESS: {
 		gtt_process *e = ana_vec_push(m->processes);
 		if (!e)
@@ -715,6 +725,10 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		ana_opts_init(&defaults);
 		opts = &defaults;
 	}
+	if (opts->python_frames < ANA_PYFRAMES_AUTO || opts->python_frames > ANA_PYFRAMES_LINE) {
+		snprintf(errbuf, errlen, "--python-frames: expected function or line");
+		return NULL;
+	}
 	loader *L = calloc(1, sizeof(*L));
 	ana_model *m = calloc(1, sizeof(*m));
 	int err = 0;
@@ -812,6 +826,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", name);
 		goto fail;
 	}
+	ana_python_unread_warn(m); /* a Python-looking process with samples and no Python reads */
 	for (size_t i = 0; i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
 		if (s->cls < ANA_CLASS_COUNT)

@@ -430,6 +430,45 @@ ana_thread *ana_thread_find(const ana_model *m, uint32_t pid, uint32_t tid)
 	return NULL;
 }
 
+/* ---- thread names ---- */
+
+/* A Python name that only repeats the OS name (CPython 3.14 sets comm from it, cut to 15
+ * bytes) adds nothing. */
+static int same_name(const char *comm, const char *py)
+{
+	size_t n = strlen(comm);
+	return strcmp(comm, py) == 0 || (n == 15 && strncmp(comm, py, n) == 0);
+}
+
+int ana_thread_names(ana_model *m)
+{
+	for (size_t i = 0; i < m->pythreads.n; i++) {
+		const ana_pythread *p = &m->pythreads.v[i];
+		ana_thread *t = ana_thread_find(m, p->pid, p->tid);
+		char *n;
+		/* the last record wins (records come in time order per thread) */
+		if (!t || !p->name || !p->name[0] || !(n = strdup(p->name)))
+			continue;
+		free(t->py_name);
+		t->py_name = n;
+	}
+	for (size_t i = 0; i < m->threads.n; i++) {
+		ana_thread *t = &m->threads.v[i];
+		if (!t->comm && t->name && !(t->comm = strdup(t->name)))
+			return GTT_ENOMEM;
+		if (!t->py_name || !t->comm || same_name(t->comm, t->py_name))
+			continue;
+		size_t len = strlen(t->py_name) + strlen(t->comm) + 4;
+		char *n = malloc(len);
+		if (!n)
+			return GTT_ENOMEM;
+		snprintf(n, len, "%s (%s)", t->py_name, t->comm);
+		free(t->name);
+		t->name = n;
+	}
+	return 0;
+}
+
 /* ---- teardown ---- */
 
 void ana_model_free(ana_model *m)
@@ -443,9 +482,15 @@ void ana_model_free(ana_model *m)
 	}
 	free(m->meta.v);
 	free(m->processes.v);
-	for (size_t i = 0; i < m->threads.n; i++)
+	for (size_t i = 0; i < m->threads.n; i++) {
 		free(m->threads.v[i].name);
+		free(m->threads.v[i].comm);
+		free(m->threads.v[i].py_name);
+	}
 	free(m->threads.v);
+	for (size_t i = 0; i < m->pythreads.n; i++)
+		free(m->pythreads.v[i].name);
+	free(m->pythreads.v);
 	free(m->mappings.v);
 	free(m->samples.v);
 	free(m->frames.v);

@@ -112,7 +112,10 @@ typedef struct ana_trunc {
 
 typedef struct ana_thread {
 	uint32_t pid, tid;
-	char *name;            /* last name seen */
+	char *name;            /* how every table shows it: "drafter-0 (python3)" for a thread the
+	                          Python program named (py_name and the OS name), else its OS name */
+	char *comm;            /* its OS name (comm), the last one seen */
+	char *py_name;         /* the name the Python program gave it (threading), last seen; NULL none */
 	uint64_t start_ns, end_ns;   /* 0 when unknown */
 	uint64_t n_samples;
 	uint64_t sampled_ns;   /* sum of sample weights */
@@ -162,6 +165,8 @@ typedef struct ana_callstack {
 	uint32_t stack_id;     /* merged stack, root first (model->stacks) */
 } ana_callstack;
 
+/* A py_thread record: the Python name of an OS thread from some time on. */
+typedef struct ana_pythread { uint64_t time_ns; uint32_t pid, tid; char *name; } ana_pythread;
 /* A stretch of time (captured intervals, captured.h). */
 typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
 
@@ -201,6 +206,7 @@ typedef struct ana_model {
 	ANA_VEC(gtt_ticks) ticks;
 	ANA_VEC(ana_pycode) pycodes;
 	ANA_VEC(ana_pystack) pystacks;   /* time order */
+	ANA_VEC(ana_pythread) pythreads; /* name owned */
 	ANA_VEC(gtt_gil) gil;            /* time order */
 	ANA_VEC(ana_string) strings;
 	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid interned */
@@ -222,9 +228,17 @@ typedef struct ana_model {
 	void *priv;                      /* load.c's private state (symbolizer, interning tables) */
 } ana_model;
 
+/* --python-frames: how Python frames are named (analyze/python.c ana_python_frame_name) */
+enum ana_pyframes {
+	ANA_PYFRAMES_AUTO = 0,     /* "function (file:line)" where the name is ambiguous (<module>, <lambda>, ...) */
+	ANA_PYFRAMES_FUNCTION = 1, /* the function's name only */
+	ANA_PYFRAMES_LINE = 2,     /* every frame "function (file:line)" */
+};
+
 typedef struct ana_opts {
 	const char *symfs;      /* --symfs DIR: look for binaries there first (after the archive) */
 	int python_only;        /* --python-only: keep only Python frames */
+	int python_frames;      /* --python-frames: enum ana_pyframes */
 	int no_python_merge;    /* keep native stacks as recorded */
 	int kernel;             /* keep kernel frames (default 1) */
 	int progress;           /* show progress on stderr */
@@ -254,6 +268,9 @@ void ana_model_free(ana_model *m);
 const char *ana_meta_get(const ana_model *m, const char *key);     /* NULL when absent */
 const char *ana_string_get(const ana_model *m, uint32_t pid, uint32_t id); /* "?" when absent */
 ana_thread *ana_thread_find(const ana_model *m, uint32_t pid, uint32_t tid);
+/* After loading: each thread's comm from its last OS name, its py_name from the last py_thread
+ * record, and the name every table shows. 0 or GTT_ENOMEM. */
+int ana_thread_names(ana_model *m);
 /* The command of process pid (its last PROCESS record with one), NULL when unknown. */
 const char *ana_process_comm(const ana_model *m, uint32_t pid);
 /* Frame ids are interned through this (used by load.c and the Python merge). Strings in *f

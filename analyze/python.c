@@ -56,6 +56,66 @@ static int is_wait_frame(const ana_frame *f)
 	return 0;
 }
 
+/* ---- names of Python frames ---- */
+
+/* Where a Python file is, short: the part after site-packages/ or dist-packages/ or
+ * lib/pythonX.Y/ (a package path), else the file name (with its directory for __init__.py and
+ * __main__.py, which name nothing alone). */
+static const char *short_path(const char *path, char *buf, size_t cap)
+{
+	static const char *const roots[] = { "/site-packages/", "/dist-packages/", NULL };
+	const char *b, *p;
+	int i;
+
+	if (!path || !path[0])
+		return "?";
+	for (i = 0; roots[i]; i++)
+		if ((p = strstr(path, roots[i])) != NULL)
+			return p + strlen(roots[i]);
+	if ((p = strstr(path, "/lib/python3.")) != NULL && (p = strchr(p + 13, '/')) != NULL)
+		return p + 1;
+	b = strrchr(path, '/');
+	if (!b)
+		return path;
+	if (strcmp(b + 1, "__init__.py") == 0 || strcmp(b + 1, "__main__.py") == 0) {
+		const char *d = b;
+		while (d > path && d[-1] != '/')
+			d--;
+		snprintf(buf, cap, "%.*s", (int)(strlen(d)), d);
+		return buf;
+	}
+	return b + 1;
+}
+
+const char *ana_python_frame_name(int mode, const char *name, const char *file, int line, char *buf, size_t cap)
+{
+	char tmp[512];
+	const char *last;
+	int ambiguous;
+
+	if (!name)
+		name = "?";
+	/* <module>, <lambda>, <listcomp>, <genexpr>, f.<locals>.<lambda>: one name for many
+	 * places in the code (a <locals> inside a qualname is not: main.<locals>.worker is one) */
+	last = strrchr(name, '.');
+	last = last ? last + 1 : name;
+	ambiguous = last[0] == '<';
+	if (mode == ANA_PYFRAMES_FUNCTION || (mode != ANA_PYFRAMES_LINE && !ambiguous))
+		return name;
+	if (line > 0)
+		snprintf(buf, cap, "%s (%s:%d)", name, short_path(file, tmp, sizeof(tmp)), line);
+	else
+		snprintf(buf, cap, "%s (%s)", name, short_path(file, tmp, sizeof(tmp)));
+	return buf;
+}
+
+/* A frame whose name already says where it is (ana_python_frame_name added the place). */
+static int named_with_place(const ana_frame *f)
+{
+	size_t n = f->name ? strlen(f->name) : 0;
+	return n > 3 && f->name[n - 1] == ')' && strstr(f->name, " (") != NULL;
+}
+
 /* ---- lookup tables ---- */
 
 typedef struct code_ref { uint32_t pid; uint64_t id; uint32_t idx; } code_ref;
@@ -177,10 +237,20 @@ static const ana_pystack *nearest_read(const merger *M, const thread_range *tr, 
 	return best ? best : best_torn;
 }
 
+/* Whether t lies where the GIL may already have been in next's state: a change is seen at the
+ * first read after it happened, so between the read before (next->prev_ns, recorded since
+ * format 1.1) and next; in older traces within the loop's window before next. */
+static int before_change(const merger *M, const gtt_gil *next, uint64_t t)
+{
+	if (next->prev_ns && next->prev_ns < next->time_ns)
+		return t > next->prev_ns;
+	return next->time_ns - t <= M->gil_window_ns;
+}
+
 /* GIL state of pid at t from the GIL records: 1 held by tid, 0 not, -1 unknown (no record).
- * A change is seen at the first poll after it happened, so in the poll period(s) before a
- * recorded change the state may already be the new one: *maybe is set when t lies there and
- * the other side of the change is "held by tid". */
+ * Where the state may already be the next record's (before_change), *maybe is set when that
+ * side is "held by tid", or whatever it is when the holder changed more than once there (the
+ * interpreter's switch counter moved by two or more: any thread may have held it). */
 static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, int *maybe)
 {
 	size_t lo = 0, hi = M->n_gil;
@@ -200,14 +270,18 @@ static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, 
 	if (next && next->pid != pid)
 		next = NULL;
 	if (lo == 0 || M->m->gil.v[M->gil_idx[lo - 1]].pid != pid) {
-		if (next && next->time_ns - t <= M->gil_window_ns && next->locked && next->holder_tid == tid)
+		if (next && before_change(M, next, t) && next->locked && next->holder_tid == tid)
 			*maybe = 1;
 		return -1;
 	}
 	g = &M->m->gil.v[M->gil_idx[lo - 1]];
 	held = g->locked && g->holder_tid == tid;
-	if (!held && next && next->time_ns - t <= M->gil_window_ns && next->locked && next->holder_tid == tid)
-		*maybe = 1;
+	if (next && before_change(M, next, t)) {
+		if (!held && next->locked && next->holder_tid == tid)
+			*maybe = 1;
+		if (next->switches && g->switches && next->switches >= g->switches + 2)
+			*maybe = 1; /* hand-offs unseen between two reads: nobody's for sure */
+	}
 	return held;
 }
 
@@ -342,6 +416,7 @@ static uint32_t python_frame(merger *M, uint32_t pid, const gtt_py_frame *pf)
 	size_t i, mask;
 	ana_frame f;
 	uint32_t id;
+	char buf[1024]; /* the name, until it is interned */
 
 	if (M->pf_n * 2 >= M->pf_cap) {
 		size_t cap = M->pf_cap ? M->pf_cap * 2 : 1024, k;
@@ -368,7 +443,9 @@ static uint32_t python_frame(merger *M, uint32_t pid, const gtt_py_frame *pf)
 	f.line = pf->line > 0 ? pf->line : 0;
 	if (ci >= 0) {
 		const ana_pycode *c = &M->m->pycodes.v[ci];
-		f.name = c->qualname && c->qualname[0] ? c->qualname : c->name;
+		f.name = ana_python_frame_name(M->o ? M->o->python_frames : ANA_PYFRAMES_AUTO,
+		                               c->qualname && c->qualname[0] ? c->qualname : c->name, c->filename,
+		                               f.line, buf, sizeof(buf));
 		f.module = c->filename;
 		f.file = c->filename;
 	} else {
@@ -558,27 +635,27 @@ out:
 
 /* ---- Python frames for other stacks (launch stacks, launch.c) ---- */
 
-struct ana_pyframes { merger M; };
+struct ana_pynamer { merger M; };
 
-ana_pyframes *ana_pyframes_create(ana_model *m)
+ana_pynamer *ana_pynamer_create(ana_model *m)
 {
-	ana_pyframes *p = calloc(1, sizeof(*p));
+	ana_pynamer *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->M.m = m;
 	if (build_codes(&p->M) < 0) {
-		ana_pyframes_destroy(p);
+		ana_pynamer_destroy(p);
 		return NULL;
 	}
 	return p;
 }
 
-uint32_t ana_pyframes_id(ana_pyframes *p, uint32_t pid, const gtt_py_frame *pf)
+uint32_t ana_pynamer_id(ana_pynamer *p, uint32_t pid, const gtt_py_frame *pf)
 {
 	return python_frame(&p->M, pid, pf);
 }
 
-void ana_pyframes_destroy(ana_pyframes *p)
+void ana_pynamer_destroy(ana_pynamer *p)
 {
 	if (!p)
 		return;
@@ -637,7 +714,9 @@ static void print_frame(FILE *out, const ana_model *m, uint32_t id)
 		return;
 	}
 	f = &m->frames.v[id];
-	if (f->kind == ANA_FRAME_PYTHON)
+	if (f->kind == ANA_FRAME_PYTHON && named_with_place(f))
+		fprintf(out, "%s", f->name);
+	else if (f->kind == ANA_FRAME_PYTHON)
 		fprintf(out, "%s (%s:%d)", f->name, base_name(f->file), f->line);
 	else
 		fprintf(out, "%s [%s]", f->name, base_name(f->module));
@@ -719,6 +798,136 @@ static void gil_figures(const ana_model *m, uint32_t pid, uint64_t end_ns, uint6
 	*span_ns = end_ns > first->time_ns ? end_ns - first->time_ns : 0;
 }
 
+/* ---- processes that look like Python but were not read ---- */
+
+static int looks_like_python(const char *s)
+{
+	const char *b;
+
+	if (!s)
+		return 0;
+	b = strrchr(s, '/');
+	b = b ? b + 1 : s;
+	return strncmp(b, "python", 6) == 0 || strstr(s, "libpython3") != NULL;
+}
+
+/* The comm of pid (process records, else its main thread's OS name), NULL when unknown. */
+static const char *proc_name(const ana_model *m, uint32_t pid)
+{
+	const ana_thread *t = ana_thread_find(m, pid, pid);
+	size_t i;
+
+	for (i = m->processes.n; i-- > 0;)
+		if (m->processes.v[i].pid == pid && m->processes.v[i].comm && m->processes.v[i].comm[0])
+			return m->processes.v[i].comm;
+	return t ? (t->comm ? t->comm : t->name) : NULL;
+}
+
+/* Why the recorder did not read pid: its Python reader's note for pid, if any. */
+static const char *reader_note(const ana_model *m, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->health.n; i++) {
+		const gtt_health *h = &m->health.v[i];
+		if (h->kind == GTT_HEALTH_NOTE && h->source == GTT_SRC_PYSTACK && h->pid == pid && h->text &&
+		    strncmp(h->text, "python ", 7) != 0)
+			return h->text;
+	}
+	return NULL;
+}
+
+/* Does pid look like Python as it ran last: its command, its threads' names, or a mapping of
+ * a python executable or libpython, since its last exec (before an exec, a child of a Python
+ * process is a copy of it: a subprocess that runs /bin/true is not Python). */
+static int proc_is_pythonish(const ana_model *m, uint32_t pid)
+{
+	uint64_t exec_ns = 0;
+	size_t i;
+
+	for (i = 0; i < m->processes.n; i++)
+		if (m->processes.v[i].pid == pid && m->processes.v[i].event == GTT_PROC_EXEC &&
+		    m->processes.v[i].time_ns > exec_ns)
+			exec_ns = m->processes.v[i].time_ns;
+	if (looks_like_python(proc_name(m, pid)))
+		return 1;
+	for (i = 0; i < m->threads.n; i++)
+		if (m->threads.v[i].pid == pid && looks_like_python(m->threads.v[i].comm))
+			return 1;
+	for (i = 0; i < m->mappings.n; i++)
+		if (m->mappings.v[i].m.pid == pid && m->mappings.v[i].m.time_ns >= exec_ns &&
+		    looks_like_python(m->mappings.v[i].m.path))
+			return 1;
+	return 0;
+}
+
+/* Each process with samples that looks like Python and has no Python read: one line to
+ * emit(ctx, line) (at most 8, then a count). */
+static void unread_procs(const ana_model *m, void (*emit)(void *ctx, const char *line), void *ctx)
+{
+	uint64_t total = m->samples.n ? m->samples.n : 1, small = 0;
+	size_t i, k, n_warned = 0, n_small = 0;
+	char line[640];
+
+	for (i = 0; i < m->threads.n; i++) {
+		const ana_thread *t = &m->threads.v[i];
+		uint64_t n = 0;
+		int read = 0;
+		if (i > 0 && m->threads.v[i - 1].pid == t->pid)
+			continue; /* one line per process: its first thread (threads are sorted by pid) */
+		for (k = i; k < m->threads.n && m->threads.v[k].pid == t->pid; k++) {
+			n += m->threads.v[k].n_samples;
+			read |= m->threads.v[k].is_python;
+		}
+		/* a blind spot that matters: 1% of the samples or 20 (a helper process that ran for a
+		 * moment is counted below, not named) */
+		if (!n || read || !proc_is_pythonish(m, t->pid))
+			continue;
+		if (n * 100 < total && n < 20) {
+			n_small++;
+			small += n;
+			continue;
+		}
+		if (n_warned++ >= 8)
+			continue;
+		{
+			const char *why = reader_note(m, t->pid), *name = proc_name(m, t->pid);
+			const char *py = ana_meta_get(m, "python");
+			snprintf(line, sizeof(line), "pid %u (%.80s): %" PRIu64 " samples (%.1f%%) but no Python stacks: %s",
+			         t->pid, name ? name : "?", n, 100.0 * (double)n / (double)total,
+			         why ? why : py && strcmp(py, "off") == 0 ? "recorded with --python=off"
+			                 : "its Python was not read (a recorder older than child-process reading, "
+			                   "or the process ran too briefly to be looked at)");
+			emit(ctx, line);
+		}
+	}
+	if (n_warned > 8) {
+		snprintf(line, sizeof(line), "%zu more Python-looking processes with samples and no Python stacks",
+		         n_warned - 8);
+		emit(ctx, line);
+	}
+	if (n_small) {
+		snprintf(line, sizeof(line), "%zu short-lived Python-looking process%s without Python stacks: %" PRIu64
+		         " samples (%.1f%%)", n_small, n_small == 1 ? "" : "es", small, 100.0 * (double)small / (double)total);
+		emit(ctx, line);
+	}
+}
+
+static void warn_line(void *ctx, const char *line)
+{
+	ana_warn(ctx, "%s", line);
+}
+
+static void print_line(void *ctx, const char *line)
+{
+	fprintf(ctx, "  WARNING: %s\n", line);
+}
+
+void ana_python_unread_warn(ana_model *m)
+{
+	unread_procs(m, warn_line, m);
+}
+
 void ana_python_report(const ana_model *m, FILE *out)
 {
 	const char *ver, *interp;
@@ -727,8 +936,18 @@ void ana_python_report(const ana_model *m, FILE *out)
 	size_t n_pids = 0, i, k;
 	int c;
 
-	if (!m || (m->pystacks.n == 0 && m->gil.n == 0))
+	if (!m || (m->pystacks.n == 0 && m->gil.n == 0)) {
+		/* nothing was read: say so only where a process looks like Python */
+		size_t before = 0;
+		if (m)
+			for (i = 0; i < m->threads.n; i++)
+				before += m->threads.v[i].n_samples && proc_is_pythonish(m, m->threads.v[i].pid);
+		if (before) {
+			fprintf(out, "\nPython and the GIL: no Python stacks in this trace\n");
+			unread_procs(m, print_line, out);
+		}
 		return;
+	}
 	ver = ana_meta_get(m, "python_version");
 	interp = ana_meta_get(m, "python_interpreter");
 	fprintf(out, "\nPython and the GIL (CPython %s%s%s; %zu stack reads)\n", ver ? ver : "?",
@@ -753,6 +972,7 @@ void ana_python_report(const ana_model *m, FILE *out)
 			fprintf(out, ", %.1f switches/s by the interpreter's counter", (double)sw * (double)GT_NS_PER_SEC / (double)span);
 		fprintf(out, "\n");
 	}
+	unread_procs(m, print_line, out);
 	fprintf(out, "  %7s %7s  %-16s %8s %11s %11s %11s %11s %9s\n", "PID", "TID", "NAME", "SAMPLES",
 	        "python+GIL", "native+GIL", "no GIL", "waiting", "GIL-HELD");
 	for (i = 0; i < m->threads.n; i++) {

@@ -13,11 +13,20 @@
 int ana_python_merge(ana_model *m, const ana_opts *o);
 /* Python frames (code id, line) of pid as frame ids, named exactly as the merge names them:
  * for stacks taken elsewhere (the CUDA agent's launch stacks). Create after every py_code
- * record is in the model; NULL on ENOMEM. ana_pyframes_id returns ANA_NO_ID on ENOMEM. */
-typedef struct ana_pyframes ana_pyframes;
-ana_pyframes *ana_pyframes_create(ana_model *m);
-uint32_t ana_pyframes_id(ana_pyframes *p, uint32_t pid, const gtt_py_frame *pf);
-void ana_pyframes_destroy(ana_pyframes *p); /* NULL ok */
+ * record is in the model; NULL on ENOMEM. ana_pynamer_id returns ANA_NO_ID on ENOMEM. */
+typedef struct ana_pynamer ana_pynamer;
+ana_pynamer *ana_pynamer_create(ana_model *m);
+uint32_t ana_pynamer_id(ana_pynamer *p, uint32_t pid, const gtt_py_frame *pf);
+void ana_pynamer_destroy(ana_pynamer *p); /* NULL ok */
+/* After the merge (and when there was nothing to merge): a warning naming each process with
+ * samples that looks like Python (command, thread names, mappings) but has no Python stack
+ * reads, with the recorder's reason when it left one. */
+void ana_python_unread_warn(ana_model *m);
+/* The name a Python frame shows under --python-frames mode (enum ana_pyframes): the function's
+ * name, or "name (path:line)" where the name alone is ambiguous (<module>, <lambda>, <listcomp>,
+ * ...) or mode is ANA_PYFRAMES_LINE; the path is short (below site-packages, lib/pythonX.Y, or
+ * the file name). Returns name itself or buf. The one place Python frames get their names. */
+const char *ana_python_frame_name(int mode, const char *name, const char *file, int line, char *buf, size_t cap);
 /* Report section: per-thread GIL-held %, GIL utilization and hand-offs/s, top functions per
  * class. Prints nothing when the trace has no Python data. */
 void ana_python_report(const ana_model *m, FILE *out);

@@ -129,7 +129,7 @@ int ana_threads_finish(ana_model *m)
 		if (!t->name)
 			return GTT_ENOMEM;
 	}
-	return 0;
+	return ana_thread_names(m); /* Python's names for its threads (py_thread records) */
 }
 
 /* utime+stime growth over the recording. A thread created while the /proc loop was already

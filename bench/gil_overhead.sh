@@ -8,6 +8,7 @@
 # Cost: the throughput lost, and the CPU time per round added, relative to no profiler.
 # Modes: none; gt-record defaults (system-wide when permitted); --scope process; each of those
 # with --python=off; and perf record -a -g / per-task -g when perf is installed.
+# BASE=PATH (another gt-record, e.g. from before a change) adds "base" (its defaults).
 # usage: bench/gil_overhead.sh [REPS] [SECONDS]   (defaults 5 and 5; BUILD=build, PYTHON=python3)
 # A benchmark, not a test: it never fails on a number. On a shared machine the numbers are noise.
 set -u
@@ -18,12 +19,14 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/gt-gil.XXXXXX"); trap 'rm -rf "$W"' EXIT
 [ -x "$B/gt-record" ] || { echo "gil_overhead: $B/gt-record not built" >&2; exit 2; }
 PERF=$(command -v perf || true)
 modes=(none defaults process defaults-nopy process-nopy)
+[ -n "${BASE:-}" ] && modes+=(base)
 [ -n "$PERF" ] && modes+=(perf-a perf-task)
 run() { # MODE -> rounds per second on stdout
 	local p=(bench/gil_pingpong.py "$SECS")
 	case $1 in
 	none) "$PY" "${p[@]}" ;;
 	defaults) "$B/gt-record" -q -o "$W/t.gtt" -- "$PY" "${p[@]}" ;;
+	base) "$BASE" -q -o "$W/t.gtt" -- "$PY" "${p[@]}" ;;
 	process) "$B/gt-record" -q --scope process -o "$W/t.gtt" -- "$PY" "${p[@]}" ;;
 	defaults-nopy) "$B/gt-record" -q --python=off -o "$W/t.gtt" -- "$PY" "${p[@]}" ;;
 	process-nopy) "$B/gt-record" -q --scope process --python=off -o "$W/t.gtt" -- "$PY" "${p[@]}" ;;

@@ -61,6 +61,7 @@ enum gtt_tag {
 	GTT_REC_PACKED = 15,      /* 1.1: a compressed block of records (expanded by the reader) */
 	GTT_REC_INDEX = 16,       /* 1.1: chunk index at the end (used by the reader, never returned) */
 	GTT_REC_CLOCK = 17,       /* 1.1: a CLOCK_REALTIME <-> trace clock pair, with host and boot id */
+	GTT_REC_PY_THREAD = 18,   /* a Python thread's name (threading.Thread.name) for an OS thread */
 	GTT_REC_CUDA_DEVICE = 20,
 	GTT_REC_CUDA_KERNEL = 21,
 	GTT_REC_CUDA_MEMCPY = 22,
@@ -75,8 +76,7 @@ enum gtt_tag {
 	GTT_REC_END = 31,         /* clean end of recording */
 	GTT_REC_CAPTURE = 32,     /* capture control: sampling switched on/off, an NVTX capture range's edge */
 	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
-	 * never another's): 18 py_thread
-	 * (Python-level thread name), 33-39 free for later. */
+	 * never another's): 33-39 free for later. */
 };
 
 /* ---- record payloads (decoded form) ----
@@ -234,7 +234,20 @@ typedef struct gtt_gil {
 	uint32_t locked;      /* the GIL's locked flag */
 	uint32_t flags;       /* reserved */
 	uint64_t switches;    /* the interpreter's GIL switch counter when readable, else 0 */
+	/* The read before this one, which still saw the state before this record's: the change
+	 * happened in (prev_ns, time_ns]. 0 when unknown (the first read, or a 1.0 trace). */
+	uint64_t prev_ns;
 } gtt_gil;
+
+/* The name the Python program gave one of its threads (threading.Thread(name=...), the
+ * threading module's registry), for the OS thread tid; written when first seen and when it
+ * changes. */
+typedef struct gtt_py_thread {
+	uint64_t time_ns;
+	uint32_t pid, tid;
+	uint64_t ident;       /* threading.get_ident() of the thread (its pthread_t) */
+	const char *name;
+} gtt_py_thread;
 
 typedef struct gtt_string {
 	uint32_t pid;         /* strings are scoped by the writing process */
@@ -448,6 +461,7 @@ typedef struct gtt_record {
 		gtt_py_code py_code;
 		gtt_py_stack py_stack;
 		gtt_gil gil;
+		gtt_py_thread py_thread;
 		gtt_string string;
 		gtt_cuda_device cuda_device;
 		gtt_cuda_kernel kernel;

@@ -179,6 +179,13 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		const gtt_gil *r = u;
 		put_u64(e, r->time_ns); put_u32(e, r->pid); put_u32(e, r->holder_tid);
 		put_u32(e, r->locked); put_u32(e, r->flags); put_u64(e, r->switches);
+		put_u64(e, r->prev_ns);
+		break;
+	}
+	case GTT_REC_PY_THREAD: {
+		const gtt_py_thread *r = u;
+		put_u64(e, r->time_ns); put_u32(e, r->pid); put_u32(e, r->tid);
+		put_u64(e, r->ident); put_str(e, r->name);
 		break;
 	}
 	case GTT_REC_STRING: {
@@ -568,6 +575,14 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		gtt_gil *r = u;
 		r->time_ns = get_u64(d); r->pid = get_u32(d); r->holder_tid = get_u32(d);
 		r->locked = get_u32(d); r->flags = get_u32(d); r->switches = get_u64(d);
+		if (!d->err && d->left >= 8) /* appended in 1.1 */
+			r->prev_ns = get_u64(d);
+		break;
+	}
+	case GTT_REC_PY_THREAD: {
+		gtt_py_thread *r = u;
+		r->time_ns = get_u64(d); r->pid = get_u32(d); r->tid = get_u32(d);
+		r->ident = get_u64(d); r->name = get_str(d);
 		break;
 	}
 	case GTT_REC_STRING: {
@@ -733,6 +748,7 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_PY_CODE: return "py_code";
 	case GTT_REC_PY_STACK: return "py_stack";
 	case GTT_REC_GIL: return "gil";
+	case GTT_REC_PY_THREAD: return "py_thread";
 	case GTT_REC_STRING: return "string";
 	case GTT_REC_CALLCHAIN: return "callchain";
 	case GTT_REC_PACKED: return "packed";

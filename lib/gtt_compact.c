@@ -18,6 +18,7 @@ enum {
 	OP_PID,     /* u32 pid at a: a task number with tid 0 */
 	OP_V32,     /* u32 varint */
 	OP_V64,     /* u64 varint */
+	OP_V64OPT,  /* u64 varint appended to a body later: a body that ends before it reads 0 */
 	OP_Z32,     /* i32 zigzag varint */
 	OP_CORR,    /* u32 correlation id: zigzag delta from the last one of this tag */
 	OP_F64,     /* 8 bytes, little-endian binary64 */
@@ -53,7 +54,8 @@ static const fld f_thread_cpu[] = { T0(gtt_thread_cpu, time_ns), TASK(gtt_thread
 static const fld f_py_stack[] = { T0(gtt_py_stack, time_ns), TASK(gtt_py_stack),
 	V64(gtt_py_stack, thread_id), V32(gtt_py_stack, flags), { OP_PYFRAMES, 0, 0 }, END };
 static const fld f_gil[] = { T0(gtt_gil, time_ns), PID(gtt_gil), V32(gtt_gil, holder_tid),
-	V32(gtt_gil, locked), V32(gtt_gil, flags), V64(gtt_gil, switches), END };
+	V32(gtt_gil, locked), V32(gtt_gil, flags), V64(gtt_gil, switches),
+	{ OP_V64OPT, O(gtt_gil, prev_ns), 0 }, END };
 static const fld f_kernel[] = { T0(gtt_cuda_kernel, start_ns), DUR(gtt_cuda_kernel), PID(gtt_cuda_kernel),
 	V32(gtt_cuda_kernel, device), V32(gtt_cuda_kernel, context), V32(gtt_cuda_kernel, stream),
 	CORR(gtt_cuda_kernel), V32(gtt_cuda_kernel, grid[0]), V32(gtt_cuda_kernel, grid[1]),
@@ -113,7 +115,7 @@ int gtt_is_defs_tag(uint32_t tag)
 	case GTT_REC_META: case GTT_REC_PROCESS: case GTT_REC_THREAD: case GTT_REC_MAPPING:
 	case GTT_REC_HEALTH: case GTT_REC_TICKS: case GTT_REC_PY_CODE: case GTT_REC_STRING:
 	case GTT_REC_CALLCHAIN: case GTT_REC_CUDA_DEVICE: case GTT_REC_ARCHIVE: case GTT_REC_END:
-	case GTT_REC_CAPTURE: case GTT_REC_CLOCK:
+	case GTT_REC_CAPTURE: case GTT_REC_CLOCK: case GTT_REC_PY_THREAD:
 		return 1;
 	default:
 		return 0;
@@ -134,6 +136,7 @@ int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1)
 	case GTT_REC_TICKS: *t0 = r->u.ticks.start_ns; *t1 = r->u.ticks.end_ns; break;
 	case GTT_REC_PY_STACK: *t0 = *t1 = r->u.py_stack.time_ns; return 1;
 	case GTT_REC_GIL: *t0 = *t1 = r->u.gil.time_ns; return 1;
+	case GTT_REC_PY_THREAD: *t0 = *t1 = r->u.py_thread.time_ns; return 1;
 	case GTT_REC_CUDA_KERNEL: *t0 = r->u.kernel.start_ns; *t1 = r->u.kernel.end_ns; break;
 	case GTT_REC_CUDA_MEMCPY: *t0 = r->u.memcpy.start_ns; *t1 = r->u.memcpy.end_ns; break;
 	case GTT_REC_CUDA_MEMSET: *t0 = r->u.memset.start_ns; *t1 = r->u.memset.end_ns; break;
@@ -309,7 +312,7 @@ static int encode_body(enc *e, gtt_blkstate *st, const gtt_record *rec, uint32_t
 		case OP_TASK: put_task(e, st, ld32(u, f->a), ld32(u, f->b)); break;
 		case OP_PID: put_task(e, st, ld32(u, f->a), 0); break;
 		case OP_V32: put_uv(e, ld32(u, f->a)); break;
-		case OP_V64: put_uv(e, ld64(u, f->a)); break;
+		case OP_V64: case OP_V64OPT: put_uv(e, ld64(u, f->a)); break;
 		case OP_Z32: put_uv(e, gtt_zz((uint64_t)(int64_t)(int32_t)ld32(u, f->a))); break;
 		case OP_CORR: {
 			uint64_t c = ld32(u, f->a);
@@ -571,6 +574,7 @@ static int decode_body(cur *c, gtt_blkstate *st, gtt_chaintab *chains, uint32_t 
 		case OP_PID: get_task(c, st, u, f->a, 0, 0); break;
 		case OP_V32: st32(u, f->a, get_v32(c)); break;
 		case OP_V64: st64(u, f->a, get_uv(c)); break;
+		case OP_V64OPT: st64(u, f->a, c->p < c->end ? get_uv(c) : 0); break;
 		case OP_Z32: {
 			uint64_t v = gtt_unzz(get_uv(c));
 			if ((int64_t)v < INT32_MIN || (int64_t)v > INT32_MAX)

@@ -23,9 +23,10 @@ void rec_procmem_close(rec_procmem *m);
  * for an unmapped address) — a partial read counts as a failure (-EFAULT). */
 int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len);
 
-/* Several independent reads in one system call. Each request gets ok=1 when all of its
- * bytes were read. Returns the number of requests read completely, or -errno when the call
- * failed as a whole (-ESRCH: the process is gone). */
+/* Several independent reads in one system call (one per 1024 requests; after a request that
+ * faults, the rest go in another call), always from the process. Each request gets ok=1 when
+ * all of its bytes were read. Returns the number of requests read completely, or -errno when
+ * the call failed as a whole (-ESRCH: the process is gone). */
 typedef struct rec_procmem_req {
 	uint64_t addr;
 	void *buf;
@@ -33,6 +34,37 @@ typedef struct rec_procmem_req {
 	int ok;
 } rec_procmem_req;
 int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n);
+
+/* ---- snapshots: a reading pass in one or two system calls ----
+ * A pass that reads the same structures again and again (a thread's state and frames, every
+ * few milliseconds) notes what it reads; the next pass starts with a snapshot: every range
+ * noted last time, read together in as few process_vm_readv calls as possible (neighbours
+ * closer than a page merged, up to 1024 ranges per call). Until the snapshot is dropped,
+ * rec_procmem_read() and rec_procmem_read_cached() of bytes inside a range that was read are
+ * served from it without a system call; anything else is read from the process (and noted).
+ * A snapshot is as fresh as its system call: the caller checks what must be current with
+ * rec_procmem_readv(), which always reads the process. */
+
+/* Take a snapshot of what was noted since the last rec_procmem_snap_begin() (nothing the first
+ * time), drop the old one, and start noting afresh. The ranges that hold the words at
+ * first[0..n_first) are read before all others, and the caller's requests tail[0..n_tail)
+ * after them all, in the same system call (or in the first and the last of several, in
+ * order): a word read both in a first range and in the tail brackets the snapshot, and when
+ * both read the same it stood still while the snapshot was taken. The tail requests get ok
+ * like rec_procmem_readv()'s (they are not served later). Returns the number of bytes read
+ * into the snapshot, or -errno when the process is gone (-ESRCH). */
+int rec_procmem_snap_begin(rec_procmem *m, const uint64_t *first, size_t n_first, rec_procmem_req *tail,
+                           size_t n_tail);
+/* Note [addr, addr+len) for the next snapshot without reading it now: room for what is
+ * expected there next time (the frames a data stack may grow by). The caller vouches that it
+ * is readable (a range that faults costs the snapshot another system call). */
+void rec_procmem_note(rec_procmem *m, uint64_t addr, size_t len);
+/* 1 when the snapshot being served holds [addr, addr+len) read whole, else 0. */
+int rec_procmem_snap_has(const rec_procmem *m, uint64_t addr, size_t len);
+/* Stop serving from the snapshot and stop noting; what was noted plans the next snapshot. */
+void rec_procmem_snap_end(rec_procmem *m);
+/* Forget what was noted (the next snapshot reads nothing): after an exec, say. */
+void rec_procmem_snap_forget(rec_procmem *m);
 
 /* Read through a small cache of page-aligned blocks, for structures that sit close together
  * (a thread's frames on its data stack): one system call per block instead of one per
@@ -42,9 +74,13 @@ int rec_procmem_readv(rec_procmem *m, rec_procmem_req *req, size_t n);
 int rec_procmem_read_cached(rec_procmem *m, uint64_t addr, void *buf, size_t len);
 void rec_procmem_cache_clear(rec_procmem *m);
 
-/* Counters since open: read calls (each request of a readv counts once) and those failed. */
+/* Counters since open: reads asked for (each request of a readv counts once, and so does a
+ * read the snapshot served), those failed, process_vm_readv system calls made, and reads the
+ * snapshot served. */
 uint64_t rec_procmem_reads(const rec_procmem *m);
 uint64_t rec_procmem_failures(const rec_procmem *m);
+uint64_t rec_procmem_syscalls(const rec_procmem *m);
+uint64_t rec_procmem_served(const rec_procmem *m);
 /* 1 once a read found the process gone (ESRCH). */
 int rec_procmem_gone(const rec_procmem *m);
 

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REVALIDATE_PER_PASS 8   /* cached code objects re-checked per stack pass */
+#define REVALIDATE_PER_PASS REC_PYCACHE_REVALIDATE /* cached code objects re-checked per pass */
 #define CACHE_MIN_SLOTS 1024
+#define CHECK_QUEUE_MAX 2048    /* code objects checked in one batch; the rest at the next */
 
 struct rec_pycache {
 	pid_t pid;
@@ -21,6 +22,17 @@ struct rec_pycache {
 	uint64_t gen;           /* bumped on every drop: a reused address gets a new code_id */
 	uint64_t pass;
 	uint64_t n_reads, n_refused;
+	/* checks queued by rec_pycache_check_reqs (at most CHECK_QUEUE_MAX, allocated on first
+	 * use so that request buffers never move): code addresses, their request's index, and
+	 * header buffers of head_len bytes each */
+	uint64_t *q_addr;
+	size_t *q_req;
+	uint8_t *q_buf;
+	size_t n_q, head_len;
+	/* round-robin re-checks queued by rec_pycache_revalidate_reqs */
+	uint64_t r_addr[REC_PYCACHE_REVALIDATE];
+	size_t r_req[REC_PYCACHE_REVALIDATE], n_r;
+	uint8_t *r_buf;         /* REC_PYCACHE_REVALIDATE x head_len */
 };
 
 rec_pycache *rec_pycache_create(pid_t pid, rec_procmem *m, const rec_pyoff *o, uint64_t code_type,
@@ -36,6 +48,7 @@ rec_pycache *rec_pycache_create(pid_t pid, rec_procmem *m, const rec_pyoff *o, u
 	c->code_type = code_type;
 	c->emit = emit;
 	c->emit_ctx = ctx;
+	c->head_len = rec_py_code_head_len(o);
 	return c;
 }
 
@@ -48,6 +61,10 @@ void rec_pycache_destroy(rec_pycache *c)
 	for (i = 0; i < c->cap; i++)
 		rec_pycode_clear(&c->v[i].c);
 	free(c->v);
+	free(c->q_addr);
+	free(c->q_req);
+	free(c->q_buf);
+	free(c->r_buf);
 	free(c);
 }
 
@@ -204,4 +221,88 @@ uint64_t rec_pycache_reads(const rec_pycache *c)
 uint64_t rec_pycache_refused(const rec_pycache *c)
 {
 	return c ? c->n_refused : 0;
+}
+
+void rec_pycache_check_reqs(rec_pycache *c, const rec_pyframe_raw *raw, int nf, rec_procmem_req *req,
+                            size_t *n_req, size_t cap)
+{
+	int k;
+
+	if (!c->cap || !c->head_len)
+		return;
+	if (!c->q_addr) {
+		c->q_addr = malloc(CHECK_QUEUE_MAX * sizeof(*c->q_addr));
+		c->q_req = malloc(CHECK_QUEUE_MAX * sizeof(*c->q_req));
+		c->q_buf = malloc(CHECK_QUEUE_MAX * c->head_len);
+		if (!c->q_addr || !c->q_req || !c->q_buf) {
+			free(c->q_addr);
+			free(c->q_req);
+			free(c->q_buf);
+			c->q_addr = NULL;
+			c->q_req = NULL;
+			c->q_buf = NULL;
+			return;
+		}
+	}
+	for (k = 0; k < nf && *n_req < cap && c->n_q < CHECK_QUEUE_MAX; k++) {
+		rec_pycache_entry *e = slot(c, raw[k].code);
+
+		if (!e->addr || e->checked_pass == c->pass)
+			continue;
+		e->checked_pass = c->pass; /* also marks it as queued */
+		c->q_addr[c->n_q] = e->addr;
+		c->q_req[c->n_q] = *n_req;
+		req[(*n_req)++] = (rec_procmem_req){ e->addr, c->q_buf + c->n_q * c->head_len, c->head_len, 0 };
+		c->n_q++;
+	}
+}
+
+void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_q; i++) {
+		rec_pycache_entry *e = slot(c, c->q_addr[i]);
+		const rec_procmem_req *r = &req[c->q_req[i]];
+
+		if (!e->addr)
+			continue; /* dropped meanwhile */
+		if (!r->ok)
+			e->checked_pass = 0; /* unknown: check again at the next use */
+		else if (!rec_py_code_head_same(c->off, c->q_buf + i * c->head_len, &e->c))
+			drop(c, e);
+	}
+	c->n_q = 0;
+}
+
+void rec_pycache_revalidate_reqs(rec_pycache *c, rec_procmem_req *req, size_t *n_req, size_t cap)
+{
+	size_t k;
+
+	c->n_r = 0;
+	if (!c->cap || !c->head_len || (!c->r_buf && !(c->r_buf = malloc(REVALIDATE_PER_PASS * c->head_len))))
+		return;
+	for (k = 0; k < REVALIDATE_PER_PASS && *n_req < cap; k++) {
+		rec_pycache_entry *e = &c->v[c->reval_at++ & (c->cap - 1)];
+		if (!e->addr)
+			continue;
+		c->r_addr[c->n_r] = e->addr;
+		c->r_req[c->n_r] = *n_req;
+		req[(*n_req)++] = (rec_procmem_req){ e->addr, c->r_buf + c->n_r * c->head_len, c->head_len, 0 };
+		c->n_r++;
+	}
+}
+
+void rec_pycache_revalidate_apply(rec_pycache *c, const rec_procmem_req *req)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_r; i++) {
+		rec_pycache_entry *e = slot(c, c->r_addr[i]);
+		const rec_procmem_req *r = &req[c->r_req[i]];
+		/* unreadable (freed and unmapped) or changed: gone */
+		if (e->addr && (!r->ok || !rec_py_code_head_same(c->off, r->buf, &e->c)))
+			drop(c, e);
+	}
+	c->n_r = 0;
 }

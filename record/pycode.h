@@ -36,12 +36,26 @@ void rec_pycache_begin_pass(rec_pycache *c, uint64_t pass);
 /* Before the frames raw[0..n) of a stack just read are named: re-check, in one batched read,
  * every cached code object among them not yet checked in this pass, dropping changed ones. */
 void rec_pycache_check_used(rec_pycache *c, const rec_pyframe_raw *raw, int n);
+/* The same check, batched with the caller's other reads: rec_pycache_check_reqs() appends to
+ * req[*n_req..cap) a request for the header of every cached code object among raw[0..n) not
+ * yet checked in this pass (into buffers the cache owns), and once the caller has read them
+ * (rec_procmem_readv), rec_pycache_check_apply() drops the entries whose header changed; one
+ * that could not be read is checked again at its next use. Requests that do not fit (or out
+ * of memory) leave their entries unchecked until the next call. */
+void rec_pycache_check_reqs(rec_pycache *c, const rec_pyframe_raw *raw, int n, rec_procmem_req *req,
+                            size_t *n_req, size_t cap);
+void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req);
 /* The entry for the code object at addr, reading it (and writing its PY_CODE record) on a
  * miss. NULL when it cannot be read or is not a code object. Valid until the next call. */
 const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr);
 /* After a pass: re-check a few entries round robin, so that entries of freed code objects no
- * stack shows any more do not stay forever. */
+ * stack shows any more do not stay forever. The _reqs/_apply pair does the same with the reads
+ * in the caller's batch: up to REC_PYCACHE_REVALIDATE requests appended to req[*n_req..cap),
+ * and once read, the changed entries dropped. */
+#define REC_PYCACHE_REVALIDATE 2
 void rec_pycache_revalidate(rec_pycache *c);
+void rec_pycache_revalidate_reqs(rec_pycache *c, rec_procmem_req *req, size_t *n_req, size_t cap);
+void rec_pycache_revalidate_apply(rec_pycache *c, const rec_procmem_req *req);
 
 /* Code objects read so far, and those whose line table was over REC_PY_LINETABLE_MAX (kept
  * without lines; the reader counts each as a failed read). */

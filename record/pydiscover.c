@@ -140,6 +140,24 @@ static int identify(pid_t pid, rec_procmem *m, rec_pyinterp *py, const mapping *
 	return 1;
 }
 
+int rec_pydisc_name_verdict(const char *cmdline, char *reason, size_t len)
+{
+	char prog[PATH_MAX];
+	size_t n = strcspn(cmdline ? cmdline : "", " ");
+	int minor;
+
+	if (!n || n >= sizeof(prog))
+		return 0;
+	memcpy(prog, cmdline, n);
+	prog[n] = '\0';
+	minor = minor_from_name(prog);
+	if (!minor || (minor >= 10 && minor <= 13))
+		return 0;
+	snprintf(reason, len, "CPython 3.%d is not supported (3.10 to 3.13 are): CPU samples only (%s, gone before "
+	         "its interpreter was seen)", minor, prog);
+	return 1;
+}
+
 int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, size_t len)
 {
 	mapping maps[16];
@@ -175,6 +193,7 @@ int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, s
 			base = maps[i].start - rec_elf_first_load_vaddr(e);
 			py->runtime = base + val;
 			py->code_type = rec_elf_symbol(e, "PyCode_Type", &cty, NULL) == 0 ? base + cty : 0;
+			py->dict_type = rec_elf_symbol(e, "PyDict_Type", &cty, NULL) == 0 ? base + cty : 0;
 			if (rec_elf_symbol(e, "Py_Version", &val, NULL) < 0 || rec_procmem_read(m, base + val, &pyver, 4) < 0)
 				pyver = 0;
 			rec_elf_close(e);

@@ -17,6 +17,7 @@ typedef struct rec_pyinterp {
 	rec_pyoff off;             /* the layout of this version */
 	uint64_t runtime;          /* _PyRuntime in the target */
 	uint64_t code_type;        /* PyCode_Type in the target, 0 unknown */
+	uint64_t dict_type;        /* PyDict_Type in the target, 0 unknown (then no thread names) */
 	char version[32];          /* "3.12.1" (or "3.12" when only the minor is known) */
 	char path[PATH_MAX];       /* the file that has _PyRuntime */
 	/* While looking: a file named like an interpreter but without _PyRuntime was mapped. Not
@@ -30,6 +31,10 @@ typedef struct rec_pyinterp {
  * no CPython was found), -ENOTSUP a CPython it cannot read (unsupported version, unknown
  * version, refused debug offsets). A one-line reason goes to reason[0..len) when final. */
 int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, size_t len);
+/* The verdict a command line's program name gives on its own ("python3.9 ..." names a
+ * CPython that is not supported), for a process gone before any look saw its interpreter
+ * mapped: 1 with the one-line reason in reason[0..len), 0 when the name says nothing. */
+int rec_pydisc_name_verdict(const char *cmdline, char *reason, size_t len);
 /* 1 once the interpreter is initialized (an interpreter with a thread state), 0 not yet,
  * -ESRCH the process is gone. */
 int rec_pydisc_ready(rec_procmem *m, const rec_pyinterp *py);

@@ -36,6 +36,11 @@ static const rec_pyoff table_310 = {
 	.co_linetable = 120, .co_code_adaptive = -1, .line_format = REC_PY_LINES_310,
 	.ob_type = 8, .bytes_size = 16, .bytes_sval = 32,
 	.str_length = 16, .str_state = 32, .str_ascii_size = 48, .str_compact_size = 72,
+	.is_modules = 856, .dict_version = 24, .dict_keys = 32, .dict_values = 40,
+	.dk_size = 8, .dk_log2_size = -1, .dk_log2_index_bytes = -1, .dk_kind = -1,
+	.dk_nentries = 32, .dk_indices = 40, .dv_values = 0, .md_dict = 16,
+	.tp_basicsize = 32, .tp_flags = 168, .tp_dictoffset = 288, .ht_cached_keys = 872,
+	.attrs = REC_PY_ATTRS_DICTOFFSET,
 };
 
 static const rec_pyoff table_311 = {
@@ -52,6 +57,11 @@ static const rec_pyoff table_311 = {
 	.co_linetable = 136, .co_code_adaptive = 184, .line_format = REC_PY_LINES_311,
 	.ob_type = 8, .bytes_size = 16, .bytes_sval = 32,
 	.str_length = 16, .str_state = 32, .str_ascii_size = 48, .str_compact_size = 72,
+	.is_modules = 888, .dict_version = 24, .dict_keys = 32, .dict_values = 40,
+	.dk_size = -1, .dk_log2_size = 8, .dk_log2_index_bytes = 9, .dk_kind = 10,
+	.dk_nentries = 24, .dk_indices = 32, .dv_values = 0, .md_dict = 16,
+	.tp_basicsize = 32, .tp_flags = 168, .tp_dictoffset = 288, .ht_cached_keys = 872,
+	.attrs = REC_PY_ATTRS_MANAGED_311,
 };
 
 static const rec_pyoff table_312 = {
@@ -68,6 +78,20 @@ static const rec_pyoff table_312 = {
 	.co_linetable = 136, .co_code_adaptive = 192, .line_format = REC_PY_LINES_311,
 	.ob_type = 8, .bytes_size = 16, .bytes_sval = 32,
 	.str_length = 16, .str_state = 32, .str_ascii_size = 40, .str_compact_size = 56,
+	.is_modules = 944, .dict_version = 24, .dict_keys = 32, .dict_values = 40,
+	.dk_size = -1, .dk_log2_size = 8, .dk_log2_index_bytes = 9, .dk_kind = 10,
+	.dk_nentries = 24, .dk_indices = 32, .dv_values = 0, .md_dict = 16,
+	.tp_basicsize = 32, .tp_flags = 168, .tp_dictoffset = 288, .ht_cached_keys = 880,
+	.attrs = REC_PY_ATTRS_MANAGED_312,
+};
+
+/* 3.13's dict-keys and type layout (not among its debug offsets; sys.modules, ma_keys,
+ * ma_values and tp_flags are, and those come from the target) */
+static const rec_pyoff dicts_313 = {
+	.dict_version = 24, .dk_size = -1, .dk_log2_size = 8, .dk_log2_index_bytes = 9, .dk_kind = 10,
+	.dk_nentries = 24, .dk_indices = 32, .dv_values = 8, .md_dict = 16,
+	.tp_basicsize = 32, .tp_dictoffset = 288, .ht_cached_keys = 880,
+	.attrs = REC_PY_ATTRS_INLINE_313,
 };
 
 #define FRAME_OWNED_BY_CSTACK 3 /* 3.12+: a shim frame the eval loop pushes on entry from C */
@@ -89,14 +113,14 @@ const rec_pyoff *rec_pyoff_table(int minor)
 enum {
 	DO_VERSION = 0, DO_FREE_THREADED = 1,
 	DO_RT_SIZE = 2, DO_RT_INTERP_HEAD = 4,
-	DO_IS_SIZE = 5, DO_IS_NEXT = 7, DO_IS_THREADS_HEAD = 8, DO_IS_CEVAL_GIL = 13,
+	DO_IS_SIZE = 5, DO_IS_NEXT = 7, DO_IS_THREADS_HEAD = 8, DO_IS_MODULES = 10, DO_IS_CEVAL_GIL = 13,
 	DO_IS_GIL_STATE = 14, DO_GIL_LOCKED = 16, DO_GIL_HOLDER = 17,
 	DO_TS_SIZE = 18, DO_TS_NEXT = 20, DO_TS_INTERP = 21, DO_TS_CURRENT_FRAME = 22,
 	DO_TS_THREAD_ID = 23, DO_TS_NATIVE_TID = 24,
 	DO_FR_SIZE = 27, DO_FR_PREVIOUS = 28, DO_FR_EXECUTABLE = 29, DO_FR_INSTR_PTR = 30, DO_FR_OWNER = 32,
 	DO_CO_SIZE = 33, DO_CO_FILENAME = 34, DO_CO_NAME = 35, DO_CO_QUALNAME = 36, DO_CO_LINETABLE = 37,
 	DO_CO_FIRSTLINENO = 38, DO_CO_CODE_ADAPTIVE = 42,
-	DO_OB_TYPE = 44,
+	DO_OB_TYPE = 44, DO_TP_SIZE = 45, DO_TP_FLAGS = 48, DO_DICT_SIZE = 55, DO_DICT_KEYS = 56, DO_DICT_VALUES = 57,
 	DO_BYTES_SIZE = 63, DO_BYTES_OB_SIZE = 64, DO_BYTES_SVAL = 65,
 	DO_STR_SIZE = 66, DO_STR_STATE = 67, DO_STR_LENGTH = 68, DO_STR_ASCII_SIZE = 69,
 	DO_COUNT_313 = 72,
@@ -169,6 +193,33 @@ static int check_buffers(const rec_pyoff *o, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* The registry fields of 3.13: from the debug offsets where they are there, else the 3.13
+ * layout; a field that does not lie inside its struct is left out (-1: no thread names). */
+static void set_dicts_313(rec_pyoff *out, const uint64_t *f)
+{
+	int ok = f[DO_IS_MODULES] + 8 <= f[DO_IS_SIZE] && f[DO_DICT_SIZE] < 4096 &&
+	         f[DO_DICT_KEYS] + 8 <= f[DO_DICT_SIZE] && f[DO_DICT_VALUES] + 8 <= f[DO_DICT_SIZE] &&
+	         f[DO_TP_SIZE] < 8192 && f[DO_TP_FLAGS] + 8 <= f[DO_TP_SIZE];
+
+	out->is_modules = ok ? (int32_t)f[DO_IS_MODULES] : -1;
+	out->dict_keys = ok ? (int32_t)f[DO_DICT_KEYS] : -1;
+	out->dict_values = ok ? (int32_t)f[DO_DICT_VALUES] : -1;
+	out->tp_flags = ok ? (int32_t)f[DO_TP_FLAGS] : -1;
+	out->dict_version = dicts_313.dict_version;
+	out->dk_size = dicts_313.dk_size;
+	out->dk_log2_size = dicts_313.dk_log2_size;
+	out->dk_log2_index_bytes = dicts_313.dk_log2_index_bytes;
+	out->dk_kind = dicts_313.dk_kind;
+	out->dk_nentries = dicts_313.dk_nentries;
+	out->dk_indices = dicts_313.dk_indices;
+	out->dv_values = dicts_313.dv_values;
+	out->md_dict = dicts_313.md_dict;
+	out->tp_basicsize = dicts_313.tp_basicsize;
+	out->tp_dictoffset = dicts_313.tp_dictoffset;
+	out->ht_cached_keys = dicts_313.ht_cached_keys;
+	out->attrs = ok ? dicts_313.attrs : 0;
 }
 
 int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *err, size_t errlen)
@@ -264,6 +315,7 @@ int rec_pyoff_from_debug(const uint8_t *buf, size_t len, rec_pyoff *out, char *e
 	out->str_ascii_size = (int32_t)f[DO_STR_ASCII_SIZE];
 	/* PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject (3.12+) */
 	out->str_compact_size = (int32_t)f[DO_STR_ASCII_SIZE] + 16;
+	set_dicts_313(out, f);
 	return check_buffers(out, err, errlen);
 }
 
@@ -712,6 +764,21 @@ fail:
 	return -EFAULT;
 }
 
+size_t rec_py_code_head_len(const rec_pyoff *o)
+{
+	int32_t offs[] = { o->ob_type, o->co_filename, o->co_name, o->co_qualname, o->co_firstlineno,
+	                   o->co_linetable };
+	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8;
+
+	return len > CODE_BUF ? 0 : len;
+}
+
+int rec_py_code_head_same(const rec_pyoff *o, const uint8_t *head, const rec_pycode *c)
+{
+	return rd64(head, o->co_name) == c->name_ptr && rd64(head, o->co_filename) == c->filename_ptr &&
+	       (int32_t)rd32(head, o->co_firstlineno) == c->firstlineno;
+}
+
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c)
 {
 	int8_t same;
@@ -725,14 +792,12 @@ int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const re
 int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
                       const rec_pycode *const *cs, int8_t *same, size_t n)
 {
-	int32_t offs[] = { o->ob_type, o->co_filename, o->co_name, o->co_qualname, o->co_firstlineno,
-	                   o->co_linetable };
-	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8, i;
+	size_t len = rec_py_code_head_len(o), i;
 	uint8_t buf[REC_PY_CHECK_BATCH][CODE_BUF];
 	rec_procmem_req req[REC_PY_CHECK_BATCH];
 	int rc;
 
-	if (n > REC_PY_CHECK_BATCH || len > CODE_BUF)
+	if (n > REC_PY_CHECK_BATCH || len == 0)
 		return -EINVAL;
 	for (i = 0; i < n; i++)
 		req[i] = (rec_procmem_req){ addrs[i], buf[i], len, 0 };
@@ -742,9 +807,7 @@ int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
 		if (!req[i].ok)
 			same[i] = -1;
 		else
-			same[i] = rd64(buf[i], o->co_name) == cs[i]->name_ptr &&
-			          rd64(buf[i], o->co_filename) == cs[i]->filename_ptr &&
-			          (int32_t)rd32(buf[i], o->co_firstlineno) == cs[i]->firstlineno;
+			same[i] = (int8_t)rec_py_code_head_same(o, buf[i], cs[i]);
 	}
 	return 0;
 }

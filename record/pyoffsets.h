@@ -12,6 +12,11 @@
 enum { REC_PY_FRAMEOBJ = 1 /* 3.10 PyFrameObject chain */, REC_PY_IFRAME = 2 /* 3.11+ _PyInterpreterFrame */ };
 enum { REC_PY_LINES_310 = 1 /* PEP 626 (start delta, line delta) pairs */,
        REC_PY_LINES_311 = 2 /* 3.11+ location table */ };
+/* Where an instance of a Python class keeps its attributes (pythreads.c reads Thread._name). */
+enum { REC_PY_ATTRS_DICTOFFSET = 1 /* 3.10: a dict at tp_dictoffset */,
+       REC_PY_ATTRS_MANAGED_311 = 2 /* 3.11: dict at -24, else split values at -32 */,
+       REC_PY_ATTRS_MANAGED_312 = 3 /* 3.12: dict or values (tagged, low bit) at -24 */,
+       REC_PY_ATTRS_INLINE_313 = 4 /* 3.13: dict at -24, else values inline after the header */ };
 
 /* Byte offsets of the fields the reader needs, for one CPython minor version (release
  * builds, x86-64/aarch64 LP64). -1 marks a field the version does not have. */
@@ -42,6 +47,16 @@ typedef struct rec_pyoff {
 	int32_t ob_type;
 	int32_t bytes_size, bytes_sval;
 	int32_t str_length, str_state, str_ascii_size, str_compact_size;
+	/* sys.modules, dicts, modules, types: the threading module's registry (thread names) */
+	int32_t is_modules;          /* interp->modules; 3.12+ interp->imports.modules */
+	int32_t dict_version, dict_keys, dict_values;
+	int32_t dk_size;             /* 3.10 dk_size (a count), else -1 */
+	int32_t dk_log2_size, dk_log2_index_bytes, dk_kind; /* 3.11+, else -1 */
+	int32_t dk_nentries, dk_indices;
+	int32_t dv_values;           /* PyDictValues.values */
+	int32_t md_dict;             /* PyModuleObject.md_dict */
+	int32_t tp_basicsize, tp_flags, tp_dictoffset, ht_cached_keys;
+	int attrs;                   /* REC_PY_ATTRS_* */
 } rec_pyoff;
 
 /* The built-in table for 3.minor (10, 11 or 12); NULL for any other version. */
@@ -131,6 +146,10 @@ int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const re
 #define REC_PY_CHECK_BATCH 32
 int rec_py_codes_same(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs,
                       const rec_pycode *const *cs, int8_t *same, size_t n);
+/* The code-object header a check reads (bytes; 0 when the layout does not fit the reader's
+ * buffer), and whether such a header read at the code object still matches c (1) or not (0). */
+size_t rec_py_code_head_len(const rec_pyoff *o);
+int rec_py_code_head_same(const rec_pyoff *o, const uint8_t *head, const rec_pycode *c);
 /* Read a str object into buf as NUL-terminated UTF-8 (truncated to cap-1 bytes at a
  * character boundary). Returns the length, or -errno: unreadable, -EINVAL not a compact str. */
 int rec_py_read_str(rec_procmem *m, const rec_pyoff *o, uint64_t addr, char *buf, size_t cap);

@@ -1,5 +1,6 @@
-/* pyreader.h — CPython stacks and GIL state read from the target's memory (process_vm_readv),
- * on their own thread with an absolute schedule; never stops the target.
+/* pyreader.h — CPython stacks, GIL state and thread names read from the memory of every
+ * Python process of the recorded tree (process_vm_readv), by three threads with absolute
+ * schedules whatever the number of processes; never stops a target.
  * Return rule (all of record/, see rec_err.h): 0 or a count, or a negative errno; how the
  * reader ended is a rec_py_state, put into words only by gt-record's session. */
 #ifndef REC_PYREADER_H
@@ -37,17 +38,35 @@ typedef struct rec_py_result {
 
 typedef struct rec_py rec_py;
 
-/* Start reading Python state of pid in a background thread that writes PY_CODE,
- * PY_STACK, GIL, TICKS and HEALTH records to w. The interpreter may not be
- * initialized yet (launch mode): the reader keeps looking for it for a while.
+/* Start reading Python state of pid (and, through rec_py_fork/exec, of its children) in
+ * background threads that write PY_CODE, PY_STACK, PY_THREAD, GIL, TICKS and HEALTH records to
+ * w. The interpreter may not be initialized yet (launch mode): the reader keeps looking for it
+ * until the recording ends.
  * Returns NULL with a one-line reason in err when it cannot even start. */
 rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *err, size_t errlen);
+/* The recorded process tree changed (gt-record's session passes on the PROCESS records it
+ * writes): a new process child of parent, an exec (with its command line: what its name says
+ * is the reason given when the process is gone before its interpreter was seen), an exit,
+ * each with the time of its record.
+ * A process forked without exec is read with its parent's interpreter; after an exec each
+ * process is looked at afresh (a child for a short while: an interpreter shows up within
+ * milliseconds of the exec). At most REC_PY_MAX_PROCS processes are read at once (a note names
+ * the ones left out). Cheap: the reader's own threads do the work. NULL p ok. */
+#define REC_PY_MAX_PROCS 64
+void rec_py_fork(rec_py *p, pid_t parent, pid_t child, uint64_t time_ns);
+void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns, const char *cmdline);
+void rec_py_exit(rec_py *p, pid_t pid);
 /* One-line status of a running reader ("python 3.12: 1234 stacks ...", "python: looking for
  * CPython in pid N", "python: <reason>"); also the text of the NOTE written at the end. */
 void rec_py_status(rec_py *p, char *buf, size_t len);
 /* Stop the threads, write final health/ticks records and a NOTE saying how it went, free.
  * res (may be NULL) gets the outcome. NULL p ok (res zeroed). */
 void rec_py_stop(rec_py *p, rec_py_result *res);
+
+/* The offset of the kernel tid in glibc's struct pthread (how 3.10 thread states map to OS
+ * tids), found in two threads of this process; -1 when they disagree. rec_py_start() finds it
+ * itself; this is for other readers of pyproc.c (benchmarks). */
+int32_t rec_py_tcb_tid_offset(void);
 
 /* What discovery finds in a process (for readers other than the recording loops: --dump). */
 typedef struct rec_py_found {

@@ -109,13 +109,17 @@ static void observe(void *ctx, const gtt_record *r)
 		rec_archive_add(s->arch, &r->u.mapping);
 		break;
 	case GTT_REC_PROCESS:
+		/* the Python reader follows the tree too (a NULL reader ignores it) */
 		if (r->u.process.event == GTT_PROC_FORK) {
 			rec_archive_fork(s->arch, r->u.process.ppid, r->u.process.pid, r->u.process.time_ns, s->w);
 			rec_procstat_add(s->ps, (pid_t)r->u.process.pid);
+			rec_py_fork(s->py, (pid_t)r->u.process.ppid, (pid_t)r->u.process.pid, r->u.process.time_ns);
 		} else if (r->u.process.event == GTT_PROC_EXEC) {
 			rec_archive_exec(s->arch, r->u.process.pid);
+			rec_py_exec(s->py, (pid_t)r->u.process.pid, r->u.process.time_ns, r->u.process.comm);
 		} else if (r->u.process.event == GTT_PROC_EXIT) {
 			rec_procstat_remove(s->ps, (pid_t)r->u.process.pid);
+			rec_py_exit(s->py, (pid_t)r->u.process.pid);
 		}
 		break;
 	case GTT_REC_THREAD:
@@ -162,6 +166,7 @@ static void write_meta(sess *s, const char *command)
 	rec_sess_meta(s, "frequency_hz", "%g", s->o->freq_hz);
 	rec_sess_meta(s, "call_graph", "%s", s->o->dwarf ? "dwarf" : "fp");
 	rec_sess_meta(s, "stack_bytes", "%u", s->o->dwarf ? s->o->stack_bytes : 0);
+	rec_sess_meta(s, "python", "%s", s->o->python == REC_PY_OFF ? "off" : s->o->python == REC_PY_ON ? "on" : "auto");
 	rec_sess_meta(s, "clock", "CLOCK_MONOTONIC");
 	rec_sess_meta(s, "start_ns", "%llu", (unsigned long long)s->start_ns);
 	rec_sess_meta(s, "start_realtime_ns", "%llu",

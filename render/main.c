@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cairo_out.h"
+#include "cli.h"
 #include "flame.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -54,6 +55,9 @@ static const char usage_text[] =
 	"                        each kernel, copy and memset under the launch stack of the call that\n"
 	"                        started it, [kernel NAME] as leaf, [no launch stack] for work no\n"
 	"                        captured stack stands for (gt-analyze fold --weight gpu-time)\n"
+	"      --python-frames function|line  Python frames by name only, or each as\n"
+	"                        \"function (file:line)\" (default: the place where a name is\n"
+	"                        ambiguous: <module>, <lambda>, ...; trace input)\n"
 	"\n"
 	"timeline options:\n"
 	"  -o, --output FILE     output file (.svg, .png or .pdf)\n"
@@ -71,7 +75,7 @@ static const char usage_text[] =
 enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_FONTSIZE, OPT_MINWIDTH,
 	OPT_COLORS, OPT_INVERTED, OPT_REVERSE, OPT_DIFF, OPT_FLAMECHART, OPT_GIL, OPT_THREADS,
-	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT, OPT_WEIGHT,
+	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT, OPT_WEIGHT, OPT_PYFRAMES,
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +101,7 @@ static const struct option long_opts[] = {
 	{"countname", required_argument, 0, OPT_COUNTNAME},
 	{"format", required_argument, 0, OPT_FORMAT},
 	{"weight", required_argument, 0, OPT_WEIGHT},
+	{"python-frames", required_argument, 0, OPT_PYFRAMES},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, 'V'},
 	{0, 0, 0, 0},
@@ -108,6 +113,7 @@ typedef struct cli {
 	double width, height, fontsize, minwidth, minwidth_pct, from_s, to_s;
 	int inverted, reverse, flamechart, threads, have_from, have_to;
 	int weight;   /* ANA_WEIGHT_* */
+	int python_frames;      /* enum ana_pyframes */
 } cli;
 
 static void usage(FILE *f)
@@ -262,6 +268,7 @@ static int cmd_flame(cli *c)
 	ana_opts aopts;
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
+	aopts.python_frames = c->python_frames;
 
 	ren_flame_opts o;
 	ren_flame_opts_init(&o);
@@ -411,6 +418,7 @@ static int cmd_timeline(cli *c)
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
 	aopts.keep_switches = 1; /* the on-CPU lanes */
+	aopts.python_frames = c->python_frames;
 	if ((rc = ana_source_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;
@@ -531,6 +539,10 @@ int main(int argc, char **argv)
 			if (parse_num(optarg, 0, 1e9, &c.to_s) < 0)
 				return usage_error("--to wants seconds from the trace start, not '%s'", optarg);
 			c.have_to = 1;
+			break;
+		case OPT_PYFRAMES:
+			if (ana_cli_python_frames(optarg, &c.python_frames) < 0)
+				return usage_error("--python-frames wants function or line, not '%s'", optarg);
 			break;
 		case OPT_SEARCH: c.search = optarg; break;
 		case OPT_COUNTNAME: c.countname = optarg; break;

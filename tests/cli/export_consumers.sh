@@ -12,7 +12,9 @@ if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
 	export HOME="$TMP" GOFLAGS=-mod=mod # pprof keeps nothing in the real home
 	"$A" export "$G/python_gilmix.gtt" -o "$TMP/py.pb.gz" || fail "export python_gilmix"
 	go tool pprof -top -nodecount=100000 "$TMP/py.pb.gz" >"$TMP/py.top" 2>"$TMP/py.err"
-	check "pprof: Python's <module> frames keep their name ($(grep -c '<module>' "$TMP/py.top") rows)" grep -q ' <module>$' "$TMP/py.top"
+	# names with parentheses are what pprof's C++ name tidying cuts: "<module> (file:line)" must survive it
+	check "pprof: Python's <module> frames keep their name and place ($(grep -c '<module>' "$TMP/py.top") rows)" \
+		grep -Eq ' <module> \(gilmix\.py:[0-9]+\)$' "$TMP/py.top"
 	check "pprof: no frame shows as <unknown> (its name tidied away)" bash -c "! grep -q '<unknown>' '$TMP/py.top'"
 	go tool pprof -tags "$TMP/py.pb.gz" >"$TMP/py.tags" 2>&1
 	check "pprof: samples carry thread, tid, pid and gil labels" bash -c \

@@ -2,7 +2,8 @@
 # python_names.sh — the function names of hot Python frames under every CPython 3.10+ on the
 # machine: bench/pywork.py (main -> alpha 6 units, beta 3, gamma -> delta 1, each -> spin)
 # recorded by gt-record, folded --python-only by gt-analyze. Every stack ending in spin must
-# be <module>;main;{alpha|beta|gamma;delta};spin, with alpha the largest share. Regression: a
+# be <module> (pywork.py:LINE);main;{alpha|beta|gamma;delta};spin (the ambiguous <module> with its
+# place, the default --python-frames), with alpha the largest share. Regression: a
 # code object freed during start-up (the <module> of a .pth line) whose address the script's
 # alpha then got kept its old name in the reader's cache: alpha came out as <module>.
 . "$(dirname "$0")/lib.sh"
@@ -29,12 +30,15 @@ for py in $pythons; do
 		continue
 	fi
 	# samples in spin, split by the path above it; anything else under spin is a wrong name
-	res=$(awk '$1 ~ /(^|;)spin$/ {
+	res=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s) }
+		s ~ /(^|;)spin$/ {
 			n += $NF
-			if ($1 == "<module>;main;alpha;spin") a += $NF
-			else if ($1 == "<module>;main;beta;spin") b += $NF
-			else if ($1 == "<module>;main;gamma;delta;spin") d += $NF
-			else { bad += $NF; if (!ex) ex = $1 }
+			if (s ~ /^<module> \(pywork\.py:[0-9]+\);main;/) sub(/^<module> \(pywork\.py:[0-9]+\);main;/, "", s)
+			else s = "?" s
+			if (s == "alpha;spin") a += $NF
+			else if (s == "beta;spin") b += $NF
+			else if (s == "gamma;delta;spin") d += $NF
+			else { bad += $NF; if (!ex) { ex = s; gsub(/ /, "_", ex) } }
 		}
 		END { printf "%d %d %d %d %d %s\n", n, a, b, d, bad, ex }' "$TMP/fold")
 	read -r n a b d bad ex <<<"$res"

@@ -66,7 +66,7 @@ kill "$tgt" 2>/dev/null
 # the classes over the whole recording against gt-analyze report on the same trace
 if "$ANA" report "$TMP/a.gtt" >"$TMP/rep" 2>"$TMP/rep.err"; then
 	pass "the trace recorded under --top reads back"
-	awk '/^Python and the GIL/ { on = 1 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { gsub(/%/, ""); print $2, $4, $5, $6, $7, $8 } /Top functions/ { on = 0 }' \
+	awk '/^Python and the GIL/ { on = 1 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { gsub(/%/, ""); print $2, $(NF - 5), $(NF - 4), $(NF - 3), $(NF - 2), $(NF - 1) } /Top functions/ { on = 0 }' \
 		"$TMP/rep" >"$TMP/rep.cls"
 	awk '/^gt-record --top: GIL classes/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && NF >= 8 { gsub(/%/, ""); print $1, $3, $4, $5, $6, $7 }' \
 		"$TMP/a.err" >"$TMP/top.cls"

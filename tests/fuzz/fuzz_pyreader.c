@@ -6,7 +6,9 @@
  * the memory: readable from FAKE_BASE, repeated every len bytes up to 4 GiB above it (so any
  * pointer below 4 GiB leads somewhere), unreadable elsewhere. From a thread state at the first
  * u64 (3.13: the u64 after the 1 KiB debug block), the reader walks threads, frames, code
- * objects, strings, line tables and the GIL. tests/fuzz/mkseeds.sh makes 3.13 seeds from the
+ * objects, strings, line tables and the GIL, and (record/pythreads.c) the threading module's
+ * registry of thread names from the first thread's interpreter, with the u64 after the thread
+ * state pointer as PyDict_Type. tests/fuzz/mkseeds.sh makes 3.13 seeds from the
  * _Py_DebugOffsets of a local libpython3.13, when there is one.
  * Seeds: .pymem in testdata build/fuzz/seeds
  */
@@ -18,6 +20,7 @@
 #include "gtt.h"
 #include "procmem.h"
 #include "pyoffsets.h"
+#include "pythreads.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -91,6 +94,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t ts_at = mode == 3 ? REC_PY_DEBUG_OFFSETS_LEN : 0;
 	if (mem.n >= ts_at + 8)
 		memcpy(&ts, mem.p + ts_at, 8);
+	uint64_t dict_type = 0, interp = 0;
+	if (mem.n >= ts_at + 16)
+		memcpy(&dict_type, mem.p + ts_at + 8, 8);
 	rec_pyframe_raw raw[64];
 	for (int t = 0; t < 4 && ts; t++) {
 		rec_pythread th;
@@ -116,8 +122,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char s[16];
 		if (rec_py_read_str(m, o, th.interp, s, sizeof(s)) >= (int)sizeof(s))
 			abort();
+		if (!interp)
+			interp = th.interp;
 		ts = th.next;
 	}
+	/* thread names: twice, the second time through the change checks */
+	rec_pynames *names = rec_pynames_create(o, dict_type);
+	if (!names)
+		abort();
+	for (int k = 0; k < 2 && interp; k++) {
+		const rec_pyname *nm = NULL;
+		size_t n_nm = 0;
+		if (rec_pynames_poll(names, m, interp, (uint64_t)k * 20000000000ull, &nm, &n_nm) == 1)
+			for (size_t i = 0; i < n_nm; i++)
+				check_str(nm[i].name, sizeof(nm[i].name));
+	}
+	rec_pynames_destroy(names);
 	rec_pygil gil;
 	uint64_t gil_addr = rec_py_gil_addr(m, o, FAKE_BASE);
 	if (gil_addr)

@@ -1,5 +1,7 @@
 /* test_python_merge.c — analyze/python.c on a hand-built model: splicing Python frames at the
- * eval-loop frames, nearest-read rule, --python-only, and the GIL classes of samples. */
+ * eval-loop frames, nearest-read rule, --python-only, the GIL classes of samples (with the
+ * windows GIL records give since format 1.1), --python-frames names, Python thread names, and
+ * the warning for a Python process without Python reads. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +50,14 @@ static void add_read(ana_model *m, uint32_t tid, uint64_t t, uint32_t flags, int
 	s->frames = ana_pyframes_intern(m, f, (uint32_t)i);
 }
 
-static void add_gil(ana_model *m, uint64_t t, uint32_t holder, uint32_t locked)
+static gtt_gil *add_gil(ana_model *m, uint64_t t, uint32_t holder, uint32_t locked)
 {
 	gtt_gil *g = ana_vec_push(m->gil);
 	g->time_ns = t;
 	g->pid = PID;
 	g->holder_tid = holder;
 	g->locked = locked;
+	return g;
 }
 
 static size_t add_sample(ana_model *m, uint32_t tid, uint64_t t, const uint32_t *frames, uint32_t n, int unwind_ok)
@@ -162,6 +165,92 @@ static ana_model *build(void)
 	return m;
 }
 
+/* Thread names from py_thread records, and the one naming function of Python frames. */
+static void names(void)
+{
+	ana_model *m = calloc(1, sizeof(*m));
+	ana_pythread *p;
+	ana_thread *t;
+	char buf[256];
+
+	t = ana_vec_push(m->threads);
+	*t = (ana_thread){ .pid = PID, .tid = PID, .name = strdup("python3") };
+	t = ana_vec_push(m->threads);
+	*t = (ana_thread){ .pid = PID, .tid = T_PY, .name = strdup("python3") };
+	t = ana_vec_push(m->threads);
+	*t = (ana_thread){ .pid = PID, .tid = T_OTHER, .name = strdup("drafter-0-long-") };
+	p = ana_vec_push(m->pythreads);
+	*p = (ana_pythread){ 1, PID, T_PY, strdup("target-1") };
+	p = ana_vec_push(m->pythreads);
+	*p = (ana_pythread){ 2, PID, T_PY, strdup("target-1b") };
+	p = ana_vec_push(m->pythreads);
+	*p = (ana_pythread){ 3, PID, T_OTHER, strdup("drafter-0-long-name") };
+	th_check(ana_thread_names(m) == 0, "thread names");
+	th_check(!strcmp(m->threads.v[0].name, "python3") && !m->threads.v[0].py_name, "no Python name: the OS name");
+	th_check(!strcmp(m->threads.v[1].name, "target-1b (python3)") && !strcmp(m->threads.v[1].comm, "python3"),
+	         "the last Python name, with the OS name: %s", m->threads.v[1].name);
+	th_check(!strcmp(m->threads.v[2].name, "drafter-0-long-"),
+	         "an OS name that is the Python name cut to 15 bytes adds nothing: %s", m->threads.v[2].name);
+	ana_model_free(m);
+
+	th_check(!strcmp(ana_python_frame_name(ANA_PYFRAMES_AUTO, "run", "/a/b.py", 3, buf, sizeof(buf)), "run"),
+	         "a plain name stays");
+	th_check(!strcmp(ana_python_frame_name(ANA_PYFRAMES_AUTO, "<module>",
+	                                       "/usr/lib/python3/dist-packages/torch/nn/__init__.py", 12, buf, sizeof(buf)),
+	                 "<module> (torch/nn/__init__.py:12)"), "<module> under dist-packages: %s", buf);
+	th_check(!strcmp(ana_python_frame_name(ANA_PYFRAMES_AUTO, "f.<locals>.<lambda>",
+	                                       "/root/.pyenv/versions/3.12.1/lib/python3.12/json/decoder.py", 7, buf,
+	                                       sizeof(buf)),
+	                 "f.<locals>.<lambda> (json/decoder.py:7)"), "a lambda in the stdlib: %s", buf);
+	th_check(!strcmp(ana_python_frame_name(ANA_PYFRAMES_AUTO, "main.<locals>.worker", "/a/b.py", 3, buf, sizeof(buf)),
+	                 "main.<locals>.worker"), "a nested function is not ambiguous");
+	th_check(!strcmp(ana_python_frame_name(ANA_PYFRAMES_AUTO, "<module>", "/srv/app/__main__.py", 0, buf, sizeof(buf)),
+	                 "<module> (app/__main__.py)"), "__main__.py keeps its directory, no line: %s", buf);
+}
+
+/* A process that looks like Python (its threads are python3.12) with samples and no Python
+ * read gets a warning naming it; the recorder's reason when it left one. */
+static void unread(void)
+{
+	ana_model *m = calloc(1, sizeof(*m));
+	ana_thread *t;
+	gtt_health *h;
+	char *out = NULL;
+	size_t n, out_len = 0;
+	const char *const *w;
+	FILE *f;
+	uint32_t fid = fr(m, "spin", "python3.12");
+
+	t = ana_vec_push(m->threads);
+	*t = (ana_thread){ .pid = 200, .tid = 200, .name = strdup("python3.12"), .comm = strdup("python3.12"), .n_samples = 3 };
+	t = ana_vec_push(m->threads);
+	*t = (ana_thread){ .pid = 300, .tid = 300, .name = strdup("gcc"), .comm = strdup("gcc"), .n_samples = 1 };
+	for (int i = 0; i < 3; i++)
+		add_sample(m, 200, (uint64_t)i * MS, &fid, 1, 1);
+	add_sample(m, 300, 0, &fid, 1, 1);
+	ana_python_unread_warn(m);
+	w = ana_model_warnings(m, &n);
+	th_check(n == 1 && strstr(w[0], "pid 200 (python3.12): 3 samples (75.0%) but no Python stacks"),
+	         "warning names the Python process, not gcc: %s", n ? w[0] : "(none)");
+	ana_model_free(m);
+
+	m = calloc(1, sizeof(*m));
+	fid = fr(m, "spin", "python3.9");
+	t = ana_vec_push(m->threads);
+	*t = (ana_thread){ .pid = 200, .tid = 200, .name = strdup("python3.9"), .comm = strdup("python3.9"), .n_samples = 1 };
+	add_sample(m, 200, 0, &fid, 1, 1);
+	h = ana_vec_push(m->health);
+	*h = (gtt_health){ .kind = GTT_HEALTH_NOTE, .source = GTT_SRC_PYSTACK, .pid = 200,
+	                   .text = ana_intern_str(m, "CPython 3.9 is not supported (3.10 to 3.13 are): CPU samples only (/x/python3.9)") };
+	f = open_memstream(&out, &out_len);
+	ana_python_report(m, f);
+	fclose(f);
+	th_check(out && strstr(out, "WARNING: pid 200 (python3.9): 1 samples (100.0%) but no Python stacks: CPython 3.9 is not supported"),
+	         "report: the recorder's reason: %s", out ? out : "");
+	free(out);
+	ana_model_free(m);
+}
+
 int main(void)
 {
 	ana_model *m = build();
@@ -172,7 +261,7 @@ int main(void)
 
 	ana_opts_init(&o);
 	th_check(ana_python_merge(m, &o) == 0, "merge runs");
-	th_check(!strcmp(stack_str(m, 0), "_start;main;Py_RunMain;<module>:5;Worker.run:20;PyObject_Vectorcall;"
+	th_check(!strcmp(stack_str(m, 0), "_start;main;Py_RunMain;<module> (work.py:5):5;Worker.run:20;PyObject_Vectorcall;"
 	                                 "native_work:44;zlib_compress;deflate"),
 	         "segments go to their eval frames, root first: %s", stack_str(m, 0));
 	th_check(m->samples.v[0].cls == ANA_CLASS_NATIVE_NOGIL, "zlib while another thread holds the GIL: %s",
@@ -180,13 +269,13 @@ int main(void)
 	th_check(m->samples.v[1].cls == ANA_CLASS_NATIVE_GIL, "zlib holding the GIL: %s", ana_class_name(m->samples.v[1].cls));
 	th_check(m->samples.v[2].cls == ANA_CLASS_WAIT_GIL, "take_gil on the stack: %s", ana_class_name(m->samples.v[2].cls));
 	th_check(m->samples.v[3].cls == ANA_CLASS_PY_GIL, "eval loop holding the GIL: %s", ana_class_name(m->samples.v[3].cls));
-	th_check(!strcmp(stack_str(m, 3), "_start;main;Py_RunMain;<module>:5;Worker.run:21;PyObject_Vectorcall;loop:24"),
+	th_check(!strcmp(stack_str(m, 3), "_start;main;Py_RunMain;<module> (work.py:5):5;Worker.run:21;PyObject_Vectorcall;loop:24"),
 	         "nearest read of the right thread (the 81 ms read): %s", stack_str(m, 3));
 	th_check(m->samples.v[4].cls == ANA_CLASS_PY_GIL, "interpreter + libc code under the eval loop: %s",
 	         ana_class_name(m->samples.v[4].cls));
 	th_check(m->samples.v[5].cls == ANA_CLASS_NATIVE_GIL, "extension code holding the GIL: %s",
 	         ana_class_name(m->samples.v[5].cls));
-	th_check(!strcmp(stack_str(m, 6), "<module>:5;Worker.run:20;native_work:44;zlib_compress;deflate"),
+	th_check(!strcmp(stack_str(m, 6), "<module> (work.py:5):5;Worker.run:20;native_work:44;zlib_compress;deflate"),
 	         "truncated native stack: Python frames on the root side: %s", stack_str(m, 6));
 	th_check(m->samples.v[7].cls == ANA_CLASS_NONPY && !strcmp(stack_str(m, 7), "_start;main;deflate"),
 	         "thread never read: not python, stack untouched");
@@ -219,9 +308,66 @@ int main(void)
 	m = build();
 	o.python_only = 1;
 	th_check(ana_python_merge(m, &o) == 0, "merge --python-only runs");
-	th_check(!strcmp(stack_str(m, 0), "<module>:5;Worker.run:20;native_work:44"), "--python-only: %s", stack_str(m, 0));
+	th_check(!strcmp(stack_str(m, 0), "<module> (work.py:5):5;Worker.run:20;native_work:44"), "--python-only: %s",
+	         stack_str(m, 0));
 	th_check(!strcmp(stack_str(m, 8), "[no python read]"), "--python-only without a read: %s", stack_str(m, 8));
 	th_check(m->samples.v[1].cls == ANA_CLASS_NATIVE_GIL, "--python-only keeps the class");
 	ana_model_free(m);
+
+	/* --python-frames */
+	m = build();
+	o.python_only = 0;
+	o.python_frames = ANA_PYFRAMES_FUNCTION;
+	ana_python_merge(m, &o);
+	th_check(!strcmp(stack_str(m, 6), "<module>:5;Worker.run:20;native_work:44;zlib_compress;deflate"),
+	         "--python-frames function: names only: %s", stack_str(m, 6));
+	ana_model_free(m);
+	m = build();
+	o.python_frames = ANA_PYFRAMES_LINE;
+	ana_python_merge(m, &o);
+	th_check(!strcmp(stack_str(m, 6), "<module> (work.py:5):5;Worker.run (work.py:20):20;native_work (work.py:44):44;"
+	                                 "zlib_compress;deflate"),
+	         "--python-frames line: every frame with its place: %s", stack_str(m, 6));
+	ana_model_free(m);
+	o.python_frames = ANA_PYFRAMES_AUTO;
+	names();
+
+	/* GIL windows from the records themselves (format 1.1): the take at 70 ms was first seen
+	 * by a read at 70 ms after one at 68.5 ms still saw it free */
+	m = build();
+	m->gil.v[3].prev_ns = 68500000;
+	{
+		uint32_t s3[] = { 0, 0, 0, 0, 0, 0 };
+		memcpy(s3, m->stacks.v[m->samples.v[3].stack_id].frames, sizeof(s3));
+		add_sample(m, T_PY, 68 * MS, s3, 6, 1); /* 12: bytecode before the read that still saw it free */
+	}
+	ana_python_merge(m, &o);
+	th_check(m->samples.v[9].cls == ANA_CLASS_PY_GIL, "bytecode after the read that saw it free: held (%s)",
+	         ana_class_name(m->samples.v[9].cls));
+	th_check(m->samples.v[12].cls == ANA_CLASS_NATIVE_NOGIL,
+	         "bytecode before that read (inside the old two-period window): the records rule (%s)",
+	         ana_class_name(m->samples.v[12].cls));
+	ana_model_free(m);
+	/* the holder changed hands twice between two reads that both saw T_NATIVE: a sample of
+	 * T_PY running bytecode there may have held it */
+	m = build();
+	{
+		uint32_t s3[6];
+		gtt_gil *a = add_gil(m, 100 * MS, T_NATIVE, 1), *b = add_gil(m, 110 * MS, T_NATIVE, 1);
+		a->switches = 40;
+		b->switches = 42;
+		b->prev_ns = 105 * MS;
+		memcpy(s3, m->stacks.v[m->samples.v[3].stack_id].frames, sizeof(s3));
+		add_read(m, T_PY, 107 * MS, 0, 0, NULL);
+		add_sample(m, T_PY, 107 * MS, s3, 6, 1);  /* 12: in (105, 110]: switches moved by 2 */
+		add_sample(m, T_PY, 103 * MS, s3, 6, 1);  /* 13: before the read at 105 */
+	}
+	ana_python_merge(m, &o);
+	th_check(m->samples.v[12].cls == ANA_CLASS_PY_GIL, "two unseen hand-offs: bytecode counts as held (%s)",
+	         ana_class_name(m->samples.v[12].cls));
+	th_check(m->samples.v[13].cls == ANA_CLASS_NATIVE_NOGIL, "outside that window: the records rule (%s)",
+	         ana_class_name(m->samples.v[13].cls));
+	ana_model_free(m);
+	unread();
 	return th_report();
 }
