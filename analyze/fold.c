@@ -10,6 +10,7 @@
 #include "bounds.h"
 #include "cli.h"
 #include "fold.h"
+#include "outfile.h"
 #include "gt_util.h"
 #include "model_priv.h"
 #include "textin.h"
@@ -586,12 +587,15 @@ int ana_cmd_fold(int argc, char **argv)
 	if (!m)
 		return rc;
 	ana_folded fd;
-	FILE *out = stdout;
-	if (outpath && !(out = fopen(outpath, "w"))) {
-		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+	char oerr[512];
+	const char *inputs[] = { argv[optind], NULL };
+	ana_out *of = ana_out_open(outpath, inputs, oerr, sizeof(oerr));
+	if (!of) {
+		fprintf(stderr, "gt-analyze: %s\n", oerr);
 		ana_model_free(m);
 		return GT_EXIT_BROKEN;
 	}
+	FILE *out = ana_out_stream(of);
 	if (ana_fold(m, &fo, &fd) < 0) {
 		fprintf(stderr, "gt-analyze: out of memory while folding\n");
 		rc = GT_EXIT_BROKEN;
@@ -608,8 +612,8 @@ int ana_cmd_fold(int argc, char **argv)
 		}
 		ana_folded_free(&fd);
 	}
-	if (out != stdout && fclose(out) != 0 && rc != GT_EXIT_BROKEN) {
-		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+	if (ana_out_close(of, rc != GT_EXIT_BROKEN, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "gt-analyze: %s\n", oerr);
 		rc = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);
