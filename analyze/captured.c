@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "captured.h"
+#include "gt_util.h"
+#include "model_priv.h"
 
 typedef struct edge { uint64_t t; uint32_t event; } edge;
 
@@ -12,6 +14,36 @@ static int edge_cmp(const void *a, const void *b)
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
 	return x->event < y->event ? -1 : x->event > y->event; /* a start before a stop at one time */
+}
+
+/* Samples are only taken while sampling is on, so each lies in a captured interval (give or take
+ * one sample period at the edges, where the switch and its record are not one instant). When
+ * some do not, the capture records are wrong (out of order, nested, lost, or hostile), and rates
+ * and CPU % over the captured time would be inflated without bound: say so and count the whole
+ * run instead. m->samples is in time order here (load.c sorts it first). */
+static void check_samples(ana_model *m)
+{
+	size_t outside = 0;
+	for (size_t i = 0; i < m->samples.n; i++) {
+		uint64_t t = m->samples.v[i].time_ns, slack = m->samples.v[i].weight_ns;
+		size_t k = ana_capture_index(m, t);
+		if (slack < GT_NS_PER_MS)
+			slack = GT_NS_PER_MS;
+		if (k < m->captured.n && m->captured.v[k].start_ns <= t)
+			continue;
+		if (k < m->captured.n && m->captured.v[k].start_ns - t <= slack)
+			continue;
+		if (k > 0 && t - m->captured.v[k - 1].end_ns <= slack)
+			continue;
+		outside++;
+	}
+	if (!outside)
+		return;
+	ana_warn(m, "%s: %zu of %zu samples lie outside the captured intervals that the trace's capture records "
+	            "describe (records out of order, nested or lost): rates, CPU %% and intended samples are "
+	            "counted over the whole run instead", m->path, outside, m->samples.n);
+	m->capture_controlled = 0;
+	m->captured.n = 0;
 }
 
 int ana_capture_build(ana_model *m)
@@ -54,6 +86,8 @@ int ana_capture_build(ana_model *m)
 	}
 	m->capture_controlled = 1;
 	free(e);
+	if (rc == 0)
+		check_samples(m);
 	return rc;
 }
 

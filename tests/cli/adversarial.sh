@@ -1,0 +1,76 @@
+# adversarial.sh — every tool on the hostile traces of tests/unit/test_advgen.c (records legal to
+# encode, absurd or contradictory in value; docs/ADVERSARIAL.md): never a signal, a hang or a
+# sanitizer report, exit 0/1/2 only, strict JSON from the JSON writers, and the numbers that the
+# pass found wrong stay right: samples outside the captured intervals do not inflate rates, a
+# 2^64 - 1 drop count does not wrap.
+. "$(dirname "$0")/lib.sh"
+A=$GT_BIN/gt-analyze
+R=$GT_BIN/gt-render
+GEN=$GT_TESTS/test_advgen
+PY=$(command -v python3 || true)
+
+# name | command (IN = the trace, OUT = an output file)
+CMDS=(
+	"report|$A report IN"
+	"fold|$A fold --threads IN"
+	"fold-python|$A fold --python-only --annotate IN"
+	"chrome|$A export IN --format chrome -o OUT.json"
+	"speedscope|$A export IN --format speedscope -o OUT.json"
+	"pprof|$A export IN --format pprof -o OUT.pb.gz"
+	"diff|$A diff --json IN IN -o OUT.json"
+	"check|$A check IN --golden IN"
+	"flame|$R flame IN -o OUT.svg"
+	"flamechart|$R flame --flamechart --threads IN -o OUT.svg"
+	"timeline|$R timeline IN -o OUT.svg"
+)
+strict_json() { "$PY" -c 'import json,sys
+def bad(c): raise ValueError("non-JSON constant " + c)
+json.load(open(sys.argv[1]), parse_constant=bad)' "$1"; }
+
+for sc in $("$GEN" --list); do
+	for minor in 1 0; do
+		t=$TMP/$sc.1$minor.gtt
+		if ! "$GEN" --write "$sc" "$t" "$minor"; then fail "$sc: the generator failed"; continue; fi
+		for c in "${CMDS[@]}"; do
+			name=${c%%|*} cmd=${c#*|}
+			# 1.0 traces: the report only (the readers' paths are the same after decoding)
+			[ "$minor" = 0 ] && [ "$name" != report ] && continue
+			out=$TMP/out.$sc.$name
+			cmd=${cmd//IN/$t}; cmd=${cmd//OUT/$out}
+			timeout 120 $cmd >"$TMP/stdout" 2>"$TMP/stderr"; rc=$?
+			what="$sc (1.$minor) $name"
+			if [ "$rc" -gt 2 ] || grep -q 'Sanitizer\|runtime error' "$TMP/stderr"; then
+				fail "$what: exit $rc: $(grep -v 'no symbols' "$TMP/stderr" | head -c 400)"
+				continue
+			fi
+			pass "$what: exit $rc"
+			if [ -n "$PY" ] && [ "$rc" -le 1 ] && [ -f "$out.json" ]; then
+				check "$what: strict JSON" strict_json "$out.json"
+			fi
+			[ "$name" = report ] && cp "$TMP/stdout" "$TMP/$sc.1$minor.report"
+			[ "$name" = report ] && cp "$TMP/stderr" "$TMP/$sc.1$minor.report.err"
+		done
+	done
+done
+
+# Capture records that contradict the samples (a start after every sample, nested or unclosed
+# intervals, bogus events): the report says so and counts rates over the whole run, so one
+# thread sampled at 99 Hz never shows more than 99 samples/s or 100 % of a CPU.
+for sc in capture_nested capture_unclosed capture_bogus capture_many capture_late; do
+	for minor in 0 1; do
+		rep=$TMP/$sc.1$minor.report
+		[ -f "$rep" ] || { fail "$sc: no report"; continue; }
+		check "$sc (1.$minor): the report warns of samples outside the captured intervals" \
+			grep -q 'samples lie outside the captured intervals' "$rep.err"
+		rate=$(sed -n 's/^samples: *[0-9]* (\([0-9.]*\)\/s.*/\1/p' "$rep")
+		check "$sc (1.$minor): samples/s ($rate) is at most the 99 Hz of the one thread" \
+			awk -v r="$rate" 'BEGIN { exit !(r != "" && r <= 99.5) }'
+		cpu=$(awk '$1 == 4242 && $2 == 4242 { print $6; exit }' "$rep")
+		check "$sc (1.$minor): the thread's CPU% from samples ($cpu) is at most 100" \
+			awk -v c="$cpu" 'BEGIN { exit !(c != "" && c <= 100.5) }'
+	done
+done
+# a trace with consistent capture records gets no such warning (the generator's own base trace
+# has none; tests/cli/record_capture.sh checks real recordings)
+check "a trace without capture records gets no capture warning" \
+	bash -c "! grep -q 'outside the captured' '$TMP/counters.11.report.err'"
