@@ -74,3 +74,7 @@ done
 # has none; tests/cli/record_capture.sh checks real recordings)
 check "a trace without capture records gets no capture warning" \
 	bash -c "! grep -q 'outside the captured' '$TMP/counters.11.report.err'"
+
+# CUPTI drop counts of 2^64 - 1 and 2 saturate in the GPU section as in the health section
+check "health_absurd: the GPU section's drop count saturates (no wrap to 1)" \
+	grep -q 'CUPTI dropped 18446744073709551615 activity records' "$TMP/health_absurd.11.report"
