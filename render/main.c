@@ -10,6 +10,7 @@
 
 #include "cairo_out.h"
 #include "outfile.h"
+#include "termsafe.h"
 #include "flame.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -438,6 +439,7 @@ int main(int argc, char **argv)
 {
 	cli c = {.minwidth = -1, .minwidth_pct = -1};
 	int opt;
+	ana_termsafe_stderr(); /* warnings quote names from the trace */
 	if (argc < 2) {
 		usage(stderr);
 		return GT_EXIT_USAGE;

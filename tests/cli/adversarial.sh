@@ -78,3 +78,19 @@ check "a trace without capture records gets no capture warning" \
 # CUPTI drop counts of 2^64 - 1 and 2 saturate in the GPU section as in the health section
 check "health_absurd: the GPU section's drop count saturates (no wrap to 1)" \
 	grep -q 'CUPTI dropped 18446744073709551615 activity records' "$TMP/health_absurd.11.report"
+
+# Names come from the target (a thread names itself; a Python function is what its code says):
+# no control character of theirs reaches a terminal through the human-readable outputs (report,
+# diff and check tables, warnings); newline and tab are the only control bytes left.
+H=$GT_ROOT/testdata/bad/hostile-names.gtt
+"$A" fold "$H" >"$TMP/h.folded" 2>/dev/null
+ctl() { LC_ALL=C grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' "$1"; }
+for c in "report|$A report $H" "diff|$A diff $H $TMP/h.folded" "check|$A check $H --golden $TMP/h.folded" \
+         "fold-warnings|$A fold $H --tid 1" "render-warnings|$R flame $H -o $TMP/h.svg"; do
+	name=${c%%|*} cmd=${c#*|}
+	$cmd >"$TMP/h.out" 2>"$TMP/h.err"
+	check "hostile names: $name: no control characters on stdout ($(ctl "$TMP/h.out"))" [ "$(ctl "$TMP/h.out")" = 0 ]
+	check "hostile names: $name: no control characters on stderr ($(ctl "$TMP/h.err"))" [ "$(ctl "$TMP/h.err")" = 0 ]
+done
+"$A" report "$H" >"$TMP/h.report" 2>/dev/null
+check "hostile names: the report still shows the names (controls as ?)" grep -q 'ctrl??\[31mred?\[0m?' "$TMP/h.report"
