@@ -61,6 +61,7 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	ana_termsafe_stderr(); /* warnings quote names from the trace */
+	ana_cli_catch_sigbus();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

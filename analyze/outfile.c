@@ -9,6 +9,9 @@
 #include "gtt.h"
 #include "outfile.h"
 
+/* the temporary file being written, for ana_out_signal_cleanup (one output at a time) */
+static char *volatile pending_tmp;
+
 struct ana_out {
 	FILE *f;
 	char *path;  /* the final name; NULL for stdout */
@@ -106,6 +109,7 @@ ana_out *ana_out_open(const char *path, const char *const *inputs, char *err, si
 		snprintf(err, errlen, "%s: %s", o->tmp, strerror(errno));
 		goto fail;
 	}
+	pending_tmp = o->tmp;
 	return o;
 fail:
 	if (fd >= 0) {
@@ -140,6 +144,7 @@ int ana_out_close(ana_out *o, int ok, char *err, size_t errlen)
 		rc = GTT_EIO;
 	}
 	if (o->tmp) {
+		pending_tmp = NULL;
 		if (ok && !rc && rename(o->tmp, o->path) != 0) {
 			snprintf(err, errlen, "%s: cannot put the output in place: %s", name, strerror(errno));
 			rc = GTT_EIO;
@@ -151,4 +156,11 @@ int ana_out_close(ana_out *o, int ok, char *err, size_t errlen)
 	free(o->path);
 	free(o);
 	return ok ? rc : 0;
+}
+
+void ana_out_signal_cleanup(void)
+{
+	char *tmp = pending_tmp;
+	if (tmp)
+		unlink(tmp);
 }

@@ -26,4 +26,8 @@ FILE *ana_out_stream(const ana_out *o);
  * the temporary file is removed (FILE untouched) and 0 is returned. */
 int ana_out_close(ana_out *o, int ok, char *err, size_t errlen);
 
+/* From a fatal-signal handler (async-signal-safe): remove the temporary file of the output being
+ * written, if any, so that a tool killed by its own SIGBUS leaves nothing behind. */
+void ana_out_signal_cleanup(void);
+
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cairo_out.h"
+#include "cli.h"
 #include "outfile.h"
 #include "termsafe.h"
 #include "flame.h"
@@ -440,6 +441,7 @@ int main(int argc, char **argv)
 	cli c = {.minwidth = -1, .minwidth_pct = -1};
 	int opt;
 	ana_termsafe_stderr(); /* warnings quote names from the trace */
+	ana_cli_catch_sigbus();
 	if (argc < 2) {
 		usage(stderr);
 		return GT_EXIT_USAGE;

@@ -94,3 +94,30 @@ for c in "report|$A report $H" "diff|$A diff $H $TMP/h.folded" "check|$A check $
 done
 "$A" report "$H" >"$TMP/h.report" 2>/dev/null
 check "hostile names: the report still shows the names (controls as ?)" grep -q 'ctrl??\[31mred?\[0m?' "$TMP/h.report"
+
+# A trace that shrinks while it is read (another program truncates or rewrites it in place): the
+# mapped pages past the new end fault with SIGBUS. One line and exit 2, never death by the signal.
+# Deterministic part: the handler (a SIGBUS while the tool waits on a FIFO for its input).
+mkfifo "$TMP/fifo"
+(sleep 3 >"$TMP/fifo") &
+holder=$!
+"$A" report "$TMP/fifo" >/dev/null 2>"$TMP/bus.err" &
+pid=$!
+sleep 0.5
+kill -BUS "$pid"
+wait "$pid"; rc=$?
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+check "SIGBUS: exit 2, not death by the signal (exit $rc)" [ "$rc" -eq 2 ]
+check "SIGBUS: one line saying a file shrank ($(head -c 200 "$TMP/bus.err"))" \
+	grep -q '^gt-analyze: a file being read shrank while it was read' "$TMP/bus.err"
+# The real thing, at several moments: whatever the moment, no signal reaches the shell.
+"$GEN" --write renames "$TMP/big.gtt" 0
+for d in 0.02 0.05 0.1 0.2 0.4; do
+	cp "$TMP/big.gtt" "$TMP/shrink.gtt"
+	"$A" report "$TMP/shrink.gtt" >/dev/null 2>"$TMP/shrink.err" &
+	pid=$!
+	sleep "$d"
+	truncate -s 4096 "$TMP/shrink.gtt"
+	wait "$pid"; rc=$?
+	check "trace truncated after ${d}s of reading: exit <= 2 ($rc)" [ "$rc" -le 2 ]
+done
