@@ -48,3 +48,9 @@ sleep 1; kill -INT "$rpid"; wait "$rpid"; rc=$?
 check "errors: SIGINT to gt-record alone ends it; the command gets SIGINT (exit $rc)" test "$rc" -eq 130
 "$SUM" summary "$TMP/i.gtt" >"$TMP/i.sum"
 check "errors: ... END record, reason signal" grep -q '^end 3 ' "$TMP/i.sum"
+
+# -F at its limits: above 20 kHz DWARF stack copies stop the target (docs/RECORD.md, "The events")
+check_rc "errors: -F 20001 with dwarf stack copies is a usage error" 64 "$REC" -q -F 20001 -o "$TMP/f.gtt" -- true
+check "errors: ... saying why" grep -q 'dwarf.*stops the target' "$TMP/err"
+check_rc "errors: -F 100000 with --call-graph fp is taken" 0 "$REC" -q -F 100000 --call-graph fp -o "$TMP/f.gtt" -- true
+check_rc "errors: -F 100001 is a usage error" 64 "$REC" -q -F 100001 --call-graph fp -o "$TMP/f.gtt" -- true
