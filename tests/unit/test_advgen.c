@@ -374,6 +374,32 @@ static void sc_many_threads_pids(void)
 	end(5000, T0 + 30000);
 }
 
+/* --scope system: 500 short children of 2 ms on-CPU each (switch records), a sample in one of
+ * five: 1 s of CPU between them, 99 samples owed at 99 Hz, 100 taken */
+static void sc_short_children(void)
+{
+	meta("command", "sh -c fork");
+	meta("frequency_hz", "99");
+	meta("call_graph", "fp");
+	meta("start_ns", "1000000000");
+	meta("scope", "system");
+	meta("mode", "launch");
+	REC(GTT_REC_MAPPING, mapping, .time_ns = T0, .pid = PID, .prot = 5, .start = PROG, .end = PROG + 0x10000,
+	    .build_id_len = 4, .build_id = { 1, 2, 3, 4 }, .path = "/opt/prog");
+	for (uint32_t k = 0; k < 500; k++) {
+		uint32_t pid = PID + 1 + k;
+		uint64_t t = T0 + k * 2000000ull;
+		REC(GTT_REC_PROCESS, process, .time_ns = t, .pid = pid, .ppid = PID, .event = GTT_PROC_FORK, .comm = "sh");
+		REC(GTT_REC_THREAD, thread, .time_ns = t, .pid = pid, .tid = pid, .event = GTT_THREAD_START, .name = "sh");
+		REC(GTT_REC_SWITCH, sw, .time_ns = t, .pid = pid, .tid = pid, .cpu = 0, .kind = GTT_SWITCH_IN);
+		if (k % 5 == 0)
+			sample(t + 1000000, pid, pid, PERIOD);
+		REC(GTT_REC_SWITCH, sw, .time_ns = t + 2000000, .pid = pid, .tid = pid, .cpu = 0, .kind = GTT_SWITCH_OUT);
+		REC(GTT_REC_THREAD, thread, .time_ns = t + 2000000, .pid = pid, .tid = pid, .event = GTT_THREAD_EXIT, .name = "sh");
+	}
+	end(100, T0 + 500 * 2000000ull);
+}
+
 typedef struct scenario { const char *name; void (*fn)(void); } scenario;
 static void sc_capture0(void) { sc_capture(0); }
 static void sc_capture1(void) { sc_capture(1); }
@@ -391,6 +417,7 @@ static const scenario scenarios[] = {
 	{ "end_twice", sc_end_twice },     { "health_absurd", sc_threadcpu },
 	{ "samples_odd", sc_samples_odd }, { "pystack", sc_pystack },
 	{ "mappings", sc_mappings },       { "many_pids", sc_many_threads_pids },
+	{ "short_children", sc_short_children },
 };
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
