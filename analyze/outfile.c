@@ -84,6 +84,7 @@ ana_out *ana_out_open(const char *path, const char *const *inputs, char *err, si
 	/* a device, FIFO or terminal (followed through links: /dev/stdout) is written where it is */
 	if (exists && !S_ISREG(st.st_mode))
 		return in_place(path, err, errlen);
+	memset(&lst, 0, sizeof(lst));
 	if (lstat(path, &lst) == 0 && !S_ISREG(lst.st_mode) && !S_ISLNK(lst.st_mode)) {
 		snprintf(err, errlen, "%s: not a regular file", path);
 		return NULL;
@@ -97,9 +98,18 @@ ana_out *ana_out_open(const char *path, const char *const *inputs, char *err, si
 	}
 	snprintf(o->tmp, n, "%s.tmp-XXXXXX", path);
 	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "%s: cannot create a file beside it: %s", path, strerror(errno));
+		int e = errno;
 		free(o->tmp);
 		o->tmp = NULL;
+		/* a directory we may not create in, holding a file we may write (not a link): that
+		 * file is written in place, as any tool would (a failed write then leaves it cut) */
+		if ((e == EACCES || e == EPERM || e == EROFS) && exists && S_ISREG(lst.st_mode) &&
+		    access(path, W_OK) == 0) {
+			free(o->path);
+			free(o);
+			return in_place(path, err, errlen);
+		}
+		snprintf(err, errlen, "%s: cannot create a file in its directory: %s", path, strerror(e));
 		goto fail;
 	}
 	/* what fopen(path, "w") would have made: 0666 less the umask (mkostemp makes 0600) */

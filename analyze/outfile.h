@@ -5,7 +5,8 @@
  * FILE is replaced, never followed, so a link planted in a shared directory cannot aim the
  * write at another file. FILE is refused when it is one of the command's inputs or a recorded
  * trace (a .gtt file, by its magic): a trace is never lost to a mistyped -o. Devices, FIFOs
- * and terminals (/dev/null, /dev/stdout, a pipe) are written in place; NULL or "-" is stdout.
+ * and terminals (/dev/null, /dev/stdout, a pipe) are written in place, and so is an existing
+ * writable FILE in a directory where no new file can be made; NULL or "-" is stdout.
  * Return rule (analyze/): 0 or a negative GTT_E* code, with a one-line reason in err. */
 #ifndef ANA_OUTFILE_H
 #define ANA_OUTFILE_H

@@ -80,3 +80,18 @@ check_rc "flame -o a directory exits 2" 2 "$R" flame "$T" -o "$TMP/dir.svg"
 (umask 027; "$A" fold "$T" -o "$TMP/mode.folded" 2>/dev/null)
 check "a new output's mode follows the umask (0640 under 027)" [ "$(stat -c %a "$TMP/mode.folded")" = 640 ]
 check "no temporary file is left anywhere" [ -z "$(find "$TMP" -name '*.tmp-*')" ]
+
+# a directory where no new file can be made (as another user): a new FILE is refused with one
+# line; an existing writable FILE there is written in place
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$A"; then
+	mkdir -p "$TMP/ro"; chmod 755 "$TMP/ro" "$TMP"; chmod 644 "$T"
+	: >"$TMP/ro/existing.folded"; chmod 666 "$TMP/ro/existing.folded"
+	nob() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	check_rc "read-only directory: a new output is refused" 2 nob "$A" fold "$T" -o "$TMP/ro/new.folded"
+	check "read-only directory: ... in one line naming the directory" grep -q 'cannot create a file in its directory' "$TMP/err"
+	check_rc "read-only directory: an existing writable output is written in place" 0 nob "$A" fold "$T" -o "$TMP/ro/existing.folded"
+	check "read-only directory: ... with the folded stacks" grep -q ' [0-9]*$' "$TMP/ro/existing.folded"
+else
+	skip "read-only directory: needs root and setpriv (to run as nobody), and binaries nobody can run"
+fi
