@@ -129,3 +129,10 @@ rep=$TMP/short_children.11.report
 tot=$(sed -n 's/^  total: \([0-9]*\) intended, \([0-9]*\) received.*/\1 \2/p' "$rep")
 check "short children (system scope): intended ~ on-CPU time x rate ($tot: 90..110 intended)" \
 	awk -v t="$tot" 'BEGIN { split(t, a, " "); exit !(a[1] >= 90 && a[1] <= 110 && a[2] == 100) }'
+
+# a pid taken again by a new process after the first one exited: the model cannot tell the two
+# apart (threads, names, binaries are keyed by pid), so the report says so
+check "pid reuse: the report warns that a process start took an exited process's pid" \
+	grep -q 'took a pid that an exited process of the recording had (pid 4242 first)' "$TMP/pid_reuse.11.report.err"
+check "pid reuse: real recordings without reuse get no such warning" \
+	bash -c "! '$A' report '$GT_ROOT/testdata/gpu/torch_small.gtt' 2>&1 >/dev/null | grep -q 'took a pid'"
