@@ -136,3 +136,12 @@ check "pid reuse: the report warns that a process start took an exited process's
 	grep -q 'took a pid that an exited process of the recording had (pid 4242 first)' "$TMP/pid_reuse.11.report.err"
 check "pid reuse: real recordings without reuse get no such warning" \
 	bash -c "! '$A' report '$GT_ROOT/testdata/gpu/torch_small.gtt' 2>&1 >/dev/null | grep -q 'took a pid'"
+
+# records timed far outside the recording (a sample at 2^64 - 1 ns in a 0.5 s recording) stretch
+# the span and every rate over it: the report says the trace's times disagree
+check "time going wild: the report warns of records after the END record" \
+	grep -q 'records are timed up to 18446744072.[0-9]* s after the END record' "$TMP/time_back.11.report.err"
+check "time going wild: a hostile meta start_ns (2^64) alone is not blamed on the records" \
+	bash -c "! grep -q 'before the recording' '$TMP/meta.11.report.err'"
+check "time going wild: real recordings get no such warning" \
+	bash -c "! '$A' report '$GT_ROOT/testdata/gpu/torch_small.gtt' 2>&1 >/dev/null | grep -q 'records are timed'"
