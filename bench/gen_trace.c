@@ -128,7 +128,7 @@ static void init_thread(thr *t, uint32_t i)
 /* ---- writing ---- */
 static gtt_writer *W;
 static int werr;
-static uint64_t n_written;
+static uint64_t n_written, n_samples_written;
 
 static void put(const gtt_record *r)
 {
@@ -136,6 +136,7 @@ static void put(const gtt_record *r)
 	if (rc && !werr)
 		werr = rc;
 	n_written++;
+	n_samples_written += r->tag == GTT_REC_SAMPLE;
 }
 
 static uint8_t stackbuf[65536];
@@ -465,7 +466,8 @@ int main(int argc, char **argv)
 	}
 	cuda_deliver();
 	gtt_record r = { .tag = GTT_REC_END };
-	r.u.end = (gtt_end){ .time_ns = now, .reason = GTT_END_DURATION, .n_records = n_written };
+	r.u.end = (gtt_end){ .time_ns = now, .reason = GTT_END_DURATION, .n_samples = n_samples_written,
+	                    .n_records = n_written };
 	put(&r);
 	gtt_writer_stats st;
 	gtt_writer_get_stats(W, &st);
