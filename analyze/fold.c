@@ -155,6 +155,15 @@ static const char *proc_name(const ana_model *m, uint32_t pid, char *buf, size_t
 	return buf;
 }
 
+int ana_fold_tids_check(const char *list)
+{
+	uint32_t *v = NULL;
+	size_t n = 0;
+	int rc = list && list[0] ? parse_tids(list, &v, &n) : GTT_EINVAL;
+	free(v);
+	return rc == GTT_ENOMEM ? 0 : rc; /* out of memory here is no verdict on the list */
+}
+
 int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 {
 	int rc = 0;
@@ -554,7 +563,7 @@ int ana_cmd_fold(int argc, char **argv)
 			break;
 		case O_TID:
 			if (!optarg[0] || strspn(optarg, "0123456789,") != strlen(optarg) || strstr(optarg, ",,") ||
-			    optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',')
+			    optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',' || ana_fold_tids_check(optarg) < 0)
 				return ana_cli_usage_error("fold", "--tid wants a comma-separated list of thread ids, not '%s'",
 				                           optarg);
 			fo.tid_filter = optarg;

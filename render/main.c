@@ -10,6 +10,7 @@
 
 #include "cairo_out.h"
 #include "cli.h"
+#include "fold.h"
 #include "outfile.h"
 #include "termsafe.h"
 #include "flame.h"
@@ -512,7 +513,13 @@ int main(int argc, char **argv)
 			else if (strcmp(c.cmd, "timeline") == 0 && optind < argc && argv[optind][0] != '-')
 				c.threads_re = argv[optind++];
 			break;
-		case OPT_TID: c.tid = optarg; break;
+		case OPT_TID:
+			if (!optarg[0] || strspn(optarg, "0123456789,") != strlen(optarg) || strstr(optarg, ",,") ||
+			    optarg[0] == ',' ||
+			    optarg[strlen(optarg) - 1] == ',' || ana_fold_tids_check(optarg) < 0)
+				return usage_error("--tid wants a comma-separated list of thread ids, not '%s'", optarg);
+			c.tid = optarg;
+			break;
 		case OPT_FROM:
 			if (parse_num(optarg, 0, 1e9, &c.from_s) < 0) /* seconds: at most 31 years */
 				return usage_error("--from wants seconds from the trace start, not '%s'", optarg);

@@ -145,3 +145,11 @@ check "time going wild: a hostile meta start_ns (2^64) alone is not blamed on th
 	bash -c "! grep -q 'before the recording' '$TMP/meta.11.report.err'"
 check "time going wild: real recordings get no such warning" \
 	bash -c "! '$A' report '$GT_ROOT/testdata/gpu/torch_small.gtt' 2>&1 >/dev/null | grep -q 'records are timed'"
+
+# --tid at its limits: a tid past 2^32 - 1 is a usage error, not "out of memory" after the load
+G=$GT_ROOT/testdata/bad/base.gtt
+for t in 4294967296 99999999999999999999 '' , 1, abc; do
+	check_rc "fold --tid '$t' is a usage error" 64 "$A" fold "$G" --tid "$t"
+	check_rc "gt-render flame --tid '$t' is a usage error" 64 "$R" flame "$G" --tid "$t" -o "$TMP/tid.svg"
+done
+check_rc "fold --tid 4294967295 is taken (no such thread: nothing, exit 0)" 0 "$A" fold "$G" --tid 4294967295
