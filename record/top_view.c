@@ -68,6 +68,22 @@ static void put(rec_top *t, const char *fmt, ...)
 		t->frame_len += (size_t)n < FRAME_BYTES - t->frame_len ? (size_t)n : FRAME_BYTES - 1 - t->frame_len;
 }
 
+/* Thread names, the command and function names come from the target (a thread names itself):
+ * an escape sequence or carriage return in one must not reach the terminal, where it could
+ * recolour or rewrite the view. C0 controls, DEL and the C1 controls (UTF-8 C2 80..9F) become
+ * '?', in place (as gt-analyze's report does, analyze/termsafe.c): applied to those fields, not
+ * to the view's own lines, which carry its escape sequences. */
+static void scrub(char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f)
+			*s = '?';
+		else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+			s[0] = s[1] = '?';
+	}
+}
+
 /* One screen line: at most width columns (UTF-8 kept whole), then clear to its end. */
 static void line(rec_top *t, int width, const char *fmt, ...)
 {
@@ -221,6 +237,10 @@ static void draw(rec_top *t, uint64_t now, uint64_t dt_ns)
 		t->rows[k].cpu_pct = pct;
 	}
 	qsort(t->rows, n, sizeof(*t->rows), cmp_rows);
+	for (i = 0; i < n; i++) {
+		scrub(t->rows[i].name);
+		scrub(t->rows[i].hottest);
+	}
 
 	put(t, "\033[H");
 	line(t, width, "gt-record --top  pid %d  %s", (int)t->pid, t->command);
@@ -323,6 +343,7 @@ rec_top *rec_top_start(const rec_top_opts *o, char *err, size_t errlen)
 	t->pid = o->pid;
 	t->freq_hz = o->freq_hz;
 	snprintf(t->command, sizeof(t->command), "%s", o->command ? o->command : "");
+	scrub(t->command);
 	t->m = rec_top_model_create(o->pid, o->freq_hz);
 	t->rows = calloc(MAX_ROWS, sizeof(*t->rows));
 	t->frame = malloc(FRAME_BYTES);
@@ -378,6 +399,10 @@ static void final_table(rec_top *t, FILE *f)
 	if (n > MAX_ROWS)
 		n = MAX_ROWS;
 	qsort(t->rows, n, sizeof(*t->rows), cmp_total);
+	for (i = 0; i < n; i++) {
+		scrub(t->rows[i].name);
+		scrub(t->rows[i].hottest);
+	}
 	fprintf(f, "gt-record --top: GIL classes over the whole recording (%llu samples%s)\n",
 	        (unsigned long long)st.samples, st.skipped ? ", some not classified" : "");
 	fprintf(f, "    TID NAME          SAMPLES  PY+GIL NAT+GIL  NO GIL WAITING  NOT PY\n");

@@ -153,3 +153,17 @@ for t in 4294967296 99999999999999999999 '' , 1, abc; do
 	check_rc "gt-render flame --tid '$t' is a usage error" 64 "$R" flame "$G" --tid "$t" -o "$TMP/tid.svg"
 done
 check_rc "fold --tid 4294967295 is taken (no such thread: nothing, exit 0)" 0 "$A" fold "$G" --tid 4294967295
+
+# gt-record --top shows thread names the target sets itself: no escape sequence of theirs reaches
+# the terminal (the live view and the final table), as in gt-analyze's report
+if command -v script >/dev/null 2>&1 && [ -x "$GT_BIN/gt-record" ]; then
+	printf '%s\n' "printf 'ev\\033[31mred\\r' > /proc/self/comm" \
+		'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' >"$TMP/esc.sh"
+	timeout 60 script -qec "'$GT_BIN/gt-record' --top -o '$TMP/esc.gtt' -- bash '$TMP/esc.sh'" /dev/null \
+		>"$TMP/top.out" 2>&1
+	check "--top: the thread's name is shown with its controls as ?" grep -aq 'ev?\[31mred?' "$TMP/top.out"
+	check "--top: the raw escape sequence never reaches the terminal" \
+		bash -c "! LC_ALL=C grep -aq \$'ev\\x1b\\\\[31m' '$TMP/top.out'"
+else
+	skip "--top names: needs script(1) from util-linux and gt-record"
+fi
