@@ -11,7 +11,7 @@
 #include "gt_util.h"
 #include "gtt.h"
 #include "outfile.h"
-#include "termsafe.h"
+#include "gt_termsafe.h"
 
 void ana_check_opts_init(ana_check_opts *o)
 {
@@ -302,9 +302,9 @@ int ana_cmd_check(int argc, char **argv)
 		fprintf(stderr, "gt-analyze check: out of memory\n");
 		goto out;
 	}
-	FILE *text = ana_termsafe_open(stdout); /* function names come from the target */
+	FILE *text = gt_termsafe_open(stdout); /* function names come from the target */
 	ana_check_write_text(&r, &co, text ? text : stdout);
-	ana_termsafe_close(text);
+	gt_termsafe_close(text);
 	if (junit) {
 		char oerr[512];
 		const char *inputs[] = { golden, np, NULL };

@@ -15,7 +15,7 @@
 #include "gtt.h"
 #include "json.h"
 #include "outfile.h"
-#include "termsafe.h"
+#include "gt_termsafe.h"
 #include "source.h"
 
 typedef struct pfunc { char *name; uint64_t self, total, mark; } pfunc;
@@ -737,9 +737,9 @@ int ana_cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	out = ana_out_stream(of);
-	FILE *text = json ? NULL : ana_termsafe_open(out); /* function names come from the target */
+	FILE *text = json ? NULL : gt_termsafe_open(out); /* function names come from the target */
 	int rc = json ? ana_diff_write_json(&d, pa, pb, out) : ana_diff_write_text(&d, pa, pb, top, text ? text : out);
-	if (ana_termsafe_close(text) < 0)
+	if (gt_termsafe_close(text) < 0)
 		rc = GTT_EIO;
 	if (rc < 0 || fflush(out) != 0) {
 		fprintf(stderr, "gt-analyze diff: writing: %s\n", strerror(errno));

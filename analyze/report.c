@@ -16,7 +16,7 @@
 #include "model_priv.h"
 #include "python.h"
 #include "report.h"
-#include "termsafe.h"
+#include "gt_termsafe.h"
 
 void ana_report_opts_init(ana_report_opts *o)
 {
@@ -452,9 +452,9 @@ int ana_cmd_report(int argc, char **argv)
 	if (!m)
 		return rc;
 	/* names in the report come from the target: no control character reaches the terminal */
-	FILE *out = ana_termsafe_open(stdout);
+	FILE *out = gt_termsafe_open(stdout);
 	int wrc = ana_report(m, &ro, out ? out : stdout);
-	if (ana_termsafe_close(out) < 0 || wrc < 0 || fflush(stdout) != 0) {
+	if (gt_termsafe_close(out) < 0 || wrc < 0 || fflush(stdout) != 0) {
 		fprintf(stderr, "gt-analyze: writing the report failed: %s\n", strerror(errno));
 		rc = GT_EXIT_BROKEN;
 	}

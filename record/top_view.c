@@ -16,6 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "gt_termsafe.h"
 #include "gt_util.h"
 #include "procfs.h"
 #include "procthread.h"
@@ -69,21 +70,8 @@ static void put(rec_top *t, const char *fmt, ...)
 }
 
 /* Thread names, the command and function names come from the target (a thread names itself):
- * an escape sequence or carriage return in one must not reach the terminal, where it could
- * recolour or rewrite the view. C0 controls, DEL and the C1 controls (UTF-8 C2 80..9F) become
- * '?', in place (as gt-analyze's report does, analyze/termsafe.c): applied to those fields, not
- * to the view's own lines, which carry its escape sequences. */
-static void scrub(char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f)
-			*s = '?';
-		else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
-			s[0] = s[1] = '?';
-	}
-}
-
+ * gt_termsafe_scrub turns their control characters into '?' before they are shown, not the
+ * view's own lines, which carry its escape sequences. */
 /* One screen line: at most width columns (UTF-8 kept whole), then clear to its end. */
 static void line(rec_top *t, int width, const char *fmt, ...)
 {
@@ -238,8 +226,8 @@ static void draw(rec_top *t, uint64_t now, uint64_t dt_ns)
 	}
 	qsort(t->rows, n, sizeof(*t->rows), cmp_rows);
 	for (i = 0; i < n; i++) {
-		scrub(t->rows[i].name);
-		scrub(t->rows[i].hottest);
+		gt_termsafe_scrub(t->rows[i].name);
+		gt_termsafe_scrub(t->rows[i].hottest);
 	}
 
 	put(t, "\033[H");
@@ -343,7 +331,7 @@ rec_top *rec_top_start(const rec_top_opts *o, char *err, size_t errlen)
 	t->pid = o->pid;
 	t->freq_hz = o->freq_hz;
 	snprintf(t->command, sizeof(t->command), "%s", o->command ? o->command : "");
-	scrub(t->command);
+	gt_termsafe_scrub(t->command);
 	t->m = rec_top_model_create(o->pid, o->freq_hz);
 	t->rows = calloc(MAX_ROWS, sizeof(*t->rows));
 	t->frame = malloc(FRAME_BYTES);
@@ -400,8 +388,8 @@ static void final_table(rec_top *t, FILE *f)
 		n = MAX_ROWS;
 	qsort(t->rows, n, sizeof(*t->rows), cmp_total);
 	for (i = 0; i < n; i++) {
-		scrub(t->rows[i].name);
-		scrub(t->rows[i].hottest);
+		gt_termsafe_scrub(t->rows[i].name);
+		gt_termsafe_scrub(t->rows[i].hottest);
 	}
 	fprintf(f, "gt-record --top: GIL classes over the whole recording (%llu samples%s)\n",
 	        (unsigned long long)st.samples, st.skipped ? ", some not classified" : "");

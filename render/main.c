@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "fold.h"
 #include "outfile.h"
-#include "termsafe.h"
+#include "gt_termsafe.h"
 #include "flame.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -441,7 +441,7 @@ int main(int argc, char **argv)
 {
 	cli c = {.minwidth = -1, .minwidth_pct = -1};
 	int opt;
-	ana_termsafe_stderr(); /* warnings quote names from the trace */
+	gt_termsafe_stderr(); /* warnings quote names from the trace */
 	ana_cli_catch_sigbus();
 	if (argc < 2) {
 		usage(stderr);

@@ -167,3 +167,17 @@ if command -v script >/dev/null 2>&1 && [ -x "$GT_BIN/gt-record" ]; then
 else
 	skip "--top names: needs script(1) from util-linux and gt-record"
 fi
+
+# gt-record --dump (text) prints thread names as the target set them: controls as '?'
+if [ -x "$GT_BIN/gt-record" ] && command -v python3 >/dev/null 2>&1; then
+	printf '%s\n' 'import sys, time' "open('/proc/self/comm', 'w').write('ev\\x1b[31mred\\r')" \
+		"open(sys.argv[1], 'w').write('ok')" 'time.sleep(30)' >"$TMP/nm.py"
+	python3 "$TMP/nm.py" "$TMP/nm.ready" & npid=$!
+	for _ in $(seq 100); do [ -s "$TMP/nm.ready" ] && break; sleep 0.1; done
+	"$GT_BIN/gt-record" --dump -p "$npid" >"$TMP/dump.out" 2>&1
+	kill "$npid" 2>/dev/null; wait "$npid" 2>/dev/null
+	check "--dump: the thread's name is shown with its controls as ?" grep -aq 'Thread [0-9]* "ev?\[31mred?"' "$TMP/dump.out"
+	check "--dump: no control byte but newline and tab in the text dump ($(ctl "$TMP/dump.out"))" [ "$(ctl "$TMP/dump.out")" = 0 ]
+else
+	skip "--dump names: needs gt-record and python3"
+fi

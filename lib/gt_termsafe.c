@@ -1,10 +1,10 @@
-/* termsafe.c — the control-character filter for human-readable output (termsafe.h). */
+/* gt_termsafe.c — the control-character filter for human-readable output (gt_termsafe.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gtt.h"
-#include "termsafe.h"
+#include "gt_termsafe.h"
 
 typedef struct guard {
 	FILE *to;
@@ -80,7 +80,7 @@ static FILE *guard_open(guard *g, FILE *to)
 	return f;
 }
 
-FILE *ana_termsafe_open(FILE *to)
+FILE *gt_termsafe_open(FILE *to)
 {
 	guard *g = calloc(1, sizeof(*g));
 	FILE *f = g ? guard_open(g, to) : NULL;
@@ -89,14 +89,14 @@ FILE *ana_termsafe_open(FILE *to)
 	return f;
 }
 
-int ana_termsafe_close(FILE *f)
+int gt_termsafe_close(FILE *f)
 {
 	if (!f)
 		return 0;
 	return fclose(f) == 0 ? 0 : GTT_EIO;
 }
 
-void ana_termsafe_stderr(void)
+void gt_termsafe_stderr(void)
 {
 	/* static: the filter lives as long as the process and is never closed (each message is
 	 * written through at once, unbuffered) */
@@ -104,4 +104,15 @@ void ana_termsafe_stderr(void)
 	FILE *f = g.to ? NULL : guard_open(&g, stderr);
 	if (f)
 		stderr = f;
+}
+
+void gt_termsafe_scrub(char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f)
+			*s = '?';
+		else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+			s[0] = s[1] = '?';
+	}
 }
