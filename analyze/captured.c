@@ -1,8 +1,11 @@
-/* captured.c — captured intervals from capture records, and the time arithmetic over them. */
+/* captured.c — captured intervals from capture records, the time arithmetic over them, and the
+ * checks that a trace's times agree with its own bounds. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "captured.h"
+#include "gt_util.h"
+#include "model_priv.h"
 
 typedef struct edge { uint64_t t; uint32_t event; } edge;
 
@@ -14,10 +17,64 @@ static int edge_cmp(const void *a, const void *b)
 	return x->event < y->event ? -1 : x->event > y->event; /* a start before a stop at one time */
 }
 
+/* Samples are only taken while sampling is on, so each lies in a captured interval (give or take
+ * one sample period at the edges, where the switch and its record are not one instant). When
+ * some do not, the capture records are wrong (out of order, nested, lost, or hostile), and rates
+ * and CPU % over the captured time would be inflated without bound: say so and count the whole
+ * run instead. m->samples is in time order here (load.c sorts it first). */
+static void check_samples(ana_model *m)
+{
+	size_t outside = 0;
+	for (size_t i = 0; i < m->samples.n; i++) {
+		uint64_t t = m->samples.v[i].time_ns, slack = m->samples.v[i].weight_ns;
+		size_t k = ana_capture_index(m, t);
+		if (slack < GT_NS_PER_MS)
+			slack = GT_NS_PER_MS;
+		if (k < m->captured.n && m->captured.v[k].start_ns <= t)
+			continue;
+		if (k < m->captured.n && m->captured.v[k].start_ns - t <= slack)
+			continue;
+		if (k > 0 && t - m->captured.v[k - 1].end_ns <= slack)
+			continue;
+		outside++;
+	}
+	if (!outside)
+		return;
+	ana_warn(m, "%s: %zu of %zu samples lie outside the captured intervals that the trace's capture records "
+	            "describe (records out of order, nested or lost): rates, CPU %% and intended samples are "
+	            "counted over the whole run instead", m->path, outside, m->samples.n);
+	m->capture_controlled = 0;
+	m->captured.n = 0;
+}
+
+/* The span of a trace is its first to last record time. A record timed far outside the
+ * recording (after its END record, or before the start_ns it declares: a hostile or damaged
+ * trace, times near 0 or 2^64) stretches it, and every rate and CPU % over it with it (a 0.5 s
+ * recording read as 18 446 744 072 s, 0.0 samples/s, without a word). Say so; the numbers are
+ * over the span as it is. One second of slack: CUDA and agent records are timed by other
+ * clocks converted to the trace's. */
+static void check_span(ana_model *m)
+{
+	const char *meta_start = ana_meta_get(m, "start_ns");
+	uint64_t declared = meta_start ? strtoull(meta_start, NULL, 10) : 0;
+	if (m->has_end && m->end.time_ns && m->end_ns > m->end.time_ns &&
+	    m->end_ns - m->end.time_ns > GT_NS_PER_SEC)
+		ana_warn(m, "%s: records are timed up to %.3f s after the END record: the trace's times disagree "
+		            "(damaged or hostile?); durations and rates below run to the last record",
+		         m->path, gt_ns_to_s(m->end_ns - m->end.time_ns));
+	/* (a declared start after every record is the meta's own damage, not the records') */
+	if (declared && declared <= m->end_ns && m->start_ns && m->start_ns < declared &&
+	    declared - m->start_ns > GT_NS_PER_SEC)
+		ana_warn(m, "%s: records are timed up to %.3f s before the recording's start (meta start_ns): the "
+		            "trace's times disagree (damaged or hostile?); durations and rates below start at "
+		            "the first record", m->path, gt_ns_to_s(declared - m->start_ns));
+}
+
 int ana_capture_build(ana_model *m)
 {
 	size_t n = 0;
 	edge *e;
+	check_span(m);
 	m->captured.n = 0;
 	for (size_t i = 0; i < m->captures.n; i++)
 		n += m->captures.v[i].pid == 0;
@@ -54,6 +111,8 @@ int ana_capture_build(ana_model *m)
 	}
 	m->capture_controlled = 1;
 	free(e);
+	if (rc == 0)
+		check_samples(m);
 	return rc;
 }
 

@@ -10,6 +10,8 @@
 #include "cli.h"
 #include "gt_util.h"
 #include "gtt.h"
+#include "outfile.h"
+#include "gt_termsafe.h"
 
 void ana_check_opts_init(ana_check_opts *o)
 {
@@ -303,14 +305,20 @@ int ana_cmd_check(int argc, char **argv)
 		fprintf(stderr, "gt-analyze check: out of memory\n");
 		goto out;
 	}
-	ana_check_write_text(&r, &co, stdout);
+	FILE *text = gt_termsafe_open(stdout); /* function names come from the target */
+	ana_check_write_text(&r, &co, text ? text : stdout);
+	gt_termsafe_close(text);
 	if (junit) {
-		FILE *jf = fopen(junit, "w");
-		int wrc = jf ? ana_check_write_junit(&r, &co, golden, np, jf) : -1;
-		if (jf && fclose(jf) != 0)
+		char oerr[512];
+		const char *inputs[] = { golden, np, NULL };
+		ana_out *jo = ana_out_open(junit, inputs, oerr, sizeof(oerr));
+		int wrc = jo ? ana_check_write_junit(&r, &co, golden, np, ana_out_stream(jo)) : -1;
+		if (wrc < 0 && jo)
+			snprintf(oerr, sizeof(oerr), "writing %s: %s", junit, strerror(errno));
+		if (jo && ana_out_close(jo, wrc == 0, oerr, sizeof(oerr)) < 0)
 			wrc = -1;
 		if (wrc < 0) {
-			fprintf(stderr, "gt-analyze check: %s: %s\n", junit, strerror(errno));
+			fprintf(stderr, "gt-analyze check: %s\n", oerr);
 			goto out;
 		}
 	}

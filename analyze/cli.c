@@ -2,6 +2,8 @@
  * options, usage errors. The one place in analyze/ besides main.c that prints. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <string.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 /* --from S / --to S into the loader's window. */
 static int window_opt(const char *cmd, int opt, const char *arg, ana_opts *o)
@@ -89,6 +92,31 @@ ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 	/* the analysis goes on, but the status says it is partial */
 	*rc = m->end_mismatch ? GT_EXIT_PARTIAL : GT_EXIT_OK;
 	return m;
+}
+
+/* A mapped file that shrinks under the reader (the trace, or a binary mapped for its symbols,
+ * truncated or rewritten in place by another program) faults with SIGBUS on the first page past
+ * its new end: say so in one line and exit 2 instead of dying of the signal. */
+static void on_sigbus(int sig)
+{
+	static const char msg[] = ": a file being read shrank while it was read (the trace or a binary "
+	                          "read for symbols, truncated or rewritten in place by another program?); "
+	                          "stopped (output files are not put in place)\n";
+	const char *prog = program_invocation_short_name;
+	(void)sig;
+	ana_out_signal_cleanup();
+	if (write(STDERR_FILENO, prog, strlen(prog)) < 0 || write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(GT_EXIT_BROKEN);
+	_exit(GT_EXIT_BROKEN);
+}
+
+void ana_cli_catch_sigbus(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 }
 
 int ana_cli_usage_error(const char *cmd, const char *fmt, ...)

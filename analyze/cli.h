@@ -52,6 +52,10 @@ int ana_cli_python_frames(const char *arg, int *mode);
  * it fails otherwise). Progress shows when stderr is a terminal. */
 ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc);
 
+/* Turn SIGBUS (a mapped input file shrinking under the reader) into one line on stderr and exit
+ * status 2 (gt-analyze's and gt-render's main call it first). */
+void ana_cli_catch_sigbus(void);
+
 /* Print "gt-analyze CMD: MESSAGE" and a hint to --help on stderr; returns GT_EXIT_USAGE. */
 int ana_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

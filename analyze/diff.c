@@ -14,6 +14,8 @@
 #include "gt_util.h"
 #include "gtt.h"
 #include "json.h"
+#include "outfile.h"
+#include "gt_termsafe.h"
 #include "source.h"
 
 typedef struct pfunc { char *name; uint64_t self, total, mark; } pfunc;
@@ -691,6 +693,8 @@ int ana_cmd_diff(int argc, char **argv)
 	ana_profile *a = NULL, *b = NULL;
 	ana_diff d = {0};
 	FILE *out = NULL;
+	ana_out *of = NULL;
+	char oerr[512];
 	ana_opts_init(&ao);
 	optind = 1;
 	opterr = 0;
@@ -735,21 +739,26 @@ int ana_cmd_diff(int argc, char **argv)
 		fprintf(stderr, "gt-analyze diff: out of memory\n");
 		goto out;
 	}
-	if (!out_path || strcmp(out_path, "-") == 0)
-		out = stdout;
-	else if (!(out = fopen(out_path, "w"))) {
-		fprintf(stderr, "gt-analyze diff: %s: %s\n", out_path, strerror(errno));
+	const char *inputs[] = { pa, pb, NULL };
+	if (!(of = ana_out_open(out_path, inputs, oerr, sizeof(oerr)))) {
+		fprintf(stderr, "gt-analyze diff: %s\n", oerr);
 		goto out;
 	}
-	rc = json ? ana_diff_write_json(&d, pa, pb, out) : ana_diff_write_text(&d, pa, pb, top, out);
+	out = ana_out_stream(of);
+	FILE *text = json ? NULL : gt_termsafe_open(out); /* function names come from the target */
+	rc = json ? ana_diff_write_json(&d, pa, pb, out) : ana_diff_write_text(&d, pa, pb, top, text ? text : out);
+	if (gt_termsafe_close(text) < 0)
+		rc = GTT_EIO;
 	if (rc < 0 || fflush(out) != 0) {
 		fprintf(stderr, "gt-analyze diff: writing: %s\n", strerror(errno));
 		goto out;
 	}
 	status = ana_profile_partial(a) || ana_profile_partial(b) ? GT_EXIT_PARTIAL : GT_EXIT_OK;
 out:
-	if (out && out != stdout && fclose(out) != 0 && status != GT_EXIT_BROKEN)
+	if (ana_out_close(of, status != GT_EXIT_BROKEN, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "gt-analyze diff: %s\n", oerr);
 		status = GT_EXIT_BROKEN;
+	}
 	ana_diff_free(&d);
 	ana_profile_free(a);
 	ana_profile_free(b);

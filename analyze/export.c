@@ -12,6 +12,7 @@
 #include "gt_util.h"
 #include "gtt.h"
 #include "model_priv.h"
+#include "outfile.h"
 
 int ana_export_format_parse(const char *name)
 {
@@ -240,6 +241,8 @@ int ana_cmd_export(int argc, char **argv)
 	int c, status, rc;
 	ana_model *m = NULL;
 	FILE *out = NULL;
+	ana_out *of = NULL;
+	char oerr[512];
 	ana_opts_init(&ao);
 	ana_export_opts_init(&eo);
 	optind = 1;
@@ -299,12 +302,12 @@ int ana_cmd_export(int argc, char **argv)
 			fprintf(stderr, "gt-analyze export: warning: none of the %zu samples is of the --gil "
 			                "classes; the profile has no samples\n", m->samples.n);
 	}
-	if (!out_path || strcmp(out_path, "-") == 0)
-		out = stdout;
-	else if (!(out = fopen(out_path, "w"))) {
-		fprintf(stderr, "gt-analyze export: %s: %s\n", out_path, strerror(errno));
+	const char *inputs[] = { path, NULL };
+	if (!(of = ana_out_open(out_path, inputs, oerr, sizeof(oerr)))) {
+		fprintf(stderr, "gt-analyze export: %s\n", oerr);
 		goto out;
 	}
+	out = ana_out_stream(of);
 	rc = ana_export(m, format, &eo, out);
 	if (rc == 0 && fflush(out) != 0)
 		rc = GTT_EIO;
@@ -315,8 +318,8 @@ int ana_cmd_export(int argc, char **argv)
 	}
 	status = load_status;
 out:
-	if (out && out != stdout && fclose(out) != 0 && status != GT_EXIT_BROKEN) {
-		fprintf(stderr, "gt-analyze export: %s: %s\n", out_path, strerror(errno));
+	if (ana_out_close(of, status != GT_EXIT_BROKEN, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "gt-analyze export: %s\n", oerr);
 		status = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);

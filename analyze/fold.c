@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fold.h"
 #include "demangle.h"
+#include "outfile.h"
 #include "gt_util.h"
 #include "launch.h"
 #include "model_priv.h"
@@ -154,6 +155,15 @@ static const char *proc_name(const ana_model *m, uint32_t pid, char *buf, size_t
 		snprintf(buf, cap, "pid %u", pid);
 	}
 	return buf;
+}
+
+int ana_fold_tids_check(const char *list)
+{
+	uint32_t *v = NULL;
+	size_t n = 0;
+	int rc = list && list[0] ? parse_tids(list, &v, &n) : GTT_EINVAL;
+	free(v);
+	return rc == GTT_ENOMEM ? 0 : rc; /* out of memory here is no verdict on the list */
 }
 
 int ana_fold_weight_parse(const char *word)
@@ -691,7 +701,7 @@ int ana_cmd_fold(int argc, char **argv)
 			break;
 		case O_TID:
 			if (!optarg[0] || strspn(optarg, "0123456789,") != strlen(optarg) || strstr(optarg, ",,") ||
-			    optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',')
+			    optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',' || ana_fold_tids_check(optarg) < 0)
 				return ana_cli_usage_error("fold", "--tid wants a comma-separated list of thread ids, not '%s'",
 				                           optarg);
 			fo.tid_filter = optarg;
@@ -712,12 +722,15 @@ int ana_cmd_fold(int argc, char **argv)
 	if (!m)
 		return rc;
 	ana_folded fd;
-	FILE *out = stdout;
-	if (outpath && !(out = fopen(outpath, "w"))) {
-		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+	char oerr[512];
+	const char *inputs[] = { argv[optind], NULL };
+	ana_out *of = ana_out_open(outpath, inputs, oerr, sizeof(oerr));
+	if (!of) {
+		fprintf(stderr, "gt-analyze: %s\n", oerr);
 		ana_model_free(m);
 		return GT_EXIT_BROKEN;
 	}
+	FILE *out = ana_out_stream(of);
 	if (ana_fold(m, &fo, &fd) < 0) {
 		fprintf(stderr, "gt-analyze: out of memory while folding\n");
 		rc = GT_EXIT_BROKEN;
@@ -740,8 +753,8 @@ int ana_cmd_fold(int argc, char **argv)
 		}
 		ana_folded_free(&fd);
 	}
-	if (out != stdout && fclose(out) != 0 && rc != GT_EXIT_BROKEN) {
-		fprintf(stderr, "gt-analyze: %s: %s\n", outpath, strerror(errno));
+	if (ana_out_close(of, rc != GT_EXIT_BROKEN, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "gt-analyze: %s\n", oerr);
 		rc = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);

@@ -12,7 +12,7 @@ typedef struct ana_fold_opts {
 	int gil;              /* -1 any, else only samples of these classes: bit (1 << ANA_CLASS_*) */
 	int annotate_class;   /* append "_[py]", "_[gil]" ... class suffix to leaf frames (render colours) */
 	int python_only;
-	const char *tid_filter;   /* NULL, or comma list of tids */
+	const char *tid_filter;   /* NULL, or comma list of tids (ana_fold_tids_check) */
 	uint64_t from_ns, to_ns;  /* window as offsets from model->start_ns; 0 = from the start / to the end */
 	int weight;           /* ANA_WEIGHT_*: what a line counts */
 } ana_fold_opts;
@@ -80,5 +80,9 @@ void ana_folded_free(ana_folded *fd);
 /* `gt-analyze fold [OPTIONS] TRACE`: the command (parses its options, prints, returns the exit
  * status). */
 int ana_cmd_fold(int argc, char **argv);
+
+/* 0 when list is a comma-separated list of thread ids (decimal, each below 2^32), else
+ * GTT_EINVAL: what --tid takes, checked before any work (not found out as ENOMEM later). */
+int ana_fold_tids_check(const char *list);
 
 #endif

@@ -609,7 +609,7 @@ static void report_header(const ana_gpu_ctx *g, FILE *out)
 		if (h->source != GTT_SRC_CUPTI)
 			continue;
 		if (h->kind == GTT_HEALTH_DROPPED)
-			dropped += h->count;
+			dropped = ana_sat_add(dropped, h->count); /* hostile counts saturate, as in health.c */
 		else if (h->kind == GTT_HEALTH_NOTE && strncmp(h->text, "cupti agent", 11) != 0)
 			fprintf(out, "note (pid %u): %s\n", h->pid, h->text);
 	}

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "gt_util.h"
 #include "gtt.h"
+#include "outfile.h"
 #include "import_perf.h"
 #include "textin.h"
 
@@ -739,6 +740,8 @@ int ana_cmd_import_perf(int argc, char **argv)
 	ana_perf_opts o;
 	const char *out_path = NULL, *in_path = NULL;
 	FILE *in = NULL, *out = NULL;
+	ana_out *of = NULL;
+	char oerr[512];
 	ana_perf_import *pi = NULL;
 	int c, rc, status = GT_EXIT_BROKEN;
 	ana_perf_opts_init(&o);
@@ -808,11 +811,12 @@ int ana_cmd_import_perf(int argc, char **argv)
 	if (st.filtered)
 		fprintf(stderr, "gt-analyze import-perf: kept event %s only; %llu samples of other events (%s) skipped (--event-filter picks one)\n",
 		        st.event, (unsigned long long)st.filtered, st.other_event);
-	out = out_path ? fopen(out_path, "w") : stdout;
-	if (!out) {
-		fprintf(stderr, "gt-analyze import-perf: %s: %s\n", out_path, strerror(errno));
+	const char *inputs[] = { in_path, NULL };
+	if (!(of = ana_out_open(out_path, inputs, oerr, sizeof(oerr)))) {
+		fprintf(stderr, "gt-analyze import-perf: %s\n", oerr);
 		goto out;
 	}
+	out = ana_out_stream(of);
 	if (ana_perf_import_write(pi, out) < 0 || fflush(out) != 0) {
 		fprintf(stderr, "gt-analyze import-perf: writing %s: %s\n", out_path ? out_path : "stdout",
 		        strerror(errno));
@@ -822,8 +826,8 @@ int ana_cmd_import_perf(int argc, char **argv)
 out:
 	if (in && in != stdin)
 		fclose(in);
-	if (out && out != stdout && fclose(out) != 0 && status != GT_EXIT_BROKEN) {
-		fprintf(stderr, "gt-analyze import-perf: %s: %s\n", out_path, strerror(errno));
+	if (ana_out_close(of, status != GT_EXIT_BROKEN, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "gt-analyze import-perf: %s\n", oerr);
 		status = GT_EXIT_BROKEN;
 	}
 	ana_perf_import_destroy(pi);

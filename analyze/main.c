@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "model.h"
+#include "gt_termsafe.h"
 
 /* The subcommands: X(name, function, one-line help). Adding one is one line here plus its
  * function `int FN(int argc, char **argv)` in its module's file, which parses the command's
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	gt_termsafe_stderr(); /* warnings quote names from the trace */
+	ana_cli_catch_sigbus();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

@@ -18,6 +18,7 @@
 #include "python.h"
 #include "report.h"
 #include "procs.h"
+#include "gt_termsafe.h"
 
 void ana_report_opts_init(ana_report_opts *o)
 {
@@ -464,7 +465,10 @@ int ana_cmd_report(int argc, char **argv)
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;
-	if (ana_report(m, &ro, stdout) < 0 || fflush(stdout) != 0) {
+	/* names in the report come from the target: no control character reaches the terminal */
+	FILE *out = gt_termsafe_open(stdout);
+	int wrc = ana_report(m, &ro, out ? out : stdout);
+	if (gt_termsafe_close(out) < 0 || wrc < 0 || fflush(stdout) != 0) {
 		fprintf(stderr, "gt-analyze: writing the report failed: %s\n", strerror(errno));
 		rc = GT_EXIT_BROKEN;
 	}

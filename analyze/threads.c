@@ -105,8 +105,49 @@ static int keyed_cmp(const void *a, const void *b)
 	return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
 }
 
+/* by pid, then time (then record order) */
+static int keyed_cmp_time(const void *a, const void *b)
+{
+	const keyed *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	int c = cmp_u64(x->time, y->time);
+	return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
+}
+
+/* A pid that a new process took after an earlier one with it exited (long recordings of
+ * programs that fork many short children): the model keys threads, names and address spaces by
+ * pid, so the later process's samples are counted under the earlier one's threads and named
+ * with its binaries. The tool cannot tell them apart, so it says so. tid holds the event. */
+static int check_pid_reuse(ana_model *m)
+{
+	size_t n = 0, reused = 0;
+	uint32_t first = 0;
+	keyed *k = malloc((m->processes.n + 1) * sizeof(*k));
+	if (!k)
+		return GTT_ENOMEM;
+	for (size_t i = 0; i < m->processes.n; i++) {
+		const gtt_process *pr = &m->processes.v[i];
+		if (pr->event == GTT_PROC_START || pr->event == GTT_PROC_FORK || pr->event == GTT_PROC_EXIT)
+			k[n++] = (keyed){ pr->pid, pr->event, pr->time_ns, i };
+	}
+	qsort(k, n, sizeof(*k), keyed_cmp_time);
+	for (size_t i = 1; i < n; i++)
+		if (k[i].pid == k[i - 1].pid && k[i - 1].tid == GTT_PROC_EXIT && k[i].tid != GTT_PROC_EXIT &&
+		    k[i].time > k[i - 1].time && reused++ == 0)
+			first = k[i].pid;
+	free(k);
+	if (reused)
+		ana_warn(m, "%s: %zu process start(s) took a pid that an exited process of the recording had (pid "
+		            "%u first): their samples are counted under the earlier process's threads and named "
+		            "with its binaries", m->path, reused, first);
+	return 0;
+}
+
 int ana_threads_finish(ana_model *m)
 {
+	if (check_pid_reuse(m) < 0)
+		return GTT_ENOMEM;
 	for (size_t i = 0; i < m->pystacks.n; i++)
 		ana_thread_find(m, m->pystacks.v[i].pid, m->pystacks.v[i].tid)->is_python = 1;
 	for (size_t i = 0; i < m->threads.n; i++) {

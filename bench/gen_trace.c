@@ -136,6 +136,7 @@ static void put(const gtt_record *r)
 	if (rc && !werr)
 		werr = rc;
 	n_written++;
+	n_samples_written += r->tag == GTT_REC_SAMPLE; /* END says how many, as gt-record's does */
 }
 
 static uint8_t stackbuf[65536];
@@ -146,7 +147,6 @@ static void sample(const opts *o, thr *t, uint64_t now)
 	uint32_t n_kernel = 0, n_user = 0;
 	gtt_record r = { .tag = GTT_REC_SAMPLE };
 	gtt_sample *s = &r.u.sample;
-	n_samples_written++; /* END says how many, as gt-record's does */
 	drift_native(t);
 	if (rndn(100) < 30) /* in the kernel: a short kernel chain */
 		for (n_kernel = 0; n_kernel < 3 + rndn(6); n_kernel++)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gpucheck.h"
+#include "gtt.h"
 #include "pipeline.h"
 
 #ifndef GT_VERSION
@@ -74,6 +75,18 @@ static int run_bench(const pl_config *c)
 	return 0;
 }
 
+/* 1 when path is a file starting with the trace magic: the telemetry (written at the end) must
+ * not land on a trace, least of all the one gt-record is writing around this run. */
+static int is_trace(const char *path)
+{
+	char head[GTT_MAGIC_LEN];
+	FILE *f = fopen(path, "rb");
+	int yes = f && fread(head, 1, sizeof(head), f) == sizeof(head) && memcmp(head, GTT_MAGIC, GTT_MAGIC_LEN) == 0;
+	if (f)
+		fclose(f);
+	return yes;
+}
+
 int main(int argc, char **argv)
 {
 	pl_config cfg;
@@ -121,6 +134,11 @@ int main(int argc, char **argv)
 		if (strcmp(key, "telemetry") == 0) {
 			if (!*val) {
 				fprintf(stderr, "gt-pipeline: --telemetry needs a file name\n");
+				return 64;
+			}
+			if (is_trace(val)) {
+				fprintf(stderr, "gt-pipeline: --telemetry %s is a groundtruth trace (gt-record's -o?): not "
+				        "written over; choose another name\n", val);
 				return 64;
 			}
 			telemetry = val;

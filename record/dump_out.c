@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dump_priv.h"
+#include "gt_termsafe.h"
 #include "gt_util.h"
 
 const char *rec_dump_gil_word(int gil)
@@ -162,7 +163,7 @@ static void print_thread(FILE *f, const dproc *p, const dthr *t, int all_frames)
 		fprintf(f, "    (Python stack read while the thread ran)\n");
 }
 
-void rec_dump_print_text(FILE *f, const dproc *p, int all_frames)
+static void print_text(FILE *f, const dproc *p, int all_frames)
 {
 	char d1[32], d2[32];
 	size_t i;
@@ -343,4 +344,13 @@ void rec_dump_print_json(FILE *f, const dproc *ps, size_t n)
 		fputs("]}", f);
 	}
 	fputs("]}\n", f);
+}
+
+/* Thread names, the command line and Python and native function names come from the target:
+ * their control characters reach the terminal as '?' (gt_termsafe.h). */
+void rec_dump_print_text(FILE *f, const dproc *p, int all_frames)
+{
+	FILE *safe = gt_termsafe_open(f);
+	print_text(safe ? safe : f, p, all_frames);
+	gt_termsafe_close(safe);
 }

@@ -337,6 +337,11 @@ static int setup_signals(const rec_opts *o)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
 		return -errno;
+	/* SIGHUP too: a closed terminal (a dropped ssh session) ends the recording cleanly, with
+	 * its END record, instead of killing gt-record mid-write; under nohup it stays ignored */
+	struct sigaction hup;
+	if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN && sigaction(SIGHUP, &sa, NULL) < 0)
+		return -errno;
 	/* --capture-range=signal and --ring: SIGUSR1 and SIGUSR2 go to capture control (without
 	 * them, their default action still ends gt-record, as for any program) */
 	sa.sa_handler = rec_capture_signal;

@@ -16,6 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "gt_termsafe.h"
 #include "gt_util.h"
 #include "procfs.h"
 #include "procthread.h"
@@ -68,6 +69,9 @@ static void put(rec_top *t, const char *fmt, ...)
 		t->frame_len += (size_t)n < FRAME_BYTES - t->frame_len ? (size_t)n : FRAME_BYTES - 1 - t->frame_len;
 }
 
+/* Thread names, the command and function names come from the target (a thread names itself):
+ * gt_termsafe_scrub turns their control characters into '?' before they are shown, not the
+ * view's own lines, which carry its escape sequences. */
 /* One screen line: at most width columns (UTF-8 kept whole), then clear to its end. */
 static void line(rec_top *t, int width, const char *fmt, ...)
 {
@@ -221,6 +225,10 @@ static void draw(rec_top *t, uint64_t now, uint64_t dt_ns)
 		t->rows[k].cpu_pct = pct;
 	}
 	qsort(t->rows, n, sizeof(*t->rows), cmp_rows);
+	for (i = 0; i < n; i++) {
+		gt_termsafe_scrub(t->rows[i].name);
+		gt_termsafe_scrub(t->rows[i].hottest);
+	}
 
 	put(t, "\033[H");
 	line(t, width, "gt-record --top  pid %d  %s", (int)t->pid, t->command);
@@ -323,6 +331,7 @@ rec_top *rec_top_start(const rec_top_opts *o, char *err, size_t errlen)
 	t->pid = o->pid;
 	t->freq_hz = o->freq_hz;
 	snprintf(t->command, sizeof(t->command), "%s", o->command ? o->command : "");
+	gt_termsafe_scrub(t->command);
 	t->m = rec_top_model_create(o->pid, o->freq_hz);
 	t->rows = calloc(MAX_ROWS, sizeof(*t->rows));
 	t->frame = malloc(FRAME_BYTES);
@@ -378,6 +387,10 @@ static void final_table(rec_top *t, FILE *f)
 	if (n > MAX_ROWS)
 		n = MAX_ROWS;
 	qsort(t->rows, n, sizeof(*t->rows), cmp_total);
+	for (i = 0; i < n; i++) {
+		gt_termsafe_scrub(t->rows[i].name);
+		gt_termsafe_scrub(t->rows[i].hottest);
+	}
 	fprintf(f, "gt-record --top: GIL classes over the whole recording (%llu samples%s)\n",
 	        (unsigned long long)st.samples, st.skipped ? ", some not classified" : "");
 	fprintf(f, "    TID NAME          SAMPLES  PY+GIL NAT+GIL  NO GIL WAITING  NOT PY\n");

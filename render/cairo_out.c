@@ -129,6 +129,21 @@ static int cairo_failed(cairo_status_t st, const sink *k, char *why, size_t whyl
 
 int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why, size_t whylen)
 {
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return REN_EIO;
+	}
+	int rc = ren_cairo_write_stream(s, f, format, why, whylen);
+	if (fclose(f) != 0 && !rc) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		rc = REN_EIO;
+	}
+	return rc;
+}
+
+int ren_cairo_write_stream(const ren_scene *s, FILE *f, int format, char *why, size_t whylen)
+{
 	double W = ceil(ren_scene_width(s)), H = ceil(ren_scene_height(s));
 	cairo_surface_t *surf = NULL;
 	cairo_t *cr = NULL;
@@ -141,10 +156,7 @@ int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why,
 		                      "side); use .svg or .pdf", W, H, PNG_MAX_SIDE);
 		return REN_EINVAL;
 	}
-	if (!(k.f = fopen(path, "wb"))) {
-		snprintf(why, whylen, "%s", strerror(errno));
-		return REN_EIO;
-	}
+	k.f = f;
 	if (format == REN_CAIRO_PNG)
 		surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
 	else
@@ -175,10 +187,6 @@ out:
 	if (surf)
 		cairo_surface_destroy(surf);
 	if (!rc && fflush(k.f) != 0) {
-		snprintf(why, whylen, "%s", strerror(errno));
-		rc = REN_EIO;
-	}
-	if (fclose(k.f) != 0 && !rc) {
 		snprintf(why, whylen, "%s", strerror(errno));
 		rc = REN_EIO;
 	}

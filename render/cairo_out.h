@@ -5,6 +5,7 @@
 #define REN_CAIRO_OUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "layout.h"
 
@@ -15,5 +16,7 @@ enum { REN_CAIRO_PNG = 1, REN_CAIRO_PDF = 2 };
  * REN_ENOMEM, REN_EINVAL for a size Cairo refuses; the reason in why (strerror for a failed
  * write, Cairo's own words otherwise). */
 int ren_cairo_write(const ren_scene *s, const char *path, int format, char *why, size_t whylen);
+/* The same into an open stream (flushed, not closed: the caller owns f and its fate). */
+int ren_cairo_write_stream(const ren_scene *s, FILE *f, int format, char *why, size_t whylen);
 
 #endif

@@ -10,6 +10,9 @@
 
 #include "cairo_out.h"
 #include "cli.h"
+#include "fold.h"
+#include "outfile.h"
+#include "gt_termsafe.h"
 #include "flame.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -164,33 +167,31 @@ static int out_format(const cli *c)
 static int write_scene(const cli *c, const ren_scene *sc)
 {
 	int fmt = out_format(c), rc;
-	char err[256] = "";
-	if (fmt == 'p' || fmt == 'd') {
-		if (!c->output || strcmp(c->output, "-") == 0) {
-			fprintf(stderr, "gt-render: PNG and PDF need -o FILE\n");
-			return GT_EXIT_USAGE;
-		}
-		rc = ren_cairo_write(sc, c->output, fmt == 'p' ? REN_CAIRO_PNG : REN_CAIRO_PDF, err,
-		                     sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "gt-render: %s: %s\n", c->output, err[0] ? err : ren_strerror(rc));
-			unlink(c->output);
-			return GT_EXIT_BROKEN;
-		}
-		return 0;
+	char err[512] = "", oerr[512] = "";
+	if ((fmt == 'p' || fmt == 'd') && (!c->output || strcmp(c->output, "-") == 0)) {
+		fprintf(stderr, "gt-render: PNG and PDF need -o FILE\n");
+		return GT_EXIT_USAGE;
 	}
-	FILE *f = stdout;
-	if (c->output && strcmp(c->output, "-") != 0 && !(f = fopen(c->output, "w"))) {
-		fprintf(stderr, "gt-render: %s: %s\n", c->output, strerror(errno));
+	const char *inputs[] = { c->input, c->diff, NULL };
+	ana_out *o = ana_out_open(c->output, inputs, oerr, sizeof(oerr));
+	if (!o) {
+		fprintf(stderr, "gt-render: %s\n", oerr);
 		return GT_EXIT_BROKEN;
 	}
-	rc = ren_svg_write(sc, f);
-	int close_rc = f == stdout ? fflush(f) : fclose(f);
-	if (rc < 0 || close_rc != 0) {
+	if (fmt == 'p' || fmt == 'd')
+		rc = ren_cairo_write_stream(sc, ana_out_stream(o), fmt == 'p' ? REN_CAIRO_PNG : REN_CAIRO_PDF, err,
+		                            sizeof(err));
+	else if ((rc = ren_svg_write(sc, ana_out_stream(o))) < 0)
+		snprintf(err, sizeof(err), "%s", rc == REN_ENOMEM ? "out of memory" : strerror(errno));
+	/* a failed write leaves no file of ours and whatever was at the output's name as it was */
+	if (rc < 0) {
+		ana_out_close(o, 0, oerr, sizeof(oerr));
 		fprintf(stderr, "gt-render: %s: write failed: %s\n", c->output ? c->output : "stdout",
-		        rc == REN_ENOMEM ? "out of memory" : strerror(errno));
-		if (f != stdout)
-			unlink(c->output);
+		        err[0] ? err : ren_strerror(rc));
+		return GT_EXIT_BROKEN;
+	}
+	if (ana_out_close(o, 1, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "gt-render: %s\n", oerr);
 		return GT_EXIT_BROKEN;
 	}
 	return 0;
@@ -459,6 +460,8 @@ int main(int argc, char **argv)
 {
 	cli c = {.minwidth = -1, .minwidth_pct = -1};
 	int opt;
+	gt_termsafe_stderr(); /* warnings quote names from the trace */
+	ana_cli_catch_sigbus();
 	if (argc < 2) {
 		usage(stderr);
 		return GT_EXIT_USAGE;
@@ -529,7 +532,13 @@ int main(int argc, char **argv)
 			else if (strcmp(c.cmd, "timeline") == 0 && optind < argc && argv[optind][0] != '-')
 				c.threads_re = argv[optind++];
 			break;
-		case OPT_TID: c.tid = optarg; break;
+		case OPT_TID:
+			if (!optarg[0] || strspn(optarg, "0123456789,") != strlen(optarg) || strstr(optarg, ",,") ||
+			    optarg[0] == ',' ||
+			    optarg[strlen(optarg) - 1] == ',' || ana_fold_tids_check(optarg) < 0)
+				return usage_error("--tid wants a comma-separated list of thread ids, not '%s'", optarg);
+			c.tid = optarg;
+			break;
 		case OPT_FROM:
 			if (parse_num(optarg, 0, 1e9, &c.from_s) < 0) /* seconds: at most 31 years */
 				return usage_error("--from wants seconds from the trace start, not '%s'", optarg);

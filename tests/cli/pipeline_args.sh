@@ -43,3 +43,15 @@ fi
 bad "unwritable telemetry" 2 'cannot write telemetry' --steps 1 --targets 1 --drafters 1 --layers 1 --telemetry /nonexistent-dir/t.json
 check_rc "--help exits 0" 0 "$PL" --help
 check "--help lists the knobs" grep -q -- '--min-ready' "$TMP/out"
+# --telemetry naming a trace: refused at the start, the trace kept (gt-record -o run.gtt --
+# gt-pipeline --telemetry run.gtt wrote the JSON over the trace being recorded at the end)
+cp "$GT_ROOT/testdata/bad/base.gtt" "$TMP/run.gtt"
+check_rc "--telemetry over a trace is refused" 64 "$PL" --steps 1 --targets 1 --drafters 1 --layers 1 --telemetry "$TMP/run.gtt"
+check "... saying why" grep -q 'is a groundtruth trace' "$TMP/err"
+check "... the trace is kept" cmp -s "$GT_ROOT/testdata/bad/base.gtt" "$TMP/run.gtt"
+if [ -x "$GT_BIN/gt-record" ]; then
+	"$GT_BIN/gt-record" -q -o "$TMP/rec.gtt" -- "$PL" --steps 1 --targets 1 --drafters 1 --layers 1 \
+		--telemetry "$TMP/rec.gtt" >/dev/null 2>&1
+	check "the trace gt-record writes around the run keeps its header" \
+		bash -c "head -c 4 '$TMP/rec.gtt' | grep -q '^GTT'"
+fi

@@ -49,3 +49,20 @@ sleep 1; kill -INT "$rpid"; wait "$rpid"; rc=$?
 check "errors: SIGINT to gt-record alone ends it; the command gets SIGINT (exit $rc)" test "$rc" -eq 130
 "$SUM" summary "$TMP/i.gtt" >"$TMP/i.sum"
 check "errors: ... END record, reason signal" grep -q '^end 3 ' "$TMP/i.sum"
+
+# -F at its limits: above 20 kHz DWARF stack copies stop the target (docs/RECORD.md, "The events")
+check_rc "errors: -F 20001 with dwarf stack copies is a usage error" 64 "$REC" -q -F 20001 -o "$TMP/f.gtt" -- true
+check "errors: ... saying why" grep -q 'dwarf.*stops the target' "$TMP/err"
+check_rc "errors: -F 100000 with --call-graph fp is taken" 0 "$REC" -q -F 100000 --call-graph fp -o "$TMP/f.gtt" -- true
+check_rc "errors: -F 100001 is a usage error" 64 "$REC" -q -F 100001 --call-graph fp -o "$TMP/f.gtt" -- true
+
+# SIGHUP (the terminal closed): a clean end with an END record, the command gets SIGHUP; under
+# nohup (SIGHUP ignored) it is ignored, by gt-record and the command alike
+"$REC" -q -o "$TMP/h.gtt" -- "$P/calltree" 5 & rpid=$!
+sleep 1; kill -HUP "$rpid"; wait "$rpid"; rc=$?
+check "errors: SIGHUP ends the recording; the command gets SIGHUP (exit $rc)" test "$rc" -eq 129
+"$SUM" summary "$TMP/h.gtt" >"$TMP/h.sum"
+check "errors: ... END record, reason signal" grep -q '^end 3 ' "$TMP/h.sum"
+(trap '' HUP; exec "$REC" -q -d 1.5 -o "$TMP/n.gtt" -- "$P/calltree" 5) & rpid=$!
+sleep 0.5; kill -HUP "$rpid"; wait "$rpid"; rc=$?
+check "errors: under nohup SIGHUP is ignored: -d ends the recording (exit $rc)" test "$rc" -eq 143
