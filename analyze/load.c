@@ -255,7 +255,9 @@ static int take_python(ana_model *m, const gtt_record *rec)
 	return 0;
 }
 
-static int take_record(loader *L, const gtt_record *rec)
+/* Definitions and the recording's own records: metadata, processes, threads, mappings, strings,
+ * devices, health, the archive, the end. 0, <0, or 1 when rec is none of these. */
+static int take_definition(loader *L, const gtt_record *rec)
 {
 	ana_model *m = L->m;
 	switch (rec->tag) {
@@ -314,6 +316,49 @@ static int take_record(loader *L, const gtt_record *rec)
 		see_time(m, e->m.time_ns);
 		return e->m.path ? 0 : GTT_ENOMEM;
 	}
+	case GTT_REC_HEALTH: {
+		gtt_health *e = ana_vec_push(m->health);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.health;
+		e->text = keep(m, rec->u.health.text);
+		return e->text ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_STRING: {
+		ana_string *e = ana_vec_push(m->strings);
+		if (!e)
+			return GTT_ENOMEM;
+		e->pid = rec->u.string.pid;
+		e->id = rec->u.string.id;
+		e->text = dupstr(rec->u.string.text);
+		return e->text ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_CUDA_DEVICE: {
+		gtt_cuda_device *e = ana_vec_push(m->cuda_devices);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.cuda_device;
+		e->name = keep(m, rec->u.cuda_device.name);
+		e->uuid = keep(m, rec->u.cuda_device.uuid);
+		return e->name && e->uuid ? 0 : GTT_ENOMEM;
+	}
+	case GTT_REC_ARCHIVE:
+		return add_archive_piece(L, &rec->u.archive);
+	case GTT_REC_END:
+		m->has_end = 1;
+		m->end = rec->u.end;
+		see_time(m, rec->u.end.time_ns);
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* One record into the model (or into the loader's accumulators). 0 or <0. */
+static int take_record(loader *L, const gtt_record *rec)
+{
+	ana_model *m = L->m;
+	switch (rec->tag) {
 	case GTT_REC_SAMPLE:
 		see_time(m, rec->u.sample.time_ns);
 		L->n_samples_seen++;
@@ -335,14 +380,6 @@ static int take_record(loader *L, const gtt_record *rec)
 		*e = rec->u.thread_cpu;
 		see_time(m, e->time_ns);
 		return 0;
-	}
-	case GTT_REC_HEALTH: {
-		gtt_health *e = ana_vec_push(m->health);
-		if (!e)
-			return GTT_ENOMEM;
-		*e = rec->u.health;
-		e->text = keep(m, rec->u.health.text);
-		return e->text ? 0 : GTT_ENOMEM;
 	}
 	case GTT_REC_TICKS: {
 		gtt_ticks *e = ana_vec_push(m->ticks);
@@ -371,24 +408,6 @@ static int take_record(loader *L, const gtt_record *rec)
 		see_time(m, e->time_ns);
 		return 0;
 	}
-	case GTT_REC_STRING: {
-		ana_string *e = ana_vec_push(m->strings);
-		if (!e)
-			return GTT_ENOMEM;
-		e->pid = rec->u.string.pid;
-		e->id = rec->u.string.id;
-		e->text = dupstr(rec->u.string.text);
-		return e->text ? 0 : GTT_ENOMEM;
-	}
-	case GTT_REC_CUDA_DEVICE: {
-		gtt_cuda_device *e = ana_vec_push(m->cuda_devices);
-		if (!e)
-			return GTT_ENOMEM;
-		*e = rec->u.cuda_device;
-		e->name = keep(m, rec->u.cuda_device.name);
-		e->uuid = keep(m, rec->u.cuda_device.uuid);
-		return e->name && e->uuid ? 0 : GTT_ENOMEM;
-	}
 #define SIMPLE(TAG, VEC, FIELD, T0, T1)                   \
 	case TAG: {                                       \
 		void *e = ana_vec_push(m->VEC);           \
@@ -413,15 +432,10 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!L->launch && !(L->launch = ana_launch_loader_new()))
 			return GTT_ENOMEM;
 		return ana_launch_loader_add(L->launch, &rec->u.callstack);
-	case GTT_REC_ARCHIVE:
-		return add_archive_piece(L, &rec->u.archive);
-	case GTT_REC_END:
-		m->has_end = 1;
-		m->end = rec->u.end;
-		see_time(m, rec->u.end.time_ns);
-		return 0;
-	default:
-		return 0; /* a newer record kind: skipped, as the format promises */
+	default: {
+		int rc = take_definition(L, rec);
+		return rc > 0 ? 0 : rc; /* a newer record kind: skipped, as the format promises */
+	}
 	}
 }
 
