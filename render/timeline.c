@@ -802,6 +802,62 @@ void ren_timeline_opts_init(ren_timeline_opts *o)
 	o->width_px = 1400;
 }
 
+/* The legend names what this trace has: le gets at most LEGEND_MAX entries; their number. */
+#define LEGEND_MAX 24
+static size_t legend_of(const ana_model *m, legend_entry *le)
+{
+	size_t nl = 0;
+	int cls_seen[ANA_CLASS_COUNT] = {0};
+	for (size_t i = 0; i < m->samples.n; i++)
+		if (m->samples.v[i].cls < ANA_CLASS_COUNT)
+			cls_seen[m->samples.v[i].cls] = 1;
+	for (int c = 1; c < ANA_CLASS_COUNT; c++)
+		if (cls_seen[c])
+			le[nl++] = (legend_entry){ana_class_name(c), ren_class_color(c), 12};
+	if (cls_seen[0]) {
+		const char *label = nl ? "on-CPU, not Python" : "on-CPU (sampled)";
+		le[nl++] = (legend_entry){label, ren_class_color(0), 12};
+	}
+	if (m->switches.n)
+		le[nl++] = (legend_entry){"off-CPU", C_OFFCPU, 3};
+	if (m->gil.n)
+		le[nl++] = (legend_entry){"holds the GIL", C_GIL, 3};
+	if (m->apis.n)
+		le[nl++] = (legend_entry){"CUDA API call", C_API, 4};
+	if (m->kernels.n)
+		le[nl++] = (legend_entry){"kernel", 0x5fbcd3, 12};
+	int ck[6] = {0};
+	for (size_t i = 0; i < m->memcpys.n; i++)
+		ck[m->memcpys.v[i].kind < 6 ? m->memcpys.v[i].kind : 0] = 1;
+	if (ck[GTT_MEMCPY_HTOD])
+		le[nl++] = (legend_entry){"copy HtoD", C_HTOD, 12};
+	if (ck[GTT_MEMCPY_DTOH])
+		le[nl++] = (legend_entry){"copy DtoH", C_DTOH, 12};
+	if (ck[GTT_MEMCPY_DTOD])
+		le[nl++] = (legend_entry){"copy DtoD", C_DTOD, 12};
+	if (ck[0] || ck[GTT_MEMCPY_HTOH] || ck[GTT_MEMCPY_PTOP])
+		le[nl++] = (legend_entry){"other copy", C_COPY, 12};
+	if (m->memsets.n)
+		le[nl++] = (legend_entry){"memset", C_MEMSET, 12};
+	if (m->syncs.n)
+		le[nl++] = (legend_entry){"synchronize", C_SYNC, 3};
+	if (m->nvtx.n)
+		le[nl++] = (legend_entry){"NVTX range", 0xa6cee3, 12};
+	if (m->counters.n)
+		le[nl++] = (legend_entry){"counter value", C_COUNTER, 12};
+	int has_wm = 0;
+	for (size_t i = 0; i < m->counters.n && !has_wm; i++)
+		has_wm = ana_counter_watermark_of(ana_string_get(m, m->counters.v[i].pid, m->counters.v[i].name_id)) > 0;
+	if (has_wm)
+		le[nl++] = (legend_entry){"counter watermark", C_WATERMARK, 2};
+	int has_lag = 0;
+	for (size_t i = 0; i < m->health.n; i++)
+		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;
+	if (has_lag)
+		le[nl++] = (legend_entry){"sampler behind", C_LAG, 12};
+	return nl;
+}
+
 ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, int *err, char *why,
                                size_t whylen)
 {
@@ -861,57 +917,8 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 		goto oom;
 	it->flags |= REN_F_SVGONLY;
 
-	/* the legend names what this trace has */
-	legend_entry le[24];
-	size_t nl = 0;
-	int cls_seen[ANA_CLASS_COUNT] = {0};
-	for (size_t i = 0; i < m->samples.n; i++)
-		if (m->samples.v[i].cls < ANA_CLASS_COUNT)
-			cls_seen[m->samples.v[i].cls] = 1;
-	for (int c = 1; c < ANA_CLASS_COUNT; c++)
-		if (cls_seen[c])
-			le[nl++] = (legend_entry){ana_class_name(c), ren_class_color(c), 12};
-	if (cls_seen[0]) {
-		const char *label = nl ? "on-CPU, not Python" : "on-CPU (sampled)";
-		le[nl++] = (legend_entry){label, ren_class_color(0), 12};
-	}
-	if (m->switches.n)
-		le[nl++] = (legend_entry){"off-CPU", C_OFFCPU, 3};
-	if (m->gil.n)
-		le[nl++] = (legend_entry){"holds the GIL", C_GIL, 3};
-	if (m->apis.n)
-		le[nl++] = (legend_entry){"CUDA API call", C_API, 4};
-	if (m->kernels.n)
-		le[nl++] = (legend_entry){"kernel", 0x5fbcd3, 12};
-	int ck[6] = {0};
-	for (size_t i = 0; i < m->memcpys.n; i++)
-		ck[m->memcpys.v[i].kind < 6 ? m->memcpys.v[i].kind : 0] = 1;
-	if (ck[GTT_MEMCPY_HTOD])
-		le[nl++] = (legend_entry){"copy HtoD", C_HTOD, 12};
-	if (ck[GTT_MEMCPY_DTOH])
-		le[nl++] = (legend_entry){"copy DtoH", C_DTOH, 12};
-	if (ck[GTT_MEMCPY_DTOD])
-		le[nl++] = (legend_entry){"copy DtoD", C_DTOD, 12};
-	if (ck[0] || ck[GTT_MEMCPY_HTOH] || ck[GTT_MEMCPY_PTOP])
-		le[nl++] = (legend_entry){"other copy", C_COPY, 12};
-	if (m->memsets.n)
-		le[nl++] = (legend_entry){"memset", C_MEMSET, 12};
-	if (m->syncs.n)
-		le[nl++] = (legend_entry){"synchronize", C_SYNC, 3};
-	if (m->nvtx.n)
-		le[nl++] = (legend_entry){"NVTX range", 0xa6cee3, 12};
-	if (m->counters.n)
-		le[nl++] = (legend_entry){"counter value", C_COUNTER, 12};
-	int has_wm = 0;
-	for (size_t i = 0; i < m->counters.n && !has_wm; i++)
-		has_wm = ana_counter_watermark_of(ana_string_get(m, m->counters.v[i].pid, m->counters.v[i].name_id)) > 0;
-	if (has_wm)
-		le[nl++] = (legend_entry){"counter watermark", C_WATERMARK, 2};
-	int has_lag = 0;
-	for (size_t i = 0; i < m->health.n; i++)
-		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;
-	if (has_lag)
-		le[nl++] = (legend_entry){"sampler behind", C_LAG, 12};
+	legend_entry le[LEGEND_MAX];
+	size_t nl = legend_of(m, le);
 	double y = draw_legend(&t, 62, le, nl);
 	if (t.oom)
 		goto oom;
