@@ -369,16 +369,7 @@ void rec_archive_get_stats(const rec_archive *a, rec_archive_stats *st)
 
 static void note(gtt_writer *w, const char *text)
 {
-	gtt_record r;
-
-	memset(&r, 0, sizeof(r));
-	r.tag = GTT_REC_HEALTH;
-	r.u.health.time_ns = gtt_now_ns();
-	r.u.health.end_ns = r.u.health.time_ns;
-	r.u.health.source = GTT_SRC_PERF;
-	r.u.health.kind = GTT_HEALTH_NOTE;
-	r.u.health.text = text;
-	gtt_write(w, &r);
+	gtt_write_note(w, GTT_SRC_PERF, gtt_now_ns(), 0, 0, text);
 }
 
 /* Open the file behind m whose build-id matches. NULL when none does. */

@@ -723,16 +723,10 @@ int rec_cuda_finish(rec_cuda *c, gtt_writer *w)
 			         "%llu byte(s) of an unfinished chunk dropped%s", f->name,
 			         (unsigned long long)f->n_corrupt, (unsigned long long)tail,
 			         f->broken ? ", rest unreadable (impossible chunk length)" : "");
-			gtt_record r = { .tag = GTT_REC_HEALTH };
-			r.u.health.time_ns = gtt_now_ns();
-			r.u.health.end_ns = r.u.health.time_ns;
-			r.u.health.source = GTT_SRC_CUPTI;
-			r.u.health.kind = GTT_HEALTH_NOTE;
-			r.u.health.pid = f->pid;
-			r.u.health.count = f->n_corrupt;
-			r.u.health.value[0] = tail;
-			r.u.health.text = text;
-			gtt_write(w, &r);
+			uint64_t now = gtt_now_ns();
+			gtt_health h = { .time_ns = now, .end_ns = now, .source = GTT_SRC_CUPTI, .kind = GTT_HEALTH_NOTE,
+			                 .pid = f->pid, .count = f->n_corrupt, .value = { tail }, .text = text };
+			gtt_write_health(w, &h);
 		}
 		remove_ctl_files(c);
 		if (!getenv("GT_CUPTI_KEEP"))

@@ -24,6 +24,7 @@
 #include "cupti_bufq.h"
 #include "cupti_calls.h"
 #include "cupti_nvtx.h"
+#include "gt_util.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define TICK_ON_MS 50         /* flush thread wake-up while tracing (and at each full buffer) */
@@ -119,14 +120,11 @@ static void write_dropped_locked(size_t dropped)
 	A.st.n_dropped += dropped;
 	if (!A.w)
 		return;
-	gtt_record r = { .tag = GTT_REC_HEALTH };
-	r.u.health.time_ns = r.u.health.end_ns = ag_now_ns();
-	r.u.health.source = GTT_SRC_CUPTI;
-	r.u.health.kind = GTT_HEALTH_DROPPED;
-	r.u.health.pid = (uint32_t)A.pid;
-	r.u.health.count = dropped;
-	r.u.health.text = "CUPTI activity records dropped (no buffer space)";
-	gtt_write(A.w, &r);
+	uint64_t now = ag_now_ns();
+	gtt_health h = { .time_ns = now, .end_ns = now, .source = GTT_SRC_CUPTI, .kind = GTT_HEALTH_DROPPED,
+	                 .pid = (uint32_t)A.pid, .count = dropped,
+	                 .text = "CUPTI activity records dropped (no buffer space)" };
+	gtt_write_health(A.w, &h);
 }
 
 /* On CUPTI's thread (or the one flushing): only queue the buffer. Bare mode counts its records
@@ -190,14 +188,10 @@ static void drain_locked(void)
 
 static void write_note_locked(const char *text, uint64_t count)
 {
-	gtt_record r = { .tag = GTT_REC_HEALTH };
-	r.u.health.time_ns = r.u.health.end_ns = ag_now_ns();
-	r.u.health.source = GTT_SRC_CUPTI;
-	r.u.health.kind = GTT_HEALTH_NOTE;
-	r.u.health.pid = (uint32_t)A.pid;
-	r.u.health.count = count;
-	r.u.health.text = text;
-	gtt_write(A.w, &r);
+	uint64_t now = ag_now_ns();
+	gtt_health h = { .time_ns = now, .end_ns = now, .source = GTT_SRC_CUPTI, .kind = GTT_HEALTH_NOTE,
+	                 .pid = (uint32_t)A.pid, .count = count, .text = text };
+	gtt_write_health(A.w, &h);
 }
 
 /* cupti-PID-GEN.gtt, GEN the first free one: exec and re-attach never reuse a file. */
@@ -232,15 +226,10 @@ static int open_side_locked(int announce)
 		         A.buf_bytes >> 10, A.max_bufs, A.calls.inflight ? "on" : "off", cb_mode_names[A.cb_mode],
 		         ag_nvtx_capture_spec()[0] ? "nvtx:" : "off", ag_nvtx_capture_spec());
 		write_note_locked(text, 0);
-		gtt_record r = { .tag = GTT_REC_HEALTH };
-		r.u.health.time_ns = r.u.health.end_ns = ag_now_ns();
-		r.u.health.source = GTT_SRC_CUPTI;
-		r.u.health.kind = GTT_HEALTH_CONFIG;
-		r.u.health.pid = (uint32_t)A.pid;
-		r.u.health.value[0] = A.buf_bytes;
-		r.u.health.value[1] = A.flush_ns;
-		r.u.health.text = "";
-		gtt_write(A.w, &r);
+		uint64_t now = ag_now_ns();
+		gtt_health h = { .time_ns = now, .end_ns = now, .source = GTT_SRC_CUPTI, .kind = GTT_HEALTH_CONFIG,
+		                 .pid = (uint32_t)A.pid, .value = { A.buf_bytes, A.flush_ns }, .text = "" };
+		gtt_write_health(A.w, &h);
 		ag_calls_write_config(A.w);
 		return 0;
 	}

@@ -863,9 +863,7 @@ int ag_calls_drain(ag_enc *e, gtt_writer *w)
 		h.count = h.value[0] + h.value[1];
 		h.text = "cuda_callstack: calls chosen for a stack that have none (value[0]: the ring was full, "
 		         "value[1]: over the thread's stack budget)";
-		gtt_record r = { .tag = GTT_REC_HEALTH };
-		r.u.health = h;
-		if (gtt_write(w, &r) == 0)
+		if (gtt_write_health(w, &h) == 0)
 			dc.n++;
 		G.reported_ring = ring;
 		G.reported_budget = budget;
@@ -879,8 +877,7 @@ void ag_calls_write_config(gtt_writer *w)
 	if (!w)
 		return;
 	ag_calls_describe(&G.cfg, desc, sizeof(desc));
-	gtt_record r = { .tag = GTT_REC_HEALTH };
-	gtt_health *h = &r.u.health;
+	gtt_health hh = { 0 }, *h = &hh;
 	h->time_ns = h->end_ns = ag_now_ns();
 	h->source = GTT_SRC_CUPTI;
 	h->kind = GTT_HEALTH_CONFIG;
@@ -892,7 +889,7 @@ void ag_calls_write_config(gtt_writer *w)
 	h->value[3] = G.cfg.budget_ppm;
 	snprintf(text, sizeof(text), "cuda_callstack %s %s", G.cfg.stacks ? "on" : "off", desc);
 	h->text = text;
-	gtt_write(w, &r);
+	gtt_write_health(w, h);
 	if (!G.cfg.stacks)
 		return;
 	const char *pyv = G.cfg.python ? ag_py_version() : "";

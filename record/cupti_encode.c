@@ -547,8 +547,7 @@ static const char *overhead_name(uint32_t k)
 
 static void put_overhead(ag_enc *e, const CUpti_ActivityOverhead3 *o)
 {
-	gtt_record r = { .tag = GTT_REC_HEALTH };
-	gtt_health *h = &r.u.health;
+	gtt_health hh = { 0 }, *h = &hh;
 	h->time_ns = o->start;
 	h->end_ns = o->end;
 	h->source = GTT_SRC_CUPTI;
@@ -559,7 +558,7 @@ static void put_overhead(ag_enc *e, const CUpti_ActivityOverhead3 *o)
 	h->count = 1;
 	h->value[0] = (uint64_t)o->overheadKind;
 	h->text = overhead_name((uint32_t)o->overheadKind);
-	gtt_write(e->w, &r);
+	gtt_write_health(e->w, h);
 }
 
 void ag_enc_buffer(ag_enc *e, uint8_t *buf, size_t valid_bytes, ag_stats *st)

@@ -19,6 +19,7 @@
 #include <wchar.h>
 #include <sys/syscall.h>
 #include "cupti_ring.h"
+#include "gt_util.h"
 
 #define RING_BYTES (256u << 10)
 #define NAME_MAX_LEN 255
@@ -668,9 +669,7 @@ int ag_nvtx_drain(ag_enc *e, gtt_writer *w)
 		h.time_ns = h.end_ns = ag_now_ns();
 		h.count = lost - N.reported_dropped;
 		h.text = "NVTX capture or counter records lost (the agent's queue was full)";
-		gtt_record r = { .tag = GTT_REC_HEALTH };
-		r.u.health = h;
-		if (gtt_write(w, &r) == 0)
+		if (gtt_write_health(w, &h) == 0)
 			dc.n++;
 		N.reported_dropped = lost;
 	}
