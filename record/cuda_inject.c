@@ -366,14 +366,9 @@ static int scan_dir(rec_cuda *c)
 		if (strncmp(e->d_name, SIDE_PREFIX, strlen(SIDE_PREFIX)) != 0 || l < strlen(SIDE_SUFFIX) ||
 		    strcmp(e->d_name + l - strlen(SIDE_SUFFIX), SIDE_SUFFIX) != 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			char **nn = realloc(names, cap * sizeof(*nn));
-			if (!nn) {
-				rc = GTT_ENOMEM;
-				goto out;
-			}
-			names = nn;
+		if (GT_GROW(names, cap, n + 1) < 0) {
+			rc = GTT_ENOMEM;
+			goto out;
 		}
 		if (!(names[n] = strdup(e->d_name))) {
 			rc = GTT_ENOMEM;

@@ -404,16 +404,10 @@ static void on_start(uintptr_t domain, const char *text, const void *ret)
 	nthr *t = thr_self();
 	uint64_t id = *(const nvtxRangeId_t *)ret;
 	pthread_mutex_lock(&N.lock);
-	if (N.n_ids == N.cap_ids) {
-		size_t cap = N.cap_ids ? N.cap_ids * 2 : 16;
-		uint64_t *ni = realloc(N.ids, cap * sizeof(*ni));
-		if (!ni) {
-			pthread_mutex_unlock(&N.lock);
-			ADD(n_dropped, 1);
-			return;
-		}
-		N.ids = ni;
-		N.cap_ids = cap;
+	if (GT_GROW(N.ids, N.cap_ids, N.n_ids + 1) < 0) {
+		pthread_mutex_unlock(&N.lock);
+		ADD(n_dropped, 1);
+		return;
 	}
 	N.ids[N.n_ids++] = id;
 	open_locked(t->tid, ag_now_ns());

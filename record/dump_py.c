@@ -1,6 +1,7 @@
 /* dump_py.c — thread states, frame chains, the GIL and code objects of a CPython target, read
  * once for a dump. */
 #include "dump_py.h"
+#include "gt_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,14 +78,8 @@ int rec_dpy_read_threads(rec_dpy *p)
 			rec_pythread t;
 			if (rec_py_read_thread(p->mem, o, ts, &t) < 0)
 				break;
-			if (p->n_ts == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				tstate_ent *v = realloc(p->ts, ncap * sizeof(*v));
-				if (!v)
-					return (int)p->n_ts;
-				p->ts = v;
-				cap = ncap;
-			}
+			if (GT_GROW(p->ts, cap, p->n_ts + 1) < 0)
+				return (int)p->n_ts;
 			p->ts[p->n_ts++] = (tstate_ent){ ts, t.thread_id, t.native_tid };
 			if (t.next == ts)
 				break;
