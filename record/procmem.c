@@ -99,7 +99,8 @@ static void note(rec_procmem *m, uint64_t addr, size_t len)
 {
 	span *last;
 
-	if (!m->noting || len == 0 || addr + len < addr)
+	/* room for SNAP_GAP past the end too: the spans' arithmetic below must not wrap */
+	if (!m->noting || len == 0 || addr > UINT64_MAX - SNAP_GAP - len)
 		return;
 	/* a chain of frames on a data stack is walked downwards, one frame after another: grow
 	 * the last span instead of noting each (and sorting them all at the next snapshot) */
@@ -142,7 +143,9 @@ static const snap_range *snap_find(const rec_procmem *m, uint64_t addr, size_t l
 	if (lo == 0)
 		return NULL;
 	r = &m->snap[lo - 1];
-	if (!r->ok || addr + len > r->addr + r->len)
+	/* addr >= r->addr here; written without addr + len, which a garbage pointer read from the
+	 * target (0xffff...) wraps past the check into a copy from far outside the buffer */
+	if (!r->ok || addr - r->addr > r->len || len > r->len - (addr - r->addr))
 		return NULL;
 	return r;
 }
