@@ -62,6 +62,46 @@ static void check_text(const ana_model *m, const ana_fold_opts *o, const char *w
 	free(got);
 }
 
+/* parse: first-appearance order, equal stacks merged, bad lines counted, zero counts and blanks
+ * skipped; then sort */
+static void check_parse(void)
+{
+	ana_folded fd;
+	const char *text = "b;c 2\na 1\n\nb;c 3\nno_count_here\n x y z \t4 \r\nneg -1\r\nzero 0\n1.5x 2.5\n";
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	ana_fold_parse_info info;
+	int rc = ana_fold_parse(f, &fd, &info);
+	fclose(f);
+	th_check(rc == 0, "parse ok");
+	th_check(info.n_bad == 3 && info.first_bad_line == 5, "three bad lines, first at line 5 (bad=%zu first=%zu)",
+	         info.n_bad, info.first_bad_line);
+	th_check(fd.n == 3 && strcmp(fd.lines[0].stack, "b;c") == 0 && fd.lines[0].count == 5 &&
+	             strcmp(fd.lines[1].stack, "a") == 0 && strcmp(fd.lines[2].stack, " x y z") == 0 &&
+	             fd.lines[2].count == 4 && fd.total == 10,
+	         "parsed in order of first appearance, equal stacks merged as read, spaces inside the stack kept, "
+	         "blanks around the count dropped");
+	ana_fold_sort_merge(&fd);
+	th_check(fd.n == 3 && strcmp(fd.lines[0].stack, " x y z") == 0 && strcmp(fd.lines[1].stack, "a") == 0 &&
+	             strcmp(fd.lines[2].stack, "b;c") == 0 && fd.lines[2].count == 5 && fd.total == 10,
+	         "sort + merge: byte order, duplicates summed");
+	ana_folded_free(&fd);
+
+}
+
+static void check_gil_words(void)
+{
+	/* the one --gil vocabulary of fold, export and gt-render */
+	int py = 1 << ANA_CLASS_PY_GIL, ng = 1 << ANA_CLASS_NATIVE_GIL, no = 1 << ANA_CLASS_NATIVE_NOGIL,
+	    wt = 1 << ANA_CLASS_WAIT_GIL, np = 1 << ANA_CLASS_NONPY;
+	th_check(ana_gil_parse("held") == (py | ng) && ana_gil_parse("released") == (no | wt) &&
+	             ana_gil_parse("native") == (ng | no) && ana_gil_parse("python") == py && ana_gil_parse("nopy") == np,
+	         "--gil groups: held = python,native-gil; released = nogil,wait; native = native-gil,nogil");
+	th_check(ana_gil_parse("wait,nopy") == (wt | np) && ana_gil_parse("any") == -1 && ana_gil_parse("held,released,nopy") == -1,
+	         "--gil comma lists; every class is 'any'");
+	th_check(ana_gil_parse("sometimes") == -2 && ana_gil_parse("held,") == -2 && ana_gil_parse("") == -2,
+	         "--gil refuses unknown words and empty items");
+}
+
 int main(void)
 {
 	ana_model *m = calloc(1, sizeof(*m));
@@ -171,29 +211,10 @@ int main(void)
 	o.python_only = 0;
 	o.from_ns = 0;
 
-	/* parse: first-appearance order, equal stacks merged, bad lines counted, zero counts and blanks skipped; then sort */
-	const char *text = "b;c 2\na 1\n\nb;c 3\nno_count_here\n x y z \t4 \r\nneg -1\r\nzero 0\n1.5x 2.5\n";
-	FILE *f = fmemopen((void *)text, strlen(text), "r");
-	ana_fold_parse_info info;
-	int rc = ana_fold_parse(f, &fd, &info);
-	fclose(f);
-	th_check(rc == 0, "parse ok");
-	th_check(info.n_bad == 3 && info.first_bad_line == 5, "three bad lines, first at line 5 (bad=%zu first=%zu)",
-	         info.n_bad, info.first_bad_line);
-	th_check(fd.n == 3 && strcmp(fd.lines[0].stack, "b;c") == 0 && fd.lines[0].count == 5 &&
-	             strcmp(fd.lines[1].stack, "a") == 0 && strcmp(fd.lines[2].stack, " x y z") == 0 &&
-	             fd.lines[2].count == 4 && fd.total == 10,
-	         "parsed in order of first appearance, equal stacks merged as read, spaces inside the stack kept, "
-	         "blanks around the count dropped");
-	ana_fold_sort_merge(&fd);
-	th_check(fd.n == 3 && strcmp(fd.lines[0].stack, " x y z") == 0 && strcmp(fd.lines[1].stack, "a") == 0 &&
-	             strcmp(fd.lines[2].stack, "b;c") == 0 && fd.lines[2].count == 5 && fd.total == 10,
-	         "sort + merge: byte order, duplicates summed");
-	ana_folded_free(&fd);
-
 	char *round = fold_text(m, &o);
-	f = fmemopen(round, strlen(round), "r");
-	rc = ana_fold_parse(f, &fd, &info);
+	ana_fold_parse_info info;
+	FILE *f = fmemopen(round, strlen(round), "r");
+	int rc = ana_fold_parse(f, &fd, &info);
 	fclose(f);
 	char *again = NULL;
 	size_t len = 0;
@@ -205,16 +226,8 @@ int main(void)
 	free(again);
 	ana_folded_free(&fd);
 
-	/* the one --gil vocabulary of fold, export and gt-render */
-	int py = 1 << ANA_CLASS_PY_GIL, ng = 1 << ANA_CLASS_NATIVE_GIL, no = 1 << ANA_CLASS_NATIVE_NOGIL,
-	    wt = 1 << ANA_CLASS_WAIT_GIL, np = 1 << ANA_CLASS_NONPY;
-	th_check(ana_gil_parse("held") == (py | ng) && ana_gil_parse("released") == (no | wt) &&
-	             ana_gil_parse("native") == (ng | no) && ana_gil_parse("python") == py && ana_gil_parse("nopy") == np,
-	         "--gil groups: held = python,native-gil; released = nogil,wait; native = native-gil,nogil");
-	th_check(ana_gil_parse("wait,nopy") == (wt | np) && ana_gil_parse("any") == -1 && ana_gil_parse("held,released,nopy") == -1,
-	         "--gil comma lists; every class is 'any'");
-	th_check(ana_gil_parse("sometimes") == -2 && ana_gil_parse("held,") == -2 && ana_gil_parse("") == -2,
-	         "--gil refuses unknown words and empty items");
+	check_parse();
+	check_gil_words();
 	ana_model_free(m);
 	return th_report();
 }

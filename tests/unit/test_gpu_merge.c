@@ -88,6 +88,64 @@ static void read_back(const char *path, int *n_kernels, uint64_t *corr_sum, int 
 	gtt_reader_close(r);
 }
 
+/* Attach mode: a process without the agent, then a prepared one (the control file says on DIR
+ * with the settings and the capture rule, then off). */
+static void check_attach(const char *agent)
+{
+	char err[512] = "";
+	int rc;
+	rec_cuda *c = rec_cuda_prepare("gt-record", 0, err, sizeof(err));
+	/* a process without the agent gives 0 and a note */
+	unsetenv("CUDA_INJECTION64_PATH");
+	pid_t plain = fork();
+	if (plain == 0) {
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(127);
+	}
+	usleep(100000);
+	err[0] = 0;
+	rc = rec_cuda_attach(c, plain, 1, err, sizeof(err));
+	th_check(rc == 0 && strstr(err, "--prepare"), "process without the agent: 0 and a note (%d: %s)", rc, err);
+
+	/* A prepared process (agent injected, CUDA not started): 1, and an "on DIR" control file. */
+	pid_t prepared = fork();
+	if (prepared == 0) {
+		setenv("CUDA_INJECTION64_PATH", agent, 1);
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(127);
+	}
+	usleep(100000);
+	setenv("GT_CUPTI_STACKS", "0", 1);    /* gt-record --cuda-stacks=off */
+	rec_cuda_capture_nvtx(c, "train_step", err, sizeof(err));
+	rc = rec_cuda_attach(c, prepared, 1, err, sizeof(err));
+	unsetenv("GT_CUPTI_STACKS");
+	th_check(rc == 1, "prepared process: agent present (%d: %s)", rc, err);
+	char ctl[512], text[1024] = "";
+	snprintf(ctl, sizeof(ctl), "%s/gt-cupti.%d.ctl", tmpdir, (int)prepared);
+	int fd = open(ctl, O_RDONLY);
+	ssize_t k = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	text[k > 0 ? k : 0] = 0;
+	th_check(strncmp(text, "on /", 4) == 0 && strstr(text, "gt-cuda."), "control file says on DIR (%s)", text);
+	th_check(strstr(text, "\nset GT_CUPTI_STACKS=0\n") != NULL, "... and passes the launch-stack setting on (%s)", text);
+	th_check(strstr(text, "\nset GT_CUPTI_CAPTURE_NVTX=train_step\n") != NULL, "... and the capture rule");
+	rc = rec_cuda_attach(c, prepared, 0, err, sizeof(err));
+	fd = open(ctl, O_RDONLY);
+	k = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	text[k > 0 ? k : 0] = 0;
+	th_check(rc == 1 && strcmp(text, "off\n") == 0, "switching off writes off (%s)", text);
+	rec_cuda_finish(c, NULL);
+	th_check(access(ctl, F_OK) != 0, "finish removes the control file");
+	kill(plain, SIGKILL);
+	kill(prepared, SIGKILL);
+	waitpid(plain, NULL, 0);
+	waitpid(prepared, NULL, 0);
+
+}
+
 int main(void)
 {
 	char err[512] = "", agent[256], trace[256], side[512], side2[512];
@@ -202,55 +260,7 @@ int main(void)
 	         (unsigned long long)sum);
 	th_check(notes == 1, "one note about the side file with the bad chunk and the cut tail (got %d)", notes);
 
-	/* Attach: a process without the agent gives 0 and a note. */
-	c = rec_cuda_prepare("gt-record", 0, err, sizeof(err));
-	unsetenv("CUDA_INJECTION64_PATH");
-	pid_t plain = fork();
-	if (plain == 0) {
-		execl("/bin/sleep", "sleep", "5", (char *)NULL);
-		_exit(127);
-	}
-	usleep(100000);
-	err[0] = 0;
-	rc = rec_cuda_attach(c, plain, 1, err, sizeof(err));
-	th_check(rc == 0 && strstr(err, "--prepare"), "process without the agent: 0 and a note (%d: %s)", rc, err);
-
-	/* A prepared process (agent injected, CUDA not started): 1, and an "on DIR" control file. */
-	pid_t prepared = fork();
-	if (prepared == 0) {
-		setenv("CUDA_INJECTION64_PATH", agent, 1);
-		execl("/bin/sleep", "sleep", "5", (char *)NULL);
-		_exit(127);
-	}
-	usleep(100000);
-	setenv("GT_CUPTI_STACKS", "0", 1);    /* gt-record --cuda-stacks=off */
-	rec_cuda_capture_nvtx(c, "train_step", err, sizeof(err));
-	rc = rec_cuda_attach(c, prepared, 1, err, sizeof(err));
-	unsetenv("GT_CUPTI_STACKS");
-	th_check(rc == 1, "prepared process: agent present (%d: %s)", rc, err);
-	char ctl[512], text[1024] = "";
-	snprintf(ctl, sizeof(ctl), "%s/gt-cupti.%d.ctl", tmpdir, (int)prepared);
-	int fd = open(ctl, O_RDONLY);
-	ssize_t k = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	text[k > 0 ? k : 0] = 0;
-	th_check(strncmp(text, "on /", 4) == 0 && strstr(text, "gt-cuda."), "control file says on DIR (%s)", text);
-	th_check(strstr(text, "\nset GT_CUPTI_STACKS=0\n") != NULL, "... and passes the launch-stack setting on (%s)", text);
-	th_check(strstr(text, "\nset GT_CUPTI_CAPTURE_NVTX=train_step\n") != NULL, "... and the capture rule");
-	rc = rec_cuda_attach(c, prepared, 0, err, sizeof(err));
-	fd = open(ctl, O_RDONLY);
-	k = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	text[k > 0 ? k : 0] = 0;
-	th_check(rc == 1 && strcmp(text, "off\n") == 0, "switching off writes off (%s)", text);
-	rec_cuda_finish(c, NULL);
-	th_check(access(ctl, F_OK) != 0, "finish removes the control file");
-	kill(plain, SIGKILL);
-	kill(prepared, SIGKILL);
-	waitpid(plain, NULL, 0);
-	waitpid(prepared, NULL, 0);
+	check_attach(agent);
 
 	/* Dormant: no side-file directory, the child is told to wait. */
 	c = rec_cuda_prepare("gt-record", 1, err, sizeof(err));

@@ -69,6 +69,114 @@ static int which_fn(uint64_t ip, uint32_t pid, const bmap *maps, size_t n_maps, 
 	return -1;
 }
 
+/* The functions of binary named in funcs (comma list) with their address ranges. 0, or -1 said. */
+static int load_fns(const char *binary, const char *funcs, fn *fns, size_t *n_fns, uint64_t *bias, char *binpath,
+                    size_t binlen)
+{
+	rec_elf *e = rec_elf_open(binary);
+	char *list = strdup(funcs), *save = NULL, *tok;
+	if (!e) {
+		printf("error cannot open %s\n", binary);
+		return -1;
+	}
+	if (!realpath(binary, binpath))
+		snprintf(binpath, binlen, "%s", binary);
+	*bias = rec_elf_first_load_vaddr(e);
+	for (tok = strtok_r(list, ",", &save); tok && (*n_fns) < 16; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v, sz;
+		if (rec_elf_symbol(e, tok, &v, &sz) == 0) {
+			snprintf(fns[(*n_fns)].name, sizeof(fns[(*n_fns)].name), "%s", tok);
+			fns[(*n_fns)].lo = v;
+			fns[(*n_fns)].hi = v + sz;
+			fns[(*n_fns)].incl = fns[(*n_fns)].leaf = 0;
+			(*n_fns)++;
+		} else {
+			printf("error no symbol %s in %s\n", tok, binary);
+		}
+	}
+	free(list);
+	rec_elf_close(e);
+	return 0;
+}
+
+/* Which of fns a sample is in (anywhere on its stack) and at its leaf. */
+static void count_fns(const gtt_sample *s, const bmap *maps, size_t n_maps, fn *fns, size_t n_fns, uint64_t bias)
+{
+	int seen[16] = { 0 }, leaf = -1;
+	uint32_t k;
+	if (s->n_user) {
+		leaf = which_fn(s->ips[s->n_kernel], s->pid, maps, n_maps, fns, n_fns, bias);
+		for (k = 0; k < s->n_user; k++) {
+			int f = which_fn(s->ips[s->n_kernel + k], s->pid, maps, n_maps, fns, n_fns, bias);
+			if (f >= 0)
+				seen[f] = 1;
+		}
+	}
+	if (s->flags & GTT_SAMPLE_REGS && s->n_regs > 8 && (s->regs_mask >> 8 & 1)) {
+		uint32_t ipi = (uint32_t)__builtin_popcountll(s->regs_mask & 0xffull);
+		leaf = which_fn(s->regs[ipi], s->pid, maps, n_maps, fns, n_fns, bias);
+		if (leaf >= 0)
+			seen[leaf] = 1;
+	}
+	if (s->flags & GTT_SAMPLE_STACK) {
+		for (k = 0; k + 8 <= s->stack_len; k += 8) {
+			uint64_t w;
+			memcpy(&w, s->stack + k, 8);
+			int f = which_fn(w, s->pid, maps, n_maps, fns, n_fns, bias);
+			if (f >= 0)
+				seen[f] = 1;
+		}
+	}
+	for (k = 0; k < n_fns; k++)
+		fns[k].incl += seen[k];
+	if (leaf >= 0)
+		fns[leaf].leaf++;
+}
+
+static void print_health(const gtt_health *h, uint64_t *lost)
+{
+	if (h->kind == GTT_HEALTH_LOST)
+		*lost += h->count;
+	if (h->kind == GTT_HEALTH_LAG_WINDOW)
+		printf("lag %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", h->source, h->time_ns,
+		       h->end_ns, h->value[0]);
+	else if (h->kind == GTT_HEALTH_CONFIG)
+		printf("config %u ring_bytes %" PRIu64 " period_ns %" PRIu64 " stack_bytes %" PRIu64 "\n",
+		       h->source, h->value[0], h->value[1], h->value[2]);
+	else if (h->kind == GTT_HEALTH_LOST)
+		printf("lost_window %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", h->time_ns,
+		       h->end_ns, h->count);
+	else
+		printf("health %u %u %s\n", h->source, h->kind, h->text);
+}
+
+/* A context switch into a thread's on-CPU time. */
+static void take_switch(thr *t, const gtt_switch *sw)
+{
+	if (sw->kind == GTT_SWITCH_IN) {
+		t->in = 1;
+		t->in_ns = sw->time_ns;
+	} else {
+		/* an OUT without an IN: it was running when sampling began */
+		uint64_t from = t->in ? t->in_ns : t->first_ns ? t->first_ns : sw->time_ns;
+		t->oncpu_ns += sw->time_ns - from;
+		t->in = 0;
+	}
+	if (!t->first_ns)
+		t->first_ns = sw->time_ns;
+}
+
+/* One thread's line; its on-CPU and sampled time into the totals. */
+static void print_thread(thr *t, uint64_t last_ns, uint64_t *oncpu_ns, uint64_t *sampled_ns)
+{
+	if (t->in && last_ns > t->in_ns)
+		t->oncpu_ns += last_ns - t->in_ns; /* still running at the end */
+	*oncpu_ns += t->oncpu_ns;
+	*sampled_ns += t->sample_ns;
+	printf("thread %u %u %s %" PRIu64 " oncpu_ms %.1f\n", t->pid, t->tid, t->name[0] ? t->name : "-",
+	       t->samples, (double)t->oncpu_ns / 1e6);
+}
+
 static int summary(const char *path, const char *binary, const char *funcs)
 {
 	int err = 0, rc;
@@ -88,31 +196,8 @@ static int summary(const char *path, const char *binary, const char *funcs)
 		printf("error %s\n", gtt_strerror(err));
 		return 2;
 	}
-	if (binary) {
-		rec_elf *e = rec_elf_open(binary);
-		char *list = strdup(funcs), *save = NULL, *tok;
-		if (!e) {
-			printf("error cannot open %s\n", binary);
-			return 2;
-		}
-		if (!realpath(binary, binpath))
-			snprintf(binpath, sizeof(binpath), "%s", binary);
-		bias = rec_elf_first_load_vaddr(e);
-		for (tok = strtok_r(list, ",", &save); tok && n_fns < 16; tok = strtok_r(NULL, ",", &save)) {
-			uint64_t v, sz;
-			if (rec_elf_symbol(e, tok, &v, &sz) == 0) {
-				snprintf(fns[n_fns].name, sizeof(fns[n_fns].name), "%s", tok);
-				fns[n_fns].lo = v;
-				fns[n_fns].hi = v + sz;
-				fns[n_fns].incl = fns[n_fns].leaf = 0;
-				n_fns++;
-			} else {
-				printf("error no symbol %s in %s\n", tok, binary);
-			}
-		}
-		free(list);
-		rec_elf_close(e);
-	}
+	if (binary && load_fns(binary, funcs, fns, &n_fns, &bias, binpath, sizeof(binpath)) < 0)
+		return 2;
 	while ((rc = gtt_reader_next(r, &rec)) != 0) {
 		if (rc < 0) {
 			printf("bad_chunk %s at %" PRIu64 "\n", gtt_strerror(rc), gtt_reader_offset(r));
@@ -174,72 +259,19 @@ static int summary(const char *path, const char *binary, const char *funcs)
 				n_stack++;
 				stack_bytes += s->stack_len;
 			}
-			if (n_fns) {
-				int seen[16] = { 0 }, leaf = -1;
-				uint32_t k;
-				if (s->n_user) {
-					leaf = which_fn(s->ips[s->n_kernel], s->pid, maps, n_maps, fns, n_fns, bias);
-					for (k = 0; k < s->n_user; k++) {
-						int f = which_fn(s->ips[s->n_kernel + k], s->pid, maps, n_maps, fns, n_fns, bias);
-						if (f >= 0)
-							seen[f] = 1;
-					}
-				}
-				if (s->flags & GTT_SAMPLE_REGS && s->n_regs > 8 && (s->regs_mask >> 8 & 1)) {
-					uint32_t ipi = (uint32_t)__builtin_popcountll(s->regs_mask & 0xffull);
-					leaf = which_fn(s->regs[ipi], s->pid, maps, n_maps, fns, n_fns, bias);
-					if (leaf >= 0)
-						seen[leaf] = 1;
-				}
-				if (s->flags & GTT_SAMPLE_STACK) {
-					for (k = 0; k + 8 <= s->stack_len; k += 8) {
-						uint64_t w;
-						memcpy(&w, s->stack + k, 8);
-						int f = which_fn(w, s->pid, maps, n_maps, fns, n_fns, bias);
-						if (f >= 0)
-							seen[f] = 1;
-					}
-				}
-				for (k = 0; k < n_fns; k++)
-					fns[k].incl += seen[k];
-				if (leaf >= 0)
-					fns[leaf].leaf++;
-			}
+			if (n_fns)
+				count_fns(s, maps, n_maps, fns, n_fns, bias);
 			break;
 		}
-		case GTT_REC_SWITCH: {
-			thr *t = thread_get(&threads, &n_threads, rec.u.sw.pid, rec.u.sw.tid);
+		case GTT_REC_SWITCH:
+			take_switch(thread_get(&threads, &n_threads, rec.u.sw.pid, rec.u.sw.tid), &rec.u.sw);
 			n_switch++;
-			if (rec.u.sw.kind == GTT_SWITCH_IN) {
-				t->in = 1;
-				t->in_ns = rec.u.sw.time_ns;
-			} else {
-				/* an OUT without an IN: it was running when sampling began */
-				uint64_t from = t->in ? t->in_ns : t->first_ns ? t->first_ns : rec.u.sw.time_ns;
-				t->oncpu_ns += rec.u.sw.time_ns - from;
-				t->in = 0;
-			}
-			if (!t->first_ns)
-				t->first_ns = rec.u.sw.time_ns;
 			break;
-		}
 		case GTT_REC_THREAD_CPU:
 			n_cpu++;
 			break;
 		case GTT_REC_HEALTH:
-			if (rec.u.health.kind == GTT_HEALTH_LOST)
-				lost += rec.u.health.count;
-			if (rec.u.health.kind == GTT_HEALTH_LAG_WINDOW)
-				printf("lag %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", rec.u.health.source, rec.u.health.time_ns,
-				       rec.u.health.end_ns, rec.u.health.value[0]);
-			else if (rec.u.health.kind == GTT_HEALTH_CONFIG)
-				printf("config %u ring_bytes %" PRIu64 " period_ns %" PRIu64 " stack_bytes %" PRIu64 "\n",
-				       rec.u.health.source, rec.u.health.value[0], rec.u.health.value[1], rec.u.health.value[2]);
-			else if (rec.u.health.kind == GTT_HEALTH_LOST)
-				printf("lost_window %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", rec.u.health.time_ns,
-				       rec.u.health.end_ns, rec.u.health.count);
-			else
-				printf("health %u %u %s\n", rec.u.health.source, rec.u.health.kind, rec.u.health.text);
+			print_health(&rec.u.health, &lost);
 			break;
 		case GTT_REC_TICKS:
 			if (rec.u.ticks.flags & GTT_TICKS_WHOLE)
@@ -260,15 +292,8 @@ static int summary(const char *path, const char *binary, const char *funcs)
 			break;
 		}
 	}
-	for (i = 0; i < n_threads; i++) {
-		thr *t = &threads[i];
-		if (t->in && last_ns > t->in_ns)
-			t->oncpu_ns += last_ns - t->in_ns; /* still running at the end */
-		oncpu_ns += t->oncpu_ns;
-		sampled_ns += t->sample_ns;
-		printf("thread %u %u %s %" PRIu64 " oncpu_ms %.1f\n", t->pid, t->tid, t->name[0] ? t->name : "-",
-		       t->samples, (double)t->oncpu_ns / 1e6);
-	}
+	for (i = 0; i < n_threads; i++)
+		print_thread(&threads[i], last_ns, &oncpu_ns, &sampled_ns);
 	printf("oncpu_ms %.1f\n", (double)oncpu_ns / 1e6);
 	printf("received_pct %.1f\n", oncpu_ns ? 100.0 * (double)sampled_ns / (double)oncpu_ns : 0.0);
 	for (i = 0; i < n_fns; i++)
