@@ -375,9 +375,9 @@ static void *stack_main(void *arg)
 	rec_py *p = arg;
 	uint64_t period = gt_hz_to_period_ns(p->opts.stack_hz);
 	rec_ticker *tk = rec_ticker_create(GTT_SRC_PYSTACK, period, 0, p->sink.w);
-	rec_pyproc **todo = NULL;
+	rec_pyproc **pending = NULL;
 	uint8_t *ends = NULL;
-	size_t cap_todo = 0, cap_ends = 0;
+	size_t cap_pending = 0, cap_ends = 0;
 	int n_long = 0;
 
 	if (!tk)
@@ -396,18 +396,18 @@ static void *stack_main(void *arg)
 		/* the processes being read (entries the look thread may free are never in READING) */
 		pthread_mutex_lock(&p->lock);
 		n = 0;
-		if (GT_GROW(todo, cap_todo, p->n_procs ? p->n_procs : 1) == 0 &&
+		if (GT_GROW(pending, cap_pending, p->n_procs ? p->n_procs : 1) == 0 &&
 		    GT_GROW(ends, cap_ends, p->n_procs ? p->n_procs : 1) == 0) {
 			for (i = 0; i < p->n_procs; i++) {
 				if (rec_pyproc_state(p->procs[i]) != REC_PY_READING || rec_pyproc_ended(p->procs[i]))
 					continue;
-				todo[n] = p->procs[i];
+				pending[n] = p->procs[i];
 				ends[n++] = p->want_end[i];
 			}
 		}
 		pthread_mutex_unlock(&p->lock);
 		for (i = 0; i < n; i++) {
-			rec_pyproc *c = todo[i];
+			rec_pyproc *c = pending[i];
 			if (!ends[i] && !rec_pyproc_gone(c) && rec_pyproc_pass(c) == 0) {
 				rec_pyproc_health(c, now, 0);
 				continue;
@@ -433,7 +433,7 @@ static void *stack_main(void *arg)
 	}
 	rec_ticker_finish(tk, 0);
 	rec_ticker_destroy(tk);
-	free(todo);
+	free(pending);
 	free(ends);
 	return NULL;
 }

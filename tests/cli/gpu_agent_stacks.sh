@@ -15,18 +15,11 @@ if [ ! -x "$CUDA_HOME/bin/nvcc" ] || [ ! -f "$agent" ]; then
 	skip "no CUDA at $CUDA_HOME (or the agent is not built): nothing to test"
 	exit 0
 fi
-real=$CUDA_HOME/lib64/libcupti.so.13
-[ -e "$real" ] || real=$(ls "$CUDA_HOME"/extras/CUPTI/lib64/libcupti.so.* 2>/dev/null | head -1)
-export FAKE_CUPTI_REAL=$real
-mkdir -p "$TMP/fake"
-if ! gcc -std=gnu11 -O2 -g -shared -fPIC -o "$TMP/fake/libcupti.so.13" "$GT_ROOT/tests/gpu/fake_cupti.c" \
-	-Wl,--version-script="$GT_ROOT/tests/gpu/fake_cupti.map" -Wl,-soname,libcupti.so.13 \
-	-I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" -ldl -pthread 2>"$TMP/cc.err" ||
-	! gcc -std=gnu11 -O0 -g -shared -fPIC -o "$TMP/fake/libcudart.so.13" "$GT_ROOT/tests/gpu/fake_cudart.c" \
-		-Wl,-soname,libcudart.so.13 -L"$TMP/fake" -l:libcupti.so.13 2>>"$TMP/cc.err" ||
+: >"$TMP/cc.err"
+if ! build_fake_cupti ||
+	! build_fake_cudart ||
 	! gcc -std=gnu11 -O2 -g -iquote "$GT_ROOT/record" -o "$TMP/inflight_read" "$GT_ROOT/tests/gpu/inflight_read.c" 2>>"$TMP/cc.err" ||
-	! gcc -std=gnu11 -O2 -g ${GT_SAN:-} -I"$GT_ROOT/lib" -o "$TMP/callstack_dump" "$GT_ROOT/tests/gpu/callstack_dump.c" \
-		"$GT_BIN/../lib/libgtt.a" 2>>"$TMP/cc.err"; then
+	! build_callstack_dump; then
 	fail "test helpers do not compile: $(head -c 400 "$TMP/cc.err")"
 	exit 0
 fi

@@ -18,15 +18,9 @@ if ! unshare --time --fork --monotonic 4 true 2>/dev/null; then
 	skip "time namespaces: unshare --time needs root and Linux >= 5.6"
 	exit 0
 fi
-real=$CUDA_HOME/lib64/libcupti.so.13
-[ -e "$real" ] || real=$(ls "$CUDA_HOME"/extras/CUPTI/lib64/libcupti.so.* 2>/dev/null | head -1)
-export FAKE_CUPTI_REAL=$real
-mkdir -p "$TMP/fake"
-if ! gcc -std=gnu11 -O2 -g -shared -fPIC -o "$TMP/fake/libcupti.so.13" "$GT_ROOT/tests/gpu/fake_cupti.c" \
-	-Wl,--version-script="$GT_ROOT/tests/gpu/fake_cupti.map" -Wl,-soname,libcupti.so.13 \
-	-I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" -ldl -pthread 2>"$TMP/cc.err" ||
-	! gcc -std=gnu11 -O0 -g -shared -fPIC -o "$TMP/fake/libcudart.so.13" "$GT_ROOT/tests/gpu/fake_cudart.c" \
-		-Wl,-soname,libcudart.so.13 -L"$TMP/fake" -l:libcupti.so.13 2>>"$TMP/cc.err"; then
+: >"$TMP/cc.err"
+if ! build_fake_cupti ||
+	! build_fake_cudart; then
 	fail "the stand-in CUPTI does not compile: $(head -c 400 "$TMP/cc.err")"
 	exit 0
 fi

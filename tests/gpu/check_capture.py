@@ -9,30 +9,8 @@ usage: check_capture.py DUMP.txt EXPECT RULE [bytime]
 """
 import sys
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print("%s: %s" % ("PASS" if ok else "FAIL", what))
-    failures += 0 if ok else 1
-
-
-def parse_dump(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            kind, _, rest = line.rstrip("\n").partition(" ")
-            d = {"kind": kind}
-            if kind in ("note", "config", "dropped"):
-                head, _, text = rest.partition("text=")
-                d["text"] = text
-                rest = head
-            for kv in rest.split():
-                k, _, v = kv.partition("=")
-                d[k] = v
-            recs.append(d)
-    return recs
+import dumpcheck
+from dumpcheck import check
 
 
 def main():
@@ -54,7 +32,7 @@ def main():
                 counters[w[1]] = float(w[2])
             elif w[0] == "plain":
                 plains.append(w[1])
-    recs = [r for r in parse_dump(dump) if r.get("pid") == pid]
+    recs = [r for r in dumpcheck.parse_dump(dump) if r.get("pid") == pid]
     kept_classes = {"none": {"in", "out", "dom", "late", "early"}, "train_step": {"in", "late"},
                     "train_step@other": {"dom"}, "train_step@*": {"in", "late", "dom"}}[rule]
     if bytime:
@@ -129,4 +107,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if dumpcheck.failures else 0)

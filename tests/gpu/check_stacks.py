@@ -17,30 +17,8 @@ import sys
 
 FIRST, NTH, LONG, AT_EXIT = 0x1, 0x2, 0x4, 0x8
 PY_NONE, PY_TRUNC, PY_FAIL, PY_OFF = 0x1000, 0x2000, 0x4000, 0x8000
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print("%s: %s" % ("PASS" if ok else "FAIL", what))
-    failures += 0 if ok else 1
-
-
-def parse(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            kind, _, rest = line.rstrip("\n").partition(" ")
-            d = {"kind": kind}
-            if kind in ("note", "config", "dropped"):
-                head, _, text = rest.partition("text=")
-                d["text"] = text
-                rest = head
-            for kv in rest.split():
-                k, _, v = kv.partition("=")
-                d[k] = v
-            recs.append(d)
-    return recs
+import dumpcheck
+from dumpcheck import check
 
 
 def main():
@@ -49,7 +27,7 @@ def main():
     n = int(sys.argv[5]) if len(sys.argv) > 5 else 256
     exp = json.load(open(expect))
     pid = str(exp["pid"])
-    recs = [r for r in parse(dump) if r.get("pid") == pid]
+    recs = [r for r in dumpcheck.parse_dump(dump) if r.get("pid") == pid]
     stacks = [r for r in recs if r["kind"] == "stack"]
     codes = {}
     for r in recs:
@@ -233,4 +211,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if dumpcheck.failures else 0)
