@@ -105,8 +105,11 @@ if [ -x "$PL" ] && "$REC" -q -F 199 -o "$TMP/pl.gtt" -- "$PL" --backend cpu --se
 	check "pipeline: stacks not starting at a root: $bad of $total (want <= 1%)" test $((bad * 100)) -le "$total" -a "$total" -ge 50
 	check "pipeline: the report says kn_cpu_gemm's stacks were completed from the frame-pointer callchain" \
 		grep -qE '^  stacks reaching their root .*; [1-9][0-9]* of them completed from the frame-pointer callchain' "$TMP/pl.report"
-	# every worker thread's flame graph has one root
-	roots=$(awk '{ split($0, f, ";"); if (f[2] ~ /^(target|drafter)-/) r[f[2]] = r[f[2]] " " f[3] }
+	# every worker thread's flame graph has one root; built with ASan, a sample taken inside
+	# the runtime's interceptors (no frame pointers there) under kn_cpu_gemm's 128 KiB frame
+	# cannot be completed and is rightly [truncated]: those are left out here
+	roots=$(awk '/__asan|__interceptor_|__sanitizer::|__lsan::/ { next }
+		{ split($0, f, ";"); if (f[2] ~ /^(target|drafter)-/) r[f[2]] = r[f[2]] " " f[3] }
 		END { for (t in r) { split(r[t], x, " "); delete seen; n = 0; for (i in x) if (!(x[i] in seen)) { seen[x[i]] = 1; n++ } print t, n } }' \
 		"$TMP/pl.threads.fold")
 	nthreads=$(echo "$roots" | grep -c .)
