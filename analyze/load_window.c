@@ -55,6 +55,7 @@ int ana_load_window_open(loader *L, char *errbuf, size_t errlen)
 		return rc;
 	}
 	w->on = 1;
+	w->whole = L->o->window_whole;
 	w->from_ns = L->o->has_from ? ana_sat_add(w->origin_ns, L->o->from_ns) : w->origin_ns;
 	w->to_ns = L->o->has_to ? ana_sat_add(w->origin_ns, L->o->to_ns) : UINT64_MAX;
 	if (w->to_ns <= w->from_ns) {
@@ -84,6 +85,7 @@ int ana_load_window_finish(loader *L, char *errbuf, size_t errlen)
 		         gt_ns_to_s(w->from_ns - w->origin_ns), gt_ns_to_s(last > w->origin_ns ? last - w->origin_ns : 0));
 		return GTT_EINVAL;
 	}
+	w->last_ns = last;
 	m->start_ns = w->from_ns;
 	m->end_ns = last < w->to_ns ? last : w->to_ns;
 	/* the state when the window began: who held the GIL, and each thread's CPU time so far
