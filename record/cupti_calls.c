@@ -184,7 +184,7 @@ void ag_calls_config(ag_calls_cfg *c, void (*warn)(const char *fmt, const char *
 {
 	*c = (ag_calls_cfg){ .inflight = 1, .stacks = 1, .python = 1, .first_k = 4, .every_n = 256,
 	                     .long_ns = 1000000, .max_native = 64, .max_py = 128, .budget_ppm = 10000,
-	                     .budget_call_ns = 10, .burst_ns = 50000000, .ring_bytes = 4096u << 10 };
+	                     .budget_call_ns = 10, .burst_ns = 10000000, .ring_bytes = 4096u << 10 };
 	for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
 		const char *s = getenv(settings[k].name);
 		if (s && *s)
