@@ -58,8 +58,10 @@ say() { echo "$*" | tee -a "$RES"; }
 
 # perf samples cpu-clock, like gt-record (the GPU box's VMs have no hardware events).
 # Mode table: WORKLOADS|NAME|KIND|OPTIONS. KIND none: no profiler; perf: perf record OPTIONS --
-# CMD; bare: CUPTI injected, the agent only counting records; agent: the agent injected and
-# writing a side file, no gt-record (OPTIONS: VAR=VALUE settings); gtr: gt-record OPTIONS -- CMD.
+# CMD; bare: CUPTI injected, the agent only counting records (OPTIONS: VAR=VALUE settings, e.g.
+# GT_CUPTI_API=none); agent: the agent injected and
+# writing a side file, no gt-record (OPTIONS: VAR=VALUE settings); gtr: gt-record OPTIONS -- CMD
+# (leading VAR=VALUE words of OPTIONS: its environment, which the agent inherits).
 # WORKLOADS is "all" or a comma list. Options are split on spaces.
 DEFAULT_MODES='
 all|none|none|
@@ -106,7 +108,7 @@ while IFS='|' read -r wl name kind opts; do
 	gtr)
 		# an option this gt-record does not know makes it exit 64 before --help
 		# shellcheck disable=SC2086
-		if ! "$BIN/gt-record" $opts --help >/dev/null 2>&1; then
+		if ! "$BIN/gt-record" $(echo "$opts" | sed -E 's/^([A-Z_][A-Z0-9_]*=[^ ]* *)*//') --help >/dev/null 2>&1; then
 			say "mode $name dropped: gt-record does not accept '$opts'"
 			continue
 		fi ;;
@@ -144,21 +146,27 @@ applies() { [ "$1" = all ] || [[ ",$1," == *",$2,"* ]]; }
 # run_one WORKLOAD MODE_INDEX ROUND: one run, appends "workload mode round value" to RUNS
 run_one() {
 	local wl=$1 i=$2 r=$3 name=${M_NAME[$2]} kind=${M_KIND[$2]} log rc v
-	local -a cmd opts pre=()
+	local -a cmd opts pre=() envs=()
 	mapfile -t cmd < <(workload_cmd "$wl")
 	read -r -a opts <<<"${M_OPTS[$i]}"
+	# bare and gtr: leading VAR=VALUE words are the environment (the agent's GT_CUPTI_* settings)
+	if [ "$kind" = bare ] || [ "$kind" = gtr ]; then
+		while [ "${#opts[@]}" -gt 0 ] && [[ ${opts[0]} =~ ^[A-Z_][A-Z0-9_]*= ]]; do
+			envs+=("${opts[0]}"); opts=("${opts[@]:1}")
+		done
+	fi
 	log=$LOGS/${wl}_${name}_$r.log
 	case $kind in
 	none) pre=(env -u CUDA_INJECTION64_PATH -u NVTX_INJECTION64_PATH) ;;
 	# -N -B: no build-id collection after the run (perf 6.1 crashes in it on new kernels; it
 	# happens after the workload ends, so it is no part of the cost measured)
 	perf) pre=("$PERF" record -q -N -B "${opts[@]}" -o "$W/perf.data" --) ;;
-	bare) pre=(env CUDA_INJECTION64_PATH="$AGENT" GT_CUPTI_MODE=bare GT_CUPTI_VERBOSE=1) ;;
+	bare) pre=(env CUDA_INJECTION64_PATH="$AGENT" GT_CUPTI_MODE=bare GT_CUPTI_VERBOSE=1 "${envs[@]}") ;;
 	agent)
 		rm -rf "$W/side" && mkdir -p "$W/side"
 		pre=(env CUDA_INJECTION64_PATH="$AGENT" NVTX_INJECTION64_PATH="$AGENT" GT_CUPTI_DIR="$W/side"
 		     GT_CUPTI_VERBOSE=1 "${opts[@]}") ;;
-	gtr) pre=(env GT_CUPTI_VERBOSE=1 "$BIN/gt-record" "${opts[@]}" -o "$W/t.gtt" --) ;;
+	gtr) pre=(env GT_CUPTI_VERBOSE=1 "${envs[@]}" "$BIN/gt-record" "${opts[@]}" -o "$W/t.gtt" --) ;;
 	esac
 	timeout -k 5 "$RUN_TIMEOUT" "${pre[@]}" "${cmd[@]}" >"$log" 2>&1
 	rc=$?
