@@ -14,7 +14,8 @@
 #
 #   env  PRESET     all | headline | breakdown | pipelines: which workloads and modes (below); the
 #                   GPU box's time is scarce, so one run of this script does one preset
-#        WORKLOADS  overrides the preset's workloads ("torch pipeline driver")
+#        WORKLOADS  overrides the preset's workloads ("torch pipeline driver"; torch1: the torch
+#                   workload with one target thread and no drafters)
 #        REPS       5      rounds wanted (each round runs every mode of every workload once)
 #        BUDGET_S   420    no round starts when the last round's time would not fit any more
 #        TORCH_S 2.5 TORCH_WARMUP 1 PIPE_S 2 DRIVER_S 2   measured seconds per run
@@ -130,6 +131,10 @@ rm -f "$W/probe.data"
 workload_cmd() { # WORKLOAD -> the command line (words, one per line)
 	case $1 in
 	torch) printf '%s\n' "$PY" "$ROOT/bench/torch_workload.py" --seconds "${TORCH_S:-2.5}" --warmup "${TORCH_WARMUP:-1}" ;;
+	# one target thread, no drafters: the per-launch costs without the 8 threads' GIL scheduling
+	# noise (the torch workload's rounds differ by +-10 %)
+	torch1) printf '%s\n' "$PY" "$ROOT/bench/torch_workload.py" --seconds "${TORCH_S:-2.5}" --warmup "${TORCH_WARMUP:-1}" \
+		--targets 1 --drafters 0 ;;
 	pipeline) printf '%s\n' "$BIN/gt-pipeline" --backend "${PL_BACKEND:-cuda}" --seconds "${PIPE_S:-2}" --quiet ;;
 	driver) printf '%s\n' env GT_PIPELINE_LIB="$BUILD/lib/libgtpipeline.so" "$PY" "$ROOT/pipeline/driver.py" \
 		--backend "${PL_BACKEND:-cuda}" --seconds "${DRIVER_S:-2}" --quiet ;;
@@ -137,7 +142,7 @@ workload_cmd() { # WORKLOAD -> the command line (words, one per line)
 }
 workload_metric() { # WORKLOAD LOG -> the throughput number
 	case $1 in
-	torch) grep -oE 'target_its_per_s=[0-9.]+' "$2" | tail -n 1 | cut -d= -f2 ;;
+	torch | torch1) grep -oE 'target_its_per_s=[0-9.]+' "$2" | tail -n 1 | cut -d= -f2 ;;
 	*) grep -oE 'tokens/s: [0-9.]+' "$2" | tail -n 1 | awk '{print $2}' ;;
 	esac
 }
