@@ -206,7 +206,7 @@ done
 # ---- tables ----
 for wl in $WORKLOADS; do
 	unit=tokens/s
-	[ "$wl" = torch ] && unit="target iterations/s"
+	case $wl in torch | torch1) true ;; *) false ;; esac && unit="target iterations/s"
 	say ""
 	say "== $wl ($unit; cost = 1 - mode/none of the same round; median and min-max over rounds)"
 	awk -v wl="$wl" -v order="${M_NAME[*]}" '
