@@ -86,6 +86,12 @@ if CALLS=3000 record budgetns "$py" GT_CUPTI_STACK_FIRST=1000000 GT_CUPTI_STACK_
 		sed 's/^\(PASS\|FAIL\): /\1: per-call budget: /'
 fi
 
+# API records written from the callbacks (GT_CUPTI_API=callbacks): one per followed call, CUPTI's off
+if CALLS=60 record apicb "$py" GT_CUPTI_API=callbacks GT_CUPTI_BUFFER_KB=64; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/apicb.txt" "$TMP/apicb.json" apicb |
+		sed 's/^\(PASS\|FAIL\): /\1: GT_CUPTI_API=callbacks: /'
+fi
+
 # The callback set: every non-trivial call (all), and the tracked set with an empty callback
 if CALLS=40 record cball "$py" GT_CUPTI_CALLBACKS=all; then
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/cball.txt" "$TMP/cball.json" cball | sed 's/^\(PASS\|FAIL\): /\1: /'
