@@ -23,6 +23,7 @@
 #include <cupti.h>
 #include "cupti_bufq.h"
 #include "cupti_calls.h"
+#include "cupti_cfi.h"
 #include "cupti_nvtx.h"
 #include "gt_util.h"
 
@@ -69,6 +70,7 @@ static struct agent {
 	uint64_t flushed_gen;       /* capture transitions already pushed to the file */
 	ag_stats st;
 	int flusher_started, stop;
+	int prefetched;             /* the unwind tables were asked for once (ag_cfi_prefetch) */
 	pthread_t flusher;
 } A = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -247,6 +249,8 @@ static void summary_text(char *buf, size_t len)
 	ag_bufq_stats bq = { 0 };
 	ag_calls_stats cs;
 	ag_nvtx_stats ns;
+	ag_cfi_stats cf;
+	ag_cfi_stats_get(&cf);
 	if (A.q)
 		ag_bufq_stats_get(A.q, &bq);
 	ag_calls_stats_get(&cs);
@@ -263,7 +267,7 @@ static void summary_text(char *buf, size_t len)
 	         "callbacks_preempted=%llu stacks=%llu stacks_first=%llu stacks_nth=%llu stacks_long=%llu "
 	         "stacks_long_at_exit=%llu stacks_skipped_budget=%llu stacks_lost_ring=%llu stack_us=%.2f "
 	         "app_ns_per_record=%.1f capture_ranges=%llu counters=%llu api_from_callbacks=%llu "
-	         "api_from_callbacks_lost=%llu",
+	         "api_from_callbacks_lost=%llu unwind_tables_prefetched=%llu unwind_prefetch_mb=%.1f",
 	         A.forked ? "(forked child)" : "summary", A.mode == MODE_BARE ? "bare" : "full",
 	         api_mode_names[A.api_mode], cb_mode_names[A.cb_mode],
 	         (unsigned long long)s->n_records, (unsigned long long)s->n_kernel, (unsigned long long)s->n_memcpy,
@@ -279,7 +283,7 @@ static void summary_text(char *buf, size_t len)
 	         (unsigned long long)cs.n_skip_ring,
 	         cs.n_taken ? (double)cs.capture_ns / 1000.0 / (double)cs.n_taken : 0, app,
 	         (unsigned long long)ns.n_ranges, (unsigned long long)ns.n_counters, (unsigned long long)cs.n_api_written,
-	         (unsigned long long)cs.n_api_lost);
+	         (unsigned long long)cs.n_api_lost, (unsigned long long)cf.n_prefetched, (double)cf.prefetch_bytes / 1048576.0);
 }
 
 /* Summary, close, and a .done marker so gt-record knows the file is complete. */
@@ -604,6 +608,10 @@ static void *flusher_main(void *arg)
 			next_poll = now + CTL_POLL_MS * 1000000ull;
 		}
 		int periodic = A.on && now >= next_flush;
+		if (A.on && A.calls.stacks && A.mode == MODE_FULL && (periodic || !A.prefetched)) {
+			ag_cfi_prefetch();    /* the unwind tables the launch stacks will read, in ahead */
+			A.prefetched = 1;
+		}
 		if (periodic) {
 			cuptiActivityFlushAll(0);    /* partial buffers: completed here, queued, drained below */
 			next_flush = now + A.flush_ns;

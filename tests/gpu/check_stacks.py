@@ -234,6 +234,9 @@ def main():
     check(not [r for r in recs if r["kind"] == "dropped"], "nothing dropped")
     summary = [t for t in notes if t.startswith("cupti agent summary")]
     nbuf = int(summary[-1].split(" buffers=")[1].split()[0]) if summary else 0
+    npre = int(summary[-1].split(" unwind_tables_prefetched=")[1].split()[0]) if summary else 0
+    check(npre >= 3, "the unwind tables of the loaded objects were read in ahead, off the launching threads "
+          "(%d objects)" % npre)
     check(nbuf >= 4, "64 KiB buffers: CUPTI went through %d of them (reused from the flush thread)" % nbuf)
     fc = exp.get("fake_counts", {})
     check(fc.get("dropped") == 0 and fc.get("dirty_buffers") == 0 and fc.get("records", 0) > 0,
