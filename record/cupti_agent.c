@@ -291,7 +291,7 @@ static void close_side_locked(int summary)
 {
 	if (!A.w)
 		return;
-	char text[1600];
+	char text[2048];
 	if (summary && !A.devices_written && !A.forked)
 		write_devices_locked();    /* switched off before the first flush */
 	summary_text(text, sizeof(text));
@@ -655,7 +655,7 @@ static void at_exit(void)
 		turn_off();
 	}
 	if (A.verbose) {
-		char text[1600];
+		char text[2048];
 		summary_text(text, sizeof(text));
 		fprintf(stderr, "gt-cupti[%d]: %s\n", (int)getpid(), text);
 	}
