@@ -101,7 +101,8 @@ int ana_load_window_finish(loader *L, char *errbuf, size_t errlen)
 	size_t n = m->thread_cpu.n, k = L->cpu_carry.n;
 	if (k && GT_GROW(m->thread_cpu.v, m->thread_cpu.cap, n + k) < 0)
 		goto nomem;
-	memmove(m->thread_cpu.v + k, m->thread_cpu.v, n * sizeof(*m->thread_cpu.v));
+	if (k && n) /* no array at all when neither has readings: memmove(NULL, ...) is undefined */
+		memmove(m->thread_cpu.v + k, m->thread_cpu.v, n * sizeof(*m->thread_cpu.v));
 	for (size_t i = 0; i < k; i++) {
 		m->thread_cpu.v[i] = L->cpu_carry.v[i];
 		m->thread_cpu.v[i].time_ns = w->from_ns;
