@@ -844,6 +844,7 @@ static void agent_init(void)
 		goto out;
 	}
 	ag_bufq_refill(A.q);
+	ag_calls_wake_with(wake_flusher);
 	if (A.mode == MODE_FULL && ag_calls_init(&A.calls, (uint32_t)A.pid) < 0) {
 		warn("%s", "out of memory: no in-flight table, no launch stacks");
 		A.calls.inflight = A.calls.stacks = 0;

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include "cupti_apiq.h"
 #include "cupti_py.h"
 #include "gt_util.h"
 #include "cupti_ring.h"
@@ -27,7 +28,7 @@
 #define MAX_NATIVE 256
 
 enum { MODE_INFLIGHT = 1, MODE_STACKS = 2, MODE_API = 4 };
-enum { ENT_STACK = 1, ENT_CODE = 2, ENT_API = 3 };
+enum { ENT_STACK = 1, ENT_CODE = 2 };
 
 /* Ring entries (native layout: the ring never leaves the process). */
 typedef struct stack_ent {
@@ -44,14 +45,6 @@ typedef struct code_ent {
 	uint64_t code_id;
 	uint32_t name_len, qual_len, file_len, pad;
 } code_ent;                  /* followed by name, qualname, filename, each NUL-terminated */
-
-typedef struct api_ent {
-	uint32_t type, tid;
-	uint32_t domain, cbid;   /* GTT_API_*, CUPTI callback id */
-	uint32_t correlation;
-	int32_t status;          /* the call's return value (cudaError_t / CUresult) */
-	uint64_t start_ns, end_ns;
-} api_ent;
 
 typedef struct pair {
 	uint64_t fn;
@@ -70,6 +63,7 @@ typedef struct thr {
 	uint64_t enter_ns;       /* coarse clock at the outermost call's entry */
 	uint64_t api_start;      /* MODE_API: the trace clock at its entry (0: not taken) */
 	uint32_t api_corr;       /* ... and its correlation id */
+	ag_apiq *apiq;           /* MODE_API: this thread's queue of calls for the flush thread */
 	int64_t call_credit;     /* stack-taking time earned by calls (GT_CUPTI_STACK_BUDGET_NS) */
 	uint32_t cap_gen;        /* capture range transitions seen by this thread */
 	int timing;              /* this call's callbacks are timed */
@@ -110,6 +104,7 @@ static struct {
 	char py_why[200];
 	pthread_key_t key;
 	ag_ring *ring;
+	void (*wake)(void);      /* the flush thread's early wake-up (an API queue half full) */
 	uint64_t cyc0, ns0;      /* cycle counter and clock at init: converts cycles to ns */
 	uint64_t reported_ring, reported_budget, reported_api_lost;
 	ag_calls_stats st __attribute__((aligned(64)));   /* updated with atomics */
@@ -287,6 +282,7 @@ static void thr_free(void *p)
 	ADD(n_calls, t->n_local);
 	ADD(n_nested, t->n_nest);
 	ag_pythr_free(t->pyt);
+	ag_apiq_release(t->apiq);    /* freed by the flush thread once drained */
 	free(t->pairs);
 	free(t->ent);
 	free(t);
@@ -624,17 +620,18 @@ static void api_enter(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callb
 
 /* The cuda_api record of the outermost call ending now, for the flush thread to write
  * (GT_CUPTI_API=callbacks): what CUPTI's API activity record would say, from the entry and exit
- * callbacks; calls made inside it are not recorded (they are part of it). */
+ * callbacks; calls made inside it are not recorded (they are part of it). Into the thread's own
+ * queue: no lock, no shared write. */
 static void put_api(thr *t, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
-	api_ent a = { .type = ENT_API, .tid = t->tid, .cbid = (uint32_t)cbid, .correlation = t->api_corr,
-	              .start_ns = t->api_start, .end_ns = ag_now_ns() };
+	ag_api_call a = { .tid = t->tid, .cbid = (uint32_t)cbid, .correlation = t->api_corr,
+	                  .start_ns = t->api_start, .end_ns = ag_now_ns() };
 	a.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
 	if (d->functionReturnValue)
 		memcpy(&a.status, d->functionReturnValue, sizeof(a.status)); /* cudaError_t, CUresult: enums */
 	t->api_start = 0;
-	if (ag_ring_put(G.ring, &a, sizeof(a), NULL, 0) < 0)
-		ADD(n_api_lost, 1);
+	if (t->apiq || (t->apiq = ag_apiq_new(G.wake)))
+		ag_apiq_put(t->apiq, &a);
 }
 
 static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d,
@@ -779,6 +776,11 @@ int ag_calls_init(const ag_calls_cfg *c, uint32_t pid)
 	return 0;
 }
 
+void ag_calls_wake_with(void (*wake)(void))
+{
+	G.wake = wake;
+}
+
 void ag_calls_set(int inflight, int stacks, int api)
 {
 	int mode = (inflight ? MODE_INFLIGHT : 0) | (stacks && G.cfg.stacks ? MODE_STACKS : 0) | (api && G.ring ? MODE_API : 0);
@@ -803,6 +805,7 @@ void ag_calls_fork_child(uint32_t pid)
 	G.reported_ring = G.reported_budget = G.reported_api_lost = 0;
 	if (G.ring)
 		ag_ring_reset(G.ring);
+	ag_apiq_fork_child(T ? T->apiq : NULL);
 	if (T) {
 		/* the one thread that survives fork(): a slot of its own, under its own tid */
 		T->tid = (uint32_t)syscall(SYS_gettid);
@@ -816,6 +819,7 @@ void ag_calls_stats_get(ag_calls_stats *st)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	*st = G.st;
+	st->n_api_lost = ag_apiq_lost();
 	st->n_calls += T ? T->n_local : 0;
 	st->n_nested += T ? T->n_nest : 0;
 	uint64_t c = cycles(), n = ag_now_ns();
@@ -872,20 +876,22 @@ static void write_entry(void *ctx, const uint8_t *p, size_t len)
 		o->n_py = h->n_py;
 		o->py = (const gtt_py_frame *)(o->ips + h->n_native);
 		ADD(n_written, 1);
-	} else if (type == ENT_API && len >= sizeof(api_ent)) {
-		const api_ent *h = (const api_ent *)p;
-		gtt_cuda_api a = { .start_ns = h->start_ns, .end_ns = h->end_ns, .tid = h->tid, .correlation = h->correlation,
-		                   .domain = h->domain, .cbid = h->cbid, .status = h->status };
-		if (dc->e && ag_enc_put_api(dc->e, &a)) {
-			ADD(n_api_written, 1);
-			dc->n++;
-		}
-		return;
 	} else {
 		return;
 	}
 	if (gtt_write(dc->w, &r) == 0)
 		dc->n++;
+}
+
+static void write_api(void *ctx, const ag_api_call *c)
+{
+	drain_ctx *dc = ctx;
+	gtt_cuda_api a = { .start_ns = c->start_ns, .end_ns = c->end_ns, .tid = c->tid, .correlation = c->correlation,
+	                   .domain = c->domain, .cbid = c->cbid, .status = c->status };
+	if (dc->w && dc->e && ag_enc_put_api(dc->e, &a)) {
+		ADD(n_api_written, 1);
+		dc->n++;
+	}
 }
 
 int ag_calls_drain(ag_enc *e, gtt_writer *w)
@@ -894,6 +900,7 @@ int ag_calls_drain(ag_enc *e, gtt_writer *w)
 	if (!G.ring)
 		return 0;
 	ag_ring_drain(G.ring, write_entry, &dc);
+	ag_apiq_drain(write_api, &dc);
 	uint64_t ring = __atomic_load_n(&G.st.n_skip_ring, __ATOMIC_RELAXED);
 	uint64_t budget = __atomic_load_n(&G.st.n_skip_budget, __ATOMIC_RELAXED);
 	if (w && (ring != G.reported_ring || budget != G.reported_budget)) {
@@ -909,12 +916,12 @@ int ag_calls_drain(ag_enc *e, gtt_writer *w)
 		G.reported_ring = ring;
 		G.reported_budget = budget;
 	}
-	uint64_t api_lost = __atomic_load_n(&G.st.n_api_lost, __ATOMIC_RELAXED);
+	uint64_t api_lost = ag_apiq_lost();
 	if (w && api_lost != G.reported_api_lost) {
 		gtt_health h = { .source = GTT_SRC_CUPTI, .kind = GTT_HEALTH_DROPPED, .pid = G.pid };
 		h.time_ns = h.end_ns = ag_now_ns();
 		h.count = h.value[0] = api_lost - G.reported_api_lost;
-		h.text = "cuda_api: calls whose record (written from the agent's callbacks) was lost: the ring was full";
+		h.text = "cuda_api: calls whose record (written from the agent's callbacks) was lost: the thread's queue was full";
 		if (gtt_write_health(w, &h) == 0)
 			dc.n++;
 		G.reported_api_lost = api_lost;

@@ -49,6 +49,8 @@ int ag_calls_init(const ag_calls_cfg *c, uint32_t pid);
  * outermost call's cuda_api record is written from its callbacks (GT_CUPTI_API=callbacks). Called
  * by the agent when tracing switches on or off. */
 void ag_calls_set(int inflight, int stacks, int api);
+/* The flush thread's early wake-up, for a thread whose queue of API calls is half full. */
+void ag_calls_wake_with(void (*wake)(void));
 /* The CUPTI callback for CUPTI_CB_DOMAIN_RUNTIME_API / DRIVER_API (the hot path). */
 void ag_calls_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d);
 /* The calling thread is the agent's own: its CUDA calls are neither shown nor sampled. */
@@ -82,7 +84,7 @@ typedef struct ag_calls_stats {
 	uint64_t timed_ns;         /* timed_cyc in ns (ag_calls_stats_get converts) */
 	uint64_t n_written;        /* cuda_callstack records written */
 	uint64_t n_api_written;    /* cuda_api records written from the callbacks */
-	uint64_t n_api_lost;       /* ... lost: the ring was full */
+	uint64_t n_api_lost;       /* ... lost: the thread's queue was full (cupti_apiq.c) */
 } ag_calls_stats;
 void ag_calls_stats_get(ag_calls_stats *st);
 

@@ -93,6 +93,11 @@ if CALLS=60 record apicb "$py" GT_CUPTI_API=callbacks GT_CUPTI_BUFFER_KB=64; the
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/apicb.txt" "$TMP/apicb.json" apicb |
 		sed 's/^\(PASS\|FAIL\): /\1: GT_CUPTI_API=callbacks: /'
 fi
+# many calls: each thread's queue (4096 calls, drained every 50 ms, early when half full) loses none
+if CALLS=6000 record apicbmany "$py" GT_CUPTI_API=callbacks; then
+	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/apicbmany.txt" "$TMP/apicbmany.json" apicb |
+		sed 's/^\(PASS\|FAIL\): /\1: GT_CUPTI_API=callbacks, 6000 calls: /'
+fi
 
 # The callback set: every non-trivial call (all), and the tracked set with an empty callback
 if CALLS=40 record cball "$py" GT_CUPTI_CALLBACKS=all; then
