@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pyreader_cost: out of memory\n");
 		goto out;
 	}
-	deadline = now_ns(CLOCK_MONOTONIC) + 5 * GT_NS_PER_SEC;
+	deadline = now_ns(CLOCK_MONOTONIC) + 30 * GT_NS_PER_SEC; /* valgrind looks slowly */
 	while (rec_pyproc_state(p) == REC_PY_LOOKING && now_ns(CLOCK_MONOTONIC) < deadline) {
 		if (rec_pyproc_look(p, now_ns(CLOCK_MONOTONIC)) < 0)
 			break;

@@ -577,6 +577,70 @@ void rec_procmem_snap_forget(rec_procmem *m)
 	m->n_snap = 0;
 }
 
+/* ---- walks ---- */
+
+void rec_procmem_walk_begin(rec_procmem_walk *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+/* Note what the walk served since its last note (one span: note() would have merged them). */
+static void walk_flush(rec_procmem *m, rec_procmem_walk *w)
+{
+	if (w->nhi)
+		note(m, w->nlo, (size_t)(w->nhi - w->nlo));
+	w->nhi = 0;
+	m->n_reads += w->served;
+	m->n_served += w->served;
+	w->served = 0;
+}
+
+const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf, size_t len,
+                                     int *rc)
+{
+	const snap_range *r;
+
+	/* written without addr + len, like snap_find(): a garbage pointer must not wrap */
+	if (!w->base || addr < w->lo || addr >= w->hi || len > w->hi - addr) {
+		if (len && (r = snap_find(m, addr, len)) != NULL) {
+			w->base = m->snap_buf + r->off;
+			w->lo = r->addr;
+			w->hi = r->addr + r->len;
+		} else {
+			w->base = NULL;
+		}
+	}
+	if (w->base && len) {
+		/* the same merge as note()'s: a span it would not have grown starts another */
+		if (w->nhi && !(addr <= w->nhi + SNAP_GAP && addr + len + SNAP_GAP >= w->nlo)) {
+			note(m, w->nlo, (size_t)(w->nhi - w->nlo));
+			w->nhi = 0;
+		}
+		if (!w->nhi) {
+			w->nlo = addr;
+			w->nhi = addr + len;
+		} else {
+			if (addr < w->nlo)
+				w->nlo = addr;
+			if (addr + len > w->nhi)
+				w->nhi = addr + len;
+		}
+		w->served++;
+		*rc = 0;
+		return w->base + (addr - w->lo);
+	}
+	walk_flush(m, w); /* what the walk noted goes before this read's note */
+	if ((*rc = rec_procmem_read_cached(m, addr, buf, len)) < 0)
+		return NULL;
+	return buf;
+}
+
+void rec_procmem_walk_end(rec_procmem *m, rec_procmem_walk *w)
+{
+	walk_flush(m, w);
+	w->base = NULL;
+}
+
 /* ---- block cache ---- */
 
 void rec_procmem_cache_clear(rec_procmem *m)

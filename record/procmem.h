@@ -66,6 +66,25 @@ void rec_procmem_snap_end(rec_procmem *m);
 /* Forget what was noted (the next snapshot reads nothing): after an exec, say. */
 void rec_procmem_snap_forget(rec_procmem *m);
 
+/* A walk through many small structures that mostly lie in the snapshot (a thread's frames):
+ * rec_procmem_walk_read() hands back a pointer to the len bytes at addr — into the snapshot
+ * being served when one of its ranges holds them whole (no copy, no search while the walk stays
+ * in the same range), else into buf after rec_procmem_read_cached() read them — or NULL with
+ * *rc set. What a walk read from the snapshot is noted (for the next one) and counted as served
+ * reads in runs, by rec_procmem_walk_end(), which every walk must end with; reads of the same
+ * bytes through rec_procmem_read() would note and serve them just the same, one at a time.
+ * The pointer is valid until the next read of the walk. */
+typedef struct rec_procmem_walk {
+	const uint8_t *base;    /* the snapshot range at [lo, hi) */
+	uint64_t lo, hi;
+	uint64_t nlo, nhi;      /* bytes served from it and not noted yet, nhi == 0: none */
+	uint64_t served;        /* reads served, not counted yet */
+} rec_procmem_walk;
+void rec_procmem_walk_begin(rec_procmem_walk *w);
+const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf, size_t len,
+                                     int *rc);
+void rec_procmem_walk_end(rec_procmem *m, rec_procmem_walk *w);
+
 /* Read through a small cache of page-aligned blocks, for structures that sit close together
  * (a thread's frames on its data stack): one system call per block instead of one per
  * struct. The cache keeps what it read until rec_procmem_cache_clear(), so the caller decides

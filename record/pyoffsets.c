@@ -495,33 +495,38 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 	uint8_t buf[FR_BUF];
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8, n = 0, steps = 0;
 	uint64_t prev_addr = 0;
-	int rc;
+	rec_procmem_walk w;
+	int rc = 0;
 
 	*torn = 0;
 	if (len > sizeof(buf))
 		return -EINVAL;
+	/* the frames are looked at in place in the pass's snapshot (a walk), not copied out one
+	 * by one: most of a pass's reads are these */
+	rec_procmem_walk_begin(&w);
 	while (frame) {
 		uint64_t code;
 		rec_pyframe_raw *f;
+		const uint8_t *fb;
 
 		if (n >= cap || steps++ >= 4 * REC_PY_MAX_FRAMES || frame == prev_addr || (frame & 7)) {
 			*torn = 1;
 			break;
 		}
-		if ((rc = rec_procmem_read_cached(m, frame, buf, len)) < 0) {
+		if (!(fb = rec_procmem_walk_read(m, &w, frame, buf, len, &rc))) {
 			if (n == 0 && steps == 1)
-				return rc;
+				goto out;
 			*torn = 1;
 			break;
 		}
 		prev_addr = frame;
-		frame = rd64(buf, o->fr_previous);
-		if (o->fr_owner >= 0 && buf[o->fr_owner] == FRAME_OWNED_BY_CSTACK) {
+		frame = rd64(fb, o->fr_previous);
+		if (o->fr_owner >= 0 && fb[o->fr_owner] == FRAME_OWNED_BY_CSTACK) {
 			if (n > 0)
 				out[n - 1].flags |= GTT_PYFRAME_ENTRY;
 			continue;
 		}
-		code = rd64(buf, o->fr_code);
+		code = rd64(fb, o->fr_code);
 		if (!code || (code & 7)) {
 			*torn = 1;
 			break;
@@ -532,19 +537,22 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 		f->flags = 0;
 		if (o->frame_kind == REC_PY_FRAMEOBJ) {
 			/* every 3.10 frame is its own _PyEval_EvalFrameDefault call */
-			f->index = (int32_t)rd32(buf, o->fr_lasti);
+			f->index = (int32_t)rd32(fb, o->fr_lasti);
 			f->flags |= GTT_PYFRAME_ENTRY;
 		} else {
-			uint64_t instr = rd64(buf, o->fr_instr);
+			uint64_t instr = rd64(fb, o->fr_instr);
 			uint64_t start = code + (uint64_t)o->co_code_adaptive;
 			int64_t idx = (int64_t)(instr - start) / 2;
 			/* prev_instr sits one code unit before the first on a fresh frame */
 			f->index = idx < -1 || idx > (1 << 26) ? -1 : idx;
-			if (o->fr_is_entry >= 0 && buf[o->fr_is_entry])
+			if (o->fr_is_entry >= 0 && fb[o->fr_is_entry])
 				f->flags |= GTT_PYFRAME_ENTRY;
 		}
 	}
-	return (int)n;
+	rc = (int)n;
+out:
+	rec_procmem_walk_end(m, &w);
+	return rc;
 }
 
 uint64_t rec_py_gil_addr(rec_procmem *m, const rec_pyoff *o, uint64_t runtime)
