@@ -59,6 +59,13 @@ struct rec_procmem {
 	size_t cap_order;
 	uint8_t *snap_buf;
 	size_t cap_buf;
+	/* the prefetched ranges (sorted by address once read) and their bytes */
+	snap_range *pf;
+	size_t n_pf, cap_pf;
+	rec_procmem_req *pf_req;
+	size_t cap_pf_req;
+	uint8_t *pf_buf;
+	size_t pf_used, cap_pf_buf;
 };
 
 rec_procmem *rec_procmem_open(pid_t pid)
@@ -92,6 +99,9 @@ void rec_procmem_close(rec_procmem *m)
 	free(m->snap);
 	free(m->order);
 	free(m->snap_buf);
+	free(m->pf);
+	free(m->pf_req);
+	free(m->pf_buf);
 	free(m);
 }
 
@@ -203,10 +213,12 @@ static int read_direct(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 	return -errno;
 }
 
+static int pf_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len);
+
 int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 {
 	note(m, addr, len);
-	if (len && snap_serve(m, addr, buf, len))
+	if (len && (snap_serve(m, addr, buf, len) || (m->n_pf && pf_serve(m, addr, buf, len))))
 		return 0;
 	return read_direct(m, addr, buf, len);
 }
@@ -577,6 +589,83 @@ void rec_procmem_snap_forget(rec_procmem *m)
 	m->n_snap = 0;
 }
 
+/* ---- prefetch ---- */
+
+static int cmp_range(const void *a, const void *b)
+{
+	const snap_range *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int rec_procmem_prefetch(rec_procmem *m, const uint64_t *addr, const size_t *len, size_t n)
+{
+	size_t i, k = 0, used = m->pf_used, total = 0;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if (len[i] && addr[i] && addr[i] + len[i] > addr[i] && used + total + len[i] <= REC_PROCMEM_PREFETCH_MAX)
+			total += len[i];
+	if (!total)
+		return 0;
+	if (GT_GROW(m->pf_buf, m->cap_pf_buf, used + total) < 0 || GT_GROW(m->pf_req, m->cap_pf_req, n) < 0 ||
+	    GT_GROW(m->pf, m->cap_pf, m->n_pf + n) < 0)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!len[i] || !addr[i] || addr[i] + len[i] <= addr[i] || m->pf_used + len[i] > used + total)
+			continue;
+		m->pf_req[k++] = (rec_procmem_req){ addr[i], m->pf_buf + m->pf_used, len[i], 0 };
+		m->pf_used += len[i];
+	}
+	/* read like rec_procmem_readv(), but these are not the caller's reads: the reads they
+	 * serve are counted (and a range that failed fails again at its own read) */
+	{
+		uint64_t reads = m->n_reads, failed = m->n_failed;
+		rc = rec_procmem_readv(m, m->pf_req, k);
+		m->n_reads = reads;
+		m->n_failed = failed;
+	}
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < k; i++)
+		if (m->pf_req[i].ok)
+			m->pf[m->n_pf++] = (snap_range){ m->pf_req[i].addr, (uint32_t)m->pf_req[i].len, 1,
+			                                 (size_t)((uint8_t *)m->pf_req[i].buf - m->pf_buf) };
+	qsort(m->pf, m->n_pf, sizeof(*m->pf), cmp_range);
+	return rc;
+}
+
+void rec_procmem_prefetch_drop(rec_procmem *m)
+{
+	m->n_pf = 0;
+	m->pf_used = 0;
+}
+
+/* Copy [addr, addr+len) out of a prefetched range that holds it whole. Ranges may overlap
+ * (two code objects with the same name): a few before the last one starting at or below addr
+ * are looked at too. */
+static int pf_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
+{
+	size_t lo = 0, hi = m->n_pf, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->pf[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = 0; k < 8 && lo > k; k++) {
+		const snap_range *r = &m->pf[lo - 1 - k];
+		if (addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
+			memcpy(buf, m->pf_buf + r->off + (addr - r->addr), len);
+			m->n_reads++;
+			m->n_served++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- walks ---- */
 
 void rec_procmem_walk_begin(rec_procmem_walk *w)
@@ -686,7 +775,7 @@ int rec_procmem_read_cached(rec_procmem *m, uint64_t addr, void *buf, size_t len
 	const block *b;
 
 	note(m, addr, len);
-	if (len && snap_serve(m, addr, buf, len))
+	if (len && (snap_serve(m, addr, buf, len) || (m->n_pf && pf_serve(m, addr, buf, len))))
 		return 0;
 	/* within one block only; anything else (or an unreadable block) reads directly */
 	if (len == 0 || addr == 0 || off + len > BLOCK || !(b = get_block(m, base)))

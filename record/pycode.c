@@ -139,6 +139,37 @@ const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr)
 	return e;
 }
 
+static int cmp_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int rec_pycache_fill(rec_pycache *c, uint64_t *addrs, size_t n)
+{
+	size_t i, k = 0;
+	int got = 0;
+
+	if ((c->n + n) * 2 > c->cap && c->cap && grow(c) < 0)
+		return 0;
+	/* the misses, each once */
+	for (i = 0; i < n; i++)
+		if (addrs[i] && !(c->cap && slot(c, addrs[i])->addr))
+			addrs[k++] = addrs[i];
+	if (k == 0)
+		return 0;
+	qsort(addrs, k, sizeof(*addrs), cmp_addr);
+	for (i = 0, n = 0; i < k; i++)
+		if (!n || addrs[i] != addrs[n - 1])
+			addrs[n++] = addrs[i];
+	if (rec_py_codes_prefetch(c->mem, c->off, addrs, n, c->code_type) < 0)
+		n = 0; /* out of memory or gone: each read alone at its use */
+	for (i = 0; i < n; i++)
+		got += rec_pycache_get(c, addrs[i]) != NULL;
+	rec_procmem_prefetch_drop(c->mem);
+	return got;
+}
+
 /* Drop entry e (its code object is gone or another one took its address): the next sight of
  * the address reads it afresh under a new code_id. Backward-shift deletion keeps the probe
  * chains intact. */

@@ -48,6 +48,13 @@ void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req);
 /* The entry for the code object at addr, reading it (and writing its PY_CODE record) on a
  * miss. NULL when it cannot be read or is not a code object. Valid until the next call. */
 const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr);
+/* Cache the code objects at addrs[0..n) not cached yet (duplicates allowed; addrs is
+ * reordered), reading them all in a few batched reads (rec_py_codes_prefetch) rather than
+ * several system calls each: a pass that meets hundreds of new code objects (the first passes
+ * of a recording) costs three or four system calls for them. Each is then cached and its
+ * PY_CODE record written as by rec_pycache_get(); one that cannot be read is left out (its
+ * rec_pycache_get() tries again). Returns the number cached. */
+int rec_pycache_fill(rec_pycache *c, uint64_t *addrs, size_t n);
 /* After a pass: re-check a few entries round robin, so that entries of freed code objects no
  * stack shows any more do not stay forever. The _reqs/_apply pair does the same with the reads
  * in the caller's batch: up to REC_PYCACHE_REVALIDATE requests appended to req[*n_req..cap),

@@ -137,6 +137,14 @@ typedef struct rec_pycode {
 int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t type_addr,
                      rec_pycode *out);
 void rec_pycode_clear(rec_pycode *c);
+/* Prefetch (rec_procmem_prefetch) what rec_py_read_code() of each of addrs[0..n) will read,
+ * in three batched reads whatever n: the headers, then the strings' headers and the line
+ * tables' headers they point to, then the longer strings and the line tables. The caller then
+ * reads each with rec_py_read_code() (served from what was prefetched; anything else is read
+ * as ever) and drops the prefetch. 0 or -errno. */
+int rec_py_codes_prefetch(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs, size_t n,
+                          uint64_t type_addr);
+
 /* Read the header of the code object at addr only (name/filename pointers and first line)
  * and tell whether it still matches c: 1 same, 0 changed, -errno unreadable. */
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c);

@@ -285,6 +285,25 @@ static int32_t line_of(rec_pyproc *p, const rec_pycache_entry *e, int64_t index)
 	return l->line;
 }
 
+/* The code objects of the pass's stacks that the cache does not hold yet (code objects met
+ * for the first time), read together before the stacks are named. */
+static void fill_codes(rec_pyproc *p, int n, size_t used)
+{
+	size_t k = 0;
+	int i, j;
+
+	if (!used || GT_GROW(p->fill, p->cap_fill, used) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		const thread_read *t = &p->th[i];
+		if (!t->tid || t->nf <= 0 || t->torn)
+			continue;
+		for (j = 0; j < t->nf && k < used; j++)
+			p->fill[k++] = p->pool[t->raw_at + (size_t)j].code;
+	}
+	rec_pycache_fill(p->codes, p->fill, k);
+}
+
 /* Name thread t's frames and write its PY_STACK record. */
 static void put_stack(rec_pyproc *p, thread_read *t, const rec_pygil *gil)
 {
@@ -433,27 +452,48 @@ static void save_pred(rec_pyproc *p, thread_read *th, int n)
 		                               .has_frame = th[i].tid && th[i].t.frame };
 }
 
-/* Code objects of thread t's frames not checked in this pass yet: their headers read through
- * the snapshot (a header read in the same system call as the frame that points to the code is
- * as good as one read after it), a miss read now and noted for the next snapshot. */
-static void check_codes(rec_pyproc *p, const thread_read *t)
+/* Code objects of thread t's frames not checked in this pass yet: queued for check_codes(). */
+static void queue_codes(rec_pyproc *p, const thread_read *t)
 {
-	const rec_pyframe_raw *cur = p->pool + t->raw_at;
-	size_t n = 0, i;
-	int nf = t->nf;
-
 	/* every frame's code, every pass: a frame at the same address with the same code pointer
 	 * as in the last pass may be a new one running a new code object at a freed one's address
 	 * (a second module imported at the same depth as the first: the same interned name, another
 	 * file) */
-	rec_pycache_check_reqs(p->codes, cur, nf, p->creq, &n, CODE_REQS);
-	for (i = 0; i < n; i++) {
-		recent_code *r = &p->recent[(size_t)((p->creq[i].addr >> 4) * 2654435761u) & (RECENT_CODES - 1)];
-		p->creq[i].ok = rec_procmem_read(p->mem, p->creq[i].addr, p->creq[i].buf, p->creq[i].len) == 0;
-		if (p->creq[i].ok)
-			*r = (recent_code){ p->creq[i].addr, p->pass_no, (uint32_t)p->creq[i].len };
+	rec_pycache_check_reqs(p->codes, p->pool + t->raw_at, t->nf, p->creq, &p->n_creq, CODE_REQS);
+}
+
+/* The queued code checks: their headers read through the snapshot (a header read in the same
+ * system call as the frame that points to the code is as good as one read after it); those it
+ * does not hold (code objects first seen in the last pass) read together in one batched read,
+ * not one system call each, and noted for the next snapshot. */
+static void check_codes(rec_pyproc *p)
+{
+	size_t i, n_miss = 0;
+
+	for (i = 0; i < p->n_creq; i++) {
+		rec_procmem_req *q = &p->creq[i];
+		if (rec_procmem_snap_has(p->mem, q->addr, q->len)) {
+			q->ok = rec_procmem_read(p->mem, q->addr, q->buf, q->len) == 0;
+		} else {
+			p->cmiss[n_miss++] = *q;
+			q->ok = -1; /* in the batch */
+		}
+	}
+	if (n_miss && rec_procmem_readv(p->mem, p->cmiss, n_miss) >= 0) {
+		for (i = 0; i < n_miss; i++)
+			if (p->cmiss[i].ok)
+				rec_procmem_note(p->mem, p->cmiss[i].addr, p->cmiss[i].len);
+	}
+	for (i = 0, n_miss = 0; i < p->n_creq; i++) {
+		rec_procmem_req *q = &p->creq[i];
+		recent_code *r = &p->recent[(size_t)((q->addr >> 4) * 2654435761u) & (RECENT_CODES - 1)];
+		if (q->ok == -1)
+			q->ok = p->cmiss[n_miss++].ok;
+		if (q->ok)
+			*r = (recent_code){ q->addr, p->pass_no, (uint32_t)q->len };
 	}
 	rec_pycache_check_apply(p->codes, p->creq);
+	p->n_creq = 0;
 }
 
 /* The headers of the code objects checked in recent passes but not in this one, noted for the
@@ -525,8 +565,9 @@ int rec_pyproc_pass(rec_pyproc *p)
 		/* read from the snapshot alone and bracketed: consistent without another read */
 		t->checked = !t->torn && rec_procmem_syscalls(p->mem) == c0 && (bracketed(p, t) || !t->t.frame);
 		if (!t->torn)
-			check_codes(p, t);
+			queue_codes(p, t);
 	}
+	check_codes(p);
 	if (n > 0)
 		note_recent_codes(p);
 	rec_procmem_snap_end(p->mem);
@@ -545,6 +586,7 @@ int rec_pyproc_pass(rec_pyproc *p)
 	}
 	if (n_req && rec_procmem_readv(p->mem, p->req, n_req) == -ESRCH)
 		goto done;
+	fill_codes(p, n, used);
 	/* 3. torn threads read again alone, then names and records */
 	for (i = 0; i < n; i++) {
 		thread_read *t = &p->th[i];

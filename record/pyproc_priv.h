@@ -63,7 +63,7 @@ typedef struct pred {
 	size_t tq;              /* its requests in tail[] */
 } pred;
 
-#define CODE_REQS 1024          /* code objects checked per thread and pass at most */
+#define CODE_REQS 2048          /* code objects checked per pass at most (the rest at the next) */
 /* Code objects checked in recent passes: their headers go into the next snapshot even when
  * the pass did not use them (a loop that calls three functions in turn shows one per pass;
  * without this each pass would read the header of the one not seen last time on its own) */
@@ -137,11 +137,15 @@ struct rec_pyproc {
 	uint64_t *first;        /* 2 x MAX_THREADS: words whose ranges are read first */
 	rec_procmem_req *tail;  /* 2 x MAX_THREADS + REC_PYCACHE_REVALIDATE + 1 */
 	long gil_tail;          /* the GIL's request in tail[], -1 none */
-	rec_procmem_req *creq;  /* CODE_REQS */
+	rec_procmem_req *creq;  /* CODE_REQS: this pass's code checks */
+	size_t n_creq;
+	rec_procmem_req *cmiss; /* CODE_REQS: those the snapshot does not hold */
 	recent_code *recent;    /* RECENT_CODES */
 	uint8_t gil_buf[320];
 	uint64_t last_pass_ns;
 	line_ent *lines;        /* LINE_CACHE entries */
+	uint64_t *fill;         /* the code objects of a pass's stacks, for rec_pycache_fill() */
+	size_t cap_fill;
 
 	/* the GIL state, shared by the poll and the stack pass (gil_lock) */
 	pthread_mutex_t gil_lock;
