@@ -54,7 +54,7 @@ struct rec_procmem {
 	span *sort_tmp;         /* sort_noted()'s scratch: as many spans, and run starts */
 	size_t cap_sort_tmp, *runs, cap_runs;
 	snap_range *snap;       /* sorted by address (served by binary search) */
-	size_t n_snap, cap_snap;
+	size_t n_snap, cap_snap, hint;
 	size_t *order;          /* the order they are read in: the ranges of the first words, then the rest */
 	size_t cap_order;
 	uint8_t *snap_buf;
@@ -165,13 +165,30 @@ int rec_procmem_snap_has(const rec_procmem *m, uint64_t addr, size_t len)
 	return snap_find(m, addr, len) != NULL;
 }
 
-/* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. */
+static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len);
+
+int rec_procmem_snap_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
+{
+	if (!len || !m->serving || !m->n_snap)
+		return 0;
+	if (!snap_serve(m, addr, buf, len))
+		return 0;
+	note(m, addr, len);
+	return 1;
+}
+
+/* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. The range
+ * the last read found is looked at before the search: reads come in runs (a code object's
+ * header, then its neighbour's). */
 static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 {
-	const snap_range *r = snap_find(m, addr, len);
+	const snap_range *r = m->hint < m->n_snap ? &m->snap[m->hint] : NULL;
 
-	if (!r)
-		return 0;
+	if (!m->serving || !r || !r->ok || addr < r->addr || addr - r->addr > r->len || len > r->len - (addr - r->addr)) {
+		if (!(r = snap_find(m, addr, len)))
+			return 0;
+		m->hint = (size_t)(r - m->snap);
+	}
 	memcpy(buf, m->snap_buf + r->off + (addr - r->addr), len);
 	m->n_reads++;
 	m->n_served++;

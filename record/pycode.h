@@ -44,6 +44,10 @@ void rec_pycache_check_used(rec_pycache *c, const rec_pyframe_raw *raw, int n);
  * of memory) leave their entries unchecked until the next call. */
 void rec_pycache_check_reqs(rec_pycache *c, const rec_pyframe_raw *raw, int n, rec_procmem_req *req,
                             size_t *n_req, size_t cap);
+/* The same, and the code objects among raw[0..n) that the cache does not hold appended to
+ * miss[*n_miss..miss_cap) (for rec_pycache_fill(); duplicates not left out). */
+void rec_pycache_check_reqs_misses(rec_pycache *c, const rec_pyframe_raw *raw, int n, rec_procmem_req *req,
+                                   size_t *n_req, size_t cap, uint64_t *miss, size_t *n_miss, size_t miss_cap);
 void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req);
 /* The entry for the code object at addr, reading it (and writing its PY_CODE record) on a
  * miss. NULL when it cannot be read or is not a code object. Valid until the next call. */

@@ -272,36 +272,26 @@ static void reread(rec_pyproc *p, thread_read *t, size_t at)
 	}
 }
 
-/* The source line of instruction index in the code object of entry e. */
+/* The source line of instruction index in the code object of entry e: a two-way set of the
+ * line cache (the newest first), hashed on both (the table's own low bits of addresses and
+ * indexes alone put a deep stack's callers on few sets, each decoded again every pass). */
 static int32_t line_of(rec_pyproc *p, const rec_pycache_entry *e, int64_t index)
 {
-	line_ent *l = &p->lines[(size_t)((e->code_id >> 4) * 31 + (uint64_t)index) % LINE_CACHE];
+	uint64_t h = (e->code_id ^ ((uint64_t)index << 40) ^ (uint64_t)index) * 0x9e3779b97f4a7c15ull;
+	line_ent *l = &p->lines[(size_t)(h >> 40) % (LINE_CACHE / 2) * 2], t;
 
-	if (l->code_id != e->code_id || l->index != index) {
-		l->code_id = e->code_id;
-		l->index = index;
-		l->line = rec_py_line(p->py.off.line_format, e->c.linetable, e->c.linetable_len, e->c.firstlineno, index);
+	if (l[0].code_id == e->code_id && l[0].index == index)
+		return l[0].line;
+	if (l[1].code_id == e->code_id && l[1].index == index) {
+		t = l[1];
+		l[1] = l[0];
+		l[0] = t;
+		return l[0].line;
 	}
-	return l->line;
-}
-
-/* The code objects of the pass's stacks that the cache does not hold yet (code objects met
- * for the first time), read together before the stacks are named. */
-static void fill_codes(rec_pyproc *p, int n, size_t used)
-{
-	size_t k = 0;
-	int i, j;
-
-	if (!used || GT_GROW(p->fill, p->cap_fill, used) < 0)
-		return;
-	for (i = 0; i < n; i++) {
-		const thread_read *t = &p->th[i];
-		if (!t->tid || t->nf <= 0 || t->torn)
-			continue;
-		for (j = 0; j < t->nf && k < used; j++)
-			p->fill[k++] = p->pool[t->raw_at + (size_t)j].code;
-	}
-	rec_pycache_fill(p->codes, p->fill, k);
+	l[1] = l[0];
+	l[0] = (line_ent){ e->code_id, index,
+	                   rec_py_line(p->py.off.line_format, e->c.linetable, e->c.linetable_len, e->c.firstlineno, index) };
+	return l[0].line;
 }
 
 /* Name thread t's frames and write its PY_STACK record. */
@@ -459,7 +449,12 @@ static void queue_codes(rec_pyproc *p, const thread_read *t)
 	 * as in the last pass may be a new one running a new code object at a freed one's address
 	 * (a second module imported at the same depth as the first: the same interned name, another
 	 * file) */
-	rec_pycache_check_reqs(p->codes, p->pool + t->raw_at, t->nf, p->creq, &p->n_creq, CODE_REQS);
+	size_t cap_miss = GT_GROW(p->fill, p->cap_fill, p->n_fill + (size_t)t->nf) == 0 ? p->cap_fill : p->n_fill;
+
+	/* and those the cache does not hold yet (met for the first time): read together before
+	 * the stacks are named */
+	rec_pycache_check_reqs_misses(p->codes, p->pool + t->raw_at, t->nf, p->creq, &p->n_creq, CODE_REQS, p->fill,
+	                              &p->n_fill, cap_miss);
 }
 
 /* The queued code checks: their headers read through the snapshot (a header read in the same
@@ -472,8 +467,8 @@ static void check_codes(rec_pyproc *p)
 
 	for (i = 0; i < p->n_creq; i++) {
 		rec_procmem_req *q = &p->creq[i];
-		if (rec_procmem_snap_has(p->mem, q->addr, q->len)) {
-			q->ok = rec_procmem_read(p->mem, q->addr, q->buf, q->len) == 0;
+		if (rec_procmem_snap_read(p->mem, q->addr, q->buf, q->len)) {
+			q->ok = 1;
 		} else {
 			p->cmiss[n_miss++] = *q;
 			q->ok = -1; /* in the batch */
@@ -525,6 +520,7 @@ int rec_pyproc_pass(rec_pyproc *p)
 	int n, i;
 
 	rec_pycache_begin_pass(p->codes, ++p->pass_no);
+	p->n_fill = 0;
 	if (!gil_addr) {
 		/* 3.12+: the interpreter's GIL pointer is set during initialization */
 		gil_addr = rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime);
@@ -586,7 +582,9 @@ int rec_pyproc_pass(rec_pyproc *p)
 	}
 	if (n_req && rec_procmem_readv(p->mem, p->req, n_req) == -ESRCH)
 		goto done;
-	fill_codes(p, n, used);
+	if (p->n_fill)
+		rec_pycache_fill(p->codes, p->fill, p->n_fill);
+	p->n_fill = 0;
 	/* 3. torn threads read again alone, then names and records */
 	for (i = 0; i < n; i++) {
 		thread_read *t = &p->th[i];

@@ -133,7 +133,7 @@ static void release_pass(rec_pyproc *p)
 	p->creq = NULL;
 	p->cmiss = NULL;
 	p->fill = NULL;
-	p->cap_fill = 0;
+	p->n_fill = p->cap_fill = 0;
 	p->recent = NULL;
 	p->tcb = NULL;
 	p->tids_ok = NULL;

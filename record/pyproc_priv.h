@@ -144,8 +144,8 @@ struct rec_pyproc {
 	uint8_t gil_buf[320];
 	uint64_t last_pass_ns;
 	line_ent *lines;        /* LINE_CACHE entries */
-	uint64_t *fill;         /* the code objects of a pass's stacks, for rec_pycache_fill() */
-	size_t cap_fill;
+	uint64_t *fill;         /* code objects of the pass's stacks not cached yet, for rec_pycache_fill() */
+	size_t n_fill, cap_fill;
 
 	/* the GIL state, shared by the poll and the stack pass (gil_lock) */
 	pthread_mutex_t gil_lock;
