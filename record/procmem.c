@@ -105,6 +105,14 @@ void rec_procmem_close(rec_procmem *m)
 	free(m);
 }
 
+/* 1 when [addr, addr+len) lies in the snapshot range the last served read came from. */
+static int in_hint(const rec_procmem *m, uint64_t addr, uint64_t len)
+{
+	const snap_range *r = m->hint < m->n_snap ? &m->snap[m->hint] : NULL;
+
+	return m->serving && r && r->ok && addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr);
+}
+
 static void note(rec_procmem *m, uint64_t addr, size_t len)
 {
 	span *last;
@@ -113,10 +121,14 @@ static void note(rec_procmem *m, uint64_t addr, size_t len)
 	if (!m->noting || len == 0 || addr > UINT64_MAX - SNAP_GAP - len)
 		return;
 	/* a chain of frames on a data stack is walked downwards, one frame after another: grow
-	 * the last span instead of noting each (and sorting them all at the next snapshot) */
+	 * the last span instead of noting each (and sorting them all at the next snapshot); so
+	 * are two reads from the same range of the snapshot (3.10's frame objects, code objects'
+	 * headers: a few hundred bytes apart in the allocator's pages): what lies between them
+	 * was read whole in this snapshot, and the next one reads no more than this one did */
 	if (m->n_noted) {
 		last = &m->noted[m->n_noted - 1];
-		if (addr <= last->addr + last->len + SNAP_GAP && addr + len + SNAP_GAP >= last->addr) {
+		if ((addr <= last->addr + last->len + SNAP_GAP && addr + len + SNAP_GAP >= last->addr) ||
+		    (in_hint(m, addr, len) && in_hint(m, last->addr, last->len))) {
 			uint64_t e = addr + len > last->addr + last->len ? addr + len : last->addr + last->len;
 			if (addr < last->addr)
 				last->addr = addr;
@@ -234,8 +246,11 @@ static int pf_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len);
 
 int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 {
+	/* served first, then noted: the note may join the range it was served from */
+	int served = len && snap_serve(m, addr, buf, len);
+
 	note(m, addr, len);
-	if (len && (snap_serve(m, addr, buf, len) || (m->n_pf && pf_serve(m, addr, buf, len))))
+	if (served || (len && m->n_pf && pf_serve(m, addr, buf, len)))
 		return 0;
 	return read_direct(m, addr, buf, len);
 }
@@ -708,6 +723,9 @@ const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64
 
 	/* written without addr + len, like snap_find(): a garbage pointer must not wrap */
 	if (!w->base || addr < w->lo || addr >= w->hi || len > w->hi - addr) {
+		if (w->nhi) /* what was served from the last range, as one span */
+			note(m, w->nlo, (size_t)(w->nhi - w->nlo));
+		w->nhi = 0;
 		if (len && (r = snap_find(m, addr, len)) != NULL) {
 			w->base = m->snap_buf + r->off;
 			w->lo = r->addr;
@@ -717,11 +735,7 @@ const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64
 		}
 	}
 	if (w->base && len) {
-		/* the same merge as note()'s: a span it would not have grown starts another */
-		if (w->nhi && !(addr <= w->nhi + SNAP_GAP && addr + len + SNAP_GAP >= w->nlo)) {
-			note(m, w->nlo, (size_t)(w->nhi - w->nlo));
-			w->nhi = 0;
-		}
+		/* one span for all that a range served (as note() merges reads from one range) */
 		if (!w->nhi) {
 			w->nlo = addr;
 			w->nhi = addr + len;
@@ -791,8 +805,10 @@ int rec_procmem_read_cached(rec_procmem *m, uint64_t addr, void *buf, size_t len
 	uint64_t base = addr & ~(uint64_t)(BLOCK - 1), off = addr - base;
 	const block *b;
 
+	int served = len && snap_serve(m, addr, buf, len);
+
 	note(m, addr, len);
-	if (len && (snap_serve(m, addr, buf, len) || (m->n_pf && pf_serve(m, addr, buf, len))))
+	if (served || (len && m->n_pf && pf_serve(m, addr, buf, len)))
 		return 0;
 	/* within one block only; anything else (or an unreadable block) reads directly */
 	if (len == 0 || addr == 0 || off + len > BLOCK || !(b = get_block(m, base)))

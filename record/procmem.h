@@ -73,14 +73,14 @@ void rec_procmem_snap_forget(rec_procmem *m);
  * rec_procmem_walk_read() hands back a pointer to the len bytes at addr — into the snapshot
  * being served when one of its ranges holds them whole (no copy, no search while the walk stays
  * in the same range), else into buf after rec_procmem_read_cached() read them — or NULL with
- * *rc set. What a walk read from the snapshot is noted (for the next one) and counted as served
- * reads in runs, by rec_procmem_walk_end(), which every walk must end with; reads of the same
- * bytes through rec_procmem_read() would note and serve them just the same, one at a time.
+ * *rc set. What a walk read from the snapshot is noted for the next one as one span per range
+ * it read from (the bytes between were read whole in this one), and counted as served reads;
+ * the last of it by rec_procmem_walk_end(), which every walk must end with.
  * The pointer is valid until the next read of the walk. */
 typedef struct rec_procmem_walk {
 	const uint8_t *base;    /* the snapshot range at [lo, hi) */
 	uint64_t lo, hi;
-	uint64_t nlo, nhi;      /* bytes served from it and not noted yet, nhi == 0: none */
+	uint64_t nlo, nhi;      /* the hull of what it served, not noted yet; nhi == 0: none */
 	uint64_t served;        /* reads served, not counted yet */
 } rec_procmem_walk;
 void rec_procmem_walk_begin(rec_procmem_walk *w);
