@@ -180,6 +180,13 @@ int rec_pycache_fill(rec_pycache *c, uint64_t *addrs, size_t n)
 	return got;
 }
 
+const rec_pycache_entry *rec_pycache_get_at(rec_pycache *c, uint64_t addr, uint32_t at)
+{
+	if (at < c->cap && addr && c->v[at].addr == addr)
+		return &c->v[at];
+	return rec_pycache_get(c, addr);
+}
+
 /* Drop entry e (its code object is gone or another one took its address): the next sight of
  * the address reads it afresh under a new code_id. Backward-shift deletion keeps the probe
  * chains intact. */
@@ -264,8 +271,8 @@ uint64_t rec_pycache_refused(const rec_pycache *c)
 	return c ? c->n_refused : 0;
 }
 
-void rec_pycache_check_reqs_misses(rec_pycache *c, const rec_pyframe_raw *raw, int nf, rec_procmem_req *req,
-                                   size_t *n_req, size_t cap, uint64_t *miss, size_t *n_miss, size_t miss_cap)
+void rec_pycache_check_reqs(rec_pycache *c, rec_pyframe_raw *raw, int nf, rec_procmem_req *req, size_t *n_req,
+                            size_t cap, uint64_t *miss, size_t *n_miss, size_t miss_cap)
 {
 	int k;
 
@@ -296,6 +303,7 @@ void rec_pycache_check_reqs_misses(rec_pycache *c, const rec_pyframe_raw *raw, i
 	for (k = 0; k < nf; k++) {
 		rec_pycache_entry *e = slot(c, raw[k].code);
 
+		raw[k].slot = (uint32_t)(e - c->v);
 		if (!e->addr) {
 			if (miss && *n_miss < miss_cap)
 				miss[(*n_miss)++] = raw[k].code;
@@ -310,12 +318,6 @@ void rec_pycache_check_reqs_misses(rec_pycache *c, const rec_pyframe_raw *raw, i
 		req[(*n_req)++] = (rec_procmem_req){ e->addr, c->q_buf + c->n_q * c->head_len, c->head_len, 0 };
 		c->n_q++;
 	}
-}
-
-void rec_pycache_check_reqs(rec_pycache *c, const rec_pyframe_raw *raw, int nf, rec_procmem_req *req,
-                            size_t *n_req, size_t cap)
-{
-	rec_pycache_check_reqs_misses(c, raw, nf, req, n_req, cap, NULL, NULL, 0);
 }
 
 void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req)

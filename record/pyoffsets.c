@@ -536,6 +536,7 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 		f->addr = prev_addr;
 		f->code = code;
 		f->flags = 0;
+		f->slot = UINT32_MAX;
 		if (o->frame_kind == REC_PY_FRAMEOBJ) {
 			/* every 3.10 frame is its own _PyEval_EvalFrameDefault call */
 			f->index = (int32_t)rd32(fb, o->fr_lasti);

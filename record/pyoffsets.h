@@ -95,6 +95,7 @@ typedef struct rec_pyframe_raw {
 	uint64_t code;          /* the PyCodeObject */
 	int64_t index;          /* code unit index of the current instruction, -1 not started */
 	uint32_t flags;         /* GTT_PYFRAME_ENTRY for the first frame of an eval-loop call */
+	uint32_t slot;          /* the reader's: where its code cache holds code (a hint) */
 } rec_pyframe_raw;
 #define REC_PY_MAX_FRAMES 1024
 /* Walk the chain from frame (leaf) towards the root into out[0..cap), reading through the

@@ -303,7 +303,7 @@ static void put_stack(rec_pyproc *p, thread_read *t, const rec_pygil *gil)
 	gtt_record r;
 
 	for (k = 0; k < t->nf; k++) {
-		const rec_pycache_entry *e = rec_pycache_get(p->codes, raw[k].code);
+		const rec_pycache_entry *e = rec_pycache_get_at(p->codes, raw[k].code, raw[k].slot);
 		if (!e) {
 			/* not a readable code object: stop here rather than invent a frame */
 			tr = 1;
@@ -442,19 +442,18 @@ static void save_pred(rec_pyproc *p, thread_read *th, int n)
 		                               .has_frame = th[i].tid && th[i].t.frame };
 }
 
-/* Code objects of thread t's frames not checked in this pass yet: queued for check_codes(). */
+/* Code objects of thread t's frames not checked in this pass yet: queued for check_codes().
+ * Every frame's code, every pass: a frame at the same address with the same code pointer as in
+ * the last pass may be a new one running a new code object at a freed one's address (a second
+ * module imported at the same depth as the first: the same interned name, another file). Those
+ * the cache does not hold yet (met for the first time) go to p->fill, read together before the
+ * stacks are named. */
 static void queue_codes(rec_pyproc *p, const thread_read *t)
 {
-	/* every frame's code, every pass: a frame at the same address with the same code pointer
-	 * as in the last pass may be a new one running a new code object at a freed one's address
-	 * (a second module imported at the same depth as the first: the same interned name, another
-	 * file) */
 	size_t cap_miss = GT_GROW(p->fill, p->cap_fill, p->n_fill + (size_t)t->nf) == 0 ? p->cap_fill : p->n_fill;
 
-	/* and those the cache does not hold yet (met for the first time): read together before
-	 * the stacks are named */
-	rec_pycache_check_reqs_misses(p->codes, p->pool + t->raw_at, t->nf, p->creq, &p->n_creq, CODE_REQS, p->fill,
-	                              &p->n_fill, cap_miss);
+	rec_pycache_check_reqs(p->codes, p->pool + t->raw_at, t->nf, p->creq, &p->n_creq, CODE_REQS, p->fill, &p->n_fill,
+	                       cap_miss);
 }
 
 /* The queued code checks: their headers read through the snapshot (a header read in the same
