@@ -177,18 +177,6 @@ int rec_procmem_snap_has(const rec_procmem *m, uint64_t addr, size_t len)
 	return snap_find(m, addr, len) != NULL;
 }
 
-static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len);
-
-int rec_procmem_snap_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
-{
-	if (!len || !m->serving || !m->n_snap)
-		return 0;
-	if (!snap_serve(m, addr, buf, len))
-		return 0;
-	note(m, addr, len);
-	return 1;
-}
-
 /* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. The range
  * the last read found is looked at before the search: reads come in runs (a code object's
  * header, then its neighbour's). */
@@ -716,8 +704,9 @@ static void walk_flush(rec_procmem *m, rec_procmem_walk *w)
 	w->served = 0;
 }
 
-const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf, size_t len,
-                                     int *rc)
+/* The bytes at addr in the snapshot range the walk is in, or in the one that holds them
+ * (noting what the last range served as one span); NULL when no range holds them whole. */
+static const uint8_t *walk_view(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, size_t len)
 {
 	const snap_range *r;
 
@@ -734,25 +723,39 @@ const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64
 			w->base = NULL;
 		}
 	}
-	if (w->base && len) {
-		/* one span for all that a range served (as note() merges reads from one range) */
-		if (!w->nhi) {
+	if (!w->base || !len)
+		return NULL;
+	/* one span for all that a range served (as note() merges reads from one range) */
+	if (!w->nhi) {
+		w->nlo = addr;
+		w->nhi = addr + len;
+	} else {
+		if (addr < w->nlo)
 			w->nlo = addr;
+		if (addr + len > w->nhi)
 			w->nhi = addr + len;
-		} else {
-			if (addr < w->nlo)
-				w->nlo = addr;
-			if (addr + len > w->nhi)
-				w->nhi = addr + len;
-		}
-		w->served++;
-		*rc = 0;
-		return w->base + (addr - w->lo);
 	}
+	w->served++;
+	return w->base + (addr - w->lo);
+}
+
+const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf, size_t len,
+                                     int *rc)
+{
+	const uint8_t *v = walk_view(m, w, addr, len);
+
+	*rc = 0;
+	if (v)
+		return v;
 	walk_flush(m, w); /* what the walk noted goes before this read's note */
 	if ((*rc = rec_procmem_read_cached(m, addr, buf, len)) < 0)
 		return NULL;
 	return buf;
+}
+
+const uint8_t *rec_procmem_walk_peek(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, size_t len)
+{
+	return walk_view(m, w, addr, len);
 }
 
 void rec_procmem_walk_end(rec_procmem *m, rec_procmem_walk *w)

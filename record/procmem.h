@@ -61,9 +61,6 @@ int rec_procmem_snap_begin(rec_procmem *m, const uint64_t *first, size_t n_first
 void rec_procmem_note(rec_procmem *m, uint64_t addr, size_t len);
 /* 1 when the snapshot being served holds [addr, addr+len) read whole, else 0. */
 int rec_procmem_snap_has(const rec_procmem *m, uint64_t addr, size_t len);
-/* rec_procmem_read() of [addr, addr+len) when the snapshot being served holds it (1: read and
- * noted), else nothing read (0). */
-int rec_procmem_snap_read(rec_procmem *m, uint64_t addr, void *buf, size_t len);
 /* Stop serving from the snapshot and stop noting; what was noted plans the next snapshot. */
 void rec_procmem_snap_end(rec_procmem *m);
 /* Forget what was noted (the next snapshot reads nothing): after an exec, say. */
@@ -86,6 +83,9 @@ typedef struct rec_procmem_walk {
 void rec_procmem_walk_begin(rec_procmem_walk *w);
 const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf, size_t len,
                                      int *rc);
+/* rec_procmem_walk_read() that reads nothing when the snapshot does not hold the bytes (NULL):
+ * the caller batches those. */
+const uint8_t *rec_procmem_walk_peek(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, size_t len);
 void rec_procmem_walk_end(rec_procmem *m, rec_procmem_walk *w);
 
 /* ---- prefetch: reads known in advance, in one system call ----

@@ -463,16 +463,21 @@ static void queue_codes(rec_pyproc *p, const thread_read *t)
 static void check_codes(rec_pyproc *p)
 {
 	size_t i, n_miss = 0;
+	rec_procmem_walk w;
 
+	rec_procmem_walk_begin(&w);
 	for (i = 0; i < p->n_creq; i++) {
 		rec_procmem_req *q = &p->creq[i];
-		if (rec_procmem_snap_read(p->mem, q->addr, q->buf, q->len)) {
+		const uint8_t *h = rec_procmem_walk_peek(p->mem, &w, q->addr, q->len);
+		if (h) {
+			memcpy(q->buf, h, q->len);
 			q->ok = 1;
 		} else {
 			p->cmiss[n_miss++] = *q;
 			q->ok = -1; /* in the batch */
 		}
 	}
+	rec_procmem_walk_end(p->mem, &w);
 	if (n_miss && rec_procmem_readv(p->mem, p->cmiss, n_miss) >= 0) {
 		for (i = 0; i < n_miss; i++)
 			if (p->cmiss[i].ok)
