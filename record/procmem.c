@@ -59,9 +59,12 @@ struct rec_procmem {
 	size_t cap_order;
 	uint8_t *snap_buf;
 	size_t cap_buf;
-	/* the prefetched ranges (sorted by address once read) and their bytes */
+	/* the prefetched ranges, their bytes, and a table of them by start address (open
+	 * addressing, n_pf_slots a power of two at least twice n_pf; an entry is 1 + an index) */
 	snap_range *pf;
 	size_t n_pf, cap_pf;
+	uint32_t *pf_slots;
+	size_t n_pf_slots;
 	rec_procmem_req *pf_req;
 	size_t cap_pf_req;
 	uint8_t *pf_buf;
@@ -100,6 +103,7 @@ void rec_procmem_close(rec_procmem *m)
 	free(m->order);
 	free(m->snap_buf);
 	free(m->pf);
+	free(m->pf_slots);
 	free(m->pf_req);
 	free(m->pf_buf);
 	free(m);
@@ -611,10 +615,35 @@ void rec_procmem_snap_forget(rec_procmem *m)
 
 /* ---- prefetch ---- */
 
-static int cmp_range(const void *a, const void *b)
+static size_t pf_home(const rec_procmem *m, uint64_t addr)
 {
-	const snap_range *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (m->n_pf_slots - 1);
+}
+
+/* The table of prefetched ranges by start address, for n_pf ranges; 0 or -ENOMEM. A second
+ * range at an address already there (one str read for two code objects) is left out. */
+static int pf_index(rec_procmem *m)
+{
+	size_t want = 64, i, k;
+
+	while (want < 2 * m->n_pf)
+		want *= 2;
+	if (want > m->n_pf_slots) {
+		uint32_t *t = realloc(m->pf_slots, want * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		m->pf_slots = t;
+		m->n_pf_slots = want;
+	}
+	memset(m->pf_slots, 0, m->n_pf_slots * sizeof(*m->pf_slots));
+	for (i = 0; i < m->n_pf; i++) {
+		for (k = pf_home(m, m->pf[i].addr); m->pf_slots[k]; k = (k + 1) & (m->n_pf_slots - 1))
+			if (m->pf[m->pf_slots[k] - 1].addr == m->pf[i].addr)
+				break;
+		if (!m->pf_slots[k])
+			m->pf_slots[k] = (uint32_t)(i + 1);
+	}
+	return 0;
 }
 
 int rec_procmem_prefetch(rec_procmem *m, const uint64_t *addr, const size_t *len, size_t n)
@@ -650,7 +679,10 @@ int rec_procmem_prefetch(rec_procmem *m, const uint64_t *addr, const size_t *len
 		if (m->pf_req[i].ok)
 			m->pf[m->n_pf++] = (snap_range){ m->pf_req[i].addr, (uint32_t)m->pf_req[i].len, 1,
 			                                 (size_t)((uint8_t *)m->pf_req[i].buf - m->pf_buf) };
-	qsort(m->pf, m->n_pf, sizeof(*m->pf), cmp_range);
+	if (pf_index(m) < 0) {
+		m->n_pf = 0;
+		return -ENOMEM;
+	}
 	return rc;
 }
 
@@ -660,28 +692,22 @@ void rec_procmem_prefetch_drop(rec_procmem *m)
 	m->pf_used = 0;
 }
 
-/* Copy [addr, addr+len) out of a prefetched range that holds it whole. Ranges may overlap
- * (two code objects with the same name): a few before the last one starting at or below addr
- * are looked at too. */
+/* Copy [addr, addr+len) out of the prefetched range that starts at addr, when it holds it
+ * whole (the prefetch's reader reads each thing where it asked for it). */
 static int pf_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 {
-	size_t lo = 0, hi = m->n_pf, k;
+	size_t k;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->pf[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (k = 0; k < 8 && lo > k; k++) {
-		const snap_range *r = &m->pf[lo - 1 - k];
-		if (addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-			memcpy(buf, m->pf_buf + r->off + (addr - r->addr), len);
-			m->n_reads++;
-			m->n_served++;
-			return 1;
-		}
+	for (k = pf_home(m, addr); m->pf_slots[k]; k = (k + 1) & (m->n_pf_slots - 1)) {
+		const snap_range *r = &m->pf[m->pf_slots[k] - 1];
+		if (r->addr != addr)
+			continue;
+		if (len > r->len)
+			return 0;
+		memcpy(buf, m->pf_buf + r->off, len);
+		m->n_reads++;
+		m->n_served++;
+		return 1;
 	}
 	return 0;
 }

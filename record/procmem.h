@@ -93,9 +93,10 @@ void rec_procmem_walk_end(rec_procmem *m, rec_procmem_walk *w);
  * code objects a pass met for the first time) reads it all with rec_procmem_prefetch(): each
  * of the n ranges [addr[i], addr[i]+len[i]) is read (as by rec_procmem_readv(), not counted as
  * reads: the reads it serves are) into a buffer of the reader's own; until
- * rec_procmem_prefetch_drop(), rec_procmem_read() and rec_procmem_read_cached() of bytes inside a
- * range read whole are served from it (after the snapshot), nothing noted. Calls add to what is
- * held. A range that could not be read is not served: its read goes to the process as ever.
+ * rec_procmem_prefetch_drop(), rec_procmem_read() and rec_procmem_read_cached() that start
+ * where a range read whole starts and end inside it (what the prefetch's reader asked for) are
+ * served from it (after the snapshot), nothing noted. Calls add to what is held. A range that
+ * could not be read is not served: its read goes to the process as ever.
  * Returns the number of ranges read whole, or -errno (-ESRCH: the process is gone; -ENOMEM). */
 #define REC_PROCMEM_PREFETCH_MAX (4u << 20) /* bytes held at most; ranges beyond are not read */
 int rec_procmem_prefetch(rec_procmem *m, const uint64_t *addr, const size_t *len, size_t n);

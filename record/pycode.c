@@ -149,32 +149,34 @@ const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr)
 	return e;
 }
 
-static int cmp_addr(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int rec_pycache_fill(rec_pycache *c, uint64_t *addrs, size_t n)
 {
-	size_t i, k = 0;
+	size_t i, k = 0, mask = 63, j;
+	uint64_t *seen;
 	int got = 0;
 
 	if ((c->n + n) * 2 > c->cap && c->cap && grow(c) < 0)
 		return 0;
-	/* the misses, each once */
-	for (i = 0; i < n; i++)
-		if (addrs[i] && !(c->cap && slot(c, addrs[i])->addr))
-			addrs[k++] = addrs[i];
-	if (k == 0)
+	while (mask + 1 < 2 * n)
+		mask = mask * 2 + 1;
+	if (!(seen = calloc(mask + 1, sizeof(*seen))))
 		return 0;
-	qsort(addrs, k, sizeof(*addrs), cmp_addr);
-	for (i = 0, n = 0; i < k; i++)
-		if (!n || addrs[i] != addrs[n - 1])
-			addrs[n++] = addrs[i];
-	if (rec_py_codes_prefetch(c->mem, c->off, addrs, n, c->code_type) < 0)
-		n = 0; /* out of memory or gone: each read alone at its use */
-	for (i = 0; i < n; i++)
+	/* the misses, each once (a recursive function's frames share one code object) */
+	for (i = 0; i < n; i++) {
+		if (!addrs[i] || (c->cap && slot(c, addrs[i])->addr))
+			continue;
+		for (j = (size_t)((addrs[i] * 0x9e3779b97f4a7c15ull) >> 32) & mask; seen[j] && seen[j] != addrs[i];
+		     j = (j + 1) & mask)
+			;
+		if (!seen[j]) {
+			seen[j] = addrs[i];
+			addrs[k++] = addrs[i];
+		}
+	}
+	free(seen);
+	if (k && rec_py_codes_prefetch(c->mem, c->off, addrs, k, c->code_type) < 0)
+		k = 0; /* out of memory or gone: each read alone at its use */
+	for (i = 0; i < k; i++)
 		got += rec_pycache_get(c, addrs[i]) != NULL;
 	rec_procmem_prefetch_drop(c->mem);
 	return got;
