@@ -485,11 +485,14 @@ static void check_codes(rec_pyproc *p)
 	}
 	for (i = 0, n_miss = 0; i < p->n_creq; i++) {
 		rec_procmem_req *q = &p->creq[i];
-		recent_code *r = &p->recent[(size_t)((q->addr >> 4) * 2654435761u) & (RECENT_CODES - 1)];
+		recent_code *r = &p->recent[(size_t)(((q->addr >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - RECENT_BITS))];
 		if (q->ok == -1)
 			q->ok = p->cmiss[n_miss++].ok;
-		if (q->ok)
-			*r = (recent_code){ q->addr, p->pass_no, (uint32_t)q->len };
+		if (!q->ok)
+			continue;
+		if (!r->addr)
+			p->recent_live[p->n_recent_live++] = (uint16_t)(r - p->recent);
+		*r = (recent_code){ q->addr, p->pass_no, (uint32_t)q->len };
 	}
 	rec_pycache_check_apply(p->codes, p->creq);
 	p->n_creq = 0;
@@ -503,14 +506,20 @@ static void note_recent_codes(rec_pyproc *p)
 {
 	size_t i;
 
-	for (i = 0; i < RECENT_CODES; i++) {
-		recent_code *r = &p->recent[i];
-		if (!r->addr || r->pass == p->pass_no)
+	/* the slots in use only (a single thread's pass uses a handful of the table) */
+	for (i = 0; i < p->n_recent_live;) {
+		recent_code *r = &p->recent[p->recent_live[i]];
+		if (r->pass == p->pass_no) {
+			i++;
 			continue;
-		if (p->pass_no - r->pass > RECENT_PASSES || !rec_procmem_snap_has(p->mem, r->addr, r->len))
+		}
+		if (p->pass_no - r->pass > RECENT_PASSES || !rec_procmem_snap_has(p->mem, r->addr, r->len)) {
 			r->addr = 0;
-		else
-			rec_procmem_note(p->mem, r->addr, r->len);
+			p->recent_live[i] = p->recent_live[--p->n_recent_live];
+			continue;
+		}
+		rec_procmem_note(p->mem, r->addr, r->len);
+		i++;
 	}
 }
 

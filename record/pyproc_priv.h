@@ -67,7 +67,8 @@ typedef struct pred {
 /* Code objects checked in recent passes: their headers go into the next snapshot even when
  * the pass did not use them (a loop that calls three functions in turn shows one per pass;
  * without this each pass would read the header of the one not seen last time on its own) */
-#define RECENT_CODES 256        /* slots, a power of two */
+#define RECENT_BITS 8
+#define RECENT_CODES (1u << RECENT_BITS) /* slots */
 #define RECENT_PASSES 64        /* passes a code stays noted after its last check */
 typedef struct recent_code {
 	uint64_t addr, pass;
@@ -141,6 +142,8 @@ struct rec_pyproc {
 	size_t n_creq;
 	rec_procmem_req *cmiss; /* CODE_REQS: those the snapshot does not hold */
 	recent_code *recent;    /* RECENT_CODES */
+	uint16_t *recent_live;  /* the slots of recent[] in use, n_recent_live of them */
+	size_t n_recent_live;
 	uint8_t gil_buf[320];
 	uint64_t last_pass_ns;
 	line_ent *lines;        /* LINE_CACHE entries */
