@@ -765,8 +765,8 @@ static const uint8_t *walk_view(rec_procmem *m, rec_procmem_walk *w, uint64_t ad
 	return w->base + (addr - w->lo);
 }
 
-const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf, size_t len,
-                                     int *rc)
+const uint8_t *rec_procmem_walk_read_slow(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf,
+                                          size_t len, int *rc)
 {
 	const uint8_t *v = walk_view(m, w, addr, len);
 

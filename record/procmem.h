@@ -81,8 +81,23 @@ typedef struct rec_procmem_walk {
 	uint64_t served;        /* reads served, not counted yet */
 } rec_procmem_walk;
 void rec_procmem_walk_begin(rec_procmem_walk *w);
-const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf, size_t len,
-                                     int *rc);
+const uint8_t *rec_procmem_walk_read_slow(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf,
+                                          size_t len, int *rc);
+/* the common case inline: the next frame in the range the walk is in (most of a pass's reads) */
+static inline const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf,
+                                                   size_t len, int *rc)
+{
+	if (w->base && w->nhi && len && addr >= w->lo && addr < w->hi && len <= w->hi - addr) {
+		if (addr < w->nlo)
+			w->nlo = addr;
+		if (addr + len > w->nhi)
+			w->nhi = addr + len;
+		w->served++;
+		*rc = 0;
+		return w->base + (addr - w->lo);
+	}
+	return rec_procmem_walk_read_slow(m, w, addr, buf, len, rc);
+}
 /* rec_procmem_walk_read() that reads nothing when the snapshot does not hold the bytes (NULL):
  * the caller batches those. */
 const uint8_t *rec_procmem_walk_peek(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, size_t len);
