@@ -193,7 +193,7 @@ static void walks(void)
 {
 	rec_procmem *m = rec_procmem_open(child);
 	rec_procmem_walk w;
-	uint8_t buf[64];
+	uint8_t buf[128];
 	const uint8_t *v;
 	uint64_t calls, served0, reads0;
 	/* 3.10-like frames: 72 bytes each, 600 apart on pages 4 and 5 (merged into one range by
