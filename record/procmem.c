@@ -1,5 +1,5 @@
-/* procmem.c — process_vm_readv with failure counting, batched reads and pass snapshots; never
- * stops the target. */
+/* procmem.c — process_vm_readv with failure counting, batched reads, pass snapshots (and walks
+ * that look at them in place), prefetched reads; never stops the target. */
 #include "procmem.h"
 
 #include <errno.h>

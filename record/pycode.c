@@ -1,5 +1,6 @@
 /* pycode.c — the code-object cache of the Python reader: an open-addressing table keyed by
- * the code object's address, with batched re-checks against address reuse. */
+ * the code object's address, with batched re-checks against address reuse and a batched fill
+ * of the code objects a pass meets for the first time. */
 #include "pycode.h"
 
 #include <errno.h>

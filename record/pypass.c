@@ -1,7 +1,8 @@
 /* pypass.c — the stack pass of one process: a snapshot of what the last pass read (each
  * thread's leaf words read first and again at the end, then the GIL, in one system call),
- * every thread walked from it, the threads it cannot vouch for checked in one batched read,
- * OS tids of 3.10 threads, names and PY_STACK records. */
+ * every thread walked from it in place, the code objects of its frames checked against reuse,
+ * the threads it cannot vouch for checked in one batched read, the code objects met for the
+ * first time read together, OS tids of 3.10 threads, names and PY_STACK records. */
 #include "pyproc.h"
 
 #include <errno.h>
