@@ -3,7 +3,9 @@
 # built by make bench-tools against the record/ archive): bench/pywork.py (one thread), tests/progs/py_threads.py
 # 32 20 (33 threads ~23 frames deep), py_threads.py 8 50 (9 threads, the workers ~53 frames
 # deep: a torch process's shape), bench/pyreader_cost_codes.py (9 threads, 315 distinct code objects
-# on the stacks: a torch process's spread of code) and bench/gil_pingpong.py (8 threads handing the GIL over)
+# on the stacks: a torch process's spread of code) and bench/gil_pingpong.py (8 threads handing the GIL over);
+# on the GPU machine also `torch` (bench/torch_workload.py, the issue's process; WORKLOADS=torch,
+# PYTHONS=the interpreter torch is installed for, TORCH_SETTLE seconds before the first pass, 20)
 # under every CPython 3.10+ here, PASSES passes a GAP apart (1 ms: the caches cool down as they
 # do between a recording's passes). Prints the harness's rows (median, min, max, mean over the
 # passes, the first tenth left out; then the first three passes alone, which fill the code
@@ -30,10 +32,12 @@ for py in ${PYTHONS:-$(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.1[0-9]*/bi
 		threads) "$py" tests/progs/py_threads.py 32 20 600 >/dev/null & ;;
 		deep) "$py" tests/progs/py_threads.py 8 50 600 >/dev/null & ;;
 		codes) "$py" bench/pyreader_cost_codes.py 600 >/dev/null & ;;
+		torch) "$py" bench/torch_workload.py --seconds 600 --warmup 1 >/dev/null & ;;
 		pingpong) "$py" bench/gil_pingpong.py 600 >/dev/null & ;;
 		esac
 		pid=$!
-		sleep 1
+		# torch imports for seconds before its threads run: the passes must see them
+		if [ "$wl" = torch ]; then sleep "${TORCH_SETTLE:-20}"; else sleep 1; fi
 		echo "## CPython $ver ($py), $wl"
 		for ((r = 0; r < ${REPS:-1}; r++)); do
 			for which in new ${BASE:+base}; do
