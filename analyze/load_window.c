@@ -55,6 +55,7 @@ int ana_load_window_open(loader *L, char *errbuf, size_t errlen)
 		return rc;
 	}
 	w->on = 1;
+	w->whole = L->o->window_whole;
 	w->from_ns = L->o->has_from ? ana_sat_add(w->origin_ns, L->o->from_ns) : w->origin_ns;
 	w->to_ns = L->o->has_to ? ana_sat_add(w->origin_ns, L->o->to_ns) : UINT64_MAX;
 	if (w->to_ns <= w->from_ns) {
@@ -84,6 +85,7 @@ int ana_load_window_finish(loader *L, char *errbuf, size_t errlen)
 		         gt_ns_to_s(w->from_ns - w->origin_ns), gt_ns_to_s(last > w->origin_ns ? last - w->origin_ns : 0));
 		return GTT_EINVAL;
 	}
+	w->last_ns = last;
 	m->start_ns = w->from_ns;
 	m->end_ns = last < w->to_ns ? last : w->to_ns;
 	/* the state when the window began: who held the GIL, and each thread's CPU time so far
@@ -99,7 +101,8 @@ int ana_load_window_finish(loader *L, char *errbuf, size_t errlen)
 	size_t n = m->thread_cpu.n, k = L->cpu_carry.n;
 	if (k && GT_GROW(m->thread_cpu.v, m->thread_cpu.cap, n + k) < 0)
 		goto nomem;
-	memmove(m->thread_cpu.v + k, m->thread_cpu.v, n * sizeof(*m->thread_cpu.v));
+	if (k && n) /* no array at all when neither has readings: memmove(NULL, ...) is undefined */
+		memmove(m->thread_cpu.v + k, m->thread_cpu.v, n * sizeof(*m->thread_cpu.v));
 	for (size_t i = 0; i < k; i++) {
 		m->thread_cpu.v[i] = L->cpu_carry.v[i];
 		m->thread_cpu.v[i].time_ns = w->from_ns;

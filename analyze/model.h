@@ -179,6 +179,9 @@ typedef struct ana_window {
 	int on;                /* 1: a window; 0: the whole recording */
 	uint64_t origin_ns;    /* the recording's start, which --from/--to count from */
 	uint64_t from_ns, to_ns;  /* absolute trace times; to_ns UINT64_MAX without --to */
+	uint64_t last_ns;      /* the recording's last known time (chunk index, END record, records read) */
+	int whole;             /* interval records that overlap it are kept whole, not cut at its
+	                          edges (ana_opts.window_whole: a timeline draws and labels them) */
 } ana_window;
 
 typedef struct ana_model {
@@ -252,6 +255,10 @@ typedef struct ana_opts {
 	 * it they are folded into each thread's oncpu_ns as they are read and switches stays empty:
 	 * a GIL-contended process switches 100 000 times a second */
 	int keep_switches;
+	/* with --from/--to: CUDA activity, API calls and NVTX ranges that overlap the window are kept
+	 * whole instead of cut at its edges (gt-render's timeline clips them itself and shows each
+	 * one's real length); figures summed over the window are then not the window's alone */
+	int window_whole;
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 
@@ -271,6 +278,12 @@ ana_thread *ana_thread_find(const ana_model *m, uint32_t pid, uint32_t tid);
 /* After loading: each thread's comm from its last OS name, its py_name from the last py_thread
  * record, and the name every table shows. 0 or GTT_ENOMEM. */
 int ana_thread_names(ana_model *m);
+/* Where "seconds from the start" count from: the recording's start (window.origin_ns) when the
+ * model is a window, else start_ns. */
+static inline uint64_t ana_model_origin(const ana_model *m)
+{
+	return m->window.on ? m->window.origin_ns : m->start_ns;
+}
 /* The command of process pid (its last PROCESS record with one), NULL when unknown. */
 const char *ana_process_comm(const ana_model *m, uint32_t pid);
 /* Frame ids are interned through this (used by load.c and the Python merge). Strings in *f

@@ -136,6 +136,7 @@ typedef struct merger {
 	uint32_t merged[MAX_MERGED];
 	uint32_t native[MAX_MERGED];
 	uint64_t n_no_read, n_merged, n_no_eval;
+	uint64_t n_gil_contradicted; /* samples whose GIL record a later read of theirs contradicted */
 } merger;
 
 static int cmp_code(const void *a, const void *b)
@@ -230,6 +231,31 @@ static const ana_pystack *nearest_read(const merger *M, const thread_range *tr, 
 	return best ? best : best_torn;
 }
 
+/* The thread's latest read at or before t that read the GIL too (GTT_PYSTACK_GIL_READ), within
+ * the reads' bound of t; NULL when none. */
+static const ana_pystack *gil_read_before(const merger *M, const thread_range *tr, uint64_t t)
+{
+	const read_ref *r = M->reads + tr->first;
+	size_t lo = 0, hi = tr->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r[mid].time_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* a few back: the latest ones may be torn or have no GIL read */
+	for (size_t k = 0; k < 4 && lo > 0; k++, lo--) {
+		const ana_pystack *s = &M->m->pystacks.v[r[lo - 1].idx];
+		if (t - s->time_ns > M->bound_ns)
+			break;
+		if (s->flags & GTT_PYSTACK_GIL_READ)
+			return s;
+	}
+	return NULL;
+}
+
 /* Whether t lies where the GIL may already have been in next's state: a change is seen at the
  * first read after it happened, so between the read before (next->prev_ns, recorded since
  * format 1.1) and next; in older traces within the loop's window before next. */
@@ -244,13 +270,14 @@ static int before_change(const merger *M, const gtt_gil *next, uint64_t t)
  * Where the state may already be the next record's (before_change), *maybe is set when that
  * side is "held by tid", or whatever it is when the holder changed more than once there (the
  * interpreter's switch counter moved by two or more: any thread may have held it). */
-static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, int *maybe)
+static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, int *maybe, uint64_t *since)
 {
 	size_t lo = 0, hi = M->n_gil;
 	const gtt_gil *g, *next;
 	int held;
 
 	*maybe = 0;
+	*since = 0;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		const gtt_gil *x = &M->m->gil.v[M->gil_idx[mid]];
@@ -269,6 +296,7 @@ static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, 
 	}
 	g = &M->m->gil.v[M->gil_idx[lo - 1]];
 	held = g->locked && g->holder_tid == tid;
+	*since = g->time_ns;
 	if (next && before_change(M, next, t)) {
 		if (!held && next->locked && next->holder_tid == tid)
 			*maybe = 1;
@@ -571,6 +599,7 @@ int ana_python_merge(ana_model *m, const ana_opts *o)
 		const ana_stack *st;
 		uint32_t n_nat;
 		int held, maybe, n_out;
+		uint64_t since;
 
 		if (!tr)
 			continue; /* never seen in a Python read: stays ANA_CLASS_NONPY */
@@ -579,9 +608,20 @@ int ana_python_merge(ana_model *m, const ana_opts *o)
 		n_nat = st->n < MAX_MERGED ? st->n : MAX_MERGED;
 		memcpy(M->native, st->frames, n_nat * sizeof(uint32_t)); /* interning may move stacks */
 		ps = nearest_read(M, tr, s->time_ns);
-		held = gil_held_by(M, s->pid, s->tid, s->time_ns, &maybe);
-		if (held < 0)
+		held = gil_held_by(M, s->pid, s->tid, s->time_ns, &maybe, &since);
+		if (held < 0) {
 			held = ps && (ps->flags & GTT_PYSTACK_HOLDS_GIL);
+		} else {
+			/* A GIL record holds until the next one only while the GIL poll keeps up: one
+			 * starved of CPU misses changes. A read of this thread's stack after the record
+			 * that saw the GIL otherwise is the newer observation: it wins, as a maybe. */
+			const ana_pystack *gr = gil_read_before(M, tr, s->time_ns);
+			if (gr && gr->time_ns > since && !(gr->flags & GTT_PYSTACK_HOLDS_GIL) != !held) {
+				held = (gr->flags & GTT_PYSTACK_HOLDS_GIL) != 0;
+				maybe = 1;
+				M->n_gil_contradicted++;
+			}
+		}
 		s->cls = (uint8_t)classify(M, M->native, n_nat, held, maybe);
 		if (!ps) {
 			M->n_no_read++;
@@ -614,6 +654,10 @@ int ana_python_merge(ana_model *m, const ana_opts *o)
 		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads had no Python read within "
 		         "%.1f ms (reader behind or stopped): kept native only", M->n_no_read, n_py_samples,
 		         (double)M->bound_ns / (double)GT_NS_PER_MS);
+	if (n_py_samples && M->n_gil_contradicted * 20 > n_py_samples)
+		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads came after a GIL record that a later "
+		         "stack read contradicted (the GIL poll fell behind): the read's view was used, as uncertain",
+		         M->n_gil_contradicted, n_py_samples);
 	rc = 0;
 out:
 	free(M->codes);

@@ -108,6 +108,8 @@ static int cut(const ana_window *w, uint64_t *a, uint64_t *b)
 		return point_in(w, *lo);
 	if (*hi <= w->from_ns || *lo >= w->to_ns)
 		return 0;
+	if (w->whole)
+		return 1;
 	if (*lo < w->from_ns)
 		*lo = w->from_ns;
 	if (*hi > w->to_ns)

@@ -25,7 +25,8 @@ uint64_t ana_window_index_end(gtt_reader *r);
 /* Whether rec belongs to the window w [from_ns, to_ns): point records (samples, switches,
  * /proc readings, Python reads, GIL records, allocations, counters, health counts) whose time
  * lies in it; interval records (CUDA activity and API calls, NVTX ranges, throttled, lagging
- * and overhead stretches) that overlap it, cut at its edges (rec is changed); tick summaries
+ * and overhead stretches) that overlap it, cut at its edges (rec is changed; kept whole with
+ * w->whole); tick summaries
  * that overlap it, whole (a summary cannot be split; the whole recording's summary only when
  * the window holds all of it); definitions (meta, processes, threads,
  * mappings, code objects, strings, devices, archive, capture and END records, configuration and

@@ -42,6 +42,7 @@ static const mode all_modes[] = {
 	{ "empty", "GT_CUPTI_CALLBACKS=empty", 0 },
 	{ "inflight", "GT_CUPTI_STACKS=0", 0 },
 	{ "default", "", 0 },
+	{ "api_callbacks", "GT_CUPTI_API=callbacks", 0 },
 	{ "every", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0", 0 },
 	{ "every_deep", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0", 40 },
 	{ "every_libgcc", "GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0 "
@@ -194,7 +195,7 @@ int main(int argc, char **argv)
 {
 	long calls = 200000;
 	int reps = 5, depth = 10;
-	const char *modes_arg = "bare,nocb,empty,inflight,default,every,every_deep,every_libgcc";
+	const char *modes_arg = "bare,nocb,empty,inflight,default,api_callbacks,every,every_deep,every_libgcc";
 	if (argc < 2) {
 		fprintf(stderr, "usage: agent_hotpath AGENT.so [--calls N] [--reps R] [--depth D] [--modes LIST]\n");
 		return 64;

@@ -14,7 +14,8 @@
 #
 #   env  PRESET     all | headline | breakdown | pipelines: which workloads and modes (below); the
 #                   GPU box's time is scarce, so one run of this script does one preset
-#        WORKLOADS  overrides the preset's workloads ("torch pipeline driver")
+#        WORKLOADS  overrides the preset's workloads ("torch pipeline driver"; torch1: the torch
+#                   workload with one target thread and no drafters)
 #        REPS       5      rounds wanted (each round runs every mode of every workload once)
 #        BUDGET_S   420    no round starts when the last round's time would not fit any more
 #        TORCH_S 2.5 TORCH_WARMUP 1 PIPE_S 2 DRIVER_S 2   measured seconds per run
@@ -58,8 +59,10 @@ say() { echo "$*" | tee -a "$RES"; }
 
 # perf samples cpu-clock, like gt-record (the GPU box's VMs have no hardware events).
 # Mode table: WORKLOADS|NAME|KIND|OPTIONS. KIND none: no profiler; perf: perf record OPTIONS --
-# CMD; bare: CUPTI injected, the agent only counting records; agent: the agent injected and
-# writing a side file, no gt-record (OPTIONS: VAR=VALUE settings); gtr: gt-record OPTIONS -- CMD.
+# CMD; bare: CUPTI injected, the agent only counting records (OPTIONS: VAR=VALUE settings, e.g.
+# GT_CUPTI_API=none); agent: the agent injected and
+# writing a side file, no gt-record (OPTIONS: VAR=VALUE settings); gtr: gt-record OPTIONS -- CMD
+# (leading VAR=VALUE words of OPTIONS: its environment, which the agent inherits).
 # WORKLOADS is "all" or a comma list. Options are split on spaces.
 DEFAULT_MODES='
 all|none|none|
@@ -106,7 +109,7 @@ while IFS='|' read -r wl name kind opts; do
 	gtr)
 		# an option this gt-record does not know makes it exit 64 before --help
 		# shellcheck disable=SC2086
-		if ! "$BIN/gt-record" $opts --help >/dev/null 2>&1; then
+		if ! "$BIN/gt-record" $(echo "$opts" | sed -E 's/^([A-Z_][A-Z0-9_]*=[^ ]* *)*//') --help >/dev/null 2>&1; then
 			say "mode $name dropped: gt-record does not accept '$opts'"
 			continue
 		fi ;;
@@ -128,6 +131,10 @@ rm -f "$W/probe.data"
 workload_cmd() { # WORKLOAD -> the command line (words, one per line)
 	case $1 in
 	torch) printf '%s\n' "$PY" "$ROOT/bench/torch_workload.py" --seconds "${TORCH_S:-2.5}" --warmup "${TORCH_WARMUP:-1}" ;;
+	# one target thread, no drafters: the per-launch costs without the 8 threads' GIL scheduling
+	# noise (the torch workload's rounds differ by +-10 %)
+	torch1) printf '%s\n' "$PY" "$ROOT/bench/torch_workload.py" --seconds "${TORCH_S:-2.5}" --warmup "${TORCH_WARMUP:-1}" \
+		--targets 1 --drafters 0 ;;
 	pipeline) printf '%s\n' "$BIN/gt-pipeline" --backend "${PL_BACKEND:-cuda}" --seconds "${PIPE_S:-2}" --quiet ;;
 	driver) printf '%s\n' env GT_PIPELINE_LIB="$BUILD/lib/libgtpipeline.so" "$PY" "$ROOT/pipeline/driver.py" \
 		--backend "${PL_BACKEND:-cuda}" --seconds "${DRIVER_S:-2}" --quiet ;;
@@ -135,7 +142,7 @@ workload_cmd() { # WORKLOAD -> the command line (words, one per line)
 }
 workload_metric() { # WORKLOAD LOG -> the throughput number
 	case $1 in
-	torch) grep -oE 'target_its_per_s=[0-9.]+' "$2" | tail -n 1 | cut -d= -f2 ;;
+	torch | torch1) grep -oE 'target_its_per_s=[0-9.]+' "$2" | tail -n 1 | cut -d= -f2 ;;
 	*) grep -oE 'tokens/s: [0-9.]+' "$2" | tail -n 1 | awk '{print $2}' ;;
 	esac
 }
@@ -144,21 +151,27 @@ applies() { [ "$1" = all ] || [[ ",$1," == *",$2,"* ]]; }
 # run_one WORKLOAD MODE_INDEX ROUND: one run, appends "workload mode round value" to RUNS
 run_one() {
 	local wl=$1 i=$2 r=$3 name=${M_NAME[$2]} kind=${M_KIND[$2]} log rc v
-	local -a cmd opts pre=()
+	local -a cmd opts pre=() envs=()
 	mapfile -t cmd < <(workload_cmd "$wl")
 	read -r -a opts <<<"${M_OPTS[$i]}"
+	# bare and gtr: leading VAR=VALUE words are the environment (the agent's GT_CUPTI_* settings)
+	if [ "$kind" = bare ] || [ "$kind" = gtr ]; then
+		while [ "${#opts[@]}" -gt 0 ] && [[ ${opts[0]} =~ ^[A-Z_][A-Z0-9_]*= ]]; do
+			envs+=("${opts[0]}"); opts=("${opts[@]:1}")
+		done
+	fi
 	log=$LOGS/${wl}_${name}_$r.log
 	case $kind in
 	none) pre=(env -u CUDA_INJECTION64_PATH -u NVTX_INJECTION64_PATH) ;;
 	# -N -B: no build-id collection after the run (perf 6.1 crashes in it on new kernels; it
 	# happens after the workload ends, so it is no part of the cost measured)
 	perf) pre=("$PERF" record -q -N -B "${opts[@]}" -o "$W/perf.data" --) ;;
-	bare) pre=(env CUDA_INJECTION64_PATH="$AGENT" GT_CUPTI_MODE=bare GT_CUPTI_VERBOSE=1) ;;
+	bare) pre=(env CUDA_INJECTION64_PATH="$AGENT" GT_CUPTI_MODE=bare GT_CUPTI_VERBOSE=1 "${envs[@]}") ;;
 	agent)
 		rm -rf "$W/side" && mkdir -p "$W/side"
 		pre=(env CUDA_INJECTION64_PATH="$AGENT" NVTX_INJECTION64_PATH="$AGENT" GT_CUPTI_DIR="$W/side"
 		     GT_CUPTI_VERBOSE=1 "${opts[@]}") ;;
-	gtr) pre=(env GT_CUPTI_VERBOSE=1 "$BIN/gt-record" "${opts[@]}" -o "$W/t.gtt" --) ;;
+	gtr) pre=(env GT_CUPTI_VERBOSE=1 "${envs[@]}" "$BIN/gt-record" "${opts[@]}" -o "$W/t.gtt" --) ;;
 	esac
 	timeout -k 5 "$RUN_TIMEOUT" "${pre[@]}" "${cmd[@]}" >"$log" 2>&1
 	rc=$?
@@ -193,7 +206,7 @@ done
 # ---- tables ----
 for wl in $WORKLOADS; do
 	unit=tokens/s
-	[ "$wl" = torch ] && unit="target iterations/s"
+	case $wl in torch | torch1) true ;; *) false ;; esac && unit="target iterations/s"
 	say ""
 	say "== $wl ($unit; cost = 1 - mode/none of the same round; median and min-max over rounds)"
 	awk -v wl="$wl" -v order="${M_NAME[*]}" '

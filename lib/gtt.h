@@ -218,6 +218,8 @@ typedef struct gtt_py_frame {
 #define GTT_PYSTACK_HOLDS_GIL 0x1u /* this thread held the GIL at read time */
 #define GTT_PYSTACK_TORN 0x2u      /* frames changed during the read; chain may be partial */
 #define GTT_PYSTACK_IDLE 0x4u      /* thread state has no current frame */
+#define GTT_PYSTACK_GIL_READ 0x8u  /* the GIL was read with this stack: HOLDS_GIL is an observation
+                                    * (without it, 0 there means "not known") */
 typedef struct gtt_py_stack {
 	uint64_t time_ns;
 	uint32_t pid, tid;        /* OS tid of the Python thread */

@@ -23,6 +23,7 @@
 #include <cupti.h>
 #include "cupti_bufq.h"
 #include "cupti_calls.h"
+#include "cupti_cfi.h"
 #include "cupti_nvtx.h"
 #include "gt_util.h"
 
@@ -43,6 +44,8 @@ static struct agent {
 	int forked;                 /* we are a fork()ed child of the process that set us up */
 	int mode, api_mode, verbose;
 	int cb_mode;                /* CB_*: GT_CUPTI_CALLBACKS */
+	int api_cb;                 /* AG_API_CALLBACKS in effect: the followed calls' API records come
+	                               from the callbacks, CUPTI's API activity is off for them */
 	int n_cbids;                /* API callback ids enabled */
 	uint64_t flush_ns;
 	size_t buf_bytes;
@@ -67,6 +70,7 @@ static struct agent {
 	uint64_t flushed_gen;       /* capture transitions already pushed to the file */
 	ag_stats st;
 	int flusher_started, stop;
+	int prefetched;             /* the unwind tables were asked for once (ag_cfi_prefetch) */
 	pthread_t flusher;
 } A = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -74,7 +78,7 @@ static struct agent {
 	.fd = -1,
 };
 
-static const char *const api_mode_names[] = { "default", "all", "runtime", "none" };
+static const char *const api_mode_names[] = { "default", "all", "runtime", "none", "callbacks" };
 static const char *const cb_mode_names[] = { "tracked", "all", "empty", "none" };
 
 static uint64_t CUPTIAPI timestamp_cb(void)
@@ -207,7 +211,9 @@ static int open_side_locked(int announce)
 		if (fd < 0)
 			break;
 		A.w = gtt_writer_fdopen(fd, 1, NULL);
-		A.enc = A.w ? ag_enc_create(A.w, (uint32_t)A.pid, gen, A.api_mode) : NULL;
+		/* callbacks mode: CUPTI's records of the other calls are dropped when nested, as by default */
+		A.enc = A.w ? ag_enc_create(A.w, (uint32_t)A.pid, gen, A.api_mode == AG_API_CALLBACKS ? AG_API_DEFAULT : A.api_mode)
+		            : NULL;
 		if (!A.enc) {
 			gtt_writer_close(A.w);
 			A.w = NULL;
@@ -243,6 +249,8 @@ static void summary_text(char *buf, size_t len)
 	ag_bufq_stats bq = { 0 };
 	ag_calls_stats cs;
 	ag_nvtx_stats ns;
+	ag_cfi_stats cf;
+	ag_cfi_stats_get(&cf);
 	if (A.q)
 		ag_bufq_stats_get(A.q, &bq);
 	ag_calls_stats_get(&cs);
@@ -258,7 +266,8 @@ static void summary_text(char *buf, size_t len)
 	         "callback_ids=%d api_calls=%llu api_nested=%llu callback_ns=%.1f callbacks_timed=%llu "
 	         "callbacks_preempted=%llu stacks=%llu stacks_first=%llu stacks_nth=%llu stacks_long=%llu "
 	         "stacks_long_at_exit=%llu stacks_skipped_budget=%llu stacks_lost_ring=%llu stack_us=%.2f "
-	         "app_ns_per_record=%.1f capture_ranges=%llu counters=%llu",
+	         "app_ns_per_record=%.1f capture_ranges=%llu counters=%llu api_from_callbacks=%llu "
+	         "api_from_callbacks_lost=%llu unwind_tables_prefetched=%llu unwind_prefetch_mb=%.1f",
 	         A.forked ? "(forked child)" : "summary", A.mode == MODE_BARE ? "bare" : "full",
 	         api_mode_names[A.api_mode], cb_mode_names[A.cb_mode],
 	         (unsigned long long)s->n_records, (unsigned long long)s->n_kernel, (unsigned long long)s->n_memcpy,
@@ -273,7 +282,8 @@ static void summary_text(char *buf, size_t len)
 	         (unsigned long long)cs.n_long, (unsigned long long)cs.n_long_exit, (unsigned long long)cs.n_skip_budget,
 	         (unsigned long long)cs.n_skip_ring,
 	         cs.n_taken ? (double)cs.capture_ns / 1000.0 / (double)cs.n_taken : 0, app,
-	         (unsigned long long)ns.n_ranges, (unsigned long long)ns.n_counters);
+	         (unsigned long long)ns.n_ranges, (unsigned long long)ns.n_counters, (unsigned long long)cs.n_api_written,
+	         (unsigned long long)cs.n_api_lost, (unsigned long long)cf.n_prefetched, (double)cf.prefetch_bytes / 1048576.0);
 }
 
 /* Summary, close, and a .done marker so gt-record knows the file is complete. */
@@ -281,7 +291,7 @@ static void close_side_locked(int summary)
 {
 	if (!A.w)
 		return;
-	char text[1600];
+	char text[2048];
 	if (summary && !A.devices_written && !A.forked)
 		write_devices_locked();    /* switched off before the first flush */
 	summary_text(text, sizeof(text));
@@ -367,6 +377,8 @@ static void write_devices_locked(void)
 
 /* ---- on / off ---- */
 
+static int cb_wanted(const char *name);
+
 static void set_kinds(int enable)
 {
 	static const CUpti_ActivityKind kinds[] = {
@@ -381,27 +393,33 @@ static void set_kinds(int enable)
 	}
 	if (A.api_mode != AG_API_NONE)
 		enable ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
-	if (A.api_mode == AG_API_DEFAULT || A.api_mode == AG_API_ALL)
+	if (A.api_mode == AG_API_DEFAULT || A.api_mode == AG_API_ALL || A.api_mode == AG_API_CALLBACKS)
 		enable ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
 	if (!enable || A.api_mode == AG_API_ALL || A.api_mode == AG_API_NONE)
 		return;
-	/* After the kinds (enabling a kind resets the per-call settings): no trivial queries. */
-	int n_off = 0;
+	/* After the kinds (enabling a kind resets the per-call settings): no trivial queries, and in
+	 * callbacks mode none of the calls whose records the callbacks write. */
+	int n_off = 0, n_cb = 0;
 	for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++) {
 		const char *name = NULL;
-		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name &&
-		    ag_api_trivial(name) && cuptiActivityEnableRuntimeApi(cbid, 0) == CUPTI_SUCCESS)
-			n_off++;
+		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		int trivial = ag_api_trivial(name), ours = !trivial && A.api_cb && cb_wanted(name);
+		if ((trivial || ours) && cuptiActivityEnableRuntimeApi(cbid, 0) == CUPTI_SUCCESS)
+			trivial ? n_off++ : n_cb++;
 	}
-	for (uint32_t cbid = 1; A.api_mode == AG_API_DEFAULT && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
+	int drv = A.api_mode == AG_API_DEFAULT || A.api_mode == AG_API_CALLBACKS;
+	for (uint32_t cbid = 1; drv && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
 		const char *name = NULL;
-		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name &&
-		    ag_api_trivial(name) && cuptiActivityEnableDriverApi(cbid, 0) == CUPTI_SUCCESS)
-			n_off++;
+		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		int trivial = ag_api_trivial(name), ours = !trivial && A.api_cb && cb_wanted(name);
+		if ((trivial || ours) && cuptiActivityEnableDriverApi(cbid, 0) == CUPTI_SUCCESS)
+			trivial ? n_off++ : n_cb++;
 	}
 	if (A.verbose)
-		fprintf(stderr, "gt-cupti[%d]: %d trivial API calls not recorded (GT_CUPTI_API=all keeps them)\n",
-		        (int)A.pid, n_off);
+		fprintf(stderr, "gt-cupti[%d]: %d trivial API calls not recorded (GT_CUPTI_API=all keeps them); "
+		        "%d recorded from the callbacks\n", (int)A.pid, n_off, n_cb);
 }
 
 /* The API callbacks (in-flight table, launch stacks, capture bounds): by default for the tracked
@@ -457,10 +475,11 @@ static void update_callbacks(void)
 	int stacks = A.calls.stacks && A.on && A.mode == MODE_FULL && A.cb_mode != CB_EMPTY;
 	int inflight = A.calls.inflight && A.mode == MODE_FULL && A.cb_mode != CB_EMPTY;
 	int capture = ag_cap_active() && A.mode == MODE_FULL;
-	int want = A.cb_mode != CB_NONE && (stacks || inflight || capture || (A.cb_mode == CB_EMPTY && A.on));
+	int api = A.api_cb && A.on;
+	int want = A.cb_mode != CB_NONE && (stacks || inflight || capture || api || (A.cb_mode == CB_EMPTY && A.on));
 	if (want != A.callbacks_on)
 		set_callbacks(want);
-	ag_calls_set(inflight && A.callbacks_on, stacks && A.callbacks_on);
+	ag_calls_set(inflight && A.callbacks_on, stacks && A.callbacks_on, api && A.callbacks_on);
 	ag_cap_launch_bounds(A.callbacks_on && A.cb_mode != CB_EMPTY);
 }
 
@@ -589,6 +608,10 @@ static void *flusher_main(void *arg)
 			next_poll = now + CTL_POLL_MS * 1000000ull;
 		}
 		int periodic = A.on && now >= next_flush;
+		if (A.on && A.calls.stacks && A.mode == MODE_FULL && (periodic || !A.prefetched)) {
+			ag_cfi_prefetch();    /* the unwind tables the launch stacks will read, in ahead */
+			A.prefetched = 1;
+		}
 		if (periodic) {
 			cuptiActivityFlushAll(0);    /* partial buffers: completed here, queued, drained below */
 			next_flush = now + A.flush_ns;
@@ -632,7 +655,7 @@ static void at_exit(void)
 		turn_off();
 	}
 	if (A.verbose) {
-		char text[1600];
+		char text[2048];
 		summary_text(text, sizeof(text));
 		fprintf(stderr, "gt-cupti[%d]: %s\n", (int)getpid(), text);
 	}
@@ -707,13 +730,13 @@ static void read_config(void)
 	A.api_mode = AG_API_DEFAULT;
 	if ((s = getenv("GT_CUPTI_API")) && *s) {
 		int found = 0;
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 5; i++)
 			if (strcmp(s, api_mode_names[i]) == 0) {
 				A.api_mode = i;
 				found = 1;
 			}
 		if (!found)
-			warn("GT_CUPTI_API=%s: expected default, all, runtime or none; using default", s);
+			warn("GT_CUPTI_API=%s: expected default, all, runtime, none or callbacks; using default", s);
 	}
 	A.cb_mode = CB_TRACKED;
 	if ((s = getenv("GT_CUPTI_CALLBACKS")) && *s) {
@@ -739,6 +762,11 @@ static void read_config(void)
 		A.calls.inflight = A.calls.stacks = 0;    /* bare: CUPTI activity and nothing of ours */
 	if (A.mode == MODE_BARE || A.cb_mode == CB_NONE)
 		A.calls.inflight = A.calls.stacks = 0;
+	/* API records from the callbacks need them to run and write: not bare, not none or empty */
+	A.api_cb = A.api_mode == AG_API_CALLBACKS && A.mode == MODE_FULL && (A.cb_mode == CB_TRACKED || A.cb_mode == CB_ALL);
+	if (A.api_mode == AG_API_CALLBACKS && !A.api_cb && A.mode == MODE_FULL)
+		warn("GT_CUPTI_API=callbacks: needs the API callbacks (GT_CUPTI_CALLBACKS=tracked or all); "
+		     "CUPTI records them instead", "");
 	if (A.mode == MODE_FULL && (s = getenv("GT_CUPTI_CAPTURE_NVTX")) && *s)
 		ag_nvtx_capture_set(s, warn);
 	s = getenv("GT_CUPTI_CTL_DIR");

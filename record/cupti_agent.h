@@ -15,6 +15,10 @@ enum ag_api_mode {
 	AG_API_ALL = 1,      /* every runtime and driver call */
 	AG_API_RUNTIME = 2,  /* runtime calls only, except trivial state queries */
 	AG_API_NONE = 3,     /* no API records (kernels then lose their launching thread) */
+	AG_API_CALLBACKS = 4,/* as DEFAULT, but the calls the callbacks follow (ag_api_tracked) are
+	                      * recorded from the callbacks (entry and exit on the trace clock) with
+	                      * CUPTI's API activity off for them; a call made inside another followed
+	                      * call is not recorded (cupti_calls.c) */
 };
 
 /* 1 when a CUDA API call (runtime or driver name, with or without a _vN/_ptsz suffix) is a
@@ -54,6 +58,9 @@ void ag_enc_count(uint8_t *buf, size_t valid_bytes, ag_stats *st);
 /* The string id of an API's name (domain GTT_API_RUNTIME or GTT_API_DRIVER, CUPTI callback id),
  * interned once per side file, version tag removed: the name_id of cuda_api records. */
 uint32_t ag_enc_api_name(ag_enc *e, uint32_t domain, uint32_t cbid);
+/* Write one cuda_api record made by the agent's callbacks (AG_API_CALLBACKS): name id filled in,
+ * kept only inside the capture ranges as CUPTI's are. 1 written, 0 not. */
+int ag_enc_put_api(ag_enc *e, gtt_cuda_api *a);
 /* Intern text as a string record (written once); returns its id. */
 uint32_t ag_enc_string(ag_enc *e, const char *text);
 /* Free; writes nothing more. NULL ok. */

@@ -26,8 +26,8 @@
 #define TIME_EVERY 256          /* one callback in this many is timed, for the summary */
 #define MAX_NATIVE 256
 
-enum { MODE_INFLIGHT = 1, MODE_STACKS = 2 };
-enum { ENT_STACK = 1, ENT_CODE = 2 };
+enum { MODE_INFLIGHT = 1, MODE_STACKS = 2, MODE_API = 4 };
+enum { ENT_STACK = 1, ENT_CODE = 2, ENT_API = 3 };
 
 /* Ring entries (native layout: the ring never leaves the process). */
 typedef struct stack_ent {
@@ -45,6 +45,14 @@ typedef struct code_ent {
 	uint32_t name_len, qual_len, file_len, pad;
 } code_ent;                  /* followed by name, qualname, filename, each NUL-terminated */
 
+typedef struct api_ent {
+	uint32_t type, tid;
+	uint32_t domain, cbid;   /* GTT_API_*, CUPTI callback id */
+	uint32_t correlation;
+	int32_t status;          /* the call's return value (cudaError_t / CUresult) */
+	uint64_t start_ns, end_ns;
+} api_ent;
+
 typedef struct pair {
 	uint64_t fn;
 	uint32_t key;            /* domain << 24 | cbid; 0 = empty */
@@ -60,6 +68,8 @@ typedef struct thr {
 	uint32_t n_local;        /* outermost calls not yet added to the shared counter */
 	uint32_t n_nest;         /* nested calls, likewise */
 	uint64_t enter_ns;       /* coarse clock at the outermost call's entry */
+	uint64_t api_start;      /* MODE_API: the trace clock at its entry (0: not taken) */
+	uint32_t api_corr;       /* ... and its correlation id */
 	int64_t call_credit;     /* stack-taking time earned by calls (GT_CUPTI_STACK_BUDGET_NS) */
 	uint32_t cap_gen;        /* capture range transitions seen by this thread */
 	int timing;              /* this call's callbacks are timed */
@@ -101,7 +111,7 @@ static struct {
 	pthread_key_t key;
 	ag_ring *ring;
 	uint64_t cyc0, ns0;      /* cycle counter and clock at init: converts cycles to ns */
-	uint64_t reported_ring, reported_budget;
+	uint64_t reported_ring, reported_budget, reported_api_lost;
 	ag_calls_stats st __attribute__((aligned(64)));   /* updated with atomics */
 } G __attribute__((aligned(64)));
 
@@ -184,7 +194,7 @@ void ag_calls_config(ag_calls_cfg *c, void (*warn)(const char *fmt, const char *
 {
 	*c = (ag_calls_cfg){ .inflight = 1, .stacks = 1, .python = 1, .first_k = 4, .every_n = 256,
 	                     .long_ns = 1000000, .max_native = 64, .max_py = 128, .budget_ppm = 10000,
-	                     .budget_call_ns = 10, .burst_ns = 50000000, .ring_bytes = 4096u << 10 };
+	                     .budget_call_ns = 10, .burst_ns = 10000000, .ring_bytes = 4096u << 10 };
 	for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
 		const char *s = getenv(settings[k].name);
 		if (s && *s)
@@ -579,6 +589,11 @@ static void api_enter(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callb
 	uint64_t now = coarse_ns();
 	uint32_t gdom = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
 	t->enter_ns = now;
+	t->api_start = 0;
+	if (mode & MODE_API) {
+		t->api_start = ag_now_ns();
+		t->api_corr = d->correlationId;
+	}
 	if (s) {
 		slot_write_begin(s);
 		s->cbid = (uint32_t)cbid;
@@ -607,6 +622,21 @@ static void api_enter(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callb
 		timed_end(t);
 }
 
+/* The cuda_api record of the outermost call ending now, for the flush thread to write
+ * (GT_CUPTI_API=callbacks): what CUPTI's API activity record would say, from the entry and exit
+ * callbacks; calls made inside it are not recorded (they are part of it). */
+static void put_api(thr *t, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+{
+	api_ent a = { .type = ENT_API, .tid = t->tid, .cbid = (uint32_t)cbid, .correlation = t->api_corr,
+	              .start_ns = t->api_start, .end_ns = ag_now_ns() };
+	a.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
+	if (d->functionReturnValue)
+		memcpy(&a.status, d->functionReturnValue, sizeof(a.status)); /* cudaError_t, CUresult: enums */
+	t->api_start = 0;
+	if (ag_ring_put(G.ring, &a, sizeof(a), NULL, 0) < 0)
+		ADD(n_api_lost, 1);
+}
+
 static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d,
                      int cap_closed)
 {
@@ -629,6 +659,8 @@ static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callba
 		s->depth = 0;
 		slot_write_end(s);
 	}
+	if ((mode & MODE_API) && t->api_start)
+		put_api(t, domain, cbid, d);
 	if (!(mode & MODE_STACKS) && !t->pending)
 		goto timed;
 	uint64_t long_ns = G.cfg.long_ns;
@@ -747,9 +779,9 @@ int ag_calls_init(const ag_calls_cfg *c, uint32_t pid)
 	return 0;
 }
 
-void ag_calls_set(int inflight, int stacks)
+void ag_calls_set(int inflight, int stacks, int api)
 {
-	int mode = (inflight ? MODE_INFLIGHT : 0) | (stacks && G.cfg.stacks ? MODE_STACKS : 0);
+	int mode = (inflight ? MODE_INFLIGHT : 0) | (stacks && G.cfg.stacks ? MODE_STACKS : 0) | (api && G.ring ? MODE_API : 0);
 	int old = __atomic_exchange_n(&G.mode, mode, __ATOMIC_ACQ_REL);
 	if (!old && mode)
 		__atomic_fetch_add(&G.epoch, 1, __ATOMIC_RELAXED);
@@ -768,7 +800,7 @@ void ag_calls_fork_child(uint32_t pid)
 		memset(&gtcupti_inflight.slot[i], 0, sizeof(gtcupti_inflight.slot[i]));
 	gtcupti_inflight.n_unslotted = 0;
 	memset(&G.st, 0, sizeof(G.st));
-	G.reported_ring = G.reported_budget = 0;
+	G.reported_ring = G.reported_budget = G.reported_api_lost = 0;
 	if (G.ring)
 		ag_ring_reset(G.ring);
 	if (T) {
@@ -840,6 +872,15 @@ static void write_entry(void *ctx, const uint8_t *p, size_t len)
 		o->n_py = h->n_py;
 		o->py = (const gtt_py_frame *)(o->ips + h->n_native);
 		ADD(n_written, 1);
+	} else if (type == ENT_API && len >= sizeof(api_ent)) {
+		const api_ent *h = (const api_ent *)p;
+		gtt_cuda_api a = { .start_ns = h->start_ns, .end_ns = h->end_ns, .tid = h->tid, .correlation = h->correlation,
+		                   .domain = h->domain, .cbid = h->cbid, .status = h->status };
+		if (dc->e && ag_enc_put_api(dc->e, &a)) {
+			ADD(n_api_written, 1);
+			dc->n++;
+		}
+		return;
 	} else {
 		return;
 	}
@@ -867,6 +908,16 @@ int ag_calls_drain(ag_enc *e, gtt_writer *w)
 			dc.n++;
 		G.reported_ring = ring;
 		G.reported_budget = budget;
+	}
+	uint64_t api_lost = __atomic_load_n(&G.st.n_api_lost, __ATOMIC_RELAXED);
+	if (w && api_lost != G.reported_api_lost) {
+		gtt_health h = { .source = GTT_SRC_CUPTI, .kind = GTT_HEALTH_DROPPED, .pid = G.pid };
+		h.time_ns = h.end_ns = ag_now_ns();
+		h.count = h.value[0] = api_lost - G.reported_api_lost;
+		h.text = "cuda_api: calls whose record (written from the agent's callbacks) was lost: the ring was full";
+		if (gtt_write_health(w, &h) == 0)
+			dc.n++;
+		G.reported_api_lost = api_lost;
 	}
 	return dc.n;
 }

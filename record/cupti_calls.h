@@ -27,7 +27,8 @@ typedef struct ag_calls_cfg {
 	uint32_t budget_call_ns;/* GT_CUPTI_STACK_BUDGET_NS: stack time each outermost call earns
 	                         * (10 ns; 0 = no limit): what stacks add per call, on average */
 	uint64_t burst_ns;      /* GT_CUPTI_STACK_BURST_MS: stack time a thread may spend ahead of
-	                         * its budget (50 ms: the first calls of every kernel at start-up) */
+	                         * its budget (10 ms: the first calls of every kernel at start-up;
+	                         * 10 ms is 0.1 % of a 10 s run, 0.5 % of a 2 s one) */
 	size_t ring_bytes;      /* GT_CUPTI_STACK_RING_KB (4096) */
 } ag_calls_cfg;
 
@@ -44,16 +45,17 @@ void ag_calls_describe(const ag_calls_cfg *c, char *buf, size_t len);
 /* Set up (once per process): the ring, the thread key, the in-flight table's header, and the
  * Python reader when c->python. pid is the process's. 0 or -1 (ENOMEM). */
 int ag_calls_init(const ag_calls_cfg *c, uint32_t pid);
-/* What the callback does from now on; the table's ACTIVE flag follows `inflight`. Called by the
- * agent when tracing switches on or off. */
-void ag_calls_set(int inflight, int stacks);
+/* What the callback does from now on; the table's ACTIVE flag follows `inflight`; `api`: each
+ * outermost call's cuda_api record is written from its callbacks (GT_CUPTI_API=callbacks). Called
+ * by the agent when tracing switches on or off. */
+void ag_calls_set(int inflight, int stacks, int api);
 /* The CUPTI callback for CUPTI_CB_DOMAIN_RUNTIME_API / DRIVER_API (the hot path). */
 void ag_calls_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d);
 /* The calling thread is the agent's own: its CUDA calls are neither shown nor sampled. */
 void ag_calls_ignore_thread(void);
-/* Flush thread: write what the ring holds as py_code and cuda_callstack records (pid from
- * ag_calls_init; API names interned through e), plus a dropped-stacks health record when
- * stacks were lost. e and w NULL: discard. Returns records written. */
+/* Flush thread: write what the ring holds as py_code, cuda_callstack and (callbacks mode)
+ * cuda_api records (pid from ag_calls_init; API names interned through e), plus a dropped health
+ * record when stacks or API records were lost. e and w NULL: discard. Returns records written. */
 int ag_calls_drain(ag_enc *e, gtt_writer *w);
 /* Write the configuration record (HEALTH CONFIG, text "cuda_callstack ...") and a note on the
  * Python reader, at the start of a side file. */
@@ -79,6 +81,8 @@ typedef struct ag_calls_stats {
 	uint64_t n_timed_clipped;  /* ... timed but longer than 100 us (preempted): not counted */
 	uint64_t timed_ns;         /* timed_cyc in ns (ag_calls_stats_get converts) */
 	uint64_t n_written;        /* cuda_callstack records written */
+	uint64_t n_api_written;    /* cuda_api records written from the callbacks */
+	uint64_t n_api_lost;       /* ... lost: the ring was full */
 } ag_calls_stats;
 void ag_calls_stats_get(ag_calls_stats *st);
 

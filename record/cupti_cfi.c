@@ -13,7 +13,10 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 
@@ -410,6 +413,76 @@ static int stack_bounds(uint64_t sp)
 	return sp >= stack_lo && sp < stack_hi ? 0 : -1;
 }
 
+/* ---- the unwind tables read in ahead (ag_cfi_prefetch) ---- */
+
+#define PREFETCHED_MAX 2048
+static struct {
+	uint64_t hdr[PREFETCHED_MAX];   /* objects done, by their .eh_frame_hdr address */
+	size_t n;
+	unsigned long long adds;        /* dl_iterate_phdr's load count when last looked */
+	int looked;
+} P;                                /* the flush thread's alone */
+
+static void advise(uint64_t a, uint64_t b)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), s = a & ~(pg - 1), e = (b + pg - 1) & ~(pg - 1);
+	if (e > s && madvise((void *)(uintptr_t)s, (size_t)(e - s), MADV_WILLNEED) == 0)
+		__atomic_fetch_add(&C.st.prefetch_bytes, e - s, __ATOMIC_RELAXED);
+}
+
+static int prefetch_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	int *first = arg;
+	if (*first) {
+		*first = 0;
+		if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds)) {
+			if (P.looked && info->dlpi_adds == P.adds)
+				return 1;    /* nothing loaded since the last look */
+			P.adds = info->dlpi_adds;
+			P.looked = 1;
+		}
+	}
+	const ElfW(Phdr) *eh = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			eh = &info->dlpi_phdr[i];
+	if (!eh || P.n == PREFETCHED_MAX)
+		return 0;
+	uint64_t hdr = info->dlpi_addr + eh->p_vaddr;
+	for (size_t k = 0; k < P.n; k++)
+		if (P.hdr[k] == hdr)
+			return 0;
+	P.hdr[P.n++] = hdr;
+	/* the header's table, then .eh_frame from where the header says it starts to the end of the
+	 * segment that holds it (its size is not in the program headers) */
+	advise(hdr, hdr + eh->p_memsz);
+	rd r = { (const uint8_t *)(uintptr_t)hdr, (const uint8_t *)(uintptr_t)hdr + eh->p_memsz, 0 };
+	if (fixed(&r, 1) != 1)
+		return 0;
+	uint8_t ptr_enc = (uint8_t)fixed(&r, 1);
+	fixed(&r, 2);
+	uint64_t ehf = eh_ptr(&r, ptr_enc, hdr);
+	if (r.bad || !ehf)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && ehf >= a && ehf < a + ph->p_memsz) {
+			advise(ehf, a + ph->p_memsz);
+			break;
+		}
+	}
+	__atomic_fetch_add(&C.st.n_prefetched, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void ag_cfi_prefetch(void)
+{
+	int first = 1;
+	pthread_once(&C.once, load);
+	dl_iterate_phdr(prefetch_one, &first);
+}
+
 __attribute__((noinline)) int ag_cfi_walk(ag_cfi_visit visit, void *arg)
 {
 	pthread_once(&C.once, load);
@@ -456,6 +529,10 @@ int ag_cfi_walk(ag_cfi_visit visit, void *arg)
 	(void)visit;
 	(void)arg;
 	return -1;    /* libgcc's walk on other architectures */
+}
+
+void ag_cfi_prefetch(void)
+{
 }
 
 #endif

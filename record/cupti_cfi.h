@@ -21,7 +21,15 @@ typedef struct ag_cfi_stats {
 	uint64_t n_misses;         /* return addresses whose rule was computed (not in the cache) */
 	uint64_t n_full;           /* ... and could not be kept (cache full around them) */
 	uint64_t n_bad;            /* walks ended by a rule pointing outside the stack */
+	uint64_t n_prefetched;     /* objects whose unwind tables ag_cfi_prefetch read in ahead */
+	uint64_t prefetch_bytes;   /* ... their bytes (page-rounded) */
 } ag_cfi_stats;
 void ag_cfi_stats_get(ag_cfi_stats *st);
+/* Ask the kernel to read in (MADV_WILLNEED) the unwind tables (.eh_frame_hdr and .eh_frame) of
+ * every loaded object not asked for before: the first launch stacks through a large library
+ * (libtorch_cuda's tables run to hundreds of MB) otherwise fault them in from disk on the
+ * application's thread, milliseconds each. The flush thread's, at start and when objects were
+ * loaded since; cheap when none were. */
+void ag_cfi_prefetch(void);
 
 #endif

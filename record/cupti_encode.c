@@ -38,7 +38,8 @@ struct ag_enc {
 	unsigned ring_n;
 	const CUpti_ActivityAPI *pend[PENDING_MAX];
 	unsigned n_pend;
-	uint64_t n_outside;           /* records outside the capture ranges (this buffer) */
+	uint64_t n_outside;           /* records outside the capture ranges, not yet in the stats (this
+	                               * buffer's, and the callbacks' API records since the last one) */
 };
 
 /* Inside a capture range (cupti_nvtx.c), or no capture rule: the record is written. */
@@ -387,6 +388,17 @@ static void put_api(ag_enc *e, const CUpti_ActivityAPI *a)
 	gtt_write(e->w, &r);
 }
 
+int ag_enc_put_api(ag_enc *e, gtt_cuda_api *a)
+{
+	if (!keep(e, AG_CAP_BY_START, a->start_ns, a->end_ns, a->correlation))
+		return 0;
+	a->pid = e->pid;
+	a->name_id = ag_enc_api_name(e, a->domain, a->cbid);
+	gtt_record r = { .tag = GTT_REC_CUDA_API };
+	r.u.api = *a;
+	return gtt_write(e->w, &r) == 0;
+}
+
 static int nested(const CUpti_ActivityAPI *d, const api_span *r)
 {
 	return d->threadId == r->tid && d->start >= r->start_ns && d->end <= r->end_ns;
@@ -566,7 +578,6 @@ void ag_enc_buffer(ag_enc *e, uint8_t *buf, size_t valid_bytes, ag_stats *st)
 	CUpti_Activity *rec = NULL;
 	e->ring_n = 0;
 	e->n_pend = 0;
-	e->n_outside = 0;
 	while (cuptiActivityGetNextRecord(buf, valid_bytes, &rec) == CUPTI_SUCCESS) {
 		st->n_records++;
 		switch (rec->kind) {
@@ -616,6 +627,7 @@ void ag_enc_buffer(ag_enc *e, uint8_t *buf, size_t valid_bytes, ag_stats *st)
 	}
 	flush_pending(e, st);
 	st->n_outside += e->n_outside;
+	e->n_outside = 0;
 }
 
 void ag_enc_count(uint8_t *buf, size_t valid_bytes, ag_stats *st)

@@ -140,8 +140,8 @@ static void write_thread(gtt_writer *w, rec_archive *arch, const dproc *p, const
 		r.u.py_stack.pid = (uint32_t)p->pid;
 		r.u.py_stack.tid = (uint32_t)t->tid;
 		r.u.py_stack.thread_id = t->tstate;
-		r.u.py_stack.flags = (t->py.gil == 1 ? GTT_PYSTACK_HOLDS_GIL : 0) | (t->py.torn ? GTT_PYSTACK_TORN : 0) |
-		                     (t->py.idle ? GTT_PYSTACK_IDLE : 0);
+		r.u.py_stack.flags = (t->py.gil == 1 ? GTT_PYSTACK_HOLDS_GIL : 0) | (t->py.gil >= 0 ? GTT_PYSTACK_GIL_READ : 0) |
+		                     (t->py.torn ? GTT_PYSTACK_TORN : 0) | (t->py.idle ? GTT_PYSTACK_IDLE : 0);
 		r.u.py_stack.n_frames = (uint32_t)i;
 		r.u.py_stack.frames = fr;
 		gtt_write(w, &r);

@@ -328,6 +328,8 @@ static void put_stack(rec_pyproc *p, thread_read *t, const rec_pygil *gil)
 	r.u.py_stack.thread_id = t->t.addr;
 	if (gil->locked == 1 && gil->holder == t->t.addr)
 		r.u.py_stack.flags |= GTT_PYSTACK_HOLDS_GIL;
+	if (gil->locked != -2)
+		r.u.py_stack.flags |= GTT_PYSTACK_GIL_READ; /* the pass read the GIL (-2: it did not) */
 	if (tr) {
 		r.u.py_stack.flags |= GTT_PYSTACK_TORN;
 		atomic_fetch_add(&p->n_torn, 1);

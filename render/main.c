@@ -51,7 +51,8 @@ static const char usage_text[] =
 	"                        (held = python,native-gil; released = nogil,wait)\n"
 	"      --threads         a root frame per thread (trace input)\n"
 	"      --tid LIST        only these threads (comma list, trace input)\n"
-	"      --from S, --to S  only samples in this window, seconds from the trace start\n"
+	"      --from S, --to S  only samples in this window, seconds from the trace start (only\n"
+	"                        the window's chunks are read)\n"
 	"      --search REGEX    highlight matching frames (and show the matched share)\n"
 	"      --countname WORD  what the counts are (\"samples\"; \"ns GPU time\" with gpu-time)\n"
 	"      --weight WHAT     samples (default), or gpu-time (trace input): the device time of\n"
@@ -64,7 +65,7 @@ static const char usage_text[] =
 	"\n"
 	"timeline options:\n"
 	"  -o, --output FILE     output file (.svg, .png or .pdf)\n"
-	"      --from S, --to S  time window, seconds from the trace start\n"
+	"      --from S, --to S  time window, seconds from the trace start (only its chunks are read)\n"
 	"      --threads REGEX   only threads whose \"name tid\" matches\n"
 	"      --width PX        image width (1400)\n"
 	"      --title TEXT      title\n"
@@ -233,6 +234,18 @@ static int split_difference(const ana_folded *two, int which, ana_folded *out)
 }
 
 /* Folded stacks of one input: the file's lines, or a trace folded per class. */
+/* --from/--to go to the loader: it reads only the chunks of the window (the trace's chunk
+ * index), so a window of a long recording costs what the window holds. */
+static void window_opts(const cli *c, ana_opts *o)
+{
+	o->has_from = c->have_from;
+	o->has_to = c->have_to;
+	if (c->have_from)
+		o->from_ns = gt_s_to_ns(c->from_s);
+	if (c->have_to)
+		o->to_ns = gt_s_to_ns(c->to_s);
+}
+
 static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int *owned)
 {
 	*owned = 0;
@@ -245,11 +258,7 @@ static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int
 	o.threads = c->threads;
 	o.gil = c->gil ? ana_gil_parse(c->gil) : -1;
 	o.tid_filter = c->tid;
-	/* relative to the trace start, as ana_fold wants them */
-	if (c->have_from)
-		o.from_ns = gt_s_to_ns(c->from_s);
-	if (c->have_to)
-		o.to_ns = gt_s_to_ns(c->to_s);
+	/* --from/--to: the loader read only the window (window_opts), nothing to cut here */
 	*owned = 1;
 	if (c->weight == ANA_WEIGHT_GPU_TIME) {
 		o.weight = ANA_WEIGHT_GPU_TIME;
@@ -270,6 +279,7 @@ static int cmd_flame(cli *c)
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);
 	aopts.python_frames = c->python_frames;
+	window_opts(c, &aopts);
 
 	ren_flame_opts o;
 	ren_flame_opts_init(&o);
@@ -313,9 +323,7 @@ static int cmd_flame(cli *c)
 		goto out;
 	}
 	if (c->flamechart) {
-		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? ana_gil_parse(c->gil) : -1,
-		                         c->have_from ? gt_s_to_ns(c->from_s) : 0,
-		                         c->have_to ? gt_s_to_ns(c->to_s) : 0, &fd);
+		rc = ren_flamechart_fold(in.model, c->tid, c->gil ? ana_gil_parse(c->gil) : -1, 0, 0, &fd);
 		owned = 1;
 	} else if (in.folded.two_counts) {
 		/* the widths from the second counts, the colours from the change against the first */
@@ -420,6 +428,9 @@ static int cmd_timeline(cli *c)
 	aopts.progress = isatty(2);
 	aopts.keep_switches = 1; /* the on-CPU lanes */
 	aopts.python_frames = c->python_frames;
+	window_opts(c, &aopts);
+	aopts.window_whole = 1; /* spans crossing the window's edges: clipped by the drawing, their
+	                           tooltips give their real length */
 	if ((rc = ana_source_open(&in, c->input, &aopts, err, sizeof(err))) < 0) {
 		fprintf(stderr, "gt-render: %s\n", err);
 		goto out;
@@ -437,12 +448,6 @@ static int cmd_timeline(cli *c)
 	if (c->title)
 		o.title = c->title;
 	o.threads_re = c->threads_re;
-	if (c->have_from)
-		o.from_ns = (int64_t)gt_s_to_ns(c->from_s);
-	if (c->have_to)
-		o.to_ns = (int64_t)gt_s_to_ns(c->to_s);
-	o.has_from = c->have_from;
-	o.has_to = c->have_to;
 	if (!(sc = ren_timeline_layout(in.model, &o, &rc, err, sizeof(err)))) {
 		fprintf(stderr, "gt-render: %s: %s\n", c->input, err[0] ? err : "cannot lay out");
 		goto out;

@@ -41,7 +41,7 @@ void ren_tl_fmt_dur(char *buf, size_t len, double ns)
 /* seconds from the trace start, for tooltips */
 double ren_tl_rel_s(const ren_tl *t, uint64_t ns)
 {
-	return ana_rel_s(ns, t->m->start_ns);
+	return ana_rel_s(ns, ana_model_origin(t->m));
 }
 
 /* A data span clipped to the window; a text label inside when it fits. Spans narrower than
@@ -738,7 +738,7 @@ static void draw_axis(ren_tl *t, double y_axis, double y_end)
 	double span_ns = (double)(t->t1 - t->t0);
 	int max_ticks = (int)((t->x1 - t->x0) / 90);
 	double step = ren_nice_step(span_ns > 0 ? span_ns : 1, max_ticks);
-	double rel0 = ana_rel_ns(t->t0, t->m->start_ns);
+	double rel0 = ana_rel_ns(t->t0, ana_model_origin(t->m));
 	double first = ceil(rel0 / step) * step;
 	ren_item *it = ren_line(t->sc, t->x0, y_axis, t->x1, y_axis, 0x555555, 1);
 	if (it)
@@ -864,14 +864,19 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	ren_tl t = {.m = m};
 	why[0] = 0;
 	*err = REN_ENOMEM;
+	/* a model loaded as a window (--from/--to) covers [start_ns, end_ns] of it; o's window, if
+	 * any, counts from the recording's start (ana_model_origin) like the loader's */
 	uint64_t start = m->start_ns, end = m->end_ns > m->start_ns ? m->end_ns : ana_sat_add(m->start_ns, 1);
-	t.t0 = o->has_from && o->from_ns > 0 ? ana_sat_add(start, (uint64_t)o->from_ns) : start;
-	t.t1 = o->has_to && o->to_ns > 0 ? ana_sat_add(start, (uint64_t)o->to_ns) : end;
+	uint64_t origin = ana_model_origin(m);
+	t.t0 = o->has_from && o->from_ns > 0 ? ana_sat_add(origin, (uint64_t)o->from_ns) : start;
+	t.t1 = o->has_to && o->to_ns > 0 ? ana_sat_add(origin, (uint64_t)o->to_ns) : end;
+	if (t.t0 < start)
+		t.t0 = start;
 	if (t.t1 > end && !o->has_to)
 		t.t1 = end;
 	if (t.t0 >= t.t1 || (o->has_from && t.t0 > end)) {
-		snprintf(why, whylen, "the window %.3f-%.3f s is outside the trace (0-%.3f s)",
-		         ana_rel_s(t.t0, start), ana_rel_s(t.t1, start), ana_rel_s(end, start));
+		snprintf(why, whylen, "the window %.3f-%.3f s is outside the trace (%.3f-%.3f s)",
+		         ana_rel_s(t.t0, origin), ana_rel_s(t.t1, origin), ana_rel_s(start, origin), ana_rel_s(end, origin));
 		*err = REN_EEMPTY;
 		return NULL;
 	}
@@ -893,7 +898,8 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	char *title = o->title ? ren_scene_strdup(t.sc, o->title)
 	                       : ren_scene_printf(t.sc, "Timeline%s%s", cmd ? ": " : "", cmd ? cmd : "");
 	char d_all[32], d_win[32];
-	ren_tl_fmt_dur(d_all, sizeof(d_all), (double)(end - start));
+	uint64_t rec_end = m->window.on && m->window.last_ns > end ? m->window.last_ns : end;
+	ren_tl_fmt_dur(d_all, sizeof(d_all), (double)ana_span(origin, rec_end));
 	ren_tl_fmt_dur(d_win, sizeof(d_win), (double)(t.t1 - t.t0));
 	char *sub = ren_scene_printf(t.sc, "%s recorded, showing %.3f - %.3f s (%s); %zu samples, "
 	                                   "%zu threads, %zu kernels%s",

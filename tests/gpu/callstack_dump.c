@@ -113,8 +113,10 @@ int main(int argc, char **argv)
 			                        strdup(rec.u.mapping.path) };
 			break;
 		case GTT_REC_CUDA_API:
-			printf("api pid=%u tid=%u corr=%u domain=%u cbid=%u name=%s\n", rec.u.api.pid, rec.u.api.tid,
-			       rec.u.api.correlation, rec.u.api.domain, rec.u.api.cbid, str_get(rec.u.api.pid, rec.u.api.name_id));
+			printf("api pid=%u tid=%u corr=%u domain=%u cbid=%u start=%llu end=%llu status=%d name=%s\n", rec.u.api.pid,
+			       rec.u.api.tid, rec.u.api.correlation, rec.u.api.domain, rec.u.api.cbid,
+			       (unsigned long long)rec.u.api.start_ns, (unsigned long long)rec.u.api.end_ns, rec.u.api.status,
+			       str_get(rec.u.api.pid, rec.u.api.name_id));
 			break;
 		case GTT_REC_CUDA_KERNEL:
 			printf("kernel pid=%u corr=%u start=%llu name=%s\n", rec.u.kernel.pid, rec.u.kernel.correlation,

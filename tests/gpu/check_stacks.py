@@ -21,6 +21,45 @@ import dumpcheck
 from dumpcheck import check
 
 
+def check_apicb(exp, recs, stacks, notes, untracked):
+    """GT_CUPTI_API=callbacks: the followed calls' API records come from the agent's callbacks, one
+    per call, CUPTI's for them off; the other calls' still from CUPTI."""
+    api = [r for r in recs if r["kind"] == "api"]
+    by_corr = {}
+    for r in api:
+        by_corr.setdefault(r["corr"], []).append(r)
+    kernels = [r for r in recs if r["kind"] == "kernel"]
+    summary = [t for t in notes if t.startswith("cupti agent summary")]
+    check(summary and " api=callbacks " in summary[-1], "the summary says api=callbacks")
+    n_cb = int(summary[-1].split(" api_from_callbacks=")[1].split()[0]) if summary else 0
+    lost = int(summary[-1].split(" api_from_callbacks_lost=")[1].split()[0]) if summary else -1
+    check(all(len(v) == 1 for v in by_corr.values()),
+          "one API record per call: CUPTI's own is off where the callbacks write it (%d duplicated)"
+          % sum(1 for v in by_corr.values() if len(v) > 1))
+    launched = [k for k in kernels if k["corr"] in by_corr and by_corr[k["corr"]][0]["cbid"] in ("211", "307")]
+    check(kernels and len(launched) == len(kernels),
+          "every kernel's correlation id names its launch's API record (%d of %d)" % (len(launched), len(kernels)))
+    linked = [s for s in stacks if s["corr"] in by_corr and by_corr[s["corr"]][0]["tid"] == s["tid"]
+              and by_corr[s["corr"]][0]["cbid"] == s["cbid"]]
+    check(stacks and len(linked) == len(stacks),
+          "every launch stack names its call's API record, same call and thread (%d of %d)" % (len(linked), len(stacks)))
+    tracked = [r for r in api if r["cbid"] not in untracked]
+    check(n_cb > 0 and n_cb == len(tracked) and lost == 0,
+          "the callbacks wrote the followed calls' records: %d in the summary, %d in the trace, %d lost"
+          % (n_cb, len(tracked), lost))
+    check(all(any(r["cbid"] == c for r in api) for c in untracked),
+          "the calls without callbacks keep CUPTI's API records")
+    syncs = [r for r in api if r["cbid"] == "131" and r["tid"] == str(exp["main_tid"])]
+    check(len(syncs) == 5 and all(int(r["end"]) - int(r["start"]) >= 25_000_000 for r in syncs),
+          "five 30 ms synchronizes: their records last >= 25 ms (%s)"
+          % [(int(r["end"]) - int(r["start"])) // 1000 for r in syncs])
+    check(all(0 < int(r["start"]) <= int(r["end"]) and r["status"] == "0" for r in tracked),
+          "every record starts before it ends, with the call's status (0)")
+    nest = by_corr.get(str(exp["nested_corr"]), [])
+    check(len(nest) == 1 and nest[0]["cbid"] == "20" and not [r for r in api if r["cbid"] == "243"],
+          "a driver call inside a runtime call: one record, the runtime call's")
+
+
 def main():
     dump, expect, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     k = int(sys.argv[4]) if len(sys.argv) > 4 else 4
@@ -53,6 +92,9 @@ def main():
               "callbacks=empty: they do nothing (no stacks, no calls counted)")
         check(exp.get("inflight_during", "").startswith("table pid=%s flags=0 " % pid),
               "callbacks=empty: the in-flight table says it is not kept")
+        return
+    if mode == "apicb":
+        check_apicb(exp, recs, stacks, notes, untracked)
         return
     if mode == "off":
         check(not stacks, "stacks off: no cuda_callstack records (%d)" % len(stacks))
@@ -192,6 +234,9 @@ def main():
     check(not [r for r in recs if r["kind"] == "dropped"], "nothing dropped")
     summary = [t for t in notes if t.startswith("cupti agent summary")]
     nbuf = int(summary[-1].split(" buffers=")[1].split()[0]) if summary else 0
+    npre = int(summary[-1].split(" unwind_tables_prefetched=")[1].split()[0]) if summary else 0
+    check(npre >= 3, "the unwind tables of the loaded objects were read in ahead, off the launching threads "
+          "(%d objects)" % npre)
     check(nbuf >= 4, "64 KiB buffers: CUPTI went through %d of them (reused from the flush thread)" % nbuf)
     fc = exp.get("fake_counts", {})
     check(fc.get("dropped") == 0 and fc.get("dirty_buffers") == 0 and fc.get("records", 0) > 0,

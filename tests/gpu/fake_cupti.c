@@ -364,6 +364,8 @@ EXPORT uint32_t fake_cupti_call(int domain, uint32_t cbid, const char *name, uin
 	cd.correlationData = &corr_data;
 	cd.correlationId = __atomic_add_fetch(&F.corr, 1, __ATOMIC_RELAXED);
 	cd.symbolName = kernel;
+	int ret = 0;    /* cudaSuccess / CUDA_SUCCESS, as the exit callback sees it */
+	cd.functionReturnValue = &ret;
 	__atomic_add_fetch(&F.n_calls, 1, __ATOMIC_RELAXED);
 	int cb = cbid < MAX_CBID && F.cb_on[di][cbid] && F.sub_cb;
 	__atomic_add_fetch(cb ? &F.n_cb_delivered : &F.n_cb_refused, 1, __ATOMIC_RELAXED);

@@ -251,6 +251,47 @@ static void unread(void)
 	ana_model_free(m);
 }
 
+/* A GIL record believed until the next one: unless a later read of the thread's stack that read
+ * the GIL too (GTT_PYSTACK_GIL_READ) saw otherwise, as when a GIL poll starved of CPU missed the
+ * release. The records say T_NATIVE holds the GIL from 50 to 60 ms. */
+static void stale_gil(void)
+{
+	ana_model *m = build();
+	ana_opts o;
+	const uint64_t py_native[] = { 3, 44, GTT_PYFRAME_ENTRY, 2, 20, 0, 1, 5, GTT_PYFRAME_ENTRY };
+	const ana_stack *st = &m->stacks.v[m->samples.v[1].stack_id]; /* zlib under the eval loop */
+	uint32_t zlib[16];
+	uint32_t n = st->n;
+	memcpy(zlib, st->frames, n * sizeof(uint32_t));
+
+	add_read(m, T_NATIVE, 52 * MS, GTT_PYSTACK_GIL_READ | GTT_PYSTACK_HOLDS_GIL, 3, py_native);
+	add_read(m, T_NATIVE, 56 * MS, GTT_PYSTACK_GIL_READ, 3, py_native); /* released: unseen by the poll */
+	add_read(m, T_NATIVE, 58 * MS, 0, 3, py_native);                    /* no GIL read: says nothing */
+	size_t agree = add_sample(m, T_NATIVE, 54 * MS, zlib, n, 1);
+	size_t stale = add_sample(m, T_NATIVE, 57 * MS, zlib, n, 1);
+	size_t later = add_sample(m, T_NATIVE, 59 * MS, zlib, n, 1);
+	ana_opts_init(&o);
+	th_check(ana_python_merge(m, &o) == 0, "stale GIL: merge runs");
+	th_check(m->samples.v[agree].cls == ANA_CLASS_NATIVE_GIL, "a read after the record that agrees: held (%s)",
+	         ana_class_name(m->samples.v[agree].cls));
+	th_check(m->samples.v[stale].cls == ANA_CLASS_NATIVE_NOGIL,
+	         "a read after the record saw the GIL released: not held (%s)", ana_class_name(m->samples.v[stale].cls));
+	th_check(m->samples.v[later].cls == ANA_CLASS_NATIVE_NOGIL,
+	         "a read without a GIL read in between does not hide the newer observation (%s)",
+	         ana_class_name(m->samples.v[later].cls));
+	th_check(m->samples.v[1].cls == ANA_CLASS_NATIVE_GIL, "the 55 ms sample: the 52 ms read agrees, held (%s)",
+	         ana_class_name(m->samples.v[1].cls));
+	ana_model_free(m);
+
+	/* the same reads without GTT_PYSTACK_GIL_READ (traces before it existed): the records rule */
+	m = build();
+	add_read(m, T_NATIVE, 56 * MS, 0, 3, py_native);
+	stale = add_sample(m, T_NATIVE, 57 * MS, zlib, n, 1);
+	th_check(ana_python_merge(m, &o) == 0 && m->samples.v[stale].cls == ANA_CLASS_NATIVE_GIL,
+	         "no GIL read with the stack: the record holds (%s)", ana_class_name(m->samples.v[stale].cls));
+	ana_model_free(m);
+}
+
 int main(void)
 {
 	ana_model *m = build();
@@ -369,5 +410,6 @@ int main(void)
 	         ana_class_name(m->samples.v[13].cls));
 	ana_model_free(m);
 	unread();
+	stale_gil();
 	return th_report();
 }
