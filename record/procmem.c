@@ -1,5 +1,5 @@
-/* procmem.c — process_vm_readv with failure counting, batched reads and pass snapshots; never
- * stops the target. */
+/* procmem.c — process_vm_readv with failure counting, batched reads, pass snapshots (and walks
+ * that look at them in place), prefetched reads; never stops the target. */
 #include "procmem.h"
 
 #include <errno.h>
@@ -54,11 +54,21 @@ struct rec_procmem {
 	span *sort_tmp;         /* sort_noted()'s scratch: as many spans, and run starts */
 	size_t cap_sort_tmp, *runs, cap_runs;
 	snap_range *snap;       /* sorted by address (served by binary search) */
-	size_t n_snap, cap_snap;
+	size_t n_snap, cap_snap, hint;
 	size_t *order;          /* the order they are read in: the ranges of the first words, then the rest */
 	size_t cap_order;
 	uint8_t *snap_buf;
 	size_t cap_buf;
+	/* the prefetched ranges, their bytes, and a table of them by start address (open
+	 * addressing, n_pf_slots a power of two at least twice n_pf; an entry is 1 + an index) */
+	snap_range *pf;
+	size_t n_pf, cap_pf;
+	uint32_t *pf_slots;
+	size_t n_pf_slots;
+	rec_procmem_req *pf_req;
+	size_t cap_pf_req;
+	uint8_t *pf_buf;
+	size_t pf_used, cap_pf_buf;
 };
 
 rec_procmem *rec_procmem_open(pid_t pid)
@@ -92,7 +102,19 @@ void rec_procmem_close(rec_procmem *m)
 	free(m->snap);
 	free(m->order);
 	free(m->snap_buf);
+	free(m->pf);
+	free(m->pf_slots);
+	free(m->pf_req);
+	free(m->pf_buf);
 	free(m);
+}
+
+/* 1 when [addr, addr+len) lies in the snapshot range the last served read came from. */
+static int in_hint(const rec_procmem *m, uint64_t addr, uint64_t len)
+{
+	const snap_range *r = m->hint < m->n_snap ? &m->snap[m->hint] : NULL;
+
+	return m->serving && r && r->ok && addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr);
 }
 
 static void note(rec_procmem *m, uint64_t addr, size_t len)
@@ -103,10 +125,14 @@ static void note(rec_procmem *m, uint64_t addr, size_t len)
 	if (!m->noting || len == 0 || addr > UINT64_MAX - SNAP_GAP - len)
 		return;
 	/* a chain of frames on a data stack is walked downwards, one frame after another: grow
-	 * the last span instead of noting each (and sorting them all at the next snapshot) */
+	 * the last span instead of noting each (and sorting them all at the next snapshot); so
+	 * are two reads from the same range of the snapshot (3.10's frame objects, code objects'
+	 * headers: a few hundred bytes apart in the allocator's pages): what lies between them
+	 * was read whole in this snapshot, and the next one reads no more than this one did */
 	if (m->n_noted) {
 		last = &m->noted[m->n_noted - 1];
-		if (addr <= last->addr + last->len + SNAP_GAP && addr + len + SNAP_GAP >= last->addr) {
+		if ((addr <= last->addr + last->len + SNAP_GAP && addr + len + SNAP_GAP >= last->addr) ||
+		    (in_hint(m, addr, len) && in_hint(m, last->addr, last->len))) {
 			uint64_t e = addr + len > last->addr + last->len ? addr + len : last->addr + last->len;
 			if (addr < last->addr)
 				last->addr = addr;
@@ -155,13 +181,18 @@ int rec_procmem_snap_has(const rec_procmem *m, uint64_t addr, size_t len)
 	return snap_find(m, addr, len) != NULL;
 }
 
-/* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. */
+/* Copy [addr, addr+len) out of the snapshot when one of its ranges holds it whole. The range
+ * the last read found is looked at before the search: reads come in runs (a code object's
+ * header, then its neighbour's). */
 static int snap_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 {
-	const snap_range *r = snap_find(m, addr, len);
+	const snap_range *r = m->hint < m->n_snap ? &m->snap[m->hint] : NULL;
 
-	if (!r)
-		return 0;
+	if (!m->serving || !r || !r->ok || addr < r->addr || addr - r->addr > r->len || len > r->len - (addr - r->addr)) {
+		if (!(r = snap_find(m, addr, len)))
+			return 0;
+		m->hint = (size_t)(r - m->snap);
+	}
 	memcpy(buf, m->snap_buf + r->off + (addr - r->addr), len);
 	m->n_reads++;
 	m->n_served++;
@@ -203,10 +234,15 @@ static int read_direct(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 	return -errno;
 }
 
+static int pf_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len);
+
 int rec_procmem_read(rec_procmem *m, uint64_t addr, void *buf, size_t len)
 {
+	/* served first, then noted: the note may join the range it was served from */
+	int served = len && snap_serve(m, addr, buf, len);
+
 	note(m, addr, len);
-	if (len && snap_serve(m, addr, buf, len))
+	if (served || (len && m->n_pf && pf_serve(m, addr, buf, len)))
 		return 0;
 	return read_direct(m, addr, buf, len);
 }
@@ -577,6 +613,183 @@ void rec_procmem_snap_forget(rec_procmem *m)
 	m->n_snap = 0;
 }
 
+/* ---- prefetch ---- */
+
+static size_t pf_home(const rec_procmem *m, uint64_t addr)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (m->n_pf_slots - 1);
+}
+
+/* The table of prefetched ranges by start address, for n_pf ranges; 0 or -ENOMEM. A second
+ * range at an address already there (one str read for two code objects) is left out. */
+static int pf_index(rec_procmem *m)
+{
+	size_t want = 64, i, k;
+
+	while (want < 2 * m->n_pf)
+		want *= 2;
+	if (want > m->n_pf_slots) {
+		uint32_t *t = realloc(m->pf_slots, want * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		m->pf_slots = t;
+		m->n_pf_slots = want;
+	}
+	memset(m->pf_slots, 0, m->n_pf_slots * sizeof(*m->pf_slots));
+	for (i = 0; i < m->n_pf; i++) {
+		for (k = pf_home(m, m->pf[i].addr); m->pf_slots[k]; k = (k + 1) & (m->n_pf_slots - 1))
+			if (m->pf[m->pf_slots[k] - 1].addr == m->pf[i].addr)
+				break;
+		if (!m->pf_slots[k])
+			m->pf_slots[k] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+int rec_procmem_prefetch(rec_procmem *m, const uint64_t *addr, const size_t *len, size_t n)
+{
+	size_t i, k = 0, used = m->pf_used, total = 0;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if (len[i] && addr[i] && addr[i] + len[i] > addr[i] && used + total + len[i] <= REC_PROCMEM_PREFETCH_MAX)
+			total += len[i];
+	if (!total)
+		return 0;
+	if (GT_GROW(m->pf_buf, m->cap_pf_buf, used + total) < 0 || GT_GROW(m->pf_req, m->cap_pf_req, n) < 0 ||
+	    GT_GROW(m->pf, m->cap_pf, m->n_pf + n) < 0)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!len[i] || !addr[i] || addr[i] + len[i] <= addr[i] || m->pf_used + len[i] > used + total)
+			continue;
+		m->pf_req[k++] = (rec_procmem_req){ addr[i], m->pf_buf + m->pf_used, len[i], 0 };
+		m->pf_used += len[i];
+	}
+	/* read like rec_procmem_readv(), but these are not the caller's reads: the reads they
+	 * serve are counted (and a range that failed fails again at its own read) */
+	{
+		uint64_t reads = m->n_reads, failed = m->n_failed;
+		rc = rec_procmem_readv(m, m->pf_req, k);
+		m->n_reads = reads;
+		m->n_failed = failed;
+	}
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < k; i++)
+		if (m->pf_req[i].ok)
+			m->pf[m->n_pf++] = (snap_range){ m->pf_req[i].addr, (uint32_t)m->pf_req[i].len, 1,
+			                                 (size_t)((uint8_t *)m->pf_req[i].buf - m->pf_buf) };
+	if (pf_index(m) < 0) {
+		m->n_pf = 0;
+		return -ENOMEM;
+	}
+	return rc;
+}
+
+void rec_procmem_prefetch_drop(rec_procmem *m)
+{
+	m->n_pf = 0;
+	m->pf_used = 0;
+}
+
+/* Copy [addr, addr+len) out of the prefetched range that starts at addr, when it holds it
+ * whole (the prefetch's reader reads each thing where it asked for it). */
+static int pf_serve(rec_procmem *m, uint64_t addr, void *buf, size_t len)
+{
+	size_t k;
+
+	for (k = pf_home(m, addr); m->pf_slots[k]; k = (k + 1) & (m->n_pf_slots - 1)) {
+		const snap_range *r = &m->pf[m->pf_slots[k] - 1];
+		if (r->addr != addr)
+			continue;
+		if (len > r->len)
+			return 0;
+		memcpy(buf, m->pf_buf + r->off, len);
+		m->n_reads++;
+		m->n_served++;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- walks ---- */
+
+void rec_procmem_walk_begin(rec_procmem_walk *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+/* Note what the walk served since its last note (one span: note() would have merged them). */
+static void walk_flush(rec_procmem *m, rec_procmem_walk *w)
+{
+	if (w->nhi)
+		note(m, w->nlo, (size_t)(w->nhi - w->nlo));
+	w->nhi = 0;
+	m->n_reads += w->served;
+	m->n_served += w->served;
+	w->served = 0;
+}
+
+/* The bytes at addr in the snapshot range the walk is in, or in the one that holds them
+ * (noting what the last range served as one span); NULL when no range holds them whole. */
+static const uint8_t *walk_view(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, size_t len)
+{
+	const snap_range *r;
+
+	/* written without addr + len, like snap_find(): a garbage pointer must not wrap */
+	if (!w->base || addr < w->lo || addr >= w->hi || len > w->hi - addr) {
+		if (w->nhi) /* what was served from the last range, as one span */
+			note(m, w->nlo, (size_t)(w->nhi - w->nlo));
+		w->nhi = 0;
+		if (len && (r = snap_find(m, addr, len)) != NULL) {
+			w->base = m->snap_buf + r->off;
+			w->lo = r->addr;
+			w->hi = r->addr + r->len;
+		} else {
+			w->base = NULL;
+		}
+	}
+	if (!w->base || !len)
+		return NULL;
+	/* one span for all that a range served (as note() merges reads from one range) */
+	if (!w->nhi) {
+		w->nlo = addr;
+		w->nhi = addr + len;
+	} else {
+		if (addr < w->nlo)
+			w->nlo = addr;
+		if (addr + len > w->nhi)
+			w->nhi = addr + len;
+	}
+	w->served++;
+	return w->base + (addr - w->lo);
+}
+
+const uint8_t *rec_procmem_walk_read_slow(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf,
+                                          size_t len, int *rc)
+{
+	const uint8_t *v = walk_view(m, w, addr, len);
+
+	*rc = 0;
+	if (v)
+		return v;
+	walk_flush(m, w); /* what the walk noted goes before this read's note */
+	if ((*rc = rec_procmem_read_cached(m, addr, buf, len)) < 0)
+		return NULL;
+	return buf;
+}
+
+const uint8_t *rec_procmem_walk_peek(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, size_t len)
+{
+	return walk_view(m, w, addr, len);
+}
+
+void rec_procmem_walk_end(rec_procmem *m, rec_procmem_walk *w)
+{
+	walk_flush(m, w);
+	w->base = NULL;
+}
+
 /* ---- block cache ---- */
 
 void rec_procmem_cache_clear(rec_procmem *m)
@@ -621,8 +834,10 @@ int rec_procmem_read_cached(rec_procmem *m, uint64_t addr, void *buf, size_t len
 	uint64_t base = addr & ~(uint64_t)(BLOCK - 1), off = addr - base;
 	const block *b;
 
+	int served = len && snap_serve(m, addr, buf, len);
+
 	note(m, addr, len);
-	if (len && snap_serve(m, addr, buf, len))
+	if (served || (len && m->n_pf && pf_serve(m, addr, buf, len)))
 		return 0;
 	/* within one block only; anything else (or an unreadable block) reads directly */
 	if (len == 0 || addr == 0 || off + len > BLOCK || !(b = get_block(m, base)))

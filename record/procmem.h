@@ -66,6 +66,57 @@ void rec_procmem_snap_end(rec_procmem *m);
 /* Forget what was noted (the next snapshot reads nothing): after an exec, say. */
 void rec_procmem_snap_forget(rec_procmem *m);
 
+/* A walk through many small structures that mostly lie in the snapshot (a thread's frames):
+ * rec_procmem_walk_read() hands back a pointer to the len bytes at addr — into the snapshot
+ * being served when one of its ranges holds them whole (no copy, no search while the walk stays
+ * in the same range), else into buf after rec_procmem_read_cached() read them — or NULL with
+ * *rc set. What a walk read from the snapshot is noted for the next one as one span per range
+ * it read from (the bytes between were read whole in this one), and counted as served reads;
+ * the last of it by rec_procmem_walk_end(), which every walk must end with.
+ * The pointer is valid until the next read of the walk. */
+typedef struct rec_procmem_walk {
+	const uint8_t *base;    /* the snapshot range at [lo, hi) */
+	uint64_t lo, hi;
+	uint64_t nlo, nhi;      /* the hull of what it served, not noted yet; nhi == 0: none */
+	uint64_t served;        /* reads served, not counted yet */
+} rec_procmem_walk;
+void rec_procmem_walk_begin(rec_procmem_walk *w);
+const uint8_t *rec_procmem_walk_read_slow(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf,
+                                          size_t len, int *rc);
+/* the common case inline: the next frame in the range the walk is in (most of a pass's reads) */
+static inline const uint8_t *rec_procmem_walk_read(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, uint8_t *buf,
+                                                   size_t len, int *rc)
+{
+	if (w->base && w->nhi && len && addr >= w->lo && addr < w->hi && len <= w->hi - addr) {
+		if (addr < w->nlo)
+			w->nlo = addr;
+		if (addr + len > w->nhi)
+			w->nhi = addr + len;
+		w->served++;
+		*rc = 0;
+		return w->base + (addr - w->lo);
+	}
+	return rec_procmem_walk_read_slow(m, w, addr, buf, len, rc);
+}
+/* rec_procmem_walk_read() that reads nothing when the snapshot does not hold the bytes (NULL):
+ * the caller batches those. */
+const uint8_t *rec_procmem_walk_peek(rec_procmem *m, rec_procmem_walk *w, uint64_t addr, size_t len);
+void rec_procmem_walk_end(rec_procmem *m, rec_procmem_walk *w);
+
+/* ---- prefetch: reads known in advance, in one system call ----
+ * A reader that knows what it is about to read (the headers, strings and line tables of the
+ * code objects a pass met for the first time) reads it all with rec_procmem_prefetch(): each
+ * of the n ranges [addr[i], addr[i]+len[i]) is read (as by rec_procmem_readv(), not counted as
+ * reads: the reads it serves are) into a buffer of the reader's own; until
+ * rec_procmem_prefetch_drop(), rec_procmem_read() and rec_procmem_read_cached() that start
+ * where a range read whole starts and end inside it (what the prefetch's reader asked for) are
+ * served from it (after the snapshot), nothing noted. Calls add to what is held. A range that
+ * could not be read is not served: its read goes to the process as ever.
+ * Returns the number of ranges read whole, or -errno (-ESRCH: the process is gone; -ENOMEM). */
+#define REC_PROCMEM_PREFETCH_MAX (4u << 20) /* bytes held at most; ranges beyond are not read */
+int rec_procmem_prefetch(rec_procmem *m, const uint64_t *addr, const size_t *len, size_t n);
+void rec_procmem_prefetch_drop(rec_procmem *m);
+
 /* Read through a small cache of page-aligned blocks, for structures that sit close together
  * (a thread's frames on its data stack): one system call per block instead of one per
  * struct. The cache keeps what it read until rec_procmem_cache_clear(), so the caller decides

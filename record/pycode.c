@@ -1,5 +1,6 @@
 /* pycode.c — the code-object cache of the Python reader: an open-addressing table keyed by
- * the code object's address, with batched re-checks against address reuse. */
+ * the code object's address, with batched re-checks against address reuse and a batched fill
+ * of the code objects a pass meets for the first time. */
 #include "pycode.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@ struct rec_pycache {
 	void *emit_ctx;
 	rec_pycache_entry *v;
 	size_t cap, n, reval_at;
+	unsigned bits;          /* cap == 1 << bits */
 	uint64_t gen;           /* bumped on every drop: a reused address gets a new code_id */
 	uint64_t pass;
 	uint64_t n_reads, n_refused;
@@ -26,7 +28,7 @@ struct rec_pycache {
 	 * use so that request buffers never move): code addresses, their request's index, and
 	 * header buffers of head_len bytes each */
 	uint64_t *q_addr;
-	size_t *q_req;
+	size_t *q_req, *q_slot;  /* q_slot: the entry's slot when queued */
 	uint8_t *q_buf;
 	size_t n_q, head_len;
 	/* round-robin re-checks queued by rec_pycache_revalidate_reqs */
@@ -63,14 +65,19 @@ void rec_pycache_destroy(rec_pycache *c)
 	free(c->v);
 	free(c->q_addr);
 	free(c->q_req);
+	free(c->q_slot);
 	free(c->q_buf);
 	free(c->r_buf);
 	free(c);
 }
 
+/* Fibonacci hashing: the product's top bits. Its low bits depend only on the address's low
+ * bits, and code objects allocated one after another (exec'd or imported together) lie at a
+ * stride of a power of two times something: with the low bits, a few hundred of them shared a
+ * tenth of the slots and each lookup probed a long run. */
 static size_t home_slot(const rec_pycache *c, uint64_t addr)
 {
-	return (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull) & (c->cap - 1);
+	return (size_t)(((addr >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - c->bits));
 }
 
 static rec_pycache_entry *slot(rec_pycache *c, uint64_t addr)
@@ -88,10 +95,14 @@ static int grow(rec_pycache *c)
 	size_t old_cap = c->cap, i;
 
 	c->cap = old_cap ? old_cap * 2 : CACHE_MIN_SLOTS;
+	for (c->bits = 0; ((size_t)1 << c->bits) < c->cap; c->bits++)
+		;
 	c->v = calloc(c->cap, sizeof(*c->v));
 	if (!c->v) {
 		c->v = old;
 		c->cap = old_cap;
+		for (c->bits = 0; old_cap && ((size_t)1 << c->bits) < old_cap; c->bits++)
+			;
 		return -ENOMEM;
 	}
 	for (i = 0; i < old_cap; i++)
@@ -137,6 +148,46 @@ const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr)
 	if (c->emit)
 		c->emit(c->emit_ctx, &r);
 	return e;
+}
+
+int rec_pycache_fill(rec_pycache *c, uint64_t *addrs, size_t n)
+{
+	size_t i, k = 0, mask = 63, j;
+	uint64_t *seen;
+	int got = 0;
+
+	if ((c->n + n) * 2 > c->cap && c->cap && grow(c) < 0)
+		return 0;
+	while (mask + 1 < 2 * n)
+		mask = mask * 2 + 1;
+	if (!(seen = calloc(mask + 1, sizeof(*seen))))
+		return 0;
+	/* the misses, each once (a recursive function's frames share one code object) */
+	for (i = 0; i < n; i++) {
+		if (!addrs[i] || (c->cap && slot(c, addrs[i])->addr))
+			continue;
+		for (j = (size_t)((addrs[i] * 0x9e3779b97f4a7c15ull) >> 32) & mask; seen[j] && seen[j] != addrs[i];
+		     j = (j + 1) & mask)
+			;
+		if (!seen[j]) {
+			seen[j] = addrs[i];
+			addrs[k++] = addrs[i];
+		}
+	}
+	free(seen);
+	if (k && rec_py_codes_prefetch(c->mem, c->off, addrs, k, c->code_type) < 0)
+		k = 0; /* out of memory or gone: each read alone at its use */
+	for (i = 0; i < k; i++)
+		got += rec_pycache_get(c, addrs[i]) != NULL;
+	rec_procmem_prefetch_drop(c->mem);
+	return got;
+}
+
+const rec_pycache_entry *rec_pycache_get_at(rec_pycache *c, uint64_t addr, uint32_t at)
+{
+	if (at < c->cap && addr && c->v[at].addr == addr)
+		return &c->v[at];
+	return rec_pycache_get(c, addr);
 }
 
 /* Drop entry e (its code object is gone or another one took its address): the next sight of
@@ -223,35 +274,50 @@ uint64_t rec_pycache_refused(const rec_pycache *c)
 	return c ? c->n_refused : 0;
 }
 
-void rec_pycache_check_reqs(rec_pycache *c, const rec_pyframe_raw *raw, int nf, rec_procmem_req *req,
-                            size_t *n_req, size_t cap)
+void rec_pycache_check_reqs(rec_pycache *c, rec_pyframe_raw *raw, int nf, rec_procmem_req *req, size_t *n_req,
+                            size_t cap, uint64_t *miss, size_t *n_miss, size_t miss_cap)
 {
 	int k;
 
+	if (miss && c->cap == 0) {
+		for (k = 0; k < nf && *n_miss < miss_cap; k++)
+			miss[(*n_miss)++] = raw[k].code;
+		return;
+	}
 	if (!c->cap || !c->head_len)
 		return;
 	if (!c->q_addr) {
 		c->q_addr = malloc(CHECK_QUEUE_MAX * sizeof(*c->q_addr));
 		c->q_req = malloc(CHECK_QUEUE_MAX * sizeof(*c->q_req));
+		c->q_slot = malloc(CHECK_QUEUE_MAX * sizeof(*c->q_slot));
 		c->q_buf = malloc(CHECK_QUEUE_MAX * c->head_len);
-		if (!c->q_addr || !c->q_req || !c->q_buf) {
+		if (!c->q_addr || !c->q_req || !c->q_slot || !c->q_buf) {
 			free(c->q_addr);
 			free(c->q_req);
+			free(c->q_slot);
 			free(c->q_buf);
 			c->q_addr = NULL;
 			c->q_req = NULL;
+			c->q_slot = NULL;
 			c->q_buf = NULL;
 			return;
 		}
 	}
-	for (k = 0; k < nf && *n_req < cap && c->n_q < CHECK_QUEUE_MAX; k++) {
+	for (k = 0; k < nf; k++) {
 		rec_pycache_entry *e = slot(c, raw[k].code);
 
-		if (!e->addr || e->checked_pass == c->pass)
+		raw[k].slot = (uint32_t)(e - c->v);
+		if (!e->addr) {
+			if (miss && *n_miss < miss_cap)
+				miss[(*n_miss)++] = raw[k].code;
+			continue;
+		}
+		if (e->checked_pass == c->pass || *n_req >= cap || c->n_q >= CHECK_QUEUE_MAX)
 			continue;
 		e->checked_pass = c->pass; /* also marks it as queued */
 		c->q_addr[c->n_q] = e->addr;
 		c->q_req[c->n_q] = *n_req;
+		c->q_slot[c->n_q] = (size_t)(e - c->v);
 		req[(*n_req)++] = (rec_procmem_req){ e->addr, c->q_buf + c->n_q * c->head_len, c->head_len, 0 };
 		c->n_q++;
 	}
@@ -262,7 +328,9 @@ void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req)
 	size_t i;
 
 	for (i = 0; i < c->n_q; i++) {
-		rec_pycache_entry *e = slot(c, c->q_addr[i]);
+		/* where the entry was queued from, unless a drop moved it meanwhile */
+		rec_pycache_entry *e = c->q_slot[i] < c->cap && c->v[c->q_slot[i]].addr == c->q_addr[i]
+		                               ? &c->v[c->q_slot[i]] : slot(c, c->q_addr[i]);
 		const rec_procmem_req *r = &req[c->q_req[i]];
 
 		if (!e->addr)

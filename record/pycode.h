@@ -41,13 +41,27 @@ void rec_pycache_check_used(rec_pycache *c, const rec_pyframe_raw *raw, int n);
  * yet checked in this pass (into buffers the cache owns), and once the caller has read them
  * (rec_procmem_readv), rec_pycache_check_apply() drops the entries whose header changed; one
  * that could not be read is checked again at its next use. Requests that do not fit (or out
- * of memory) leave their entries unchecked until the next call. */
-void rec_pycache_check_reqs(rec_pycache *c, const rec_pyframe_raw *raw, int n, rec_procmem_req *req,
-                            size_t *n_req, size_t cap);
+ * of memory) leave their entries unchecked until the next call. Each raw[k].slot gets where
+ * the cache holds its code (for rec_pycache_get_at()), and the code objects the cache does
+ * not hold are appended to miss[*n_miss..miss_cap) (for rec_pycache_fill(); duplicates not
+ * left out; miss may be NULL). */
+void rec_pycache_check_reqs(rec_pycache *c, rec_pyframe_raw *raw, int n, rec_procmem_req *req, size_t *n_req,
+                            size_t cap, uint64_t *miss, size_t *n_miss, size_t miss_cap);
 void rec_pycache_check_apply(rec_pycache *c, const rec_procmem_req *req);
 /* The entry for the code object at addr, reading it (and writing its PY_CODE record) on a
  * miss. NULL when it cannot be read or is not a code object. Valid until the next call. */
 const rec_pycache_entry *rec_pycache_get(rec_pycache *c, uint64_t addr);
+/* The same, looking at slot first (a raw frame's slot, from rec_pycache_check_reqs(): the
+ * entries move only when one is dropped or the table grows, and the slot is used only when it
+ * still holds addr). */
+const rec_pycache_entry *rec_pycache_get_at(rec_pycache *c, uint64_t addr, uint32_t slot);
+/* Cache the code objects at addrs[0..n) not cached yet (duplicates allowed; addrs is
+ * reordered), reading them all in a few batched reads (rec_py_codes_prefetch) rather than
+ * several system calls each: a pass that meets hundreds of new code objects (the first passes
+ * of a recording) costs three or four system calls for them. Each is then cached and its
+ * PY_CODE record written as by rec_pycache_get(); one that cannot be read is left out (its
+ * rec_pycache_get() tries again). Returns the number cached. */
+int rec_pycache_fill(rec_pycache *c, uint64_t *addrs, size_t n);
 /* After a pass: re-check a few entries round robin, so that entries of freed code objects no
  * stack shows any more do not stay forever. The _reqs/_apply pair does the same with the reads
  * in the caller's batch: up to REC_PYCACHE_REVALIDATE requests appended to req[*n_req..cap),

@@ -18,6 +18,7 @@
 #define CODE_BUF 512      /* PyCodeObject header fields */
 #define BYTES_HEAD 64     /* PyBytesObject header up to ob_sval */
 #define STR_HEAD 256      /* str header (PyCompactUnicodeObject) */
+#define STR_DUP_MAX 1024 /* a code object's names: bytes kept, NUL included */
 
 /* Offsets taken from the CPython headers of each version (Include/cpython/pystate.h,
  * Include/internal/pycore_{runtime,interp,gil,frame}.h, Include/cpython/{code,frameobject,
@@ -495,33 +496,38 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 	uint8_t buf[FR_BUF];
 	size_t len = (size_t)max_off(offs, sizeof(offs) / sizeof(offs[0])) + 8, n = 0, steps = 0;
 	uint64_t prev_addr = 0;
-	int rc;
+	rec_procmem_walk w;
+	int rc = 0;
 
 	*torn = 0;
 	if (len > sizeof(buf))
 		return -EINVAL;
+	/* the frames are looked at in place in the pass's snapshot (a walk), not copied out one
+	 * by one: most of a pass's reads are these */
+	rec_procmem_walk_begin(&w);
 	while (frame) {
 		uint64_t code;
 		rec_pyframe_raw *f;
+		const uint8_t *fb;
 
 		if (n >= cap || steps++ >= 4 * REC_PY_MAX_FRAMES || frame == prev_addr || (frame & 7)) {
 			*torn = 1;
 			break;
 		}
-		if ((rc = rec_procmem_read_cached(m, frame, buf, len)) < 0) {
+		if (!(fb = rec_procmem_walk_read(m, &w, frame, buf, len, &rc))) {
 			if (n == 0 && steps == 1)
-				return rc;
+				goto out;
 			*torn = 1;
 			break;
 		}
 		prev_addr = frame;
-		frame = rd64(buf, o->fr_previous);
-		if (o->fr_owner >= 0 && buf[o->fr_owner] == FRAME_OWNED_BY_CSTACK) {
+		frame = rd64(fb, o->fr_previous);
+		if (o->fr_owner >= 0 && fb[o->fr_owner] == FRAME_OWNED_BY_CSTACK) {
 			if (n > 0)
 				out[n - 1].flags |= GTT_PYFRAME_ENTRY;
 			continue;
 		}
-		code = rd64(buf, o->fr_code);
+		code = rd64(fb, o->fr_code);
 		if (!code || (code & 7)) {
 			*torn = 1;
 			break;
@@ -530,21 +536,25 @@ int rec_py_read_frames(rec_procmem *m, const rec_pyoff *o, uint64_t frame,
 		f->addr = prev_addr;
 		f->code = code;
 		f->flags = 0;
+		f->slot = UINT32_MAX;
 		if (o->frame_kind == REC_PY_FRAMEOBJ) {
 			/* every 3.10 frame is its own _PyEval_EvalFrameDefault call */
-			f->index = (int32_t)rd32(buf, o->fr_lasti);
+			f->index = (int32_t)rd32(fb, o->fr_lasti);
 			f->flags |= GTT_PYFRAME_ENTRY;
 		} else {
-			uint64_t instr = rd64(buf, o->fr_instr);
+			uint64_t instr = rd64(fb, o->fr_instr);
 			uint64_t start = code + (uint64_t)o->co_code_adaptive;
 			int64_t idx = (int64_t)(instr - start) / 2;
 			/* prev_instr sits one code unit before the first on a fresh frame */
 			f->index = idx < -1 || idx > (1 << 26) ? -1 : idx;
-			if (o->fr_is_entry >= 0 && buf[o->fr_is_entry])
+			if (o->fr_is_entry >= 0 && fb[o->fr_is_entry])
 				f->flags |= GTT_PYFRAME_ENTRY;
 		}
 	}
-	return (int)n;
+	rc = (int)n;
+out:
+	rec_procmem_walk_end(m, &w);
+	return rc;
 }
 
 uint64_t rec_py_gil_addr(rec_procmem *m, const rec_pyoff *o, uint64_t runtime)
@@ -703,7 +713,7 @@ static int read_code_head(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uin
 
 static char *read_str_dup(rec_procmem *m, const rec_pyoff *o, uint64_t addr)
 {
-	char tmp[1024];
+	char tmp[STR_DUP_MAX];
 
 	if (!addr || rec_py_read_str(m, o, addr, tmp, sizeof(tmp)) < 0)
 		return NULL;
@@ -762,6 +772,106 @@ fail:
 	/* a name that is not a readable str: a torn or freed object */
 	rec_pycode_clear(out);
 	return -EFAULT;
+}
+
+/* The prefetch's requests: n at most cap. */
+typedef struct pf_list {
+	uint64_t *addr;
+	size_t *len, n, cap;
+} pf_list;
+
+static void pf_add(pf_list *l, uint64_t addr, size_t len)
+{
+	if (addr && len && l->n < l->cap) {
+		l->addr[l->n] = addr;
+		l->len[l->n++] = len;
+	}
+}
+
+/* Stage 3 for the str at addr whose header (with STR_INLINE characters) was prefetched: its
+ * characters when rec_py_read_str() will read them apart (the same arithmetic). */
+static void pf_str_rest(rec_procmem *m, const rec_pyoff *o, uint64_t addr, pf_list *l)
+{
+	uint8_t head[STR_HEAD + STR_INLINE * 4];
+	size_t head_len = (size_t)o->str_ascii_size, got = head_len + STR_INLINE, data_off, want;
+	uint64_t length;
+	uint32_t state;
+	int kind;
+
+	if (!addr || o->str_ascii_size < 0 || (size_t)o->str_length + 8 > head_len ||
+	    (size_t)o->str_state + 4 > head_len || rec_procmem_read(m, addr, head, got) < 0)
+		return;
+	length = rd64(head, o->str_length);
+	state = rd32(head, o->str_state);
+	kind = (state >> 2) & 7;
+	if (!(state & (1u << 5)) || (kind != 1 && kind != 2 && kind != 4) || length > (1u << 20))
+		return;
+	data_off = (size_t)((state & (1u << 6)) ? o->str_ascii_size : o->str_compact_size);
+	kind = (state & (1u << 6)) ? 1 : kind;
+	want = length < STR_DUP_MAX ? (size_t)length : STR_DUP_MAX - 1;
+	if (data_off + want * (size_t)kind > got)
+		pf_add(l, addr + data_off, want * (size_t)kind);
+}
+
+int rec_py_codes_prefetch(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs, size_t n,
+                          uint64_t type_addr)
+{
+	size_t head_len = rec_py_code_head_len(o), i, str_len = (size_t)o->str_ascii_size + STR_INLINE;
+	int32_t str_offs[3] = { o->co_name, o->co_filename, o->co_qualname };
+	pf_list l = { NULL, NULL, 0, 5 * n };
+	uint8_t head[CODE_BUF], bhead[BYTES_HEAD];
+	int rc = -ENOMEM, k, lt_ok;
+
+	if (!n)
+		return 0;
+	if (!head_len || o->str_ascii_size < 0)
+		return -EINVAL;
+	lt_ok = o->bytes_size >= 0 && (size_t)o->bytes_sval <= sizeof(bhead) && (int64_t)o->bytes_size + 8 <= o->bytes_sval;
+	l.addr = malloc(l.cap * sizeof(*l.addr));
+	l.len = malloc(l.cap * sizeof(*l.len));
+	if (!l.addr || !l.len)
+		goto out;
+	/* 1: the headers (read_code_head's length is head_len) */
+	for (i = 0; i < n; i++)
+		pf_add(&l, addrs[i], head_len);
+	if ((rc = rec_procmem_prefetch(m, l.addr, l.len, l.n)) < 0)
+		goto out;
+	/* 2: the strings with STR_INLINE characters, the line tables' bytes headers */
+	l.n = 0;
+	for (i = 0; i < n; i++) {
+		if (rec_procmem_read(m, addrs[i], head, head_len) < 0 || (type_addr && rd64(head, o->ob_type) != type_addr))
+			continue;
+		for (k = 0; k < 3; k++)
+			if (str_offs[k] >= 0)
+				pf_add(&l, rd64(head, str_offs[k]), str_len);
+		if (lt_ok)
+			pf_add(&l, rd64(head, o->co_linetable), (size_t)o->bytes_sval);
+	}
+	if ((rc = rec_procmem_prefetch(m, l.addr, l.len, l.n)) < 0)
+		goto out;
+	/* 3: what those headers say is left: long strings, the line tables */
+	l.n = 0;
+	for (i = 0; i < n; i++) {
+		uint64_t lt, lt_len;
+		if (rec_procmem_read(m, addrs[i], head, head_len) < 0 || (type_addr && rd64(head, o->ob_type) != type_addr))
+			continue;
+		for (k = 0; k < 3; k++)
+			if (str_offs[k] >= 0)
+				pf_str_rest(m, o, rd64(head, str_offs[k]), &l);
+		lt = rd64(head, o->co_linetable);
+		if (lt_ok && lt && rec_procmem_read(m, lt, bhead, (size_t)o->bytes_sval) == 0) {
+			lt_len = rd64(bhead, o->bytes_size);
+			if (lt_len > 0 && lt_len <= REC_PY_LINETABLE_MAX)
+				pf_add(&l, lt + (uint64_t)o->bytes_sval, (size_t)lt_len);
+		}
+	}
+	rc = rec_procmem_prefetch(m, l.addr, l.len, l.n);
+	if (rc > 0)
+		rc = 0;
+out:
+	free(l.addr);
+	free(l.len);
+	return rc;
 }
 
 size_t rec_py_code_head_len(const rec_pyoff *o)

@@ -95,6 +95,7 @@ typedef struct rec_pyframe_raw {
 	uint64_t code;          /* the PyCodeObject */
 	int64_t index;          /* code unit index of the current instruction, -1 not started */
 	uint32_t flags;         /* GTT_PYFRAME_ENTRY for the first frame of an eval-loop call */
+	uint32_t slot;          /* the reader's: where its code cache holds code (a hint) */
 } rec_pyframe_raw;
 #define REC_PY_MAX_FRAMES 1024
 /* Walk the chain from frame (leaf) towards the root into out[0..cap), reading through the
@@ -137,6 +138,14 @@ typedef struct rec_pycode {
 int rec_py_read_code(rec_procmem *m, const rec_pyoff *o, uint64_t addr, uint64_t type_addr,
                      rec_pycode *out);
 void rec_pycode_clear(rec_pycode *c);
+/* Prefetch (rec_procmem_prefetch) what rec_py_read_code() of each of addrs[0..n) will read,
+ * in three batched reads whatever n: the headers, then the strings' headers and the line
+ * tables' headers they point to, then the longer strings and the line tables. The caller then
+ * reads each with rec_py_read_code() (served from what was prefetched; anything else is read
+ * as ever) and drops the prefetch. 0 or -errno. */
+int rec_py_codes_prefetch(rec_procmem *m, const rec_pyoff *o, const uint64_t *addrs, size_t n,
+                          uint64_t type_addr);
+
 /* Read the header of the code object at addr only (name/filename pointers and first line)
  * and tell whether it still matches c: 1 same, 0 changed, -errno unreadable. */
 int rec_py_code_same(rec_procmem *m, const rec_pyoff *o, uint64_t addr, const rec_pycode *c);

@@ -1,7 +1,8 @@
 /* pypass.c — the stack pass of one process: a snapshot of what the last pass read (each
  * thread's leaf words read first and again at the end, then the GIL, in one system call),
- * every thread walked from it, the threads it cannot vouch for checked in one batched read,
- * OS tids of 3.10 threads, names and PY_STACK records. */
+ * every thread walked from it in place, the code objects of its frames checked against reuse,
+ * the threads it cannot vouch for checked in one batched read, the code objects met for the
+ * first time read together, OS tids of 3.10 threads, names and PY_STACK records. */
 #include "pyproc.h"
 
 #include <errno.h>
@@ -272,17 +273,26 @@ static void reread(rec_pyproc *p, thread_read *t, size_t at)
 	}
 }
 
-/* The source line of instruction index in the code object of entry e. */
+/* The source line of instruction index in the code object of entry e: a two-way set of the
+ * line cache (the newest first), hashed on both (the table's own low bits of addresses and
+ * indexes alone put a deep stack's callers on few sets, each decoded again every pass). */
 static int32_t line_of(rec_pyproc *p, const rec_pycache_entry *e, int64_t index)
 {
-	line_ent *l = &p->lines[(size_t)((e->code_id >> 4) * 31 + (uint64_t)index) % LINE_CACHE];
+	uint64_t h = (e->code_id ^ ((uint64_t)index << 40) ^ (uint64_t)index) * 0x9e3779b97f4a7c15ull;
+	line_ent *l = &p->lines[(size_t)(h >> 40) % (LINE_CACHE / 2) * 2], t;
 
-	if (l->code_id != e->code_id || l->index != index) {
-		l->code_id = e->code_id;
-		l->index = index;
-		l->line = rec_py_line(p->py.off.line_format, e->c.linetable, e->c.linetable_len, e->c.firstlineno, index);
+	if (l[0].code_id == e->code_id && l[0].index == index)
+		return l[0].line;
+	if (l[1].code_id == e->code_id && l[1].index == index) {
+		t = l[1];
+		l[1] = l[0];
+		l[0] = t;
+		return l[0].line;
 	}
-	return l->line;
+	l[1] = l[0];
+	l[0] = (line_ent){ e->code_id, index,
+	                   rec_py_line(p->py.off.line_format, e->c.linetable, e->c.linetable_len, e->c.firstlineno, index) };
+	return l[0].line;
 }
 
 /* Name thread t's frames and write its PY_STACK record. */
@@ -294,7 +304,7 @@ static void put_stack(rec_pyproc *p, thread_read *t, const rec_pygil *gil)
 	gtt_record r;
 
 	for (k = 0; k < t->nf; k++) {
-		const rec_pycache_entry *e = rec_pycache_get(p->codes, raw[k].code);
+		const rec_pycache_entry *e = rec_pycache_get_at(p->codes, raw[k].code, raw[k].slot);
 		if (!e) {
 			/* not a readable code object: stop here rather than invent a frame */
 			tr = 1;
@@ -435,27 +445,60 @@ static void save_pred(rec_pyproc *p, thread_read *th, int n)
 		                               .has_frame = th[i].tid && th[i].t.frame };
 }
 
-/* Code objects of thread t's frames not checked in this pass yet: their headers read through
- * the snapshot (a header read in the same system call as the frame that points to the code is
- * as good as one read after it), a miss read now and noted for the next snapshot. */
-static void check_codes(rec_pyproc *p, const thread_read *t)
+/* Code objects of thread t's frames not checked in this pass yet: queued for check_codes().
+ * Every frame's code, every pass: a frame at the same address with the same code pointer as in
+ * the last pass may be a new one running a new code object at a freed one's address (a second
+ * module imported at the same depth as the first: the same interned name, another file). Those
+ * the cache does not hold yet (met for the first time) go to p->fill, read together before the
+ * stacks are named. */
+static void queue_codes(rec_pyproc *p, const thread_read *t)
 {
-	const rec_pyframe_raw *cur = p->pool + t->raw_at;
-	size_t n = 0, i;
-	int nf = t->nf;
+	size_t cap_miss = GT_GROW(p->fill, p->cap_fill, p->n_fill + (size_t)t->nf) == 0 ? p->cap_fill : p->n_fill;
 
-	/* every frame's code, every pass: a frame at the same address with the same code pointer
-	 * as in the last pass may be a new one running a new code object at a freed one's address
-	 * (a second module imported at the same depth as the first: the same interned name, another
-	 * file) */
-	rec_pycache_check_reqs(p->codes, cur, nf, p->creq, &n, CODE_REQS);
-	for (i = 0; i < n; i++) {
-		recent_code *r = &p->recent[(size_t)((p->creq[i].addr >> 4) * 2654435761u) & (RECENT_CODES - 1)];
-		p->creq[i].ok = rec_procmem_read(p->mem, p->creq[i].addr, p->creq[i].buf, p->creq[i].len) == 0;
-		if (p->creq[i].ok)
-			*r = (recent_code){ p->creq[i].addr, p->pass_no, (uint32_t)p->creq[i].len };
+	rec_pycache_check_reqs(p->codes, p->pool + t->raw_at, t->nf, p->creq, &p->n_creq, CODE_REQS, p->fill, &p->n_fill,
+	                       cap_miss);
+}
+
+/* The queued code checks: their headers read through the snapshot (a header read in the same
+ * system call as the frame that points to the code is as good as one read after it); those it
+ * does not hold (code objects first seen in the last pass) read together in one batched read,
+ * not one system call each, and noted for the next snapshot. */
+static void check_codes(rec_pyproc *p)
+{
+	size_t i, n_miss = 0;
+	rec_procmem_walk w;
+
+	rec_procmem_walk_begin(&w);
+	for (i = 0; i < p->n_creq; i++) {
+		rec_procmem_req *q = &p->creq[i];
+		const uint8_t *h = rec_procmem_walk_peek(p->mem, &w, q->addr, q->len);
+		if (h) {
+			memcpy(q->buf, h, q->len);
+			q->ok = 1;
+		} else {
+			p->cmiss[n_miss++] = *q;
+			q->ok = -1; /* in the batch */
+		}
+	}
+	rec_procmem_walk_end(p->mem, &w);
+	if (n_miss && rec_procmem_readv(p->mem, p->cmiss, n_miss) >= 0) {
+		for (i = 0; i < n_miss; i++)
+			if (p->cmiss[i].ok)
+				rec_procmem_note(p->mem, p->cmiss[i].addr, p->cmiss[i].len);
+	}
+	for (i = 0, n_miss = 0; i < p->n_creq; i++) {
+		rec_procmem_req *q = &p->creq[i];
+		recent_code *r = &p->recent[(size_t)(((q->addr >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - RECENT_BITS))];
+		if (q->ok == -1)
+			q->ok = p->cmiss[n_miss++].ok;
+		if (!q->ok)
+			continue;
+		if (!r->addr)
+			p->recent_live[p->n_recent_live++] = (uint16_t)(r - p->recent);
+		*r = (recent_code){ q->addr, p->pass_no, (uint32_t)q->len };
 	}
 	rec_pycache_check_apply(p->codes, p->creq);
+	p->n_creq = 0;
 }
 
 /* The headers of the code objects checked in recent passes but not in this one, noted for the
@@ -466,14 +509,20 @@ static void note_recent_codes(rec_pyproc *p)
 {
 	size_t i;
 
-	for (i = 0; i < RECENT_CODES; i++) {
-		recent_code *r = &p->recent[i];
-		if (!r->addr || r->pass == p->pass_no)
+	/* the slots in use only (a single thread's pass uses a handful of the table) */
+	for (i = 0; i < p->n_recent_live;) {
+		recent_code *r = &p->recent[p->recent_live[i]];
+		if (r->pass == p->pass_no) {
+			i++;
 			continue;
-		if (p->pass_no - r->pass > RECENT_PASSES || !rec_procmem_snap_has(p->mem, r->addr, r->len))
+		}
+		if (p->pass_no - r->pass > RECENT_PASSES || !rec_procmem_snap_has(p->mem, r->addr, r->len)) {
 			r->addr = 0;
-		else
-			rec_procmem_note(p->mem, r->addr, r->len);
+			p->recent_live[i] = p->recent_live[--p->n_recent_live];
+			continue;
+		}
+		rec_procmem_note(p->mem, r->addr, r->len);
+		i++;
 	}
 }
 
@@ -487,6 +536,7 @@ int rec_pyproc_pass(rec_pyproc *p)
 	int n, i;
 
 	rec_pycache_begin_pass(p->codes, ++p->pass_no);
+	p->n_fill = 0;
 	if (!gil_addr) {
 		/* 3.12+: the interpreter's GIL pointer is set during initialization */
 		gil_addr = rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime);
@@ -527,8 +577,9 @@ int rec_pyproc_pass(rec_pyproc *p)
 		/* read from the snapshot alone and bracketed: consistent without another read */
 		t->checked = !t->torn && rec_procmem_syscalls(p->mem) == c0 && (bracketed(p, t) || !t->t.frame);
 		if (!t->torn)
-			check_codes(p, t);
+			queue_codes(p, t);
 	}
+	check_codes(p);
 	if (n > 0)
 		note_recent_codes(p);
 	rec_procmem_snap_end(p->mem);
@@ -547,6 +598,9 @@ int rec_pyproc_pass(rec_pyproc *p)
 	}
 	if (n_req && rec_procmem_readv(p->mem, p->req, n_req) == -ESRCH)
 		goto done;
+	if (p->n_fill)
+		rec_pycache_fill(p->codes, p->fill, p->n_fill);
+	p->n_fill = 0;
 	/* 3. torn threads read again alone, then names and records */
 	for (i = 0; i < n; i++) {
 		thread_read *t = &p->th[i];

@@ -107,7 +107,10 @@ static void release_pass(rec_pyproc *p)
 	free(p->first);
 	free(p->tail);
 	free(p->creq);
+	free(p->cmiss);
+	free(p->fill);
 	free(p->recent);
+	free(p->recent_live);
 	free(p->tcb);
 	free(p->tids_ok);
 	p->codes = NULL;
@@ -129,7 +132,12 @@ static void release_pass(rec_pyproc *p)
 	p->first = NULL;
 	p->tail = NULL;
 	p->creq = NULL;
+	p->cmiss = NULL;
+	p->fill = NULL;
+	p->n_fill = p->cap_fill = 0;
 	p->recent = NULL;
+	p->recent_live = NULL;
+	p->n_recent_live = 0;
 	p->tcb = NULL;
 	p->tids_ok = NULL;
 }
@@ -208,10 +216,12 @@ static int start_reading(rec_pyproc *p)
 	p->first = calloc(2 * MAX_THREADS, sizeof(*p->first));
 	p->tail = calloc(2 * MAX_THREADS + 1 + REC_PYCACHE_REVALIDATE, sizeof(*p->tail));
 	p->creq = calloc(CODE_REQS, sizeof(*p->creq));
+	p->cmiss = calloc(CODE_REQS, sizeof(*p->cmiss));
 	p->recent = calloc(RECENT_CODES, sizeof(*p->recent));
+	p->recent_live = calloc(RECENT_CODES, sizeof(*p->recent_live));
 	p->codes = rec_pycache_create(p->pid, p->mem, &p->py.off, p->py.code_type, emit_code, p);
 	p->names = rec_pynames_create(&p->py.off, p->py.dict_type);
-	if (!p->th || !p->frames || !p->lines || !p->pred || !p->first || !p->tail || !p->creq || !p->recent || !p->codes ||
+	if (!p->th || !p->frames || !p->lines || !p->pred || !p->first || !p->tail || !p->creq || !p->cmiss || !p->recent || !p->recent_live || !p->codes ||
 	    !p->names || (p->py.off.frame_kind == REC_PY_FRAMEOBJ && !p->tcb) || (!p->root && !p->tids_ok))
 		return -ENOMEM;
 	atomic_store(&p->gil_addr, rec_py_gil_addr(p->mem, &p->py.off, p->py.runtime));

@@ -63,11 +63,12 @@ typedef struct pred {
 	size_t tq;              /* its requests in tail[] */
 } pred;
 
-#define CODE_REQS 1024          /* code objects checked per thread and pass at most */
+#define CODE_REQS 2048          /* code objects checked per pass at most (the rest at the next) */
 /* Code objects checked in recent passes: their headers go into the next snapshot even when
  * the pass did not use them (a loop that calls three functions in turn shows one per pass;
  * without this each pass would read the header of the one not seen last time on its own) */
-#define RECENT_CODES 256        /* slots, a power of two */
+#define RECENT_BITS 8
+#define RECENT_CODES (1u << RECENT_BITS) /* slots */
 #define RECENT_PASSES 64        /* passes a code stays noted after its last check */
 typedef struct recent_code {
 	uint64_t addr, pass;
@@ -137,11 +138,17 @@ struct rec_pyproc {
 	uint64_t *first;        /* 2 x MAX_THREADS: words whose ranges are read first */
 	rec_procmem_req *tail;  /* 2 x MAX_THREADS + REC_PYCACHE_REVALIDATE + 1 */
 	long gil_tail;          /* the GIL's request in tail[], -1 none */
-	rec_procmem_req *creq;  /* CODE_REQS */
+	rec_procmem_req *creq;  /* CODE_REQS: this pass's code checks */
+	size_t n_creq;
+	rec_procmem_req *cmiss; /* CODE_REQS: those the snapshot does not hold */
 	recent_code *recent;    /* RECENT_CODES */
+	uint16_t *recent_live;  /* the slots of recent[] in use, n_recent_live of them */
+	size_t n_recent_live;
 	uint8_t gil_buf[320];
 	uint64_t last_pass_ns;
 	line_ent *lines;        /* LINE_CACHE entries */
+	uint64_t *fill;         /* code objects of the pass's stacks not cached yet, for rec_pycache_fill() */
+	size_t n_fill, cap_fill;
 
 	/* the GIL state, shared by the poll and the stack pass (gil_lock) */
 	pthread_mutex_t gil_lock;

@@ -6,7 +6,8 @@
  * the memory: readable from FAKE_BASE, repeated every len bytes up to 4 GiB above it (so any
  * pointer below 4 GiB leads somewhere), unreadable elsewhere. From a thread state at the first
  * u64 (3.13: the u64 after the 1 KiB debug block), the reader walks threads, frames, code
- * objects, strings, line tables and the GIL, and (record/pythreads.c) the threading module's
+ * objects (every other thread's prefetched first, as a pass reads new ones), strings, line
+ * tables and the GIL, and (record/pythreads.c) the threading module's
  * registry of thread names from the first thread's interpreter, with the u64 after the thread
  * state pointer as PyDict_Type. tests/fuzz/mkseeds.sh makes 3.13 seeds from the
  * _Py_DebugOffsets of a local libpython3.13, when there is one.
@@ -106,6 +107,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int n = rec_py_read_frames(m, o, th.frame, raw, 64, &torn);
 		if (n > 64)
 			abort();
+		if (t & 1) {
+			/* every other thread's code objects read the way a pass reads new ones: prefetched
+			 * in three batched reads (lengths and pointers from the target), then served */
+			uint64_t codes[64];
+			for (int i = 0; i < n; i++)
+				codes[i] = raw[i].code;
+			if (n > 0 && rec_py_codes_prefetch(m, o, codes, (size_t)n, 0) < -4096)
+				abort();
+		}
 		for (int i = 0; i < n; i++) {
 			rec_pycode code;
 			if (rec_py_read_code(m, o, raw[i].code, 0, &code) != 0)
@@ -119,6 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			rec_pycode_clear(&code);
 		}
+		rec_procmem_prefetch_drop(m);
 		char s[16];
 		if (rec_py_read_str(m, o, th.interp, s, sizeof(s)) >= (int)sizeof(s))
 			abort();

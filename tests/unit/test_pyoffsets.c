@@ -220,6 +220,41 @@ static void test_312_structures(void)
 		bad.co_name = -8;
 		th_check(rec_py_read_code(m, &bad, 0x30000, CODE_TYPE, &c) < 0, "negative code offset: refused");
 	}
+	{
+		/* the batched fill: rec_py_codes_prefetch reads ahead what rec_py_read_code will read
+		 * (header, the strings with their first characters, the rest of a long one, the line
+		 * table's header and body); the reads are then all served from it, and give what the
+		 * one-by-one reads give */
+		char name[151];
+		uint32_t cp[150];
+		uint64_t addrs[2] = { 0x32000, 0x99990 }, calls, served;
+		rec_pycode a, b;
+		int ra, rb, i;
+
+		for (i = 0; i < 150; i++)
+			cp[i] = (uint32_t)(name[i] = (char)('a' + i % 26));
+		name[150] = 0;
+		fm_str(&fm, o, 0x43000, cp, 150, 1); /* fm_ascii takes 128 characters at most */
+		fm_code(&fm, o, 0x32000, 0x43000, 0x43000, 0x43000, 0x40300, 7);
+		th_check(rec_py_codes_prefetch(m, o, addrs, 2, CODE_TYPE) == 0, "prefetch of two code objects (one unreadable): 0");
+		calls = rec_procmem_syscalls(m);
+		served = rec_procmem_served(m);
+		ra = rec_py_read_code(m, o, 0x32000, CODE_TYPE, &a);
+		th_check(ra == 0 && rec_procmem_syscalls(m) == calls && rec_procmem_served(m) - served >= 6,
+		         "a prefetched code object is read without a call (%llu calls, %llu served)",
+		         (unsigned long long)(rec_procmem_syscalls(m) - calls), (unsigned long long)(rec_procmem_served(m) - served));
+		th_check(rec_py_read_code(m, o, 0x99990, CODE_TYPE, &b) < 0, "the unreadable one fails on its own read");
+		rec_procmem_prefetch_drop(m);
+		rb = rec_py_read_code(m, o, 0x32000, CODE_TYPE, &b);
+		th_check(ra == 0 && rb == 0 && !strcmp(a.name, name) && !strcmp(a.name, b.name) && !strcmp(a.qualname, b.qualname) &&
+		         !strcmp(a.filename, b.filename) && a.firstlineno == 7 && a.linetable_len == b.linetable_len &&
+		         a.linetable_len && !memcmp(a.linetable, b.linetable, a.linetable_len),
+		         "prefetched and one-by-one reads of a code object agree (a 150-character name, the line table)");
+		if (ra == 0)
+			rec_pycode_clear(&a);
+		if (rb == 0)
+			rec_pycode_clear(&b);
+	}
 	th_check(rec_py_read_gil(m, o, 0x50000, &g) == 0 && g.holder == 0x10000 && g.locked == 1 && g.switches == 77,
 	         "GIL: holder, locked, switch counter");
 	/* a line table whose size is over the bound: not read, the code object kept without it */

@@ -1,8 +1,9 @@
 /* test_pysnap.c — what the Python reader's passes stand on: record/procmem.c snapshots (noted
  * reads served from the next pass's one system call, ranges merged, the ranges of the first
  * words read before all others and the tail after them, a faulting range not taking the others
- * down), batched reads that go on after a fault, and record/ticker.c pauses (the GIL poll
- * sleeping while the GIL stands still: its ticks are not intended). Real process_vm_readv on a
+ * down), batched reads that go on after a fault, walks looked at in place, prefetched reads,
+ * and record/ticker.c pauses (the GIL poll sleeping while the GIL stands still: its ticks are
+ * not intended). Real process_vm_readv on a
  * forked child whose memory the test laid out, and the fake backend. */
 #include <signal.h>
 #include <stdio.h>
@@ -185,6 +186,90 @@ static void batched(void)
 	rec_procmem_close(m);
 }
 
+/* Walks (a thread's frames): looked at in place in the snapshot, no system call while they
+ * stay in it, noted so that the next snapshot reads the same ranges (not more); a peek at bytes
+ * the snapshot does not hold reads nothing. */
+static void walks(void)
+{
+	rec_procmem *m = rec_procmem_open(child);
+	rec_procmem_walk w;
+	uint8_t buf[128];
+	const uint8_t *v;
+	uint64_t calls, served0, reads0;
+	/* 3.10-like frames: 72 bytes each, 600 apart on pages 4 and 5 (merged into one range by
+	 * the page rule), then one on page 7 */
+	size_t off[] = { 4 * PAGE + 3000, 4 * PAGE + 2400, 4 * PAGE + 1800, 4 * PAGE + 40, 5 * PAGE + 500, 7 * PAGE + 96 };
+	size_t n = sizeof(off) / sizeof(off[0]), i;
+	int rc, rc1, rc2, ok = 1, inplace = 1;
+
+	rec_procmem_snap_begin(m, NULL, 0, NULL, 0);
+	rec_procmem_walk_begin(&w);
+	calls = rec_procmem_syscalls(m);
+	for (i = 0; i < n; i++)
+		ok &= (v = rec_procmem_walk_read(m, &w, A(off[i]), buf, 72, &rc)) != NULL && !memcmp(v, pages + off[i], 72);
+	rec_procmem_walk_end(m, &w);
+	th_check(ok && rec_procmem_syscalls(m) > calls, "walk without a snapshot: read from the process, right bytes");
+	rec_procmem_snap_end(m);
+
+	rc1 = rec_procmem_snap_begin(m, NULL, 0, NULL, 0);
+	calls = rec_procmem_syscalls(m);
+	served0 = rec_procmem_served(m);
+	reads0 = rec_procmem_reads(m);
+	rec_procmem_walk_begin(&w);
+	for (i = 0, ok = 1; i < n; i++) {
+		v = rec_procmem_walk_read(m, &w, A(off[i]), buf, 72, &rc);
+		ok &= v != NULL && rc == 0 && !memcmp(v, pages + off[i], 72);
+		inplace &= v != buf;
+	}
+	th_check(rec_procmem_walk_peek(m, &w, A(6 * PAGE), 8) == NULL && rec_procmem_walk_peek(m, &w, A(3 * PAGE), 8) == NULL,
+	         "walk_peek: bytes outside the snapshot (unnoted, unmapped) give NULL");
+	rec_procmem_walk_end(m, &w);
+	th_check(ok && inplace && rec_procmem_syscalls(m) == calls,
+	         "walk in the snapshot: every frame looked at in place, right bytes, no system call (%llu)",
+	         (unsigned long long)(rec_procmem_syscalls(m) - calls));
+	th_check(rec_procmem_served(m) - served0 == n && rec_procmem_reads(m) - reads0 == n,
+	         "walk: each frame counted as a served read (%llu served, %llu reads)",
+	         (unsigned long long)(rec_procmem_served(m) - served0), (unsigned long long)(rec_procmem_reads(m) - reads0));
+	rec_procmem_snap_end(m);
+	rc2 = rec_procmem_snap_begin(m, NULL, 0, NULL, 0);
+	th_check(rc1 > 0 && rc2 == rc1, "the walk's notes plan the same snapshot again: %d bytes, then %d", rc1, rc2);
+	th_check(rec_procmem_snap_has(m, A(4 * PAGE + 40), 72) && rec_procmem_snap_has(m, A(5 * PAGE + 500), 72) &&
+	         rec_procmem_snap_has(m, A(7 * PAGE + 96), 72) && !rec_procmem_snap_has(m, A(6 * PAGE), 8),
+	         "the next snapshot holds every frame walked, and not the page between the ranges");
+	rec_procmem_snap_end(m);
+	rec_procmem_close(m);
+}
+
+/* Prefetch: ranges read in one call, then served to the reads that start where they start. */
+static void prefetch(void)
+{
+	rec_procmem *m = rec_procmem_open(child);
+	uint64_t addr[4] = { A(100), A(2 * PAGE + 8), A(3 * PAGE + 16), A(6 * PAGE) };
+	size_t len[4] = { 64, 128, 32, 16 };
+	uint8_t buf[256];
+	uint64_t calls = rec_procmem_syscalls(m), reads0 = rec_procmem_reads(m), failed0 = rec_procmem_failures(m);
+	int n = rec_procmem_prefetch(m, addr, len, 4), ok;
+
+	th_check(n == 3, "prefetch: 3 of 4 ranges read (one on an unmapped page): %d", n);
+	th_check(rec_procmem_syscalls(m) - calls <= 2 && rec_procmem_reads(m) == reads0 && rec_procmem_failures(m) == failed0,
+	         "prefetch: one call (and one more after the fault), not counted as reads or failures");
+	calls = rec_procmem_syscalls(m);
+	ok = rec_procmem_read(m, A(100), buf, 64) == 0 && !memcmp(buf, pages + 100, 64);
+	ok &= rec_procmem_read(m, A(2 * PAGE + 8), buf, 40) == 0 && !memcmp(buf, pages + 2 * PAGE + 8, 40);
+	ok &= rec_procmem_read_cached(m, A(6 * PAGE), buf, 16) == 0 && !memcmp(buf, pages + 6 * PAGE, 16);
+	th_check(ok && rec_procmem_syscalls(m) == calls, "prefetch: reads at the ranges' starts served, right bytes, no call");
+	ok = rec_procmem_read(m, A(120), buf, 8) == 0 && !memcmp(buf, pages + 120, 8);
+	th_check(ok && rec_procmem_syscalls(m) == calls + 1, "prefetch: a read inside a range, not at its start, goes to the process");
+	ok = rec_procmem_read(m, A(100), buf, 65) == 0 && !memcmp(buf, pages + 100, 65);
+	th_check(ok && rec_procmem_syscalls(m) == calls + 2, "prefetch: a read longer than its range goes to the process");
+	th_check(rec_procmem_read(m, A(3 * PAGE + 16), buf, 32) < 0 && rec_procmem_syscalls(m) == calls + 3,
+	         "prefetch: the range that faulted is not served: its read fails on its own");
+	rec_procmem_prefetch_drop(m);
+	ok = rec_procmem_read(m, A(100), buf, 64) == 0;
+	th_check(ok && rec_procmem_syscalls(m) == calls + 4, "prefetch dropped: reads go to the process");
+	rec_procmem_close(m);
+}
+
 /* The ticks of a paused stretch are neither intended nor done. */
 static void ticker_pause(void)
 {
@@ -236,6 +321,8 @@ int main(void)
 	snapshots();
 	noted_order();
 	batched();
+	walks();
+	prefetch();
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	ticker_pause();
