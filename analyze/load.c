@@ -410,6 +410,11 @@ static int take_record(loader *L, const gtt_record *rec)
 	}
 #define SIMPLE(TAG, VEC, FIELD, T0, T1)                   \
 	case TAG: {                                       \
+		if (L->o->stream_cuda && ana_load_streamed(TAG)) { \
+			see_time(m, rec->u.FIELD.T0);     \
+			see_time(m, rec->u.FIELD.T1);     \
+			return 0;                         \
+		}                                         \
 		void *e = ana_vec_push(m->VEC);           \
 		if (!e)                                   \
 			return GTT_ENOMEM;                \
@@ -845,6 +850,14 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		const ana_sample *s = &m->samples.v[i];
 		if (s->cls < ANA_CLASS_COUNT)
 			m->threads.v[s->thread_idx].n_class[s->cls]++;
+	}
+	/* the CUDA records, read again now that samples are classified and the bounds known */
+	if (opts->stream_cuda) {
+		m->cuda_streamed = 1;
+		if (ana_load_gpu(L) < 0) {
+			snprintf(errbuf, errlen, "%s: out of memory while reading CUDA records", name);
+			goto fail;
+		}
 	}
 	add_warnings(L);
 	loader_cleanup(L);

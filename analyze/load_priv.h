@@ -102,4 +102,14 @@ void ana_load_window_captured(ana_model *m);
  * capture control, from a second read of them. 0 or GTT_ENOMEM. */
 int ana_load_finish_oncpu(loader *L);
 
+/* load_gpu.c: with ana_opts.stream_cuda, the CUDA work, sync and API records read again into
+ * m->gpu (after the Python merge: the sweep needs classified samples). 0 or GTT_ENOMEM. */
+int ana_load_gpu(loader *L);
+/* The record kinds stream_cuda does not keep. */
+static inline int ana_load_streamed(uint32_t tag)
+{
+	return tag == GTT_REC_CUDA_KERNEL || tag == GTT_REC_CUDA_MEMCPY || tag == GTT_REC_CUDA_MEMSET ||
+	       tag == GTT_REC_CUDA_SYNC || tag == GTT_REC_CUDA_API;
+}
+
 #endif

@@ -210,6 +210,8 @@ typedef struct ana_model {
 	ANA_VEC(gtt_gil) gil;            /* time order */
 	ANA_VEC(ana_string) strings;
 	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid interned */
+	/* CUDA work, syncs and API calls: kept here unless ana_opts.stream_cuda, which leaves these
+	 * five empty and streams them into gpu instead */
 	ANA_VEC(gtt_cuda_kernel) kernels;
 	ANA_VEC(gtt_cuda_memcpy) memcpys;
 	ANA_VEC(gtt_cuda_memset) memsets;
@@ -223,6 +225,9 @@ typedef struct ana_model {
 	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
 	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (captured.c) */
 	int capture_controlled;          /* the trace has pid-0 capture records */
+	struct ana_gpu_sum *gpu;         /* the GPU report's aggregates (gpu_sum.h): streamed by the loader
+	                                  * (cuda_streamed), or made from the arrays on first use */
+	int cuda_streamed;               /* loaded with ana_opts.stream_cuda */
 
 	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */
 	void *priv;                      /* load.c's private state (symbolizer, interning tables) */
@@ -252,6 +257,11 @@ typedef struct ana_opts {
 	 * it they are folded into each thread's oncpu_ns as they are read and switches stays empty:
 	 * a GIL-contended process switches 100 000 times a second */
 	int keep_switches;
+	/* do not keep CUDA work, syncs and API calls (kernels, memcpys, memsets, syncs, apis stay
+	 * empty): read them again once the rest is loaded and keep only the GPU report's aggregates
+	 * (model->gpu, analyze/gpu_sum.h), whose memory follows distinct names, threads and devices.
+	 * For `report`; tools that walk the records (timeline, exports, fold, diff) leave it 0 */
+	int stream_cuda;
 } ana_opts;
 void ana_opts_init(ana_opts *o);
 
