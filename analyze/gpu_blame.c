@@ -228,45 +228,70 @@ int gs_blame_advance(ana_gpu_acc *a, uint64_t t)
 
 /* ---- API calls by correlation, for the top gaps ---- */
 
-static gs_call *call_slot(gs_call *v, size_t cap, uint32_t pid, uint32_t corr)
+static size_t call_hash(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
 {
-	size_t j = (size_t)ana_hash_u64((uint64_t)pid << 32 | corr) & (cap - 1);
-	while (v[j].used && (v[j].pid != pid || v[j].corr != corr))
-		j = (j + 1) & (cap - 1);
-	return &v[j];
+	return (size_t)ana_hash_u64((uint64_t)pid << 32 | corr) & (a->cidx_cap - 1);
 }
 
-static const gs_call *call_find(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
+static gs_call *call_find(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
 {
-	if (!a->cap_calls)
+	if (!a->cidx_cap)
 		return NULL;
-	const gs_call *c = call_slot(a->calls, a->cap_calls, pid, corr);
-	return c->used ? c : NULL;
+	for (size_t j = call_hash(a, pid, corr);; j = (j + 1) & (a->cidx_cap - 1)) {
+		uint64_t v = a->cidx[j];
+		if (!v)
+			return NULL;
+		if (v - 1 < a->head)
+			continue; /* a call that left the window */
+		gs_call *c = &a->ring[(v - 1) & (a->ring_cap - 1)];
+		if (c->pid == pid && c->corr == corr)
+			return c;
+	}
 }
 
-/* Room for one more call: rebuilt without the calls older than the window when filling up. */
+static void cidx_put(ana_gpu_acc *a, size_t pos)
+{
+	const gs_call *c = &a->ring[pos & (a->ring_cap - 1)];
+	size_t j = call_hash(a, c->pid, c->corr);
+	while (a->cidx[j])
+		j = (j + 1) & (a->cidx_cap - 1);
+	a->cidx[j] = pos + 1;
+	a->cidx_used++;
+}
+
+/* Room for one more call: calls older than the window leave; ring and index grow (the index is
+ * made again from the ring when its stale slots fill it). 0 or GTT_ENOMEM. */
 static int calls_room(ana_gpu_acc *a)
 {
-	if (a->cap_calls && (a->n_calls + 1) * 2 <= a->cap_calls)
-		return 0;
-	size_t live = 0;
-	for (size_t i = 0; i < a->cap_calls; i++)
-		live += a->calls[i].used && a->calls[i].start_ns + ANA_LAUNCH_WINDOW_NS >= a->now;
-	size_t cap = 1024;
-	while (cap < (live + 1) * 4)
-		cap *= 2;
-	gs_call *v = calloc(cap, sizeof(*v));
-	if (!v)
-		return GTT_ENOMEM;
-	for (size_t i = 0; i < a->cap_calls; i++) {
-		const gs_call *c = &a->calls[i];
-		if (c->used && c->start_ns + ANA_LAUNCH_WINDOW_NS >= a->now)
-			*call_slot(v, cap, c->pid, c->corr) = *c;
+	while (a->head < a->tail && a->ring[a->head & (a->ring_cap - 1)].start_ns + ANA_LAUNCH_WINDOW_NS < a->now)
+		a->head++;
+	size_t live = a->tail - a->head;
+	if (live + 1 > a->ring_cap) {
+		size_t cap = a->ring_cap ? a->ring_cap * 2 : 1024;
+		gs_call *v = malloc(cap * sizeof(*v));
+		if (!v)
+			return GTT_ENOMEM;
+		for (size_t i = a->head; i < a->tail; i++)
+			v[i & (cap - 1)] = a->ring[i & (a->ring_cap - 1)];
+		free(a->ring);
+		a->ring = v;
+		a->ring_cap = cap;
+		a->cidx_used = a->cidx_cap; /* positions map to new slots: make the index again */
 	}
-	free(a->calls);
-	a->calls = v;
-	a->cap_calls = cap;
-	a->n_calls = live;
+	if ((a->cidx_used + 1) * 2 > a->cidx_cap) {
+		size_t cap = 1024;
+		while (cap < (live + 1) * 4)
+			cap *= 2;
+		uint64_t *x = calloc(cap, sizeof(*x));
+		if (!x)
+			return GTT_ENOMEM;
+		free(a->cidx);
+		a->cidx = x;
+		a->cidx_cap = cap;
+		a->cidx_used = 0;
+		for (size_t i = a->head; i < a->tail; i++)
+			cidx_put(a, i);
+	}
 	return 0;
 }
 
@@ -278,7 +303,7 @@ static void gap_set_api(ana_gpu_gap *g, const gs_call *c)
 	g->api_name_id = c->name_id;
 	g->api_start_ns = c->start_ns;
 	g->api_seq = c->seq;
-	g->has_sync = c->has_sync;
+	g->has_sync = (int)c->has_sync;
 	g->sync_name = c->sync_name;
 	g->sync_pid = c->pid;
 	g->sync_corr = c->sync_corr;
@@ -324,7 +349,7 @@ int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev)
 	}
 	/* the call as "submitted by" of a top gap: the thread's previous span tells what it waited on */
 	gs_call c = { .pid = x->pid, .corr = x->correlation, .tid = x->tid, .name_id = x->name_id, .domain = x->domain,
-	              .used = 1, .start_ns = x->start_ns, .seq = ev->seq };
+	              .start_ns = x->start_ns, .seq = ev->seq };
 	if (t->has_prev && t->prev.state == ANA_ST_SYNC) {
 		c.has_sync = 1;
 		c.sync_name = t->prev.name;
@@ -337,13 +362,17 @@ int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev)
 		if (g->has_next && g->next_pid == c.pid && g->next_corr == c.corr && call_better(g, &c))
 			gap_set_api(g, &c);
 	}
+	gs_call *old = call_find(a, c.pid, c.corr);
+	if (old) {
+		/* the first record of a correlation in file order, runtime before driver */
+		if (c.domain < old->domain || (c.domain == old->domain && c.seq < old->seq))
+			*old = c;
+		return 0;
+	}
 	if (calls_room(a) < 0)
 		return GTT_ENOMEM;
-	gs_call *slot = call_slot(a->calls, a->cap_calls, c.pid, c.corr);
-	if (!slot->used)
-		a->n_calls++;
-	if (!slot->used || c.domain < slot->domain || slot->start_ns + ANA_LAUNCH_WINDOW_NS < a->now)
-		*slot = c;
+	a->ring[a->tail & (a->ring_cap - 1)] = c;
+	cidx_put(a, a->tail++);
 	return 0;
 }
 
@@ -653,6 +682,7 @@ void gs_blame_free(ana_gpu_acc *a)
 	free(a->threads.v);
 	free(a->closes.v);
 	free(a->open_threads);
-	free(a->calls);
+	free(a->ring);
+	free(a->cidx);
 	ana_idtable_free(&a->thread_table);
 }

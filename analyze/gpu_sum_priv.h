@@ -72,13 +72,14 @@ typedef struct gs_thread {
 	int has_prev;
 } gs_thread;
 
-/* An API call kept for the top gaps' "submitted by" (the last ANA_LAUNCH_WINDOW_NS of calls). */
+/* An API call kept for the top gaps' "submitted by": the calls of the last ANA_LAUNCH_WINDOW_NS,
+ * in a ring in sweep order, found by (pid, correlation) through an index of ring positions. */
 typedef struct gs_call {
-	uint32_t pid, corr, tid, name_id, domain, used;
 	uint64_t start_ns, seq;
-	int has_sync;
+	uint32_t pid, corr, tid, name_id;
+	uint32_t domain, has_sync;
+	uint32_t sync_corr;    /* the thread's call before it, when a synchronization */
 	const char *sync_name;
-	uint32_t sync_corr;
 	uint64_t sync_start_ns, sync_end_ns;
 } gs_call;
 
@@ -104,9 +105,12 @@ struct ana_gpu_acc {
 	ANA_VEC(struct gs_close { uint64_t end; uint32_t th; }) closes;
 	uint32_t *open_threads; /* threads with an open span */
 	size_t n_open_threads, cap_open_threads;
-	/* calls by (pid, correlation) */
-	gs_call *calls;
-	size_t n_calls, cap_calls;
+	/* calls by (pid, correlation): ring[i & (ring_cap - 1)] for head <= i < tail; cidx holds
+	 * ring positions + 1 (0 empty; a position before head is a stale slot) */
+	gs_call *ring;
+	size_t ring_cap, head, tail;
+	uint64_t *cidx;
+	size_t cidx_cap, cidx_used;
 	ana_gpu_gap top[16];
 	size_t n_top;
 };
