@@ -280,7 +280,7 @@ static int calls_room(ana_gpu_acc *a)
 	}
 	if ((a->cidx_used + 1) * 2 > a->cidx_cap) {
 		size_t cap = 1024;
-		while (cap < (live + 1) * 4)
+		while (cap < (live + 1) * 3)
 			cap *= 2;
 		uint64_t *x = calloc(cap, sizeof(*x));
 		if (!x)
