@@ -19,8 +19,7 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
-/* The kind of a CUDA API call, from its name (runtime or driver). */
-static int api_state(const char *n)
+int gs_api_state(const char *n)
 {
 	if (strstr(n, "Synchronize") || strstr(n, "EventQuery") || strstr(n, "StreamQuery"))
 		return ANA_ST_SYNC;
@@ -228,22 +227,28 @@ int gs_blame_advance(ana_gpu_acc *a, uint64_t t)
 
 /* ---- API calls by correlation, for the top gaps ---- */
 
-static size_t call_hash(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
+/* Index slots: ring position + 1 in the low 40 bits, the key's hash tag in the high 24 (a probe
+ * looks at the ring only when the tags agree). */
+#define CIDX_POS_MASK ((1ull << 40) - 1)
+
+static uint64_t call_hash(uint32_t pid, uint32_t corr)
 {
-	return (size_t)ana_hash_u64((uint64_t)pid << 32 | corr) & (a->cidx_cap - 1);
+	return ana_hash_u64((uint64_t)pid << 32 | corr);
 }
 
 static gs_call *call_find(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
 {
 	if (!a->cidx_cap)
 		return NULL;
-	for (size_t j = call_hash(a, pid, corr);; j = (j + 1) & (a->cidx_cap - 1)) {
+	uint64_t h = call_hash(pid, corr), tag = h >> 40;
+	for (size_t j = (size_t)h & (a->cidx_cap - 1);; j = (j + 1) & (a->cidx_cap - 1)) {
 		uint64_t v = a->cidx[j];
 		if (!v)
 			return NULL;
-		if (v - 1 < a->head)
-			continue; /* a call that left the window */
-		gs_call *c = &a->ring[(v - 1) & (a->ring_cap - 1)];
+		uint64_t pos = (v & CIDX_POS_MASK) - 1;
+		if ((v >> 40) != tag || pos < a->head)
+			continue; /* another key, or a call that left the window */
+		gs_call *c = &a->ring[pos & (a->ring_cap - 1)];
 		if (c->pid == pid && c->corr == corr)
 			return c;
 	}
@@ -252,10 +257,11 @@ static gs_call *call_find(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
 static void cidx_put(ana_gpu_acc *a, size_t pos)
 {
 	const gs_call *c = &a->ring[pos & (a->ring_cap - 1)];
-	size_t j = call_hash(a, c->pid, c->corr);
+	uint64_t h = call_hash(c->pid, c->corr);
+	size_t j = (size_t)h & (a->cidx_cap - 1);
 	while (a->cidx[j])
 		j = (j + 1) & (a->cidx_cap - 1);
-	a->cidx[j] = pos + 1;
+	a->cidx[j] = (h >> 40) << 40 | (((uint64_t)pos + 1) & CIDX_POS_MASK);
 	a->cidx_used++;
 }
 
@@ -316,7 +322,7 @@ static int call_better(const ana_gpu_gap *g, const gs_call *c)
 	return !g->has_api || c->domain < g->api_domain || (c->domain == g->api_domain && c->seq < g->api_seq);
 }
 
-int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev)
+int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev, const char *name, int state)
 {
 	const gtt_cuda_api *x = &ev->u.a;
 	long th = gs_thread_of(a, x->pid, x->tid, "?");
@@ -324,7 +330,6 @@ int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev)
 		return GTT_ENOMEM;
 	gs_thread *t = &a->threads.v[th];
 	uint64_t e = x->end_ns > x->start_ns ? x->end_ns : x->start_ns;
-	const char *name = ana_string_get(a->m, x->pid, x->name_id);
 	if (t->open && x->start_ns < t->cur.end_ns) {
 		if (e > t->cur.end_ns)
 			t->cur.end_ns = e;
@@ -332,7 +337,7 @@ int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev)
 		if (x->start_ns == t->cur.start_ns &&
 		    (x->end_ns > t->cur.rep_end || (x->end_ns == t->cur.rep_end && x->domain < t->cur.rep_domain))) {
 			t->cur.name = name;
-			t->cur.state = api_state(name);
+			t->cur.state = state;
 			t->cur.pid = x->pid;
 			t->cur.corr = x->correlation;
 			t->cur.rep_end = x->end_ns;
@@ -340,7 +345,7 @@ int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev)
 		}
 	} else {
 		t->open = 1;
-		t->cur = (gs_span){ .start_ns = x->start_ns, .end_ns = e, .state = api_state(name), .name = name,
+		t->cur = (gs_span){ .start_ns = x->start_ns, .end_ns = e, .state = state, .name = name,
 		                    .pid = x->pid, .corr = x->correlation, .rep_end = x->end_ns, .rep_domain = x->domain };
 		if (GT_GROW(a->open_threads, a->cap_open_threads, a->n_open_threads + 1) < 0 ||
 		    close_push(a, e, (uint32_t)th) < 0)

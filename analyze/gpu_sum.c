@@ -17,7 +17,7 @@ static int cmp_u64(uint64_t a, uint64_t b)
 
 /* ---- the reorder queue: a binary heap by (time, kind, file order) ---- */
 
-static int ev_less(const gs_ev *x, const gs_ev *y)
+static int key_less(const gs_key *x, const gs_key *y)
 {
 	if (x->t != y->t)
 		return x->t < y->t;
@@ -28,40 +28,54 @@ static int ev_less(const gs_ev *x, const gs_ev *y)
 
 static int heap_push(ana_gpu_acc *a, const gs_ev *e)
 {
-	gs_ev *slot = ana_vec_push(a->heap);
-	if (!slot)
+	uint32_t idx;
+	if (a->free_ev.n) {
+		idx = a->free_ev.v[--a->free_ev.n];
+	} else {
+		if (!ana_vec_push(a->pool))
+			return GTT_ENOMEM;
+		idx = (uint32_t)(a->pool.n - 1);
+	}
+	a->pool.v[idx] = *e;
+	gs_key k = { e->t, e->seq, e->type, idx }, *h;
+	if (!ana_vec_push(a->heap))
 		return GTT_ENOMEM;
+	h = a->heap.v;
 	size_t i = a->heap.n - 1;
-	gs_ev *h = a->heap.v;
-	while (i > 0 && ev_less(e, &h[(i - 1) / 2])) {
+	while (i > 0 && key_less(&k, &h[(i - 1) / 2])) {
 		h[i] = h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	h[i] = *e;
+	h[i] = k;
 	if (a->heap.n > a->sum->peak_queued)
 		a->sum->peak_queued = a->heap.n;
 	return 0;
 }
 
-static void heap_pop(ana_gpu_acc *a, gs_ev *out)
+/* The first event out into *out; its pool slot is free again. 0 or GTT_ENOMEM. */
+static int heap_pop(ana_gpu_acc *a, gs_ev *out)
 {
-	gs_ev *h = a->heap.v;
-	*out = h[0];
-	gs_ev last = h[--a->heap.n];
+	gs_key *h = a->heap.v, top = h[0], last = h[--a->heap.n];
 	size_t i = 0, n = a->heap.n;
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= n)
 			break;
-		if (c + 1 < n && ev_less(&h[c + 1], &h[c]))
+		if (c + 1 < n && key_less(&h[c + 1], &h[c]))
 			c++;
-		if (!ev_less(&h[c], &last))
+		if (!key_less(&h[c], &last))
 			break;
 		h[i] = h[c];
 		i = c;
 	}
 	if (n)
 		h[i] = last;
+	*out = a->pool.v[top.idx];
+	uint32_t *f = ana_vec_push(a->free_ev);
+	if (!f)
+		return GTT_ENOMEM;
+	*f = top.idx;
+	return 0;
 }
 
 /* ---- per-name rows ---- */
@@ -75,7 +89,7 @@ static int row_eq(uint32_t id, const void *key, void *ctx)
 	return r->domain == k->domain && strcmp(r->name, k->name) == 0;
 }
 
-static int row_add(ana_idtable *t, void *vec, const char *name, uint32_t domain, uint64_t d, int err)
+static int row_of(ana_idtable *t, void *vec, const char *name, uint32_t domain, uint32_t *row)
 {
 	ANA_VEC(ana_gpu_row) *rows = vec;
 	row_key k = { name, domain };
@@ -91,13 +105,47 @@ static int row_add(ana_idtable *t, void *vec, const char *name, uint32_t domain,
 		*slot = (uint32_t)rows->n;
 		t->n++;
 	}
-	ana_gpu_row *r = &rows->v[*slot - 1];
+	*row = *slot - 1;
+	return 0;
+}
+
+static void row_count(ana_gpu_row *r, uint64_t d, int err)
+{
 	r->count++;
 	r->total_ns = ana_sat_add(r->total_ns, d);
 	if (d > r->max_ns)
 		r->max_ns = d;
 	r->n_err += err != 0;
-	return 0;
+}
+
+static int name_eq(uint32_t id, const void *key, void *ctx)
+{
+	const gs_name *n = &((const gs_name *)ctx)[id];
+	const uint32_t *k = key;
+	return n->kind == k[0] && n->pid == k[1] && n->name_id == k[2] && n->domain == k[3];
+}
+
+/* The row (and kind of call) of a kernel (kind 0) or API call (kind 1) name. NULL on ENOMEM. */
+static const gs_name *name_of(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint32_t name_id, uint32_t domain)
+{
+	uint32_t key[4] = { kind, pid, name_id, domain };
+	uint32_t *slot = ana_idtable_slot(&a->name_table, ana_hash_words(key, 4, 0x9a3e), name_eq, key, a->names.v);
+	if (!slot)
+		return NULL;
+	if (!*slot) {
+		const char *name = ana_string_get(a->m, pid, name_id);
+		uint32_t row;
+		if ((kind ? row_of(&a->arow_table, &a->arows, name, domain, &row)
+		          : row_of(&a->krow_table, &a->krows, name, 0, &row)) < 0)
+			return NULL;
+		gs_name *n = ana_vec_push(a->names);
+		if (!n)
+			return NULL;
+		*n = (gs_name){ kind, pid, name_id, domain, row, kind ? gs_api_state(name) : 0, name };
+		*slot = (uint32_t)a->names.n;
+		a->name_table.n++;
+	}
+	return &a->names.v[*slot - 1];
 }
 
 static int cmp_row_kernel(const void *x, const void *y, void *ctx)
@@ -180,6 +228,18 @@ static int new_dev(ana_gpu_acc *a)
  * 1 copy, 2 memset) at seq: its UUID when the agent wrote one, else the pair itself. -1 ENOMEM. */
 static int device_of(ana_gpu_acc *a, uint32_t pid, uint32_t device, int k, uint64_t seq)
 {
+	if (a->last_pair) {
+		/* work comes in runs of one (pid, device): no lookup for them */
+		gs_pair *p = &a->pairs.v[a->last_pair - 1];
+		if (p->pid == pid && p->device == device) {
+			gs_dev *d = &a->devs.v[p->phys];
+			if (seq < p->first[k])
+				p->first[k] = seq;
+			if (seq < d->first[k])
+				d->first[k] = seq;
+			return p->phys;
+		}
+	}
 	uint32_t key[2] = { pid, device };
 	uint32_t *slot = ana_idtable_slot(&a->pair_table, ana_hash_u64((uint64_t)pid << 32 | device), pair_eq, key,
 	                                  a->pairs.v);
@@ -222,6 +282,7 @@ static int device_of(ana_gpu_acc *a, uint32_t pid, uint32_t device, int k, uint6
 		p->first[k] = seq;
 	if (seq < d->first[k])
 		d->first[k] = seq;
+	a->last_pair = (long)(p - a->pairs.v) + 1;
 	return p->phys;
 }
 
@@ -234,6 +295,8 @@ static int proc_eq(uint32_t id, const void *key, void *ctx)
 
 static gs_proc *proc_of(ana_gpu_acc *a, uint32_t pid)
 {
+	if (a->last_proc && a->procs.v[a->last_proc - 1].pid == pid)
+		return &a->procs.v[a->last_proc - 1];
 	uint32_t *slot = ana_idtable_slot(&a->proc_table, ana_hash_u64(pid), proc_eq, &pid, a->procs.v);
 	if (!slot)
 		return NULL;
@@ -245,6 +308,7 @@ static gs_proc *proc_of(ana_gpu_acc *a, uint32_t pid)
 		*slot = (uint32_t)a->procs.n;
 		a->proc_table.n++;
 	}
+	a->last_proc = (long)*slot;
 	return &a->procs.v[*slot - 1];
 }
 
@@ -320,24 +384,29 @@ static int sweep_work(ana_gpu_acc *a, const gs_ev *ev, uint32_t pid, uint32_t de
 static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 {
 	ana_gpu_sum *S = a->sum;
-	const ana_model *m = a->m;
 	int rc = gs_blame_advance(a, ev->t);
 	if (rc < 0)
 		return rc;
 	switch (ev->type) {
 	case GS_API: {
 		const gtt_cuda_api *x = &ev->u.a;
-		if ((rc = ana_launch_acc_api(a->launch, x)) < 0 || (rc = gs_blame_api(a, ev)) < 0)
+		const gs_name *n = name_of(a, 1, x->pid, x->name_id, x->domain);
+		if (!n)
+			return GTT_ENOMEM;
+		row_count(&a->arows.v[n->row], ana_span(x->start_ns, x->end_ns), x->status != 0);
+		if ((rc = ana_launch_acc_api(a->launch, x)) < 0)
 			return rc;
-		return row_add(&a->arow_table, &a->arows, ana_string_get(m, x->pid, x->name_id), x->domain,
-		               ana_span(x->start_ns, x->end_ns), x->status != 0);
+		return gs_blame_api(a, ev, n->name, n->state);
 	}
 	case GS_KERNEL: {
 		const gtt_cuda_kernel *x = &ev->u.k;
 		uint64_t d = ana_span(x->start_ns, x->end_ns);
 		S->kernel_ns = ana_sat_add(S->kernel_ns, d);
-		if ((rc = row_add(&a->krow_table, &a->krows, ana_string_get(m, x->pid, x->name_id), 0, d, 0)) < 0 ||
-		    (rc = ana_launch_acc_work(a->launch, ANA_WORK_KERNEL, x->pid, x->correlation, x->name_id, x->start_ns,
+		const gs_name *n = name_of(a, 0, x->pid, x->name_id, 0);
+		if (!n)
+			return GTT_ENOMEM;
+		row_count(&a->krows.v[n->row], d, 0);
+		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_KERNEL, x->pid, x->correlation, x->name_id, x->start_ns,
 		                              x->end_ns)) < 0)
 			return rc;
 		return sweep_work(a, ev, x->pid, x->device, 0, x->start_ns, x->end_ns);
@@ -407,7 +476,8 @@ static int sweep_until(ana_gpu_acc *a, uint64_t w)
 	int rc;
 	gs_ev ev;
 	while (a->heap.n && a->heap.v[0].t < w) {
-		heap_pop(a, &ev);
+		if ((rc = heap_pop(a, &ev)) < 0)
+			return rc;
 		if ((rc = sweep_memory(a, ev.t, ev.type > GS_STACK, ev.t)) < 0)
 			return rc;
 		if (ev.t < a->now)
@@ -624,6 +694,8 @@ void ana_gpu_acc_free(ana_gpu_acc *a)
 	}
 	free(a->devs.v);
 	free(a->heap.v);
+	free(a->pool.v);
+	free(a->free_ev.v);
 	free(a->stack_order);
 	free(a->info);
 	free(a->krows.v);
@@ -632,6 +704,8 @@ void ana_gpu_acc_free(ana_gpu_acc *a)
 	free(a->procs.v);
 	ana_idtable_free(&a->krow_table);
 	ana_idtable_free(&a->arow_table);
+	ana_idtable_free(&a->name_table);
+	free(a->names.v);
 	ana_idtable_free(&a->pair_table);
 	ana_idtable_free(&a->uuid_table);
 	ana_idtable_free(&a->proc_table);

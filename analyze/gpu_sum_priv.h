@@ -24,6 +24,9 @@ typedef struct gs_ev {
 	} u;
 } gs_ev;
 
+/* A queued event's place in the heap: its sort key and its pool slot. */
+typedef struct gs_key { uint64_t t, seq; uint32_t type, idx; } gs_key;
+
 #define GS_LEAVES 256
 /* A thread during a device's open idle stretch (a gap once more work comes). */
 typedef struct gs_open {
@@ -83,20 +86,29 @@ typedef struct gs_call {
 	uint64_t sync_start_ns, sync_end_ns;
 } gs_call;
 
+/* A (kind, pid, name id, domain) as met in records: its row and, for an API call, its kind of
+ * call (looked up once, not per record). */
+typedef struct gs_name { uint32_t kind, pid, name_id, domain, row; int state; const char *name; } gs_name;
+
 typedef struct gs_proc { uint32_t pid; int has; uint64_t s, e; ana_gpu_proc p; } gs_proc;
 
 struct ana_gpu_acc {
 	const ana_model *m;
 	ana_gpu_sum *sum;
 	uint64_t horizon_ns, max_t, seq, now;
-	ANA_VEC(gs_ev) heap;
+	/* the reorder queue: events in a pool (free slots chained through free_ev), a heap of keys */
+	ANA_VEC(gs_ev) pool;
+	ANA_VEC(uint32_t) free_ev;
+	ANA_VEC(gs_key) heap;
 	size_t next_sample, next_stack, *stack_order;
 	ana_launch_acc *launch;
-	ana_idtable krow_table, arow_table;
+	ana_idtable krow_table, arow_table, name_table;
+	ANA_VEC(gs_name) names;
 	ANA_VEC(ana_gpu_row) krows, arows;
 	ana_idtable pair_table, uuid_table, proc_table, thread_table;
 	size_t *info;          /* m->cuda_devices by (pid, device, record order) */
 	ANA_VEC(gs_pair) pairs;
+	long last_pair, last_proc;  /* the (pid, device) and process of the last work (+1; 0 none) */
 	ANA_VEC(gs_dev) devs;
 	ANA_VEC(gs_proc) procs;
 	ANA_VEC(gs_thread) threads;
@@ -120,7 +132,10 @@ struct ana_gpu_acc {
 long gs_thread_of(ana_gpu_acc *a, uint32_t pid, uint32_t tid, const char *name);
 /* Everything at times before t is final: close the API spans that ended by then. 0 or <0. */
 int gs_blame_advance(ana_gpu_acc *a, uint64_t t);
-int gs_blame_api(ana_gpu_acc *a, const gs_ev *e);
+/* An API call (its name and kind of call from the name cache). */
+int gs_blame_api(ana_gpu_acc *a, const gs_ev *e, const char *name, int state);
+/* The kind of call (ANA_ST_SYNC .. ANA_ST_API_OTHER) of an API name. */
+int gs_api_state(const char *name);
 /* Device d (provisional) gets work [s, e) of ev: closes its idle gap when s is past its busy
  * end. Called before the busy span grows. */
 int gs_blame_work(ana_gpu_acc *a, int d, const gs_ev *e, uint64_t s, uint64_t end);
