@@ -55,18 +55,26 @@ static int thread_eq(uint32_t id, const void *key, void *ctx)
 	return t->pid == k[0] && t->tid == k[1];
 }
 
-/* Per-thread arrays of a device, grown to the accumulator's thread capacity. */
+/* The per-thread slot arrays of a blamed device, at the accumulator's thread capacity. */
 static int dev_arrays(ana_gpu_acc *a, gs_dev *d)
 {
-	if (d->open)
+	if (d->oslot)
 		return 0;
 	if (!a->cap_dev_threads)
 		a->cap_dev_threads = 16;
-	size_t cap = a->cap_dev_threads;
-	d->open = calloc(cap, sizeof(*d->open));
-	d->busy.blame = calloc(cap, sizeof(*d->busy.blame));
-	d->touched = calloc(cap, sizeof(*d->touched));
-	return d->open && d->busy.blame && d->touched ? 0 : GTT_ENOMEM;
+	d->oslot = calloc(a->cap_dev_threads, sizeof(*d->oslot));
+	d->bslot = calloc(a->cap_dev_threads, sizeof(*d->bslot));
+	return d->oslot && d->bslot ? 0 : GTT_ENOMEM;
+}
+
+static int grow_slots(uint32_t **v, size_t old, size_t cap)
+{
+	uint32_t *n = realloc(*v, cap * sizeof(*n));
+	if (!n)
+		return GTT_ENOMEM;
+	memset(n + old, 0, (cap - old) * sizeof(*n));
+	*v = n;
+	return 0;
 }
 
 static int grow_dev_arrays(ana_gpu_acc *a, size_t want)
@@ -78,21 +86,8 @@ static int grow_dev_arrays(ana_gpu_acc *a, size_t want)
 		return 0;
 	for (size_t i = 0; i < a->devs.n; i++) {
 		gs_dev *d = &a->devs.v[i];
-		if (!d->open)
-			continue;
-		gs_open *o = realloc(d->open, cap * sizeof(*o));
-		if (o)
-			d->open = o;
-		ana_gpu_blame *b = realloc(d->busy.blame, cap * sizeof(*b));
-		if (b)
-			d->busy.blame = b;
-		uint32_t *t = realloc(d->touched, cap * sizeof(*t));
-		if (t)
-			d->touched = t;
-		if (!o || !b || !t)
+		if (d->oslot && (grow_slots(&d->oslot, old, cap) < 0 || grow_slots(&d->bslot, old, cap) < 0))
 			return GTT_ENOMEM;
-		memset(o + old, 0, (cap - old) * sizeof(*o));
-		memset(b + old, 0, (cap - old) * sizeof(*b));
 	}
 	a->cap_dev_threads = cap;
 	return 0;
@@ -124,35 +119,41 @@ long gs_thread_of(ana_gpu_acc *a, uint32_t pid, uint32_t tid, const char *name)
 
 /* ---- open stretches ---- */
 
+/* Thread th's entry in d's open stretch, made when new. NULL on ENOMEM. */
 static gs_open *open_of(gs_dev *d, uint32_t th)
 {
-	gs_open *o = &d->open[th];
-	if (!o->touched) {
-		o->touched = 1;
-		o->b.top_frame = ANA_NO_ID;
-		d->touched[d->n_touched++] = th;
-	}
+	if (d->oslot[th])
+		return &d->openv.v[d->oslot[th] - 1];
+	gs_open *o = ana_vec_push(d->openv);
+	if (!o)
+		return NULL;
+	o->th = th;
+	o->b.top_frame = ANA_NO_ID;
+	d->oslot[th] = (uint32_t)d->openv.n;
 	return o;
 }
 
-/* An API piece [s, e) of thread th's span in device d's open stretch. */
-static void api_piece(gs_dev *d, uint32_t th, const gs_span *sp, uint64_t s, uint64_t e)
+/* An API piece [s, e) of thread th's span in device d's open stretch. 0 or GTT_ENOMEM. */
+static int api_piece(gs_dev *d, uint32_t th, const gs_span *sp, uint64_t s, uint64_t e)
 {
 	if (e <= s)
-		return;
+		return 0;
 	gs_open *o = open_of(d, th);
+	if (!o)
+		return GTT_ENOMEM;
 	o->b.ns[sp->state] += e - s;
 	o->api_ns += e - s;
 	if (e - s > o->b.api_max_ns[sp->state]) {
 		o->b.api_max_ns[sp->state] = e - s;
 		o->b.api_top[sp->state] = sp->name;
 	}
+	return 0;
 }
 
 /* Blamed devices get their per-thread arrays with their first work. */
 static int blamed(const gs_dev *d)
 {
-	return d->open != NULL;
+	return d->oslot != NULL;
 }
 
 static int close_push(ana_gpu_acc *a, uint64_t end, uint32_t th)
@@ -189,14 +190,15 @@ static struct gs_close close_pop(ana_gpu_acc *a)
 	return top;
 }
 
-static void close_span(ana_gpu_acc *a, uint32_t th)
+static int close_span(ana_gpu_acc *a, uint32_t th)
 {
 	gs_thread *t = &a->threads.v[th];
 	const gs_span *sp = &t->cur;
 	for (size_t i = 0; i < a->devs.n; i++) {
 		gs_dev *d = &a->devs.v[i];
-		if (blamed(d) && d->ce < sp->end_ns)
-			api_piece(d, th, sp, sp->start_ns > d->ce ? sp->start_ns : d->ce, sp->end_ns);
+		if (blamed(d) && d->ce < sp->end_ns &&
+		    api_piece(d, th, sp, sp->start_ns > d->ce ? sp->start_ns : d->ce, sp->end_ns) < 0)
+			return GTT_ENOMEM;
 	}
 	t->open = 0;
 	t->prev = t->cur;
@@ -206,6 +208,7 @@ static void close_span(ana_gpu_acc *a, uint32_t th)
 			a->open_threads[i] = a->open_threads[--a->n_open_threads];
 			break;
 		}
+	return 0;
 }
 
 int gs_blame_advance(ana_gpu_acc *a, uint64_t t)
@@ -220,7 +223,8 @@ int gs_blame_advance(ana_gpu_acc *a, uint64_t t)
 				return GTT_ENOMEM;
 			continue;
 		}
-		close_span(a, c.th);
+		if (close_span(a, c.th) < 0)
+			return GTT_ENOMEM;
 	}
 	return 0;
 }
@@ -496,14 +500,14 @@ static int top_keep(ana_gpu_acc *a, int di, uint64_t g0, uint64_t g1, const gs_e
 		if (!gap_before(&g, &a->top[slot]))
 			return 0;
 	}
-	g.threads = calloc(d->n_touched ? d->n_touched : 1, sizeof(*g.threads));
+	g.threads = calloc(d->openv.n ? d->openv.n : 1, sizeof(*g.threads));
 	if (!g.threads)
 		return GTT_ENOMEM;
-	for (size_t i = 0; i < d->n_touched; i++) {
-		uint32_t th = d->touched[i];
+	for (size_t i = 0; i < d->openv.n; i++) {
+		gs_open *o = &d->openv.v[i];
 		ana_gpu_tblame *tb = &g.threads[g.n_threads];
-		gap_blame(&d->open[th], g1 - g0, &tb->b);
-		tb->thread = th;
+		gap_blame(o, g1 - g0, &tb->b);
+		tb->thread = o->th;
 		if (active_ns(&tb->b))
 			g.n_threads++;
 	}
@@ -537,13 +541,23 @@ static int gap_close(ana_gpu_acc *a, int di, const gs_ev *ev, uint64_t s, uint64
 	for (size_t i = 0; i < a->n_open_threads; i++) {
 		uint32_t th = a->open_threads[i];
 		const gs_span *sp = &a->threads.v[th].cur;
-		api_piece(d, th, sp, sp->start_ns > g0 ? sp->start_ns : g0, s);
+		if (api_piece(d, th, sp, sp->start_ns > g0 ? sp->start_ns : g0, s) < 0)
+			return GTT_ENOMEM;
 	}
 	int rc = top_keep(a, di, g0, s, ev, end);
-	for (size_t i = 0; i < d->n_touched; i++) {
-		uint32_t th = d->touched[i];
-		gs_open *o = &d->open[th];
-		ana_gpu_blame *b = &d->busy.blame[th];
+	for (size_t i = 0; rc == 0 && i < d->openv.n; i++) {
+		gs_open *o = &d->openv.v[i];
+		if (!d->bslot[o->th]) {
+			ana_gpu_tblame *nb = ana_vec_push(d->sums);
+			if (!nb) {
+				rc = GTT_ENOMEM;
+				break;
+			}
+			nb->thread = o->th;
+			nb->b.top_frame = ANA_NO_ID;
+			d->bslot[o->th] = (uint32_t)d->sums.n;
+		}
+		ana_gpu_blame *b = &d->sums.v[d->bslot[o->th] - 1].b;
 		for (int st = 0; st < ANA_ST_COUNT; st++) {
 			b->ns[st] = ana_sat_add(b->ns[st], o->b.ns[st]);
 			b->n_samples[st] += o->b.n_samples[st];
@@ -552,9 +566,10 @@ static int gap_close(ana_gpu_acc *a, int di, const gs_ev *ev, uint64_t s, uint64
 				b->api_top[st] = o->b.api_top[st];
 			}
 		}
-		memset(o, 0, sizeof(*o));
 	}
-	d->n_touched = 0;
+	for (size_t i = 0; i < d->openv.n; i++)
+		d->oslot[d->openv.v[i].th] = 0;
+	d->openv.n = 0;
 	return rc;
 }
 
@@ -594,6 +609,8 @@ int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s)
 		if (!blamed(d) || d->ce > s->time_ns)
 			continue;
 		gs_open *o = open_of(d, (uint32_t)th);
+		if (!o)
+			return GTT_ENOMEM;
 		o->b.n_samples[st]++;
 		o->b.ns[st] = ana_sat_add(o->b.ns[st], s->weight_ns);
 		if (o->n_leaf < GS_LEAVES)
@@ -610,6 +627,11 @@ static int cmp_thread_idx(const void *x, const void *y, void *ctx)
 	const gs_thread *a = &t[*(const uint32_t *)x], *b = &t[*(const uint32_t *)y];
 	int c = cmp_u64(a->pid, b->pid);
 	return c ? c : cmp_u64(a->tid, b->tid);
+}
+
+static int cmp_tblame(const void *x, const void *y)
+{
+	return cmp_u64(((const ana_gpu_tblame *)x)->thread, ((const ana_gpu_tblame *)y)->thread);
 }
 
 static int cmp_gap(const void *x, const void *y)
@@ -635,24 +657,21 @@ int gs_blame_finish(ana_gpu_acc *a, const int *map)
 		S->threads[i] = (ana_gpu_thread){ t->pid, t->tid, t->name };
 	}
 	S->n_threads = nt;
-	/* the sums over all gaps, in thread order; a blamed device without any gets zeros */
+	/* the sums over all gaps, in thread order; a blamed device without any gets an empty list */
 	for (size_t i = 0; i < a->devs.n; i++) {
+		gs_dev *d = &a->devs.v[i];
 		ana_gpu_busy *b = &S->busy[map[i]];
-		ana_gpu_blame *old = b->blame, *nb;
-		if (i >= GS_MAX_BLAME_DEVS) {
-			free(old);
-			b->blame = NULL;
+		if (!blamed(d))
 			continue;
-		}
-		if (!(nb = calloc(nt ? nt : 1, sizeof(*nb)))) {
-			free(old);
-			b->blame = NULL;
+		size_t n = d->sums.n;
+		if (!(b->blame = malloc((n ? n : 1) * sizeof(*b->blame))))
 			goto out;
+		for (size_t k = 0; k < n; k++) {
+			b->blame[k] = d->sums.v[k];
+			b->blame[k].thread = rank[d->sums.v[k].thread];
 		}
-		for (size_t t = 0; old && t < nt; t++)
-			nb[rank[t]] = old[t];
-		free(old);
-		b->blame = nb;
+		qsort(b->blame, n, sizeof(*b->blame), cmp_tblame);
+		b->n_blame = n;
 	}
 	S->blame_devices = a->devs.n < GS_MAX_BLAME_DEVS ? a->devs.n : GS_MAX_BLAME_DEVS;
 	for (size_t i = 0; i < a->n_top; i++) {
@@ -679,8 +698,10 @@ out:
 void gs_blame_free(ana_gpu_acc *a)
 {
 	for (size_t i = 0; i < a->devs.n; i++) {
-		free(a->devs.v[i].open);
-		free(a->devs.v[i].touched);
+		free(a->devs.v[i].oslot);
+		free(a->devs.v[i].bslot);
+		free(a->devs.v[i].openv.v);
+		free(a->devs.v[i].sums.v);
 	}
 	for (size_t i = 0; i < a->n_top; i++)
 		ana_gpu_gap_free(&a->top[i]);

@@ -209,9 +209,10 @@ void ana_gpu_report_idle(const ana_model *m, const ana_gpu_sum *S, FILE *out, in
 		n_blamed++;
 		fprintf(out, "  GPU-idle blame, GPU %d (per host thread, during all %" PRIu64 " gaps; API time exact, "
 		        "~ estimated from samples):\n", d, b->n_gaps);
-		size_t idle_threads = 0;
-		for (size_t t = 0; t < S->n_threads; t++) {
-			ana_gpu_blame sum = b->blame[t];
+		size_t idle_threads = S->n_threads - b->n_blame; /* threads without a part in any gap */
+		for (size_t k = 0; k < b->n_blame; k++) {
+			size_t t = b->blame[k].thread;
+			ana_gpu_blame sum = b->blame[k].b;
 			/* samples over all gaps: an unbiased estimate, capped by what API time leaves */
 			uint64_t api = 0, sampled = 0;
 			for (int st = 0; st < ANA_ST_PY_GIL; st++)

@@ -606,7 +606,6 @@ static int finish_devices(ana_gpu_acc *a, int **map_out)
 			busy_span(a, d, d->cs, d->ce);
 		S->busy[map[i]] = d->busy;
 		d->busy.bins = NULL;
-		d->busy.blame = NULL;
 	}
 	/* pairs in the order they were given indices: by their first kernel, copy, memset */
 	for (size_t i = 0; i < np; i++)
@@ -690,7 +689,6 @@ void ana_gpu_acc_free(ana_gpu_acc *a)
 	gs_blame_free(a);
 	for (size_t i = 0; i < a->devs.n; i++) {
 		free(a->devs.v[i].busy.bins);
-		free(a->devs.v[i].busy.blame);
 	}
 	free(a->devs.v);
 	free(a->heap.v);

@@ -53,6 +53,9 @@ typedef struct ana_gpu_row {
 	uint64_t count, total_ns, max_ns, n_err;
 } ana_gpu_row;
 
+/* A thread's part (thread: index into ana_gpu_sum.threads). */
+typedef struct ana_gpu_tblame { uint32_t thread; ana_gpu_blame b; } ana_gpu_tblame;
+
 /* A physical device's busy time: the union of its kernels, copies and memsets. */
 typedef struct ana_gpu_busy {
 	int has;               /* any work */
@@ -62,14 +65,15 @@ typedef struct ana_gpu_busy {
 	uint64_t *bins;        /* busy ns per bin of ana_gpu_sum.bins */
 	/* idle gaps between work */
 	uint64_t gap_cnt[5], gap_ns[5], gap_total, n_gaps;
-	ana_gpu_blame *blame;  /* per thread (ana_gpu_sum.threads), over all gaps; NULL: not kept */
+	ana_gpu_tblame *blame; /* over all gaps, the threads with a part in some gap, in thread order
+	                        * (ana_gpu_sum.threads); NULL: not kept for this device */
+	size_t n_blame;
 } ana_gpu_busy;
 
 typedef struct ana_gpu_thread { uint32_t pid, tid; const char *name; } ana_gpu_thread;
 typedef struct ana_gpu_proc { uint32_t pid; uint64_t n_kernels, kernel_ns, busy_ns; } ana_gpu_proc;
 
 /* One of the longest idle gaps, with what ended it and what every thread did meanwhile. */
-typedef struct ana_gpu_tblame { uint32_t thread; ana_gpu_blame b; } ana_gpu_tblame;
 typedef struct ana_gpu_gap {
 	uint64_t start_ns, end_ns;
 	int dev;

@@ -32,8 +32,8 @@ typedef struct gs_key { uint64_t t, seq; uint32_t type, idx; } gs_key;
 typedef struct gs_open {
 	ana_gpu_blame b;
 	uint64_t api_ns;
+	uint32_t th;           /* the thread */
 	uint32_t n_leaf;
-	uint8_t touched;
 	uint32_t leaves[GS_LEAVES];
 } gs_open;
 
@@ -43,9 +43,12 @@ typedef struct gs_dev {
 	int has;               /* work seen: [cs, ce) is the busy span being built */
 	uint64_t cs, ce;
 	ana_gpu_busy busy;
-	gs_open *open;         /* per thread, the open idle stretch; NULL until needed */
-	uint32_t *touched;     /* threads with something in open */
-	size_t n_touched;
+	/* blamed devices (oslot set with the first work): per thread, its entry + 1 (0 none) in the
+	 * open idle stretch (openv: only the threads with something in it) and in the sums over all
+	 * gaps (sums: only the threads with something in some gap) */
+	uint32_t *oslot, *bslot;
+	ANA_VEC(gs_open) openv;
+	ANA_VEC(ana_gpu_tblame) sums;
 	int pending;           /* top-gap slot whose ending work may still change (same start), -1 */
 	uint64_t pending_start, pending_end;
 } gs_dev;
@@ -112,7 +115,7 @@ struct ana_gpu_acc {
 	ANA_VEC(gs_dev) devs;
 	ANA_VEC(gs_proc) procs;
 	ANA_VEC(gs_thread) threads;
-	size_t cap_dev_threads; /* per-thread arrays of every device hold this many */
+	size_t cap_dev_threads; /* the oslot and bslot arrays of every blamed device hold this many */
 	/* spans to close: a min-heap of (end, thread) */
 	ANA_VEC(struct gs_close { uint64_t end; uint32_t th; }) closes;
 	uint32_t *open_threads; /* threads with an open span */
