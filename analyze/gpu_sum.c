@@ -663,8 +663,10 @@ int ana_gpu_acc_finish(ana_gpu_acc *a, ana_gpu_sum **out)
 	}
 	S->n_procs = a->procs.n;
 	qsort(S->procs, S->n_procs, sizeof(*S->procs), cmp_proc);
-	qsort_r(a->krows.v, a->krows.n, sizeof(ana_gpu_row), cmp_row_kernel, (void *)a->m);
-	qsort(a->arows.v, a->arows.n, sizeof(ana_gpu_row), cmp_row_api);
+	if (a->krows.n) /* (no rows: no array, and qsort wants one) */
+		qsort_r(a->krows.v, a->krows.n, sizeof(ana_gpu_row), cmp_row_kernel, (void *)a->m);
+	if (a->arows.n)
+		qsort(a->arows.v, a->arows.n, sizeof(ana_gpu_row), cmp_row_api);
 	S->kernels = a->krows.v;
 	S->n_kernel_rows = a->krows.n;
 	S->apis = a->arows.v;
