@@ -89,7 +89,7 @@ static int row_eq(uint32_t id, const void *key, void *ctx)
 	return r->domain == k->domain && strcmp(r->name, k->name) == 0;
 }
 
-static int row_of(ana_idtable *t, void *vec, const char *name, uint32_t domain, uint32_t *row)
+static int row_of(ana_idtable *t, void *vec, const char *name, uint32_t domain, uint64_t seq, uint32_t *row)
 {
 	ANA_VEC(ana_gpu_row) *rows = vec;
 	row_key k = { name, domain };
@@ -102,6 +102,7 @@ static int row_of(ana_idtable *t, void *vec, const char *name, uint32_t domain, 
 			return GTT_ENOMEM;
 		r->name = name;
 		r->domain = domain;
+		r->first_seq = seq;
 		*slot = (uint32_t)rows->n;
 		t->n++;
 	}
@@ -109,8 +110,10 @@ static int row_of(ana_idtable *t, void *vec, const char *name, uint32_t domain, 
 	return 0;
 }
 
-static void row_count(ana_gpu_row *r, uint64_t d, int err)
+static void row_count(ana_gpu_row *r, uint64_t d, int err, uint64_t seq)
 {
+	if (seq < r->first_seq) /* the sweep is in time order, not file order */
+		r->first_seq = seq;
 	r->count++;
 	r->total_ns = ana_sat_add(r->total_ns, d);
 	if (d > r->max_ns)
@@ -126,7 +129,8 @@ static int name_eq(uint32_t id, const void *key, void *ctx)
 }
 
 /* The row (and kind of call) of a kernel (kind 0) or API call (kind 1) name. NULL on ENOMEM. */
-static const gs_name *name_of(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint32_t name_id, uint32_t domain)
+static const gs_name *name_of(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint32_t name_id, uint32_t domain,
+                             uint64_t seq)
 {
 	uint32_t key[4] = { kind, pid, name_id, domain };
 	uint32_t *slot = ana_idtable_slot(&a->name_table, ana_hash_words(key, 4, 0x9a3e), name_eq, key, a->names.v);
@@ -135,8 +139,8 @@ static const gs_name *name_of(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint3
 	if (!*slot) {
 		const char *name = ana_string_get(a->m, pid, name_id);
 		uint32_t row;
-		if ((kind ? row_of(&a->arow_table, &a->arows, name, domain, &row)
-		          : row_of(&a->krow_table, &a->krows, name, 0, &row)) < 0)
+		if ((kind ? row_of(&a->arow_table, &a->arows, name, domain, seq, &row)
+		          : row_of(&a->krow_table, &a->krows, name, 0, seq, &row)) < 0)
 			return NULL;
 		gs_name *n = ana_vec_push(a->names);
 		if (!n)
@@ -390,10 +394,10 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 	switch (ev->type) {
 	case GS_API: {
 		const gtt_cuda_api *x = &ev->u.a;
-		const gs_name *n = name_of(a, 1, x->pid, x->name_id, x->domain);
+		const gs_name *n = name_of(a, 1, x->pid, x->name_id, x->domain, ev->seq);
 		if (!n)
 			return GTT_ENOMEM;
-		row_count(&a->arows.v[n->row], ana_span(x->start_ns, x->end_ns), x->status != 0);
+		row_count(&a->arows.v[n->row], ana_span(x->start_ns, x->end_ns), x->status != 0, ev->seq);
 		if ((rc = ana_launch_acc_api(a->launch, x)) < 0)
 			return rc;
 		return gs_blame_api(a, ev, n->name, n->state);
@@ -402,10 +406,10 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		const gtt_cuda_kernel *x = &ev->u.k;
 		uint64_t d = ana_span(x->start_ns, x->end_ns);
 		S->kernel_ns = ana_sat_add(S->kernel_ns, d);
-		const gs_name *n = name_of(a, 0, x->pid, x->name_id, 0);
+		const gs_name *n = name_of(a, 0, x->pid, x->name_id, 0, ev->seq);
 		if (!n)
 			return GTT_ENOMEM;
-		row_count(&a->krows.v[n->row], d, 0);
+		row_count(&a->krows.v[n->row], d, 0, ev->seq);
 		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_KERNEL, x->pid, x->correlation, x->name_id, x->start_ns,
 		                              x->end_ns)) < 0)
 			return rc;
@@ -488,6 +492,133 @@ static int sweep_until(ana_gpu_acc *a, uint64_t w)
 			return rc;
 	}
 	return w == UINT64_MAX ? sweep_memory(a, UINT64_MAX, 1, UINT64_MAX) : 0;
+}
+
+/* ---- tables only ---- */
+
+typedef struct id_row { uint32_t kind, pid, name_id, domain; ana_gpu_row r; } id_row;
+struct ana_gpu_tables {
+	ana_idtable table;
+	ANA_VEC(id_row) rows;
+	uint64_t seq;
+	ana_gpu_sum counts;
+};
+
+ana_gpu_tables *ana_gpu_tables_new(void)
+{
+	return calloc(1, sizeof(ana_gpu_tables));
+}
+
+void ana_gpu_tables_free(ana_gpu_tables *t)
+{
+	if (!t)
+		return;
+	ana_idtable_free(&t->table);
+	free(t->rows.v);
+	free(t);
+}
+
+static int id_row_eq(uint32_t id, const void *key, void *ctx)
+{
+	const id_row *r = &((const id_row *)ctx)[id];
+	const uint32_t *k = key;
+	return r->kind == k[0] && r->pid == k[1] && r->name_id == k[2] && r->domain == k[3];
+}
+
+int ana_gpu_tables_add(ana_gpu_tables *t, const gtt_record *rec)
+{
+	ana_gpu_sum *S = &t->counts;
+	uint32_t key[4] = { 0, 0, 0, 0 };
+	uint64_t d = 0;
+	int err = 0;
+	switch (rec->tag) {
+	case GTT_REC_CUDA_KERNEL:
+		S->n_kernels++;
+		d = ana_span(rec->u.kernel.start_ns, rec->u.kernel.end_ns);
+		S->kernel_ns = ana_sat_add(S->kernel_ns, d);
+		key[1] = rec->u.kernel.pid;
+		key[2] = rec->u.kernel.name_id;
+		break;
+	case GTT_REC_CUDA_API:
+		S->n_apis++;
+		if (rec->u.api.domain == GTT_API_RUNTIME)
+			S->n_api_runtime++;
+		else
+			S->n_api_driver++;
+		d = ana_span(rec->u.api.start_ns, rec->u.api.end_ns);
+		err = rec->u.api.status != 0;
+		key[0] = 1;
+		key[1] = rec->u.api.pid;
+		key[2] = rec->u.api.name_id;
+		key[3] = rec->u.api.domain;
+		break;
+	case GTT_REC_CUDA_MEMCPY: S->n_copies++; S->n_fed++; return 0;
+	case GTT_REC_CUDA_MEMSET: S->n_memsets++; S->n_fed++; return 0;
+	case GTT_REC_CUDA_SYNC: S->n_syncs++; S->n_fed++; return 0;
+	default: return 0;
+	}
+	S->n_fed++;
+	uint64_t seq = t->seq++;
+	uint32_t *slot = ana_idtable_slot(&t->table, ana_hash_words(key, 4, 0x7ab1), id_row_eq, key, t->rows.v);
+	if (!slot)
+		return GTT_ENOMEM;
+	if (!*slot) {
+		id_row *r = ana_vec_push(t->rows);
+		if (!r)
+			return GTT_ENOMEM;
+		*r = (id_row){ key[0], key[1], key[2], key[3], { .domain = key[3], .first_seq = seq } };
+		*slot = (uint32_t)t->rows.n;
+		t->table.n++;
+	}
+	row_count(&t->rows.v[*slot - 1].r, d, err, seq);
+	return 0;
+}
+
+int ana_gpu_tables_finish(ana_gpu_tables *t, const ana_model *m, ana_gpu_sum **out)
+{
+	ana_gpu_sum *S = calloc(1, sizeof(*S));
+	ana_idtable kt = { 0 }, at = { 0 };
+	ANA_VEC(ana_gpu_row) krows = { 0 }, arows = { 0 };
+	int rc = S ? 0 : GTT_ENOMEM;
+	*out = NULL;
+	/* (pid, name id) rows merged by name text, as the kept records' tables group them */
+	for (size_t i = 0; rc == 0 && i < t->rows.n; i++) {
+		const id_row *ir = &t->rows.v[i];
+		const char *name = ana_string_get(m, ir->pid, ir->name_id);
+		uint32_t row;
+		if ((rc = ir->kind ? row_of(&at, &arows, name, ir->domain, ir->r.first_seq, &row)
+		                   : row_of(&kt, &krows, name, 0, ir->r.first_seq, &row)) < 0)
+			break;
+		ana_gpu_row *r = ir->kind ? &arows.v[row] : &krows.v[row];
+		r->count += ir->r.count;
+		r->total_ns = ana_sat_add(r->total_ns, ir->r.total_ns);
+		if (ir->r.max_ns > r->max_ns)
+			r->max_ns = ir->r.max_ns;
+		r->n_err += ir->r.n_err;
+		if (ir->r.first_seq < r->first_seq)
+			r->first_seq = ir->r.first_seq;
+	}
+	if (rc == 0) {
+		*S = t->counts;
+		if (krows.n)
+			qsort_r(krows.v, krows.n, sizeof(ana_gpu_row), cmp_row_kernel, (void *)m);
+		if (arows.n)
+			qsort(arows.v, arows.n, sizeof(ana_gpu_row), cmp_row_api);
+		S->kernels = krows.v;
+		S->n_kernel_rows = krows.n;
+		S->apis = arows.v;
+		S->n_api_rows = arows.n;
+		krows.v = arows.v = NULL;
+		*out = S;
+		S = NULL;
+	}
+	free(S);
+	free(krows.v);
+	free(arows.v);
+	ana_idtable_free(&kt);
+	ana_idtable_free(&at);
+	ana_gpu_tables_free(t);
+	return rc;
 }
 
 /* ---- the accumulator ---- */

@@ -51,6 +51,7 @@ typedef struct ana_gpu_row {
 	const char *name;      /* model string */
 	uint32_t domain;
 	uint64_t count, total_ns, max_ns, n_err;
+	uint64_t first_seq;    /* file order of its first record among those fed */
 } ana_gpu_row;
 
 /* A thread's part (thread: index into ana_gpu_sum.threads). */
@@ -138,12 +139,25 @@ int ana_gpu_acc_finish(ana_gpu_acc *a, ana_gpu_sum **out);
 void ana_gpu_acc_free(ana_gpu_acc *a); /* NULL ok */
 void ana_gpu_sum_free(ana_gpu_sum *s); /* NULL ok */
 
+/* ---- tables only (ANA_STREAM_CUDA_TABLES): counted in file order while the trace is read ---- */
+typedef struct ana_gpu_tables ana_gpu_tables;
+ana_gpu_tables *ana_gpu_tables_new(void);
+/* Count one record (kernel, memcpy, memset, sync or API call; others ignored). 0 or GTT_ENOMEM. */
+int ana_gpu_tables_add(ana_gpu_tables *t, const gtt_record *rec);
+/* The kernel and API tables and the record counts by kind, names looked up in m now (its strings
+ * are read); busy time, gaps and launch sites stay empty. t is freed, also on failure. 0 or
+ * GTT_ENOMEM. */
+int ana_gpu_tables_finish(ana_gpu_tables *t, const ana_model *m, ana_gpu_sum **out);
+void ana_gpu_tables_free(ana_gpu_tables *t); /* NULL ok */
+
 /* The GPU aggregates of m: those the loader streamed (ana_opts.stream_cuda), else made once from
  * the model's arrays and kept with it. NULL on ENOMEM. */
 const ana_gpu_sum *ana_gpu_sum_of(const ana_model *m);
 /* Drop aggregates made from the arrays (a caller that changed them wants them made again);
  * streamed ones stay. */
 void ana_gpu_sum_forget(const ana_model *m);
+/* The number of kernel records of m, streamed or kept. */
+uint64_t ana_gpu_sum_kernels(const ana_model *m);
 /* The number of CUDA work, sync and API records of m, streamed or kept. */
 uint64_t ana_gpu_n_records(const ana_model *m);
 

@@ -110,6 +110,11 @@ void ana_gpu_sum_forget(const ana_model *m)
 	}
 }
 
+uint64_t ana_gpu_sum_kernels(const ana_model *m)
+{
+	return m->gpu && m->cuda_streamed ? m->gpu->n_kernels : m->kernels.n;
+}
+
 uint64_t ana_gpu_n_records(const ana_model *m)
 {
 	if (m->gpu && m->cuda_streamed)

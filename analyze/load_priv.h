@@ -67,6 +67,7 @@ typedef struct loader {
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
 	ana_launch_loader *launch; /* launch stacks, symbolized after pass 2 (launch.c) */
+	struct ana_gpu_tables *gpu_tables; /* ANA_STREAM_CUDA_TABLES: CUDA records counted by name */
 	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
 	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;

@@ -258,11 +258,14 @@ typedef struct ana_opts {
 	 * a GIL-contended process switches 100 000 times a second */
 	int keep_switches;
 	/* do not keep CUDA work, syncs and API calls (kernels, memcpys, memsets, syncs, apis stay
-	 * empty): read them again once the rest is loaded and keep only the GPU report's aggregates
-	 * (model->gpu, analyze/gpu_sum.h), whose memory follows distinct names, threads and devices.
-	 * For `report`; tools that walk the records (timeline, exports, fold, diff) leave it 0 */
+	 * empty), only aggregates of them in model->gpu (analyze/gpu_sum.h), whose memory follows
+	 * distinct names, threads and devices: ANA_STREAM_CUDA_REPORT (`report`) reads them again
+	 * once the rest is loaded, for every figure of the GPU report; ANA_STREAM_CUDA_TABLES
+	 * (`diff`, `check`) only counts them by name as they are read (the kernel and API tables,
+	 * nothing over time). Tools that walk the records (timeline, exports, fold) leave it 0 */
 	int stream_cuda;
 } ana_opts;
+enum { ANA_STREAM_CUDA_KEEP = 0, ANA_STREAM_CUDA_REPORT = 1, ANA_STREAM_CUDA_TABLES = 2 };
 void ana_opts_init(ana_opts *o);
 
 /* Read, symbolize, unwind, merge and classify a trace ("-" = stdin; input that is not a regular

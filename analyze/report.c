@@ -465,7 +465,7 @@ int ana_cmd_report(int argc, char **argv)
 	if (optind != argc - 1)
 		return ana_cli_usage_error("report", optind == argc ? "missing TRACE" : "one TRACE only");
 	/* the report keeps no CUDA record: its GPU sections are aggregates made as they are read */
-	o.stream_cuda = 1;
+	o.stream_cuda = ANA_STREAM_CUDA_REPORT;
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;

@@ -2,7 +2,8 @@
  * analyze/gpu_sum.c, gpu_blame.c) against the same aggregates made from every record kept: a
  * trace written here (two devices, three host threads, 100 s of launches, copies, memsets and
  * syncs delivered in 100 ms batches, the way CUPTI hands its buffers over, samples between them)
- * gives a byte-equal report both ways; the streamed model keeps no CUDA record, and its reorder
+ * gives a byte-equal report both ways (and diff's and check's tables-only mode the same kernel and
+ * API rows); the streamed model keeps no CUDA record, and its reorder
  * queue never holds more than a small part of them (a count, not a time: memory bounded by the
  * chunk index's horizon, not by the trace). A format 1.0 trace (no time ranges) holds them all,
  * and still agrees. */
@@ -226,6 +227,21 @@ static void compare(const char *path, const char *what, int expect_bounded)
 	         "%s: both devices, their blame and the top gaps are in it", what);
 	free(a);
 	free(b);
+	/* diff's and check's mode: the tables only, counted while pass 1 reads */
+	o.stream_cuda = ANA_STREAM_CUDA_TABLES;
+	ana_model *tab = ana_model_load(path, &o, eb, sizeof(eb));
+	const ana_gpu_sum *t = tab ? tab->gpu : NULL;
+	int same = t && t->n_fed == s->n_fed && t->n_kernels == s->n_kernels && t->n_apis == s->n_apis &&
+	           t->kernel_ns == s->kernel_ns && t->n_kernel_rows == s->n_kernel_rows && t->n_api_rows == s->n_api_rows;
+	for (size_t i = 0; same && i < s->n_kernel_rows; i++)
+		same = strcmp(t->kernels[i].name, s->kernels[i].name) == 0 && t->kernels[i].count == s->kernels[i].count &&
+		       t->kernels[i].total_ns == s->kernels[i].total_ns && t->kernels[i].max_ns == s->kernels[i].max_ns;
+	for (size_t i = 0; same && i < s->n_api_rows; i++)
+		same = strcmp(t->apis[i].name, s->apis[i].name) == 0 && t->apis[i].count == s->apis[i].count &&
+		       t->apis[i].total_ns == s->apis[i].total_ns && t->apis[i].domain == s->apis[i].domain;
+	th_check(same && !tab->kernels.n && !tab->apis.n,
+	         "%s: the tables-only mode counts the same kernel and API rows, keeping no record", what);
+	ana_model_free(tab);
 out:
 	ana_model_free(kept);
 	ana_model_free(streamed);
