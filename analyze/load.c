@@ -355,10 +355,11 @@ static int take_definition(loader *L, const gtt_record *rec)
 	}
 }
 
-/* ANA_STREAM_CUDA_TABLES: a CUDA record counted by name as it is read (the report's mode reads
- * them again later instead). 0 or GTT_ENOMEM. */
+/* A CUDA record not kept: ANA_STREAM_CUDA_TABLES counts it by name as it is read (the report's
+ * mode reads them again later instead, when there are any). 0 or GTT_ENOMEM. */
 static int take_streamed(loader *L, const gtt_record *rec)
 {
+	L->n_streamed++;
 	if (L->o->stream_cuda != ANA_STREAM_CUDA_TABLES)
 		return 0;
 	if (!L->gpu_tables && !(L->gpu_tables = ana_gpu_tables_new()))

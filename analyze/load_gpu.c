@@ -37,8 +37,10 @@ int ana_load_gpu(loader *L)
 	ana_gpu_acc *a = ana_gpu_acc_new(m, reorder_horizon(L->r));
 	gtt_record rec;
 	int rc = a ? 0 : GTT_ENOMEM;
-	gtt_reader_rewind(L->r); /* the window, if any, stays */
-	while (rc == 0) {
+	/* a trace without CUDA work, syncs or API calls is not read again: an empty sum */
+	if (L->n_streamed)
+		gtt_reader_rewind(L->r); /* the window, if any, stays */
+	while (rc == 0 && L->n_streamed) {
 		int n = gtt_reader_next(L->r, &rec);
 		if (n == 0 || (n < 0 && n != GTT_ECORRUPT && n != GTT_EINVAL))
 			break; /* pass 1 met the same end or error and said so */

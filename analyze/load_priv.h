@@ -71,6 +71,7 @@ typedef struct loader {
 	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
 	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
+	uint64_t n_streamed;       /* CUDA records not kept (ana_opts.stream_cuda) */
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
 	uint32_t frames[MAX_DEPTH];
