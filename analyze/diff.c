@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "demangle.h"
+#include "gpu_sum.h"
 #include "export.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -137,6 +138,48 @@ static char *program_of(const char *command)
 	return res;
 }
 
+static int cmp_row_first(const void *x, const void *y)
+{
+	uint64_t a = (*(const ana_gpu_row *const *)x)->first_seq, b = (*(const ana_gpu_row *const *)y)->first_seq;
+	return a < b ? -1 : a > b;
+}
+
+/* Kernel time by shown name from the streamed aggregates (report's loading path): the rows in
+ * the order their names first came in the file, as the loop over the kept records meets them. */
+static int kernels_from_sum(const ana_model *m, ana_profile *p)
+{
+	const ana_gpu_sum *S = ana_gpu_sum_of(m);
+	if (!S)
+		return GTT_ENOMEM;
+	const ana_gpu_row **rows = malloc((S->n_kernel_rows ? S->n_kernel_rows : 1) * sizeof(*rows));
+	if (!rows)
+		return GTT_ENOMEM;
+	for (size_t i = 0; i < S->n_kernel_rows; i++)
+		rows[i] = &S->kernels[i];
+	qsort(rows, S->n_kernel_rows, sizeof(*rows), cmp_row_first);
+	int rc = 0;
+	for (size_t i = 0; i < S->n_kernel_rows && rc == 0; i++) {
+		const char *name = ana_display_name(m, rows[i]->name);
+		int is_new = 0;
+		int64_t id = ana_keymap_str(p->kmap, name, &is_new);
+		if (id >= 0 && is_new) {
+			pkern *pk = ana_vec_push(p->kernels);
+			if (pk)
+				pk->name = strdup(name);
+			if (!pk || !pk->name)
+				id = -1;
+		}
+		if (id < 0) {
+			rc = GTT_ENOMEM;
+			break;
+		}
+		p->kernels.v[id].ns += rows[i]->total_ns;
+		p->kernel_ns += rows[i]->total_ns;
+	}
+	free(rows);
+	return rc;
+}
+
 ana_profile *ana_profile_from_model(const ana_model *m)
 {
 	ana_profile *p = profile_new(m->path);
@@ -183,6 +226,11 @@ ana_profile *ana_profile_from_model(const ana_model *m)
 		if (count_stack(p, ids, n, cnt[i], i + 1) < 0)
 			goto fail;
 	}
+	if (m->cuda_streamed) {
+		if (kernels_from_sum(m, p) < 0)
+			goto fail;
+		goto done;
+	}
 	for (size_t i = 0; i < m->kernels.n; i++) {
 		const gtt_cuda_kernel *k = &m->kernels.v[i];
 		const char *name = ana_kernel_name(m, k->pid, k->name_id);
@@ -201,6 +249,7 @@ ana_profile *ana_profile_from_model(const ana_model *m)
 		p->kernels.v[id].ns += ns;
 		p->kernel_ns += ns;
 	}
+done:
 	free(cnt);
 	free(ids);
 	return p;
@@ -308,7 +357,7 @@ ana_profile *ana_profile_load(const char *path, ana_opts *o, char *err, size_t e
 	if (ana_source_open(&src, path, o, err, errlen) < 0)
 		return NULL;
 	if (src.model) {
-		if (src.model->samples.n == 0 && src.model->kernels.n == 0)
+		if (src.model->samples.n == 0 && !ana_gpu_sum_kernels(src.model))
 			snprintf(err, errlen, "%s: the trace has no samples%s", path,
 			         src.model->window.on ? " in the window (--from/--to)" : "");
 		else if (!(p = ana_profile_from_model(src.model)) || keep_warnings(p, src.model) < 0) {
@@ -696,6 +745,7 @@ int ana_cmd_diff(int argc, char **argv)
 	ana_out *of = NULL;
 	char oerr[512];
 	ana_opts_init(&ao);
+	ao.stream_cuda = ANA_STREAM_CUDA_TABLES; /* kernel time by name: all diff reads of the CUDA records */
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", lopts, NULL)) != -1) {

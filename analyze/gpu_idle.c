@@ -1,6 +1,7 @@
-/* gpu_idle.c — the time-based part of the GPU report: busy % over time, idle gaps and GPU-idle
- * blame (per host thread: CUDA API time by kind, exact; CPU samples by GIL class, estimated;
- * the rest off-CPU), with the call that ended each long gap and its launch stack. */
+/* gpu_idle.c — the time-based part of the GPU report, printed from the streamed aggregates
+ * (gpu_sum.h, gpu_blame.c): busy % over time, idle gaps and GPU-idle blame (per host thread: CUDA
+ * API time by kind, exact; CPU samples by GIL class, estimated; the rest off-CPU), with the call
+ * that ended each long gap and its launch stack. */
 #include "gpu_idle.h"
 
 #include "bounds.h"
@@ -13,393 +14,26 @@
 #include "launch.h"
 #include "launch_report.h"
 
-/* What a host thread can be doing, in report order. */
-enum {
-	ST_SYNC, ST_LAUNCH, ST_ALLOC, ST_COPY, ST_API_OTHER,            /* inside a CUDA API call */
-	ST_PY_GIL, ST_NATIVE_GIL, ST_NATIVE_NOGIL, ST_WAIT_GIL, ST_NONPY, /* sampled on CPU */
-	ST_OFF,                                                          /* neither */
-	ST_COUNT
-};
-static const char *const st_names[ST_COUNT] = {
+static const char *const st_names[ANA_ST_COUNT] = {
 	"synchronizing", "launching", "in the allocator", "copying", "other CUDA calls",
 	"python+GIL", "native+GIL", "native, no GIL", "waiting for GIL", "native",
 	"off-CPU/unsampled",
 };
-
-static int class_state(int cls)
-{
-	switch (cls) {
-	case ANA_CLASS_PY_GIL: return ST_PY_GIL;
-	case ANA_CLASS_NATIVE_GIL: return ST_NATIVE_GIL;
-	case ANA_CLASS_NATIVE_NOGIL: return ST_NATIVE_NOGIL;
-	case ANA_CLASS_WAIT_GIL: return ST_WAIT_GIL;
-	default: return ST_NONPY;
-	}
-}
-
-/* The kind of a CUDA API call, from its name (runtime or driver). */
-static int api_state(const char *n)
-{
-	if (strstr(n, "Synchronize") || strstr(n, "EventQuery") || strstr(n, "StreamQuery"))
-		return ST_SYNC;
-	if (strstr(n, "Malloc") || strstr(n, "Free") || strstr(n, "MemAlloc") || strstr(n, "MemCreate") ||
-	    strstr(n, "MemRelease") || strstr(n, "MemMap") || strstr(n, "MemUnmap") || strstr(n, "MemSetAccess") ||
-	    strstr(n, "MemAddress") || strstr(n, "HostAlloc") || strstr(n, "HostRegister") ||
-	    strstr(n, "MemPool") || strstr(n, "HostUnregister"))
-		return ST_ALLOC;
-	if (strstr(n, "Launch"))
-		return ST_LAUNCH;
-	if (strstr(n, "Memcpy") || strstr(n, "Memset"))
-		return ST_COPY;
-	return ST_API_OTHER;
-}
-
-/* A thread's CUDA API time as disjoint outermost spans (a driver call inside a runtime call
- * belongs to the runtime call). */
-typedef struct tspan {
-	uint64_t start_ns, end_ns;
-	int state;
-	const char *name;
-	uint32_t pid, correlation; /* the outer call's: its launch stack, when the agent took one */
-} tspan;
-
-typedef struct hthread {
-	uint32_t pid, tid;
-	const char *name;
-	size_t *samples;       /* indices into m->samples, time order */
-	size_t n_samples;
-	tspan *spans;
-	size_t n_spans;
-} hthread;
-
-typedef struct hctx {
-	const ana_model *m;
-	hthread *th;
-	size_t n_th;
-} hctx;
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
 }
 
-static int cmp_thread(const void *a, const void *b)
-{
-	const hthread *x = a, *y = b;
-	int c = cmp_u64(x->pid, y->pid);
-	return c ? c : cmp_u64(x->tid, y->tid);
-}
-
-static hthread *find_thread(const hctx *h, uint32_t pid, uint32_t tid)
-{
-	hthread key = { .pid = pid, .tid = tid };
-	return bsearch(&key, h->th, h->n_th, sizeof(*h->th), cmp_thread);
-}
-
-static int cmp_api_start(const void *a, const void *b, void *ctx)
-{
-	const ana_model *m = ctx;
-	const gtt_cuda_api *x = &m->apis.v[*(const size_t *)a], *y = &m->apis.v[*(const size_t *)b];
-	int c = cmp_u64(x->pid, y->pid);
-	if (!c)
-		c = cmp_u64(x->tid, y->tid);
-	if (!c)
-		c = cmp_u64(x->start_ns, y->start_ns);
-	if (!c)
-		c = -cmp_u64(x->end_ns, y->end_ns);    /* the outer call first */
-	if (!c)
-		c = cmp_u64(x->domain, y->domain);   /* runtime before driver */
-	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
-}
-
-static int cmp_sample(const void *a, const void *b, void *ctx)
-{
-	const ana_model *m = ctx;
-	const ana_sample *x = &m->samples.v[*(const size_t *)a], *y = &m->samples.v[*(const size_t *)b];
-	int c = cmp_u64(x->pid, y->pid);
-	if (!c)
-		c = cmp_u64(x->tid, y->tid);
-	if (!c)
-		c = cmp_u64(x->time_ns, y->time_ns);
-	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
-}
-
-static void hctx_free(hctx *h)
-{
-	for (size_t i = 0; h->th && i < h->n_th; i++) {
-		free(h->th[i].samples);
-		free(h->th[i].spans);
-	}
-	free(h->th);
-}
-
-/* Threads: every recorded thread plus any that only made CUDA calls. */
-static int hctx_build(hctx *h, const ana_model *m)
-{
-	memset(h, 0, sizeof(*h));
-	h->m = m;
-	size_t cap = m->threads.n + m->apis.n + 1, *api_order = NULL, *smp_order = NULL;
-	int rc = -1;
-	h->th = calloc(cap, sizeof(*h->th));
-	api_order = malloc((m->apis.n + 1) * sizeof(*api_order));
-	smp_order = malloc((m->samples.n + 1) * sizeof(*smp_order));
-	if (!h->th || !api_order || !smp_order)
-		goto out;
-	for (size_t i = 0; i < m->threads.n; i++) {
-		h->th[h->n_th].pid = m->threads.v[i].pid;
-		h->th[h->n_th].tid = m->threads.v[i].tid;
-		h->th[h->n_th].name = m->threads.v[i].name ? m->threads.v[i].name : "?";
-		h->n_th++;
-	}
-	for (size_t i = 0; i < m->apis.n; i++)
-		api_order[i] = i;
-	qsort_r(api_order, m->apis.n, sizeof(*api_order), cmp_api_start, (void *)m);
-	for (size_t i = 0; i < m->apis.n; i++) {
-		const gtt_cuda_api *a = &m->apis.v[api_order[i]];
-		if (i && a->pid == m->apis.v[api_order[i - 1]].pid && a->tid == m->apis.v[api_order[i - 1]].tid)
-			continue;
-		if (!ana_thread_find(m, a->pid, a->tid)) {
-			h->th[h->n_th].pid = a->pid;
-			h->th[h->n_th].tid = a->tid;
-			h->th[h->n_th].name = "?";
-			h->n_th++;
-		}
-	}
-	qsort(h->th, h->n_th, sizeof(*h->th), cmp_thread);
-	/* outermost API spans per thread */
-	for (size_t i = 0; i < m->apis.n;) {
-		const gtt_cuda_api *a0 = &m->apis.v[api_order[i]];
-		size_t j = i;
-		while (j < m->apis.n && m->apis.v[api_order[j]].pid == a0->pid && m->apis.v[api_order[j]].tid == a0->tid)
-			j++;
-		hthread *t = find_thread(h, a0->pid, a0->tid);
-		if (!(t->spans = malloc((j - i) * sizeof(*t->spans))))
-			goto out;
-		for (size_t k = i; k < j; k++) {
-			const gtt_cuda_api *a = &m->apis.v[api_order[k]];
-			uint64_t e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
-			tspan *last = t->n_spans ? &t->spans[t->n_spans - 1] : NULL;
-			if (last && a->start_ns < last->end_ns) {
-				if (e > last->end_ns)
-					last->end_ns = e;
-				continue;
-			}
-			tspan *s = &t->spans[t->n_spans++];
-			s->start_ns = a->start_ns;
-			s->end_ns = e;
-			s->name = ana_string_get(m, a->pid, a->name_id);
-			s->state = api_state(s->name);
-			s->pid = a->pid;
-			s->correlation = a->correlation;
-		}
-		i = j;
-	}
-	/* samples per thread */
-	for (size_t i = 0; i < m->samples.n; i++)
-		smp_order[i] = i;
-	qsort_r(smp_order, m->samples.n, sizeof(*smp_order), cmp_sample, (void *)m);
-	for (size_t i = 0; i < m->samples.n;) {
-		const ana_sample *s0 = &m->samples.v[smp_order[i]];
-		size_t j = i;
-		while (j < m->samples.n && m->samples.v[smp_order[j]].pid == s0->pid &&
-		       m->samples.v[smp_order[j]].tid == s0->tid)
-			j++;
-		hthread *t = find_thread(h, s0->pid, s0->tid);
-		if (t) {
-			if (!(t->samples = malloc((j - i) * sizeof(*t->samples))))
-				goto out;
-			memcpy(t->samples, smp_order + i, (j - i) * sizeof(*t->samples));
-			t->n_samples = j - i;
-		}
-		i = j;
-	}
-	rc = 0;
-out:
-	free(api_order);
-	free(smp_order);
-	return rc;
-}
-
-/* First span of t with end > t0. */
-static size_t span_after(const hthread *t, uint64_t t0)
-{
-	size_t lo = 0, hi = t->n_spans;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->spans[mid].end_ns <= t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* First sample of t at or after t0. */
-static size_t sample_at(const ana_model *m, const hthread *t, uint64_t t0)
-{
-	size_t lo = 0, hi = t->n_samples;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->samples.v[t->samples[mid]].time_ns < t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int in_spans(const hthread *t, uint64_t ts)
-{
-	size_t i = span_after(t, ts);
-	return i < t->n_spans && t->spans[i].start_ns <= ts;
-}
-
-/* One thread during [g0, g1): ns per state (samples: count x period, capped by what API time leaves),
- * samples per state, the longest API call name, and the most frequent leaf frame of the samples. */
-typedef struct tblame {
-	uint64_t ns[ST_COUNT];
-	uint64_t n_samples[ST_COUNT];
-	uint64_t api_max_ns[ST_COUNT];
-	const char *api_top[ST_COUNT];
-	uint32_t top_stack;
-	uint64_t top_stack_n;
-} tblame;
-
-static uint32_t leaf_frame(const ana_model *m, uint32_t stack_id)
-{
-	if (stack_id >= m->stacks.n || !m->stacks.v[stack_id].n)
-		return UINT32_MAX;
-	return m->stacks.v[stack_id].frames[m->stacks.v[stack_id].n - 1];
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* clamp: samples stand for at most the gap time that API calls leave (one gap shown on its own);
- * without it the sampled estimate stays unbiased for summing over many gaps shorter than a
- * sampling period, and ns[ST_OFF] is left 0 for the caller to compute from the totals. */
-static void blame_thread(const ana_model *m, const hthread *t, uint64_t g0, uint64_t g1, tblame *b, int want_leaf,
-                         int clamp)
-{
-	memset(b, 0, sizeof(*b));
-	b->top_stack = UINT32_MAX;
-	uint64_t api_ns = 0;
-	for (size_t i = span_after(t, g0); i < t->n_spans && t->spans[i].start_ns < g1; i++) {
-		const tspan *s = &t->spans[i];
-		uint64_t a = s->start_ns > g0 ? s->start_ns : g0, e = s->end_ns < g1 ? s->end_ns : g1;
-		if (e <= a)
-			continue;
-		b->ns[s->state] += e - a;
-		api_ns += e - a;
-		if (e - a > b->api_max_ns[s->state]) {
-			b->api_max_ns[s->state] = e - a;
-			b->api_top[s->state] = s->name;
-		}
-	}
-	uint64_t sampled = 0;
-	size_t first = sample_at(m, t, g0), n_leaf = 0;
-	uint32_t leaves[256];
-	for (size_t i = first; i < t->n_samples; i++) {
-		const ana_sample *s = &m->samples.v[t->samples[i]];
-		if (s->time_ns >= g1)
-			break;
-		if (in_spans(t, s->time_ns))
-			continue;
-		int st = class_state(s->cls);
-		b->n_samples[st]++;
-		b->ns[st] = ana_sat_add(b->ns[st], s->weight_ns);
-		sampled = ana_sat_add(sampled, s->weight_ns);
-		if (want_leaf && n_leaf < 256)
-			leaves[n_leaf++] = leaf_frame(m, s->stack_id);
-	}
-	uint64_t gap = g1 - g0, room = gap - (api_ns < gap ? api_ns : gap);
-	if (!clamp)
-		goto leaf;
-	if (sampled > room) {
-		/* samples stand for more time than is left: scale their estimate down to fit */
-		for (int st = ST_PY_GIL; st <= ST_NONPY; st++)
-			b->ns[st] = sampled ? ana_d2u64((double)b->ns[st] * (double)room / (double)sampled) : 0;
-		sampled = room;
-	}
-	b->ns[ST_OFF] = room - sampled;
-leaf:
-	if (n_leaf) {
-		qsort(leaves, n_leaf, sizeof(*leaves), cmp_u32);
-		for (size_t i = 0, j; i < n_leaf; i = j) {
-			for (j = i; j < n_leaf && leaves[j] == leaves[i]; j++)
-				;
-			if (j - i > b->top_stack_n && leaves[i] != UINT32_MAX) {
-				b->top_stack_n = j - i;
-				b->top_stack = leaves[i];
-			}
-		}
-	}
-}
-
-typedef struct gap {
-	uint64_t start_ns, end_ns;
-	int dev;
-	size_t before, after;    /* busy-span indices around the gap */
-} gap;
-
-/* First of the gaps g[0..n) (disjoint, in time order) that ends after t0. */
-static size_t gap_after(const gap *g, size_t n, uint64_t t0)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (g[mid].end_ns <= t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* What t did during all the gaps g[0..n) (disjoint, in time order): the sum over the gaps of
- * blame_thread(..., want_leaf 0, clamp 0), in one walk over the thread's own API spans and
- * samples (a walk over the gaps per thread costs threads x gaps). */
-static void blame_gaps(const ana_model *m, const hthread *t, const gap *g, size_t n, tblame *b)
-{
-	memset(b, 0, sizeof(*b));
-	b->top_stack = UINT32_MAX;
-	for (size_t i = 0; i < t->n_spans; i++) {
-		const tspan *s = &t->spans[i];
-		for (size_t k = gap_after(g, n, s->start_ns); k < n && g[k].start_ns < s->end_ns; k++) {
-			uint64_t a = s->start_ns > g[k].start_ns ? s->start_ns : g[k].start_ns;
-			uint64_t e = s->end_ns < g[k].end_ns ? s->end_ns : g[k].end_ns;
-			if (e <= a)
-				continue;
-			b->ns[s->state] = ana_sat_add(b->ns[s->state], e - a);
-			if (e - a > b->api_max_ns[s->state]) {
-				b->api_max_ns[s->state] = e - a;
-				b->api_top[s->state] = s->name;
-			}
-		}
-	}
-	for (size_t i = 0; i < t->n_samples; i++) {
-		const ana_sample *s = &m->samples.v[t->samples[i]];
-		size_t k = gap_after(g, n, s->time_ns);
-		if (k == n || g[k].start_ns > s->time_ns || in_spans(t, s->time_ns))
-			continue;
-		int st = class_state(s->cls);
-		b->n_samples[st]++;
-		b->ns[st] = ana_sat_add(b->ns[st], s->weight_ns);
-	}
-}
-
-static uint64_t active_ns(const tblame *b)
+static uint64_t active_ns(const ana_gpu_blame *b)
 {
 	uint64_t s = 0;
-	for (int st = 0; st < ST_OFF; st++)
+	for (int st = 0; st < ANA_ST_OFF; st++)
 		s += b->ns[st];
 	return s;
 }
 
-static void print_blame(const ana_model *m, FILE *out, const hthread *t, const tblame *b, const char *indent)
+static void print_blame(const ana_model *m, FILE *out, const ana_gpu_thread *t, const ana_gpu_blame *b, const char *indent)
 {
 	/* in a job (threads of several processes; m->threads is sorted by pid) the tid alone does
 	 * not say whose thread it is */
@@ -408,92 +42,54 @@ static void print_blame(const ana_model *m, FILE *out, const hthread *t, const t
 	else
 		fprintf(out, "%sthread %u %s:", indent, t->tid, t->name);
 	const char *sep = " ";
-	for (int st = 0; st < ST_COUNT; st++) {
+	for (int st = 0; st < ANA_ST_COUNT; st++) {
 		if (!b->ns[st] && !b->n_samples[st])
 			continue;
-		fprintf(out, "%s%s %s%.3f ms", sep, st_names[st], st >= ST_PY_GIL && st < ST_OFF ? "~" : "",
+		fprintf(out, "%s%s %s%.3f ms", sep, st_names[st], st >= ANA_ST_PY_GIL && st < ANA_ST_OFF ? "~" : "",
 		        (double)b->ns[st] / (double)GT_NS_PER_MS);
-		if (st < ST_PY_GIL && b->api_top[st])
+		if (st < ANA_ST_PY_GIL && b->api_top[st])
 			fprintf(out, " (%s)", b->api_top[st]);
-		else if (st >= ST_PY_GIL && st < ST_OFF)
+		else if (st >= ANA_ST_PY_GIL && st < ANA_ST_OFF)
 			fprintf(out, " (%" PRIu64 " sample%s)", b->n_samples[st], b->n_samples[st] == 1 ? "" : "s");
 		sep = ", ";
 	}
-	if (b->top_stack != UINT32_MAX && b->top_stack < m->frames.n)
-		fprintf(out, "; top frame %s", m->frames.v[b->top_stack].name);
+	if (b->top_frame != ANA_NO_ID && b->top_frame < m->frames.n)
+		fprintf(out, "; top frame %s", m->frames.v[b->top_frame].name);
 	fputc('\n', out);
 }
 
 /* ---- busy % ---- */
 
-/* At most this many buckets per device: a hostile trace can span 2^64 ns. */
-#define BUSY_MAX_BUCKETS 200
-
-static uint64_t bucket_ns_for(uint64_t span_ns)
+void ana_gpu_report_busy(const ana_model *m, const ana_gpu_sum *S, FILE *out)
 {
-	static const uint64_t steps_ms[] = { 100, 200, 500, 1000, 2000, 5000, 10000, 30000, 60000, 300000, 600000 };
-	for (size_t i = 0; i < sizeof(steps_ms) / sizeof(steps_ms[0]); i++)
-		if (span_ns / (steps_ms[i] * GT_NS_PER_MS) < BUSY_MAX_BUCKETS)
-			return steps_ms[i] * GT_NS_PER_MS;
-	return 600000 * GT_NS_PER_MS; /* longer recordings: ana_bins widens the buckets */
-}
-
-void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
-{
-	const ana_model *m = g->m;
-	if (!g->n_busy)
+	(void)m;
+	const ana_bins *bins = &S->bins;
+	int any = 0;
+	for (int d = 0; d < S->n_phys; d++)
+		any |= S->busy[d].has;
+	if (!any)
 		return;
-	ana_bins bins;
-	ana_bins_init(&bins, m->start_ns, m->end_ns, bucket_ns_for(ana_span(m->start_ns, m->end_ns)),
-	              BUSY_MAX_BUCKETS);
-	uint64_t t0 = bins.t0, t1 = bins.t1, bucket = bins.width_ns;
-	size_t nb = bins.n;
-	uint64_t *busy = calloc(nb, sizeof(*busy));
-	if (!busy)
-		return;
+	uint64_t t0 = bins->t0, t1 = bins->t1;
 	fprintf(out, "\nGPU busy (union of kernels, copies and memsets on the device):\n");
-	/* busy spans are sorted by (device, start): each device's are one run */
-	for (size_t r0 = 0, r1; r0 < g->n_busy; r0 = r1) {
-		int d = g->busy[r0].dev;
-		for (r1 = r0; r1 < g->n_busy && g->busy[r1].dev == d; r1++)
-			;
-		uint64_t total = 0, first = UINT64_MAX, last = 0;
-		memset(busy, 0, nb * sizeof(*busy));
-		for (size_t i = r0; i < r1; i++) {
-			const ana_gpu_span *s = &g->busy[i];
-			uint64_t a = s->start_ns < t0 ? t0 : s->start_ns, e = s->end_ns > t1 ? t1 : s->end_ns;
-			if (s->start_ns < first)
-				first = s->start_ns;
-			if (s->end_ns > last)
-				last = s->end_ns;
-			if (e <= a)
-				continue;
-			total += e - a; /* busy spans of a device are disjoint and inside [t0, t1) */
-			for (uint64_t x = a; x < e;) {
-				size_t bi = ana_bins_index(&bins, x);
-				uint64_t be = ana_bins_end(&bins, bi), ce = be < e ? be : e;
-				busy[bi] += ce - x;
-				x = ce;
-			}
-		}
-		if (first == UINT64_MAX)
+	for (int d = 0; d < S->n_phys; d++) {
+		const ana_gpu_busy *b = &S->busy[d];
+		if (!b->has)
 			continue;
-		uint64_t active = ana_span(first, last);
+		uint64_t active = ana_span(b->first_ns, b->last_ns);
 		fprintf(out, "  GPU %d: busy %.1f%% of the recording (%.3f of %.3f s); %.1f%% between its first and last "
-		        "work (%.3f s)\n", d, 100.0 * (double)total / (double)(t1 - t0), gt_ns_to_s(total),
-		        gt_ns_to_s(t1 - t0), active ? 100.0 * (double)total / (double)active : 100.0,
+		        "work (%.3f s)\n", d, 100.0 * (double)b->total_ns / (double)(t1 - t0), gt_ns_to_s(b->total_ns),
+		        gt_ns_to_s(t1 - t0), active ? 100.0 * (double)b->total_ns / (double)active : 100.0,
 		        gt_ns_to_s(active));
-		fprintf(out, "  GPU %d busy %% per %.1f s from the start of the recording:\n", d, gt_ns_to_s(bucket));
-		for (size_t i = 0; i < nb; i++) {
-			uint64_t len = ana_bins_end(&bins, i) - ana_bins_start(&bins, i);
+		fprintf(out, "  GPU %d busy %% per %.1f s from the start of the recording:\n", d, gt_ns_to_s(bins->width_ns));
+		for (size_t i = 0; i < bins->n; i++) {
+			uint64_t len = ana_bins_end(bins, i) - ana_bins_start(bins, i);
 			if (i % 10 == 0)
-				fprintf(out, "    %8.1f s:", gt_ns_to_s(ana_bins_start(&bins, i) - t0));
-			fprintf(out, " %3.0f", len ? 100.0 * (double)busy[i] / (double)len : 0.0);
-			if (i % 10 == 9 || i + 1 == nb)
+				fprintf(out, "    %8.1f s:", gt_ns_to_s(ana_bins_start(bins, i) - t0));
+			fprintf(out, " %3.0f", len ? 100.0 * (double)b->bins[i] / (double)len : 0.0);
+			if (i % 10 == 9 || i + 1 == bins->n)
 				fputc('\n', out);
 		}
 	}
-	free(busy);
 }
 
 /* ---- idle gaps ---- */
@@ -501,99 +97,25 @@ void ana_gpu_report_busy(const ana_gpu_ctx *g, FILE *out)
 /* Devices whose idle time is broken down per host thread (each costs a walk over every thread). */
 #define BLAME_MAX_DEVICES 64
 
-
-static int cmp_gap_len(const void *a, const void *b)
+static int cmp_thread_key(const void *k, const void *e)
 {
-	const gap *x = a, *y = b;
-	uint64_t lx = x->end_ns - x->start_ns, ly = y->end_ns - y->start_ns;
-	if (lx != ly)
-		return lx > ly ? -1 : 1;
-	int c = cmp_u64(x->start_ns, y->start_ns);
-	return c ? c : x->dev - y->dev;
+	const uint32_t *key = k;
+	const ana_gpu_thread *t = e;
+	int c = cmp_u64(key[0], t->pid);
+	return c ? c : cmp_u64(key[1], t->tid);
 }
 
-/* The work that ended a gap: the first act of dev starting at t. */
-static const ana_gpu_act *act_at(const ana_gpu_ctx *g, int dev, uint64_t t)
+static const ana_gpu_thread *find_thread(const ana_gpu_sum *S, uint32_t pid, uint32_t tid)
 {
-	size_t lo = 0, hi = g->n_acts;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const ana_gpu_act *a = &g->acts[mid];
-		if (a->dev < dev || (a->dev == dev && a->start_ns < t))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->n_acts && g->acts[lo].dev == dev ? &g->acts[lo] : NULL;
+	uint32_t key[2] = { pid, tid };
+	return bsearch(key, S->threads, S->n_threads, sizeof(*S->threads), cmp_thread_key);
 }
 
-static const gtt_cuda_api *api_for(const ana_model *m, uint32_t pid, uint32_t corr, const size_t *by_corr)
+static int cmp_active(const void *a, const void *b)
 {
-	size_t lo = 0, hi = m->apis.n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const gtt_cuda_api *a = &m->apis.v[by_corr[mid]];
-		if (a->pid < pid || (a->pid == pid && a->correlation < corr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* runtime records sort first among equal ids */
-	if (lo < m->apis.n && m->apis.v[by_corr[lo]].pid == pid && m->apis.v[by_corr[lo]].correlation == corr)
-		return &m->apis.v[by_corr[lo]];
-	return NULL;
-}
-
-static int cmp_api_corr(const void *a, const void *b, void *ctx)
-{
-	const ana_model *m = ctx;
-	const gtt_cuda_api *x = &m->apis.v[*(const size_t *)a], *y = &m->apis.v[*(const size_t *)b];
-	int c = cmp_u64(x->pid, y->pid);
-	if (!c)
-		c = cmp_u64(x->correlation, y->correlation);
-	if (!c)
-		c = cmp_u64(x->domain, y->domain);
-	return c ? c : cmp_u64(*(const size_t *)a, *(const size_t *)b);
-}
-
-static size_t *corr_index(const ana_model *m)
-{
-	size_t *idx = malloc((m->apis.n + 1) * sizeof(*idx));
-	if (!idx)
-		return NULL;
-	for (size_t i = 0; i < m->apis.n; i++)
-		idx[i] = i;
-	qsort_r(idx, m->apis.n, sizeof(*idx), cmp_api_corr, (void *)m);
-	return idx;
-}
-
-static void act_pid_corr(const ana_model *m, const ana_gpu_act *a, uint32_t *pid, uint32_t *corr, const char **name)
-{
-	switch (a->type) {
-	case ANA_GPU_KERNEL:
-		*pid = m->kernels.v[a->idx].pid;
-		*corr = m->kernels.v[a->idx].correlation;
-		*name = ana_kernel_name(m, *pid, m->kernels.v[a->idx].name_id);
-		break;
-	case ANA_GPU_COPY:
-		*pid = m->memcpys.v[a->idx].pid;
-		*corr = m->memcpys.v[a->idx].correlation;
-		*name = "memcpy";
-		break;
-	default:
-		*pid = m->memsets.v[a->idx].pid;
-		*corr = m->memsets.v[a->idx].correlation;
-		*name = "memset";
-		break;
-	}
-}
-
-static int cmp_active(const void *a, const void *b, void *ctx)
-{
-	const tblame *bl = ctx;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	int c = -cmp_u64(active_ns(&bl[x]), active_ns(&bl[y]));
-	return c ? c : cmp_u64(x, y);
+	const ana_gpu_tblame *x = a, *y = b;
+	int c = -cmp_u64(active_ns(&x->b), active_ns(&y->b));
+	return c ? c : cmp_u64(x->thread, y->thread);
 }
 
 /* The launch stack of a call in one line, or that the agent took none for it (never another's). */
@@ -610,161 +132,106 @@ static void print_call_stack(const ana_model *m, FILE *out, const char *what, ui
 	fputc('\n', out);
 }
 
-/* When the submitting thread came out of a synchronization inside the gap just before it
- * submitted: that call (the host waited, then launched) with its stack. */
-static void print_sync_before(const ana_model *m, FILE *out, const hthread *t, const gtt_cuda_api *a, const gap *gp)
+static void print_gap(const ana_model *m, const ana_gpu_sum *S, FILE *out, const ana_gpu_gap *gp, int rank)
 {
-	/* spans before i ended by the launch's start: i - 1 is the thread's call before it */
-	size_t i = span_after(t, a->start_ns);
-	if (i == 0)
-		return;
-	const tspan *s = &t->spans[i - 1];
-	if (s->state != ST_SYNC || s->end_ns < gp->start_ns || s->end_ns > a->start_ns)
-		return;
-	fprintf(out, "       after %s, %.3f ms long, returned at %+.3f ms\n", s->name,
-	        (double)(s->end_ns - s->start_ns) / (double)GT_NS_PER_MS,
-	        ((double)s->end_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
-	print_call_stack(m, out, "synchronized from", s->pid, s->correlation);
-}
-
-static void print_gap(const ana_gpu_ctx *g, const hctx *h, FILE *out, const gap *gp, int rank, const size_t *by_corr)
-{
-	const ana_model *m = g->m;
 	uint64_t len = gp->end_ns - gp->start_ns;
 	fprintf(out, "  #%d GPU %d idle %.3f ms from %.6f s\n", rank, gp->dev, (double)len / (double)GT_NS_PER_MS,
 	        gt_ns_to_s(gp->start_ns - m->start_ns));
-	const ana_gpu_act *next = act_at(g, gp->dev, gp->end_ns);
-	if (next) {
-		uint32_t pid, corr;
-		const char *name;
-		act_pid_corr(m, next, &pid, &corr, &name);
-		const gtt_cuda_api *a = by_corr ? api_for(m, pid, corr, by_corr) : NULL;
+	if (gp->has_next) {
+		const char *name = gp->next_type == ANA_WORK_KERNEL ? ana_kernel_name(m, gp->next_pid, gp->next_name_id)
+		                   : gp->next_type == ANA_WORK_COPY ? "memcpy" : "memset";
 		size_t nl = strlen(name);
 		fprintf(out, "     ended by %.*s%s", nl > 60 ? 57 : (int)nl, name, nl > 60 ? "..." : "");
-		const hthread *t = a ? find_thread(h, a->pid, a->tid) : NULL;
-		if (a) {
-			fprintf(out, ", submitted by thread %u %s through %s at %+.3f ms from the gap's start", a->tid,
-			        t ? t->name : "?", ana_string_get(m, a->pid, a->name_id),
-			        ((double)a->start_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
+		const ana_gpu_thread *t = gp->has_api ? find_thread(S, gp->next_pid, gp->api_tid) : NULL;
+		if (gp->has_api) {
+			fprintf(out, ", submitted by thread %u %s through %s at %+.3f ms from the gap's start", gp->api_tid,
+			        t ? t->name : "?", ana_string_get(m, gp->next_pid, gp->api_name_id),
+			        ((double)gp->api_start_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
 		}
 		fputc('\n', out);
-		if (a)
-			print_call_stack(m, out, "launched from", a->pid, a->correlation);
-		if (a && t)
-			print_sync_before(m, out, t, a, gp);
-	}
-	size_t shown = 0, idle = 0;
-	tblame *bl = calloc(h->n_th ? h->n_th : 1, sizeof(*bl));
-	size_t *order = calloc(h->n_th ? h->n_th : 1, sizeof(*order));
-	if (!bl || !order)
-		goto out;
-	for (size_t i = 0; i < h->n_th; i++) {
-		blame_thread(m, &h->th[i], gp->start_ns, gp->end_ns, &bl[i], 1, 1);
-		order[i] = i;
-	}
-	/* most active threads first; ties by (pid, tid) order */
-	qsort_r(order, h->n_th, sizeof(*order), cmp_active, bl);
-	for (size_t i = 0; i < h->n_th; i++) {
-		const tblame *b = &bl[order[i]];
-		if (!active_ns(b)) {
-			idle++;
-			continue;
+		if (gp->has_api)
+			print_call_stack(m, out, "launched from", gp->next_pid, gp->next_corr);
+		/* the submitting thread came out of a synchronization inside the gap just before it
+		 * submitted: that call (the host waited, then launched) with its stack */
+		if (gp->has_api && t && gp->has_sync && gp->sync_end_ns >= gp->start_ns && gp->sync_end_ns <= gp->api_start_ns) {
+			fprintf(out, "       after %s, %.3f ms long, returned at %+.3f ms\n", gp->sync_name,
+			        (double)(gp->sync_end_ns - gp->sync_start_ns) / (double)GT_NS_PER_MS,
+			        ((double)gp->sync_end_ns - (double)gp->start_ns) / (double)GT_NS_PER_MS);
+			print_call_stack(m, out, "synchronized from", gp->sync_pid, gp->sync_corr);
 		}
-		if (shown++ < 8)
-			print_blame(m, out, &h->th[order[i]], b, "     ");
 	}
+	ana_gpu_tblame *order = malloc((gp->n_threads ? gp->n_threads : 1) * sizeof(*order));
+	if (!order)
+		return;
+	memcpy(order, gp->threads, gp->n_threads * sizeof(*order));
+	/* most active threads first; ties by (pid, tid) order */
+	qsort(order, gp->n_threads, sizeof(*order), cmp_active);
+	size_t shown = gp->n_threads, idle = S->n_threads - gp->n_threads;
+	for (size_t i = 0; i < gp->n_threads && i < 8; i++)
+		print_blame(m, out, &S->threads[order[i].thread], &order[i].b, "     ");
 	if (shown > 8)
 		fprintf(out, "     (%zu more active threads)\n", shown - 8);
 	if (idle)
 		fprintf(out, "     (%zu thread%s off-CPU or unsampled throughout)\n", idle, idle == 1 ? "" : "s");
-out:
-	free(bl);
 	free(order);
 }
 
-void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
+void ana_gpu_report_idle(const ana_model *m, const ana_gpu_sum *S, FILE *out, int top_n)
 {
-	const ana_model *m = g->m;
-	hctx h;
-	gap *gaps = NULL;
-	size_t ng = 0, *by_corr = NULL;
-	if (g->n_busy < 2)
-		return;
-	if (hctx_build(&h, m) < 0)
-		goto out;
-	gaps = calloc(g->n_busy, sizeof(*gaps));
-	by_corr = corr_index(m);
-	if (!gaps || !by_corr)
-		goto out;
-	for (size_t i = 1; i < g->n_busy; i++)
-		if (g->busy[i].dev == g->busy[i - 1].dev && g->busy[i].start_ns > g->busy[i - 1].end_ns) {
-			gap *gp = &gaps[ng++];
-			gp->start_ns = g->busy[i - 1].end_ns;
-			gp->end_ns = g->busy[i].start_ns;
-			gp->dev = g->busy[i].dev;
-			gp->before = i - 1;
-			gp->after = i;
-		}
-	fprintf(out, "\nGPU idle between work (gaps from the end of one piece of work to the start of the next):\n");
-	static const uint64_t edges[] = { 10000, 100000, 1000000, 10000000, UINT64_MAX };
 	static const char *const edge_names[] = { "< 10 us", "10-100 us", "0.1-1 ms", "1-10 ms", ">= 10 ms" };
-	/* gaps are in (device, time) order: each device's are one run [g0, g1) */
+	size_t n_busy_devs = 0;
+	uint64_t n_spans = 0;
+	for (int d = 0; d < S->n_phys; d++) {
+		n_busy_devs += S->busy[d].has;
+		n_spans += S->busy[d].has ? S->busy[d].n_gaps + 1 : 0;
+	}
+	if (n_spans < 2)
+		return;
+	fprintf(out, "\nGPU idle between work (gaps from the end of one piece of work to the start of the next):\n");
 	size_t n_blamed = 0, n_unblamed = 0;
-	for (size_t g0 = 0, g1; g0 < ng; g0 = g1) {
-		int d = gaps[g0].dev;
-		for (g1 = g0; g1 < ng && gaps[g1].dev == d; g1++)
-			;
-		uint64_t cnt[5] = { 0 }, ns[5] = { 0 }, total = 0, n = 0;
-		for (size_t i = g0; i < g1; i++) {
-			uint64_t len = gaps[i].end_ns - gaps[i].start_ns;
-			int k = 0;
-			while (len >= edges[k])
-				k++;
-			cnt[k]++;
-			ns[k] += len;
-			total += len;
-			n++;
-		}
-		if (!n)
+	for (int d = 0; d < S->n_phys; d++) {
+		const ana_gpu_busy *b = &S->busy[d];
+		if (!b->n_gaps)
 			continue;
-		fprintf(out, "  GPU %d: %.3f ms idle in %" PRIu64 " gaps:", d, (double)total / (double)GT_NS_PER_MS, n);
+		fprintf(out, "  GPU %d: %.3f ms idle in %" PRIu64 " gaps:", d, (double)b->gap_total / (double)GT_NS_PER_MS,
+		        b->n_gaps);
 		for (int k = 0; k < 5; k++)
-			if (cnt[k])
-				fprintf(out, " %s %" PRIu64 " (%.3f ms)%s", edge_names[k], cnt[k], (double)ns[k] / (double)GT_NS_PER_MS, k < 4 ? ";" : "");
+			if (b->gap_cnt[k])
+				fprintf(out, " %s %" PRIu64 " (%.3f ms)%s", edge_names[k], b->gap_cnt[k],
+				        (double)b->gap_ns[k] / (double)GT_NS_PER_MS, k < 4 ? ";" : "");
 		fputc('\n', out);
-		/* the blame walks every thread's samples once per device: bounded to the first devices
-		 * (a host has a few GPUs; a trace naming thousands is not a host's) */
-		if (n_blamed == BLAME_MAX_DEVICES) {
+		/* the blame is kept for the first devices (a host has a few GPUs; a trace naming thousands
+		 * is not a host's) */
+		if (n_blamed == BLAME_MAX_DEVICES || !b->blame) {
 			n_unblamed++;
 			continue;
 		}
 		n_blamed++;
-		/* GPU-idle blame over all gaps: per thread, sum over gaps */
 		fprintf(out, "  GPU-idle blame, GPU %d (per host thread, during all %" PRIu64 " gaps; API time exact, "
-		        "~ estimated from samples):\n", d, n);
-		size_t idle_threads = 0, shown = 0;
-		for (size_t t = 0; t < h.n_th; t++) {
-			tblame sum;
-			blame_gaps(m, &h.th[t], gaps + g0, g1 - g0, &sum);
+		        "~ estimated from samples):\n", d, b->n_gaps);
+		size_t idle_threads = S->n_threads - b->n_blame; /* threads without a part in any gap */
+		for (size_t k = 0; k < b->n_blame; k++) {
+			size_t t = b->blame[k].thread;
+			ana_gpu_blame sum = b->blame[k].b;
 			/* samples over all gaps: an unbiased estimate, capped by what API time leaves */
 			uint64_t api = 0, sampled = 0;
-			for (int st = 0; st < ST_PY_GIL; st++)
+			for (int st = 0; st < ANA_ST_PY_GIL; st++)
 				api = ana_sat_add(api, sum.ns[st]);
-			for (int st = ST_PY_GIL; st < ST_OFF; st++)
+			for (int st = ANA_ST_PY_GIL; st < ANA_ST_OFF; st++)
 				sampled = ana_sat_add(sampled, sum.ns[st]);
-			uint64_t room = total > api ? total - api : 0;
+			uint64_t room = b->gap_total > api ? b->gap_total - api : 0;
 			if (sampled > room) {
-				for (int st = ST_PY_GIL; st < ST_OFF; st++)
+				for (int st = ANA_ST_PY_GIL; st < ANA_ST_OFF; st++)
 					sum.ns[st] = ana_d2u64((double)sum.ns[st] * (double)room / (double)sampled);
 				sampled = room;
 			}
-			sum.ns[ST_OFF] = room - sampled;
+			sum.ns[ANA_ST_OFF] = room - sampled;
+			sum.top_frame = ANA_NO_ID;
 			if (!active_ns(&sum)) {
 				idle_threads++;
 				continue;
 			}
-			shown++;
-			print_blame(m, out, &h.th[t], &sum, "    ");
+			print_blame(m, out, &S->threads[t], &sum, "    ");
 		}
 		if (idle_threads)
 			fprintf(out, "    (%zu thread%s off-CPU or unsampled during every gap)\n", idle_threads,
@@ -772,12 +239,8 @@ void ana_gpu_report_idle(const ana_gpu_ctx *g, FILE *out, int top_n)
 	}
 	if (n_unblamed)
 		fprintf(out, "  (GPU-idle blame left out for %zu more devices)\n", n_unblamed);
-	qsort(gaps, ng, sizeof(*gaps), cmp_gap_len);
 	fprintf(out, "\nLongest GPU idle gaps (top %d) and what every host thread did meanwhile:\n", top_n);
-	for (size_t i = 0; i < ng && (int)i < top_n; i++)
-		print_gap(g, &h, out, &gaps[i], (int)i + 1, by_corr);
-out:
-	free(gaps);
-	free(by_corr);
-	hctx_free(&h);
+	for (size_t i = 0; i < S->n_top_gaps && (int)i < top_n; i++)
+		print_gap(m, S, out, &S->gaps[i], (int)i + 1);
+	(void)n_busy_devs;
 }

@@ -9,6 +9,7 @@
 #include "demangle.h"
 #include "gt_util.h"
 #include "launch.h"
+#include "gpu_sum.h"
 #include "launch_report.h"
 #include "model_priv.h"
 
@@ -267,12 +268,14 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 	ana_launches L;
 	lrow *rows = NULL;
 	lsite *sites = NULL;
-	if (!m->kernels.n && !m->memcpys.n && !m->memsets.n)
+	const ana_gpu_sum *S = ana_gpu_sum_of(m);
+	if (S && !S->n_kernels && !S->n_copies && !S->n_memsets)
 		return;
-	if (ana_launches_build(m, 0, 0, &L) < 0) {
+	if (!S) {
 		fprintf(out, "\nKernel launch sites: (out of memory)\n");
 		return;
 	}
+	L = S->launches; /* the sum owns it */
 	rows = calloc(L.n_groups ? L.n_groups : 1, sizeof(*rows));
 	sites = calloc(L.n_sites ? L.n_sites : 1, sizeof(*sites));
 	if (!rows || !sites)
@@ -320,5 +323,4 @@ void ana_launch_report(const ana_model *m, FILE *out, int top_n)
 out:
 	free(rows);
 	free(sites);
-	ana_launches_free(&L);
 }

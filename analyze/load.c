@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dwfl.h"
+#include "gpu_sum.h"
 #include "gt_util.h"
 #include "load_priv.h"
 #include "model.h"
@@ -354,6 +355,18 @@ static int take_definition(loader *L, const gtt_record *rec)
 	}
 }
 
+/* A CUDA record not kept: ANA_STREAM_CUDA_TABLES counts it by name as it is read (the report's
+ * mode reads them again later instead, when there are any). 0 or GTT_ENOMEM. */
+static int take_streamed(loader *L, const gtt_record *rec)
+{
+	L->n_streamed++;
+	if (L->o->stream_cuda != ANA_STREAM_CUDA_TABLES)
+		return 0;
+	if (!L->gpu_tables && !(L->gpu_tables = ana_gpu_tables_new()))
+		return GTT_ENOMEM;
+	return ana_gpu_tables_add(L->gpu_tables, rec);
+}
+
 /* One record into the model (or into the loader's accumulators). 0 or <0. */
 static int take_record(loader *L, const gtt_record *rec)
 {
@@ -410,6 +423,11 @@ static int take_record(loader *L, const gtt_record *rec)
 	}
 #define SIMPLE(TAG, VEC, FIELD, T0, T1)                   \
 	case TAG: {                                       \
+		if (L->o->stream_cuda && ana_load_streamed(TAG)) { \
+			see_time(m, rec->u.FIELD.T0);     \
+			see_time(m, rec->u.FIELD.T1);     \
+			return take_streamed(L, rec); \
+		}                                         \
 		void *e = ana_vec_push(m->VEC);           \
 		if (!e)                                   \
 			return GTT_ENOMEM;                \
@@ -687,6 +705,7 @@ static void loader_cleanup(loader *L)
 	free(L->cpu_carry.v);
 	ana_idtable_free(&L->trunc_table);
 	ana_launch_loader_free(L->launch);
+	ana_gpu_tables_free(L->gpu_tables);
 	ana_sym_destroy(L->sym);
 	ana_oncpu_free(L->oncpu);
 	gtt_reader_close(L->r);
@@ -845,6 +864,22 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		const ana_sample *s = &m->samples.v[i];
 		if (s->cls < ANA_CLASS_COUNT)
 			m->threads.v[s->thread_idx].n_class[s->cls]++;
+	}
+	/* the CUDA records: for the report, read again now that samples are classified and the
+	 * bounds known; for the tables, their counts by name (names looked up now) */
+	if (opts->stream_cuda) {
+		m->cuda_streamed = 1;
+		ana_gpu_tables *t = L->gpu_tables;
+		int rc = 0;
+		L->gpu_tables = NULL;
+		if (opts->stream_cuda == ANA_STREAM_CUDA_TABLES && !t && !(t = ana_gpu_tables_new()))
+			rc = GTT_ENOMEM;
+		else
+			rc = t ? ana_gpu_tables_finish(t, m, &m->gpu) : ana_load_gpu(L);
+		if (rc < 0) {
+			snprintf(errbuf, errlen, "%s: out of memory while reading CUDA records", name);
+			goto fail;
+		}
 	}
 	add_warnings(L);
 	loader_cleanup(L);

@@ -67,9 +67,11 @@ typedef struct loader {
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
 	ana_launch_loader *launch; /* launch stacks, symbolized after pass 2 (launch.c) */
+	struct ana_gpu_tables *gpu_tables; /* ANA_STREAM_CUDA_TABLES: CUDA records counted by name */
 	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
 	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
+	uint64_t n_streamed;       /* CUDA records not kept (ana_opts.stream_cuda) */
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
 	uint32_t frames[MAX_DEPTH];
@@ -101,5 +103,15 @@ void ana_load_window_captured(ana_model *m);
 /* Per-thread on-CPU time into the model: from the switches folded in pass 1, or, under
  * capture control, from a second read of them. 0 or GTT_ENOMEM. */
 int ana_load_finish_oncpu(loader *L);
+
+/* load_gpu.c: with ana_opts.stream_cuda, the CUDA work, sync and API records read again into
+ * m->gpu (after the Python merge: the sweep needs classified samples). 0 or GTT_ENOMEM. */
+int ana_load_gpu(loader *L);
+/* The record kinds stream_cuda does not keep. */
+static inline int ana_load_streamed(uint32_t tag)
+{
+	return tag == GTT_REC_CUDA_KERNEL || tag == GTT_REC_CUDA_MEMCPY || tag == GTT_REC_CUDA_MEMSET ||
+	       tag == GTT_REC_CUDA_SYNC || tag == GTT_REC_CUDA_API;
+}
 
 #endif

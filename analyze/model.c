@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_sum.h"
 #include "gt_util.h"
 #include "model.h"
 #include "model_priv.h"
@@ -475,6 +476,7 @@ void ana_model_free(ana_model *m)
 {
 	if (!m)
 		return;
+	ana_gpu_sum_free(m->gpu);
 	free(m->path);
 	for (size_t i = 0; i < m->meta.n; i++) {
 		free(m->meta.v[i].key);

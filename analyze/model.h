@@ -213,6 +213,8 @@ typedef struct ana_model {
 	ANA_VEC(gtt_gil) gil;            /* time order */
 	ANA_VEC(ana_string) strings;
 	ANA_VEC(gtt_cuda_device) cuda_devices;  /* name/uuid interned */
+	/* CUDA work, syncs and API calls: kept here unless ana_opts.stream_cuda, which leaves these
+	 * five empty and streams them into gpu instead */
 	ANA_VEC(gtt_cuda_kernel) kernels;
 	ANA_VEC(gtt_cuda_memcpy) memcpys;
 	ANA_VEC(gtt_cuda_memset) memsets;
@@ -226,6 +228,9 @@ typedef struct ana_model {
 	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
 	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (captured.c) */
 	int capture_controlled;          /* the trace has pid-0 capture records */
+	struct ana_gpu_sum *gpu;         /* the GPU report's aggregates (gpu_sum.h): streamed by the loader
+	                                  * (cuda_streamed), or made from the arrays on first use */
+	int cuda_streamed;               /* loaded with ana_opts.stream_cuda */
 
 	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */
 	void *priv;                      /* load.c's private state (symbolizer, interning tables) */
@@ -259,7 +264,15 @@ typedef struct ana_opts {
 	 * whole instead of cut at its edges (gt-render's timeline clips them itself and shows each
 	 * one's real length); figures summed over the window are then not the window's alone */
 	int window_whole;
+	/* do not keep CUDA work, syncs and API calls (kernels, memcpys, memsets, syncs, apis stay
+	 * empty), only aggregates of them in model->gpu (analyze/gpu_sum.h), whose memory follows
+	 * distinct names, threads and devices: ANA_STREAM_CUDA_REPORT (`report`) reads them again
+	 * once the rest is loaded, for every figure of the GPU report; ANA_STREAM_CUDA_TABLES
+	 * (`diff`, `check`) only counts them by name as they are read (the kernel and API tables,
+	 * nothing over time). Tools that walk the records (timeline, exports, fold) leave it 0 */
+	int stream_cuda;
 } ana_opts;
+enum { ANA_STREAM_CUDA_KEEP = 0, ANA_STREAM_CUDA_REPORT = 1, ANA_STREAM_CUDA_TABLES = 2 };
 void ana_opts_init(ana_opts *o);
 
 /* Read, symbolize, unwind, merge and classify a trace ("-" = stdin; input that is not a regular

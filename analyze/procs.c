@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bounds.h"
-#include "gpu_idle.h"
+#include "gpu_sum.h"
 #include "gt_util.h"
 #include "merge.h"
 #include "model_priv.h" /* ana_process_parent */
@@ -137,71 +137,33 @@ static void threads_into(const ana_model *m, ana_procs *P)
 	}
 }
 
-typedef struct work { uint32_t pid; uint64_t start_ns, end_ns; } work;
-static int work_cmp(const void *a, const void *b)
-{
-	const work *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-/* Busy time of each process's own work (the union over its devices), and which devices. */
+/* Kernels and busy time of each process's own work (the union over its devices), and which
+ * devices: from the GPU aggregates (gpu_sum.h). */
 static int gpu_into(const ana_model *m, ana_procs *P)
 {
-	size_t n = m->kernels.n + m->memcpys.n + m->memsets.n, k = 0;
-	work *w;
-	ana_gpu_ctx g;
-
-	if (!n)
+	if (!ana_gpu_n_records(m))
 		return 0;
-	if (!(w = malloc(n * sizeof(*w))))
+	const ana_gpu_sum *S = ana_gpu_sum_of(m);
+	if (!S)
 		return GTT_ENOMEM;
-	for (size_t i = 0; i < m->kernels.n; i++) {
-		const gtt_cuda_kernel *x = &m->kernels.v[i];
-		ana_proc *p = find_mut(P, x->pid);
-		w[k++] = (work){ x->pid, x->start_ns, x->end_ns };
-		if (p) {
-			p->n_kernels++;
-			p->kernel_ns += ana_span(x->start_ns, x->end_ns);
-		}
+	for (size_t i = 0; i < S->n_procs; i++) {
+		ana_proc *p = find_mut(P, S->procs[i].pid);
+		if (!p)
+			continue;
+		p->n_kernels = S->procs[i].n_kernels;
+		p->kernel_ns = S->procs[i].kernel_ns;
+		p->gpu_busy_ns = S->procs[i].busy_ns;
 	}
-	for (size_t i = 0; i < m->memcpys.n; i++)
-		w[k++] = (work){ m->memcpys.v[i].pid, m->memcpys.v[i].start_ns, m->memcpys.v[i].end_ns };
-	for (size_t i = 0; i < m->memsets.n; i++)
-		w[k++] = (work){ m->memsets.v[i].pid, m->memsets.v[i].start_ns, m->memsets.v[i].end_ns };
-	qsort(w, k, sizeof(*w), work_cmp);
-	for (size_t i = 0; i < k;) {
-		ana_proc *p = find_mut(P, w[i].pid);
-		uint64_t s = w[i].start_ns, e = w[i].end_ns, busy = 0;
-		size_t j = i;
-		for (; j < k && w[j].pid == w[i].pid; j++) {
-			if (w[j].start_ns > e) {
-				busy += ana_span(s, e);
-				s = w[j].start_ns;
-				e = w[j].end_ns;
-			} else if (w[j].end_ns > e) {
-				e = w[j].end_ns;
-			}
-		}
-		busy += ana_span(s, e);
-		if (p)
-			p->gpu_busy_ns = busy;
-		i = j;
+	for (size_t i = 0; i < S->n_devs; i++) {
+		ana_proc *p = find_mut(P, S->devs[i].pid);
+		int d = S->devs[i].index, have = 0;
+		if (!p)
+			continue;
+		for (int j = 0; j < p->n_devs; j++)
+			have |= p->devs[j] == d;
+		if (!have && p->n_devs < ANA_PROC_MAX_DEVS)
+			p->devs[p->n_devs++] = d;
 	}
-	free(w);
-	if (ana_gpu_ctx_build(&g, m) == 0)
-		for (size_t i = 0; i < g.n_devs; i++) {
-			ana_proc *p = find_mut(P, g.devs[i].pid);
-			int d = g.devs[i].index, have = 0;
-			if (!p)
-				continue;
-			for (int j = 0; j < p->n_devs; j++)
-				have |= p->devs[j] == d;
-			if (!have && p->n_devs < ANA_PROC_MAX_DEVS)
-				p->devs[p->n_devs++] = d;
-		}
-	ana_gpu_ctx_free(&g);
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "bounds.h"
-#include "gpu_idle.h"
+#include "gpu_sum.h"
 #include "gt_util.h"
 #include "report.h"
 
@@ -335,28 +335,26 @@ static void report_stragglers(const ana_model *m, const ana_procs *P, FILE *out,
 /* Busy % of each device, and their spread; the processes sharing each device and their part. */
 static void report_gpu_spread(const ana_model *m, const ana_procs *P, FILE *out, int *head)
 {
-	ana_gpu_ctx g;
 	uint64_t dur = ana_duration_ns(m);
-	if (ana_gpu_ctx_build(&g, m) < 0 || !g.n_phys) {
-		ana_gpu_ctx_free(&g);
+	const ana_gpu_sum *g = ana_gpu_n_records(m) ? ana_gpu_sum_of(m) : NULL;
+	if (!g || !g->n_phys)
 		return;
-	}
-	uint64_t *busy = calloc((size_t)g.n_phys, sizeof(*busy)), *sorted = calloc((size_t)g.n_phys, sizeof(*sorted));
+	uint64_t *busy = calloc((size_t)g->n_phys, sizeof(*busy)), *sorted = calloc((size_t)g->n_phys, sizeof(*sorted));
 	if (!busy || !sorted)
 		goto out;
-	for (size_t i = 0; i < g.n_busy; i++)
-		busy[g.busy[i].dev] = ana_sat_add(busy[g.busy[i].dev], ana_span(g.busy[i].start_ns, g.busy[i].end_ns));
-	memcpy(sorted, busy, (size_t)g.n_phys * sizeof(*busy));
-	qsort(sorted, (size_t)g.n_phys, sizeof(*sorted), u64_cmp);
+	for (int d = 0; d < g->n_phys; d++)
+		busy[d] = g->busy[d].all_ns;
+	memcpy(sorted, busy, (size_t)g->n_phys * sizeof(*busy));
+	qsort(sorted, (size_t)g->n_phys, sizeof(*sorted), u64_cmp);
 	heading(out, head);
 	fprintf(out, "  GPU busy across devices (union of each device's work, %% of the recording):");
-	if (g.n_phys > 1)
+	if (g->n_phys > 1)
 		fprintf(out, " min %.1f%%, median %.1f%%, max %.1f%%; spread %.1f points\n", 100.0 * (double)sorted[0] / (double)dur,
-		        100.0 * (double)sorted[g.n_phys / 2] / (double)dur, 100.0 * (double)sorted[g.n_phys - 1] / (double)dur,
-		        100.0 * (double)(sorted[g.n_phys - 1] - sorted[0]) / (double)dur);
+		        100.0 * (double)sorted[g->n_phys / 2] / (double)dur, 100.0 * (double)sorted[g->n_phys - 1] / (double)dur,
+		        100.0 * (double)(sorted[g->n_phys - 1] - sorted[0]) / (double)dur);
 	else
 		fprintf(out, " one device: no spread across devices\n");
-	for (int d = 0; d < g.n_phys; d++) {
+	for (int d = 0; d < g->n_phys; d++) {
 		fprintf(out, "    GPU %d: busy %.1f%%; its processes' own work:", d, 100.0 * (double)busy[d] / (double)dur);
 		int any = 0;
 		for (size_t i = 0; i < P->n; i++) {
@@ -378,7 +376,6 @@ static void report_gpu_spread(const ana_model *m, const ana_procs *P, FILE *out,
 out:
 	free(busy);
 	free(sorted);
-	ana_gpu_ctx_free(&g);
 }
 
 void ana_ranks_report(const ana_model *m, const ana_procs *P, FILE *out, int top_n)

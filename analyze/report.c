@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "counter_sum.h"
 #include "gpu.h"
+#include "gpu_sum.h"
 #include "health.h"
 #include "model_priv.h"
 #include "python.h"
@@ -396,6 +397,7 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 			f->total += per_stack[s];
 		}
 	}
+	ana_gpu_sum_forget(m); /* made again from the arrays as they are now (unless streamed) */
 	print_header(out, m);
 	ana_procs_report(m, out, o->top_n);
 	print_threads(out, m, &F, o->top_n);
@@ -462,6 +464,8 @@ int ana_cmd_report(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ana_cli_usage_error("report", optind == argc ? "missing TRACE" : "one TRACE only");
+	/* the report keeps no CUDA record: its GPU sections are aggregates made as they are read */
+	o.stream_cuda = ANA_STREAM_CUDA_REPORT;
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;

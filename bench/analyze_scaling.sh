@@ -17,6 +17,9 @@
 #                          twice that free)
 #   RECORD_SECONDS='10 30' recording lengths
 #   WINDOW_SECONDS=3600    length of the generated trace the windows are taken from
+#   GEN_ARGS=              more gen_trace options for the generated traces, e.g. '--stack-variants
+#                          500' (stacks that repeat, as a training loop's do: by default nearly
+#                          every Python read is a new stack, so distinct stacks grow with the trace)
 #   MEM_LIMIT_GB=12        address-space limit of each gt-analyze run (ulimit -v, plus the trace's
 #                          size, which it maps): a run that needs more fails with "out of memory"
 #                          and is reported as such instead of taking the machine down
@@ -90,7 +93,8 @@ for part in "${PARTS[@]}"; do
 				echo "analyze_scaling: skipped the $size-byte trace: $(free_bytes) bytes free" >&2
 				continue
 			fi
-			"$GEN" -o "$trace" --seconds 1000000 --max-bytes "$size" 2>>"$OUT/gen.log" ||
+			# shellcheck disable=SC2086 # GEN_ARGS is a list of options
+			"$GEN" -o "$trace" --seconds 1000000 --max-bytes "$size" ${GEN_ARGS:-} 2>>"$OUT/gen.log" ||
 				{ echo "analyze_scaling: gen_trace failed: $(tail -1 "$OUT/gen.log")" >&2; continue; }
 			for rep in $(seq 1 "$REPS"); do
 				for who in $(order "$rep"); do run generated "$who" "$trace" "$rep"; done

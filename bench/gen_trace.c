@@ -6,10 +6,14 @@
  *   gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]
  *             [--switch-rate N/s] [--cuda-rate N/s] [--py-hz HZ] [--gil-rate N/s]
  *             [--max-bytes N] [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index]
- *             [--seed N]
+ *             [--seed N] [--stack-variants K]
  * Defaults: the H200 torch workload of issue 13 (8 threads, 99 Hz DWARF 8 KiB, 100 000
  * switches/s, 57 000 CUDA records/s, Python stacks at 100 Hz per thread, 1 000 GIL changes/s)
  * for 10 s. --max-bytes stops at a file size (a 10 GB trace: --seconds 100000 --max-bytes 10e9).
+ * --stack-variants K: each thread's native and Python stacks are one of K per thread (the one of
+ * the 10 ms slot the sample or read falls in, modulo K), as a training loop's iterations repeat
+ * theirs, so the distinct stacks stay bounded while the records grow (by default they drift at
+ * random: nearly every read is a new stack).
  * Prints what it wrote on stderr; exit 0, 2 on a write error, 64 on usage. */
 #include <errno.h>
 #include <getopt.h>
@@ -85,7 +89,10 @@ typedef struct thr {
 	uint64_t stack_top;
 	uint64_t counter;         /* a local that changes from sample to sample */
 	uint64_t utime_ns, nvcsw, nivcsw;
+	/* --stack-variants: the state every variant drifts from */
+	uint32_t path0[MAX_DEPTH], depth0, pycode0[48], pyline0[48], pydepth0;
 } thr;
+static uint32_t stack_variants;
 
 static void drift_native(thr *t)
 {
@@ -123,6 +130,11 @@ static void init_thread(thr *t, uint32_t i)
 	for (int k = 0; k < 3; k++)
 		t->pycode[k] = rndn(N_CODES);
 	drift_python(t);
+	memcpy(t->path0, t->path, sizeof(t->path));
+	t->depth0 = t->depth;
+	memcpy(t->pycode0, t->pycode, sizeof(t->pycode));
+	memcpy(t->pyline0, t->pyline, sizeof(t->pyline));
+	t->pydepth0 = t->pydepth;
 }
 
 /* ---- writing ---- */
@@ -141,7 +153,47 @@ static void put(const gtt_record *r)
 
 static uint8_t stackbuf[65536];
 
+static void sample_body(const opts *o, thr *t, uint64_t now);
+static void py_stack_body(thr *t, uint64_t now);
+
+/* With --stack-variants, a sample's (a read's) stack is drawn from the thread's starting state with
+ * randomness seeded by (thread, variant of its 10 ms slot): the same K stacks over and over. */
+static uint64_t variant_seed(const thr *t, uint64_t now, uint64_t salt)
+{
+	uint64_t k = now / (10 * GT_NS_PER_MS) % stack_variants;
+	return ((uint64_t)t->tid << 32 ^ k ^ salt) * 0x9e3779b97f4a7c15ull | 1;
+}
+
 static void sample(const opts *o, thr *t, uint64_t now)
+{
+	if (!stack_variants) {
+		sample_body(o, t, now);
+		return;
+	}
+	uint64_t g = rng_state;
+	memcpy(t->path, t->path0, sizeof(t->path));
+	t->depth = t->depth0;
+	rng_state = variant_seed(t, now, 0x51);
+	sample_body(o, t, now);
+	rng_state = g;
+}
+
+static void py_stack(thr *t, uint64_t now)
+{
+	if (!stack_variants) {
+		py_stack_body(t, now);
+		return;
+	}
+	uint64_t g = rng_state;
+	memcpy(t->pycode, t->pycode0, sizeof(t->pycode));
+	memcpy(t->pyline, t->pyline0, sizeof(t->pyline));
+	t->pydepth = t->pydepth0;
+	rng_state = variant_seed(t, now, 0x77);
+	py_stack_body(t, now);
+	rng_state = g;
+}
+
+static void sample_body(const opts *o, thr *t, uint64_t now)
 {
 	uint64_t ips[MAX_DEPTH + 16], regs[N_REGS];
 	uint32_t n_kernel = 0, n_user = 0;
@@ -203,7 +255,7 @@ static void sample(const opts *o, thr *t, uint64_t now)
 	put(&r);
 }
 
-static void py_stack(thr *t, uint64_t now)
+static void py_stack_body(thr *t, uint64_t now)
 {
 	gtt_py_frame f[48];
 	gtt_record r = { .tag = GTT_REC_PY_STACK };
@@ -336,7 +388,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]\n"
 	                "                 [--switch-rate N] [--cuda-rate N] [--py-hz HZ] [--gil-rate N] [--max-bytes N]\n"
-	                "                 [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index] [--seed N]\n");
+	                "                 [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index] [--seed N]\n"
+	                "                 [--stack-variants K]\n");
 	return GT_EXIT_USAGE;
 }
 
@@ -346,7 +399,8 @@ static int parse(int argc, char **argv, opts *o)
 		{ "seconds", 1, 0, 's' }, { "threads", 1, 0, 't' }, { "sample-hz", 1, 0, 'F' }, { "stack-bytes", 1, 0, 'b' },
 		{ "fp", 0, 0, 'f' }, { "switch-rate", 1, 0, 'w' }, { "cuda-rate", 1, 0, 'c' }, { "py-hz", 1, 0, 'p' },
 		{ "gil-rate", 1, 0, 'g' }, { "max-bytes", 1, 0, 'm' }, { "format", 1, 0, 'v' }, { "level", 1, 0, 'l' },
-		{ "block-bytes", 1, 0, 'B' }, { "no-index", 0, 0, 'n' }, { "seed", 1, 0, 'S' }, { 0, 0, 0, 0 },
+		{ "block-bytes", 1, 0, 'B' }, { "no-index", 0, 0, 'n' }, { "seed", 1, 0, 'S' },
+		{ "stack-variants", 1, 0, 'K' }, { 0, 0, 0, 0 },
 	};
 	*o = (opts){ .seconds = 10, .sample_hz = 99, .switch_rate = 100000, .cuda_rate = 57000, .py_hz = 100,
 	             .gil_rate = 1000, .threads = 8, .stack_bytes = 8192, .minor = 1, .seed = 1 };
@@ -369,6 +423,7 @@ static int parse(int argc, char **argv, opts *o)
 		case 'B': o->block_bytes = (uint32_t)atoi(optarg); break;
 		case 'n': o->no_index = 1; break;
 		case 'S': o->seed = strtoull(optarg, NULL, 0); break;
+		case 'K': stack_variants = (uint32_t)strtoul(optarg, NULL, 10); break;
 		default: return -1;
 		}
 	}
