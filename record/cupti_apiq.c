@@ -24,16 +24,13 @@ struct ag_apiq {
 static struct {
 	pthread_mutex_t lock;
 	ag_apiq *list;
-	uint64_t lost;           /* atomic */
 } Q = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 ag_apiq *ag_apiq_new(void (*wake)(void))
 {
 	ag_apiq *q = calloc(1, sizeof(*q));
-	if (!q) {
-		__atomic_fetch_add(&Q.lost, 1, __ATOMIC_RELAXED);
+	if (!q)
 		return NULL;
-	}
 	q->wake = wake;
 	pthread_mutex_lock(&Q.lock);
 	q->next = Q.list;
@@ -45,10 +42,8 @@ ag_apiq *ag_apiq_new(void (*wake)(void))
 int ag_apiq_put(ag_apiq *q, const ag_api_call *c)
 {
 	uint32_t h = q->head, t = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
-	if (h - t >= QCAP) {
-		__atomic_fetch_add(&Q.lost, 1, __ATOMIC_RELAXED);
-		return -1;
-	}
+	if (h - t >= QCAP)
+		return -1; /* the caller has somewhere else to put it, or counts it lost */
 	q->slot[h % QCAP] = *c;
 	__atomic_store_n(&q->head, h + 1, __ATOMIC_RELEASE);
 	if (h - t + 1 >= QCAP / 2 && !__atomic_load_n(&q->woke, __ATOMIC_RELAXED) && q->wake) {
@@ -87,11 +82,6 @@ uint64_t ag_apiq_drain(ag_apiq_fn fn, void *ctx)
 	return n;
 }
 
-uint64_t ag_apiq_lost(void)
-{
-	return __atomic_load_n(&Q.lost, __ATOMIC_RELAXED);
-}
-
 void ag_apiq_fork_child(ag_apiq *keep)
 {
 	/* the lock may have been held by a thread that does not exist here: start it afresh */
@@ -107,5 +97,4 @@ void ag_apiq_fork_child(ag_apiq *keep)
 		keep->head = keep->tail = 0;
 		keep->woke = 0;
 	}
-	Q.lost = 0;
 }

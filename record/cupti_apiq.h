@@ -1,7 +1,7 @@
 /* cupti_apiq.h — the CUDA agent's per-thread queues of API call records (GT_CUPTI_API=callbacks):
  * each application thread appends to its own single-producer queue with one release store, no
  * lock and no shared write; the flush thread drains them all. A thread's queue outlives the
- * thread until drained. Return rule: 0, or -1 (full or no memory: the record is counted lost). */
+ * thread until drained. Return rule: 0, or -1 (full, or no memory). */
 #ifndef REC_CUPTI_APIQ_H
 #define REC_CUPTI_APIQ_H
 
@@ -22,7 +22,7 @@ typedef struct ag_apiq ag_apiq;
 /* The calling thread's queue, made and registered on first use (NULL: no memory). wake is called
  * (rarely) when the queue is half full, to have the flush thread drain it early. */
 ag_apiq *ag_apiq_new(void (*wake)(void));
-/* Append; the owning thread only. */
+/* Append; the owning thread only. -1 when the queue is full (nothing written). */
 int ag_apiq_put(ag_apiq *q, const ag_api_call *c);
 /* The owning thread is gone: the flush thread frees the queue once it has drained it. */
 void ag_apiq_release(ag_apiq *q);
@@ -30,8 +30,6 @@ void ag_apiq_release(ag_apiq *q);
  * queues of threads that are gone. Returns the calls handed over. */
 typedef void (*ag_apiq_fn)(void *ctx, const ag_api_call *c);
 uint64_t ag_apiq_drain(ag_apiq_fn fn, void *ctx);
-/* Calls refused (queue full or no memory), since the start. */
-uint64_t ag_apiq_lost(void);
 /* In a fork()ed child: forget every queue but keep (emptied) the calling thread's, `keep`. */
 void ag_apiq_fork_child(ag_apiq *keep);
 

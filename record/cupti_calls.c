@@ -28,7 +28,7 @@
 #define MAX_NATIVE 256
 
 enum { MODE_INFLIGHT = 1, MODE_STACKS = 2, MODE_API = 4 };
-enum { ENT_STACK = 1, ENT_CODE = 2 };
+enum { ENT_STACK = 1, ENT_CODE = 2, ENT_API = 3 };
 
 /* Ring entries (native layout: the ring never leaves the process). */
 typedef struct stack_ent {
@@ -45,6 +45,11 @@ typedef struct code_ent {
 	uint64_t code_id;
 	uint32_t name_len, qual_len, file_len, pad;
 } code_ent;                  /* followed by name, qualname, filename, each NUL-terminated */
+
+typedef struct api_ent {
+	uint32_t type, pad;
+	ag_api_call c;
+} api_ent;                   /* a call whose thread's queue was full (cupti_apiq.c), in the ring */
 
 typedef struct pair {
 	uint64_t fn;
@@ -630,8 +635,13 @@ static void put_api(thr *t, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
 	if (d->functionReturnValue)
 		memcpy(&a.status, d->functionReturnValue, sizeof(a.status)); /* cudaError_t, CUresult: enums */
 	t->api_start = 0;
-	if (t->apiq || (t->apiq = ag_apiq_new(G.wake)))
-		ag_apiq_put(t->apiq, &a);
+	if ((t->apiq || (t->apiq = ag_apiq_new(G.wake))) && ag_apiq_put(t->apiq, &a) == 0)
+		return;
+	/* the queue is full (a thread calling faster than the flush thread drains): the shared ring
+	 * takes the overflow, with its mutex, until the flush thread catches up */
+	api_ent e = { .type = ENT_API, .c = a };
+	if (ag_ring_put(G.ring, &e, sizeof(e), NULL, 0) < 0)
+		ADD(n_api_lost, 1);
 }
 
 static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d,
@@ -819,7 +829,6 @@ void ag_calls_stats_get(ag_calls_stats *st)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	*st = G.st;
-	st->n_api_lost = ag_apiq_lost();
 	st->n_calls += T ? T->n_local : 0;
 	st->n_nested += T ? T->n_nest : 0;
 	uint64_t c = cycles(), n = ag_now_ns();
@@ -834,6 +843,17 @@ typedef struct drain_ctx {
 	gtt_writer *w;
 	int n;
 } drain_ctx;
+
+static void write_api(void *ctx, const ag_api_call *c)
+{
+	drain_ctx *dc = ctx;
+	gtt_cuda_api a = { .start_ns = c->start_ns, .end_ns = c->end_ns, .tid = c->tid, .correlation = c->correlation,
+	                   .domain = c->domain, .cbid = c->cbid, .status = c->status };
+	if (dc->w && dc->e && ag_enc_put_api(dc->e, &a)) {
+		ADD(n_api_written, 1);
+		dc->n++;
+	}
+}
 
 static void write_entry(void *ctx, const uint8_t *p, size_t len)
 {
@@ -876,22 +896,14 @@ static void write_entry(void *ctx, const uint8_t *p, size_t len)
 		o->n_py = h->n_py;
 		o->py = (const gtt_py_frame *)(o->ips + h->n_native);
 		ADD(n_written, 1);
+	} else if (type == ENT_API && len >= sizeof(api_ent)) {
+		write_api(dc, &((const api_ent *)p)->c);
+		return;
 	} else {
 		return;
 	}
 	if (gtt_write(dc->w, &r) == 0)
 		dc->n++;
-}
-
-static void write_api(void *ctx, const ag_api_call *c)
-{
-	drain_ctx *dc = ctx;
-	gtt_cuda_api a = { .start_ns = c->start_ns, .end_ns = c->end_ns, .tid = c->tid, .correlation = c->correlation,
-	                   .domain = c->domain, .cbid = c->cbid, .status = c->status };
-	if (dc->w && dc->e && ag_enc_put_api(dc->e, &a)) {
-		ADD(n_api_written, 1);
-		dc->n++;
-	}
 }
 
 int ag_calls_drain(ag_enc *e, gtt_writer *w)
@@ -916,12 +928,13 @@ int ag_calls_drain(ag_enc *e, gtt_writer *w)
 		G.reported_ring = ring;
 		G.reported_budget = budget;
 	}
-	uint64_t api_lost = ag_apiq_lost();
+	uint64_t api_lost = __atomic_load_n(&G.st.n_api_lost, __ATOMIC_RELAXED);
 	if (w && api_lost != G.reported_api_lost) {
 		gtt_health h = { .source = GTT_SRC_CUPTI, .kind = GTT_HEALTH_DROPPED, .pid = G.pid };
 		h.time_ns = h.end_ns = ag_now_ns();
 		h.count = h.value[0] = api_lost - G.reported_api_lost;
-		h.text = "cuda_api: calls whose record (written from the agent's callbacks) was lost: the thread's queue was full";
+		h.text = "cuda_api: calls whose record (written from the agent's callbacks) was lost: the thread's queue and the "
+		         "agent's ring were full";
 		if (gtt_write_health(w, &h) == 0)
 			dc.n++;
 		G.reported_api_lost = api_lost;
