@@ -36,9 +36,16 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 2.0, t0 = now_s();
-	const unsigned long unit = 200000;
+	unsigned long r = 88172645463325252ul;
 
 	while (now_s() - t0 < secs) {
+		/* the unit varies from one round to the next (100 000 to 300 000, 200 000 on average):
+		 * a round of a fixed length (~2 ms here) aliased with a 499 Hz sampling timer and gave
+		 * alpha and beta 44 % each once; the shares stay 6:3:1 within every round */
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		unsigned long unit = 100000 + r % 200001;
 		kt_alpha(unit);
 		kt_beta(unit);
 		kt_gamma(unit);
