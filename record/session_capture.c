@@ -92,6 +92,9 @@ int rec_sess_capture_agent_rule(sess *s)
  * the drain schedule's accounting, the capture record. */
 static int apply(sess *s, uint64_t now, int on, uint32_t source)
 {
+	/* a start is dated before its ioctls (an event may sample as soon as it is enabled), a stop
+	 * after them (one may sample until it is disabled): every sample lies inside the interval */
+	uint64_t before = gtt_now_ns();
 	if (rec_capture_switchable(s->cap)) {
 		if (on) {
 			rec_perf_sampling(s->perf, 1);
@@ -103,7 +106,7 @@ static int apply(sess *s, uint64_t now, int on, uint32_t source)
 			rec_ticker_gate_close();
 		}
 	}
-	now = gtt_now_ns(); /* after the ioctls: when sampling really changed */
+	now = on ? before : gtt_now_ns();
 	/* the switches a user caused (a signal) or waited for (the delay) are said; NVTX ranges
 	 * come too often for that (the summary counts them) */
 	if (!s->o->quiet && (source == GTT_CAPTURE_SIGNAL || source == GTT_CAPTURE_DELAY)) {
