@@ -369,25 +369,6 @@ static void put_sync(ag_enc *e, const CUpti_ActivitySynchronization2 *s)
 	gtt_write(e->w, &r);
 }
 
-static void put_api(ag_enc *e, const CUpti_ActivityAPI *a)
-{
-	if (!keep(e, AG_CAP_BY_START, a->start, a->end, a->correlationId))
-		return;
-	int rt = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-	gtt_record r = { .tag = GTT_REC_CUDA_API };
-	gtt_cuda_api *o = &r.u.api;
-	o->start_ns = a->start;
-	o->end_ns = a->end;
-	o->pid = e->pid;
-	o->tid = a->threadId;
-	o->correlation = a->correlationId;
-	o->domain = rt ? GTT_API_RUNTIME : GTT_API_DRIVER;
-	o->cbid = a->cbid;
-	o->status = (int32_t)a->returnValue;
-	o->name_id = api_name_id(e, rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
-	gtt_write(e->w, &r);
-}
-
 int ag_enc_put_api(ag_enc *e, gtt_cuda_api *a)
 {
 	if (!keep(e, AG_CAP_BY_START, a->start_ns, a->end_ns, a->correlation))
@@ -397,6 +378,15 @@ int ag_enc_put_api(ag_enc *e, gtt_cuda_api *a)
 	gtt_record r = { .tag = GTT_REC_CUDA_API };
 	r.u.api = *a;
 	return gtt_write(e->w, &r) == 0;
+}
+
+/* A CUPTI API activity record, through the same writer as the callbacks' (ag_enc_put_api). */
+static void put_api(ag_enc *e, const CUpti_ActivityAPI *a)
+{
+	gtt_cuda_api o = { .start_ns = a->start, .end_ns = a->end, .tid = a->threadId, .correlation = a->correlationId,
+	                   .domain = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? GTT_API_RUNTIME : GTT_API_DRIVER,
+	                   .cbid = a->cbid, .status = (int32_t)a->returnValue };
+	ag_enc_put_api(e, &o);
 }
 
 static int nested(const CUpti_ActivityAPI *d, const api_span *r)
