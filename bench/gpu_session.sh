@@ -16,6 +16,7 @@
 #                    one gt-record, attributed per process (< 1 min; trace kept: job_ranks.gtt and
 #                    ranks.tgz with each rank's telemetry, for the per-process table checked here)
 #          STEP=CMD  any other command, run from the repository root with $R/STEP as its folder
+#                    (limit STEP_S seconds, default 300)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
@@ -73,7 +74,7 @@ for s in "$@"; do
 	growth) step growth 150 env REPS=1 KEEP=1 OUT="$R/growth" WORKLOAD="python3 $ROOT/bench/torch_workload.py --seconds {S}" bench/trace_growth.sh 10
 		for t in "$R"/growth/*.gtt; do [ -f "$t" ] && build/bench/gtt_stat "$t" >"$t.stat.txt" 2>&1 && rm -f "$t"; done
 		cat "$R"/growth/*.stat.txt 2>/dev/null | head -60 | sed 's/^/  /' | tee -a "$SUM" ;;
-	*=*) step "${s%%=*}" 300 bash -c "${s#*=}" ;;
+	*=*) step "${s%%=*}" "${STEP_S:-300}" bash -c "${s#*=}" ;;
 	*) say "unknown step $s" ;;
 	esac
 done
