@@ -22,6 +22,10 @@
 #        RUN_TIMEOUT 90    per run;  PYTHON python3;  BUILD build;  PERF .perf/perf
 #        PL_BACKEND cuda   the pipeline's backend (cpu: try the script on a machine without a GPU)
 #        MODES      a file with mode lines replacing the built-in table (format below)
+#        BRACKET=1  every mode's run is bracketed by runs without a profiler (none, A, none, B,
+#                   none, ...) and its cost is against the mean of the two around it: the H200's
+#                   throughput drifted 16 % within minutes, more than the effects measured, and a
+#                   round's single no-profiler run can be a minute away from a mode's run
 # Results (two files: the GPU box brings back at most 8 per run): OUTDIR/gpu_overhead.txt (the
 # tables) and gpu_overhead_logs.tar.gz (every run's number in runs.txt, each run's output with
 # the agent's summary).
@@ -182,6 +186,13 @@ run_one() {
 	rm -rf "$W/perf.data" "$W/t.gtt" "$W/side"
 }
 
+PAIRS=$LOGS/pairs.txt
+: >"$PAIRS"
+inone=-1
+for k in "${!M_NAME[@]}"; do [ "${M_KIND[$k]}" = none ] && inone=$k; done
+if [ "${BRACKET:-0}" = 1 ] && [ "$inone" -lt 0 ]; then
+	say "BRACKET=1 needs a mode of kind none; running plain rounds"
+fi
 say ""
 say "preset ${PRESET:-all}: modes ${M_NAME[*]}; workloads: $WORKLOADS; rounds wanted: $REPS; budget ${BUDGET_S}s"
 round_s=0
@@ -194,10 +205,28 @@ for r in $(seq 1 "$REPS"); do
 	t_round=$SECONDS
 	n=${#M_NAME[@]}
 	for wl in $WORKLOADS; do
-		for k in $(seq 0 $(( n - 1 ))); do
-			i=$(( (k + r - 1) % n ))    # rotated order
-			applies "${M_WL[$i]}" "$wl" && run_one "$wl" "$i" "$r"
-		done
+		if [ "${BRACKET:-0}" = 1 ] && [ "$inone" -ge 0 ]; then
+			run_one "$wl" "$inone" "$r.0"
+			j=0
+			for k in $(seq 0 $(( n - 1 ))); do
+				i=$(( (k + r - 1) % n ))
+				[ "$i" -ne "$inone" ] && applies "${M_WL[$i]}" "$wl" || continue
+				j=$(( j + 1 ))
+				run_one "$wl" "$i" "$r.$j"
+				run_one "$wl" "$inone" "$r.$j"
+				# the pair's baseline: the mean of the no-profiler runs before and after
+				awk -v wl="$wl" -v m="${M_NAME[$i]}" -v a="$r.$(( j - 1 ))" -v b="$r.$j" '
+					$1 == wl && $2 == "none" && $3 == a { x = $4 } $1 == wl && $2 == "none" && $3 == b { y = $4 }
+					$1 == wl && $2 == m && $3 == b { v = $4 }
+					END { if (x != "" && x != "fail" && y != "" && y != "fail" && v != "" && v != "fail")
+						printf "%s %s %s %s %.3f\n", wl, m, b, v, (x + y) / 2 }' "$RUNS" >>"$PAIRS"
+			done
+		else
+			for k in $(seq 0 $(( n - 1 ))); do
+				i=$(( (k + r - 1) % n ))    # rotated order
+				applies "${M_WL[$i]}" "$wl" && run_one "$wl" "$i" "$r"
+			done
+		fi
 	done
 	round_s=$(( SECONDS - t_round ))
 	echo "round $r: ${round_s}s" | tee -a "$RES"
@@ -208,6 +237,28 @@ for wl in $WORKLOADS; do
 	unit=tokens/s
 	case $wl in torch | torch1) true ;; *) false ;; esac && unit="target iterations/s"
 	say ""
+	if [ -s "$PAIRS" ]; then
+		say "== $wl ($unit; cost = 1 - mode / the mean of the no-profiler runs just before and after it; median and min-max over rounds)"
+		awk -v wl="$wl" -v order="${M_NAME[*]}" '
+			FILENAME == ARGV[1] && $1 == wl && $2 == "none" && $4 != "fail" { nn[++k] = $4 + 0 }
+			FILENAME == ARGV[2] && $1 == wl { c[$2, ++nc[$2]] = 100 * (1 - $4 / $5); seen[$2] = 1; val[$2, nc[$2]] = $4 + 0 }
+			function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+				return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+			END {
+				printf "  %-18s %4s %12s %24s\n", "mode", "runs", "median", "cost median (min..max)"
+				if (k) { lo = hi = nn[1]; for (i = 1; i <= k; i++) { if (nn[i] < lo) lo = nn[i]; if (nn[i] > hi) hi = nn[i] }
+					printf "  %-18s %4d %12.1f   (runs %.1f..%.1f)\n", "none", k, med(nn, k), lo, hi }
+				n = split(order, names, " ")
+				for (q = 1; q <= n; q++) {
+					m = names[q]; if (!(m in seen)) continue
+					for (i = 1; i <= nc[m]; i++) { x[i] = c[m, i]; y[i] = val[m, i] }
+					mv = med(y, nc[m]); cm = med(x, nc[m])
+					printf "  %-18s %4d %12.1f %24s\n", m, nc[m], mv, sprintf("%+.1f%% (%+.1f..%+.1f)", cm, x[1], x[nc[m]])
+					delete x; delete y
+				}
+			}' "$RUNS" "$PAIRS" | tee -a "$RES"
+		continue
+	fi
 	say "== $wl ($unit; cost = 1 - mode/none of the same round; median and min-max over rounds)"
 	awk -v wl="$wl" -v order="${M_NAME[*]}" '
 		$1 == wl { v[$2, $3] = $4; rounds[$3] = 1; seen[$2] = 1 }
