@@ -294,7 +294,7 @@ for f in "$LOGS"/*.log; do
 	grep -h 'cupti agent summary' "$f" 2>/dev/null | tail -n 1 | sed "s|^|$(basename "$f" .log) |"
 done >"$W/summaries.txt"
 awk '{
-	split($1, p, "_"); key = $1; sub(/_[0-9]+$/, "", key)
+	split($1, p, "_"); key = $1; sub(/_[0-9][0-9.]*$/, "", key)
 	for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[2] != "") val[key, kv[1]] = val[key, kv[1]] " " kv[2] }
 	keys[key] = 1
 } function med(s,   a, n, i, j, t) { n = split(s, a, " "); if (!n) return "-"
