@@ -248,7 +248,7 @@ static int call_eq(uint32_t id, const void *key, void *ctx)
 static call_ent *call_get(ana_launch_acc *a, uint32_t pid, uint32_t corr, int create, int *oom)
 {
 	uint64_t key = (uint64_t)pid << 32 | corr;
-	uint32_t *slot = ana_idtable_slot(&a->call_table, ana_hash_u64(key), call_eq, &key, a);
+	uint32_t *slot = ana_idtable_slot(&a->call_table, ana_hash_corr(pid, corr), call_eq, &key, a);
 	if (!slot) {
 		*oom = 1;
 		return NULL;
@@ -384,7 +384,8 @@ static int sweep(ana_launch_acc *a, int all)
 	ana_idtable_free(&a->call_table);
 	memset(&a->call_table, 0, sizeof(a->call_table));
 	for (size_t i = 0; i < k; i++) {
-		uint32_t *slot = ana_idtable_slot(&a->call_table, ana_hash_u64(a->calls.v[i].key), call_eq,
+		uint32_t *slot = ana_idtable_slot(&a->call_table,
+		                                  ana_hash_corr((uint32_t)(a->calls.v[i].key >> 32), (uint32_t)a->calls.v[i].key), call_eq,
 		                                  &a->calls.v[i].key, a);
 		if (!slot)
 			return GTT_ENOMEM;
