@@ -40,6 +40,10 @@ int ana_load_gpu(loader *L)
 	/* a trace without CUDA work, syncs or API calls is not read again: an empty sum */
 	if (L->n_streamed)
 		gtt_reader_rewind(L->r); /* the window, if any, stays */
+	/* the other records are passed over without being decoded */
+	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) |
+	                      GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | GTT_KIND_BIT(GTT_REC_CUDA_SYNC) |
+	                      GTT_KIND_BIT(GTT_REC_CUDA_API));
 	while (rc == 0 && L->n_streamed) {
 		int n = gtt_reader_next(L->r, &rec);
 		if (n == 0 || (n < 0 && n != GTT_ECORRUPT && n != GTT_EINVAL))
@@ -59,6 +63,7 @@ int ana_load_gpu(loader *L)
 			break;
 		}
 	}
+	gtt_reader_only(L->r, 0);
 	if (rc < 0) {
 		ana_gpu_acc_free(a);
 		return rc;

@@ -87,8 +87,13 @@ int gtt_unpack_next(gtt_reader *r, gtt_record *rec)
 		return GTT_EINVAL;
 	}
 	r->blk_pos = (size_t)(p + len - r->blk);
+	int unwanted = r->only && tag < 64 && !(r->only >> tag & 1);
+	if (unwanted && tag != GTT_REC_CALLCHAIN && gtt_compact_skip(&r->bst, (uint32_t)tag, p, (uint32_t)len) == 0)
+		return 2; /* passed over (decoded below when it does not skip cleanly, and callchains are kept) */
 	int rc = gtt_compact_decode(&r->bst, &r->chains, (uint32_t)tag, p, (uint32_t)len, rec, &r->scratch,
 	                            &r->scratch_cap);
+	if (unwanted)
+		return rc == GTT_ENOMEM ? rc : 2;
 	return rc < 0 ? rc : 1;
 }
 
