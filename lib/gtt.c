@@ -792,10 +792,17 @@ void gtt_reader_rewind(gtt_reader *r)
 	r->seeked_plain = 0;
 }
 
+void gtt_reader_prefetch(gtt_reader *r)
+{
+	if (r)
+		r->want_prefetch = 1;
+}
+
 void gtt_reader_close(gtt_reader *r)
 {
 	if (!r)
 		return;
+	gtt_prefetch_free(r->pf); /* first: its worker may be reading the trace */
 	if (r->mapped)
 		munmap((void *)r->data, r->len);
 	else if (r->owned)

@@ -625,6 +625,11 @@ uint64_t gtt_reader_size(const gtt_reader *r);
  * every record. Seeking and gtt_reader_tell are unchanged (positions count every record). */
 #define GTT_KIND_BIT(tag) (1ull << (tag))
 void gtt_reader_only(gtt_reader *r, uint64_t tag_mask);
+/* Expand compressed chunks ahead on a thread of the reader's own (made at the first one, joined
+ * by gtt_reader_close): the chunk after the one being read is decompressed while the caller
+ * works on this one. Records and errors are the same as without; without a thread, nothing
+ * changes. For a caller that reads most of a big trace in order. */
+void gtt_reader_prefetch(gtt_reader *r);
 /* Restart from the first chunk (the window, if any, stays). */
 void gtt_reader_rewind(gtt_reader *r);
 /* errno of an I/O failure at open. */

@@ -255,7 +255,24 @@ struct gtt_reader {
 	uint64_t win_from, win_to;
 	int seeked_plain;   /* the next chunk is read where seek put it, window or not */
 	uint64_t only;      /* gtt_reader_only's mask, 0 every kind */
+	int want_prefetch;  /* gtt_reader_prefetch: pf made at the first zstd chunk */
+	struct gtt_prefetch *pf;
 };
+
+/* ---- decompression ahead (gtt_prefetch.c) ---- */
+typedef struct gtt_prefetch gtt_prefetch;
+/* A worker thread. NULL when none could be made (the reader expands every chunk itself). */
+gtt_prefetch *gtt_prefetch_new(void);
+/* Stop and join the worker (its job, if any, finished first). NULL ok. */
+void gtt_prefetch_free(gtt_prefetch *pf);
+/* Expand the packed chunk at file offset off (zstd data z[0..zlen), raw_len bytes) in the
+ * background, once the job before it is done. z must stay readable until taken or replaced. */
+void gtt_prefetch_start(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len);
+/* The expansion of that same chunk, if it is the job: waits for it, swaps the worker's buffer
+ * with *buf (*cap its size) and returns its result (0 or gtt_zstd_decompress's error). 1 when
+ * the job is another chunk's or failed for memory (expand it yourself). */
+int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len, uint8_t **buf,
+                      size_t *cap);
 
 /* Start expanding the packed chunk whose payload is p[0..len) at file offset off. 0 or GTT_E*. */
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off);

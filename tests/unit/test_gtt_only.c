@@ -1,7 +1,9 @@
-/* test_gtt_only.c — gtt_reader_only: a reader asked for some kinds returns exactly those records
- * of a full read, field for field and in order (the others passed over with their new task
- * numbers kept), in packed (zstd and stored) and 1.0 traces; seeking to positions told by a full
- * read works with the mask set. */
+/* test_gtt_only.c — the reader's options for fast passes. gtt_reader_only: a reader asked for
+ * some kinds returns exactly those records of a full read, field for field and in order (the
+ * others passed over with their new task numbers kept), in packed (zstd and stored) and 1.0
+ * traces; seeking to positions told by a full read works with the mask set.
+ * gtt_reader_prefetch: the same records and errors as without, on whole, damaged and cut traces,
+ * and with seeks back and forth. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -105,6 +107,8 @@ static buf canon(const gtt_record *rec)
 
 typedef struct recs { buf *v; gtt_pos *pos; size_t n, cap; int errors; } recs;
 
+static int prefetch; /* readers made by read_all decompress ahead */
+
 /* Every record of the kinds in mask (0: all) of a reader set to only (0: everything). */
 static recs read_all(const buf *t, uint64_t only, uint64_t mask)
 {
@@ -115,6 +119,8 @@ static recs read_all(const buf *t, uint64_t only, uint64_t mask)
 	if (!rd)
 		abort();
 	gtt_reader_only(rd, only);
+	if (prefetch)
+		gtt_reader_prefetch(rd);
 	for (int rc; (rc = gtt_reader_next(rd, &rec)) != 0;) {
 		if (rc < 0) {
 			r.errors++;
@@ -175,6 +181,8 @@ static void test_masks(const char *what, const buf *t)
 	int err = 0, bad = 0;
 	gtt_record rec;
 	gtt_reader *rd = gtt_reader_open_mem(t->p, t->n, &err);
+	if (prefetch)
+		gtt_reader_prefetch(rd);
 	while (gtt_reader_next(rd, &rec) != 0)
 		;
 	gtt_reader_only(rd, GTT_KIND_BIT(GTT_REC_SAMPLE));
@@ -202,6 +210,36 @@ static void test_none(const buf *t)
 	recs_free(&none);
 }
 
+/* Decompressing ahead changes nothing a reader returns: the trace whole, with damaged bytes
+ * (checksums, zstd data), and cut inside a chunk. */
+static void test_prefetch(const buf *t)
+{
+	buf d = { malloc(t->n), t->n };
+	memcpy(d.p, t->p, t->n);
+	for (size_t at = 4096; at < d.n; at += d.n / 7)
+		d.p[at] ^= 0x5a;
+	const buf *v[] = { t, &d, &(buf){ t->p, t->n / 2 + 17 } };
+	const char *what[] = { "whole", "damaged", "cut" };
+	for (int i = 0; i < 3; i++) {
+		prefetch = 0;
+		recs a = read_all(v[i], 0, 0), b = read_all(v[i], GTT_KIND_BIT(GTT_REC_SAMPLE), 0);
+		prefetch = 1;
+		recs c = read_all(v[i], 0, 0), e = read_all(v[i], GTT_KIND_BIT(GTT_REC_SAMPLE), 0);
+		th_check(a.n > 100 && same(&a, &c) && a.errors == c.errors,
+		         "prefetch, %s trace: the same records and errors as without (%zu, %zu; %d, %d errors)", what[i], a.n,
+		         c.n, a.errors, c.errors);
+		th_check(same(&b, &e) && b.errors == e.errors, "prefetch, %s trace, only samples: the same as without (%zu, %zu)",
+		         what[i], b.n, e.n);
+		recs_free(&a);
+		recs_free(&b);
+		recs_free(&c);
+		recs_free(&e);
+	}
+	test_masks("zstd blocks, prefetch", t);
+	prefetch = 0;
+	free(d.p);
+}
+
 int main(void)
 {
 	buf z = make_trace(1, 0), s = make_trace(1, -1), v = make_trace(0, 0);
@@ -210,6 +248,7 @@ int main(void)
 	test_masks("format 1.0", &v);
 	test_none(&z);
 	test_none(&v);
+	test_prefetch(&z);
 	free(z.p);
 	free(s.p);
 	free(v.p);
