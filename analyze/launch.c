@@ -381,8 +381,7 @@ static int sweep(ana_launch_acc *a, int all)
 		a->calls.v[k++] = *c;
 	}
 	a->calls.n = k;
-	ana_idtable_free(&a->call_table);
-	memset(&a->call_table, 0, sizeof(a->call_table));
+	ana_idtable_clear(&a->call_table, 2 * k); /* room for as many again before the next sweep */
 	for (size_t i = 0; i < k; i++) {
 		uint32_t *slot = ana_idtable_slot(&a->call_table,
 		                                  ana_hash_corr((uint32_t)(a->calls.v[i].key >> 32), (uint32_t)a->calls.v[i].key), call_eq,

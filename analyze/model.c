@@ -200,6 +200,22 @@ uint32_t *ana_idtable_slot(ana_idtable *t, uint64_t hash, int (*eq)(uint32_t id,
 	return &s->id;
 }
 
+void ana_idtable_clear(ana_idtable *t, size_t n_next)
+{
+	/* keep the slots when they suit the next filling (no growth, not 8x too many) */
+	if (t->cap && (n_next + 1) * 4 <= t->cap * 3 && t->cap <= 8 * (n_next + 1024)) {
+		memset(t->slots, 0, t->cap * sizeof(*t->slots));
+		t->n = 0;
+		return;
+	}
+	ana_idtable_free(t);
+	size_t cap = 1024;
+	while ((n_next + 1) * 4 > cap * 3)
+		cap *= 2;
+	if ((t->slots = calloc(cap, sizeof(*t->slots))) != NULL)
+		t->cap = cap; /* else it grows as it fills, as a new one does */
+}
+
 void ana_idtable_free(ana_idtable *t)
 {
 	free(t->slots);

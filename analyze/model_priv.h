@@ -41,6 +41,8 @@ typedef struct ana_idtable {
 uint32_t *ana_idtable_slot(ana_idtable *t, uint64_t hash, int (*eq)(uint32_t id, const void *key, void *ctx),
                            const void *key, void *ctx);
 void ana_idtable_free(ana_idtable *t);
+/* Empty the set for about n_next elements: its slots are kept when they fit that many. */
+void ana_idtable_clear(ana_idtable *t, size_t n_next);
 
 /* A name and how it is shown (demangle.c's cache); both model-interned. */
 typedef struct ana_dem { const char *from, *to; } ana_dem;
