@@ -292,7 +292,7 @@ static int account(ana_launch_acc *a, uint32_t pid, const call_ent *c, uint32_t 
 		k.tid = c->tid; /* the stack names the thread and API even when the API record is missing */
 		k.api_name_id = c->api_name_id;
 	}
-	uint64_t h = ana_hash_bytes(&k, sizeof(k), 0x1a2b3c);
+	uint64_t h = ana_hash_words(&k, sizeof(k) / 4, 0x1a2b3c); /* five words: per piece of work, not bytewise */
 	uint32_t *slot = ana_idtable_slot(&a->group_table, h, group_eq, &k, a);
 	if (!slot)
 		return GTT_ENOMEM;
