@@ -237,7 +237,7 @@ int gs_blame_advance(ana_gpu_acc *a, uint64_t t)
 
 static uint64_t call_hash(uint32_t pid, uint32_t corr)
 {
-	return ana_hash_u64((uint64_t)pid << 32 | corr);
+	return ana_hash_corr(pid, corr);
 }
 
 static gs_call *call_find(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)

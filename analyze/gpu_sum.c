@@ -1,8 +1,8 @@
-/* gpu_sum.c — the GPU aggregates as a stream (gpu_sum.h): the reorder queue, the time-ordered
- * sweep that merges it with the model's samples and launch stacks, per-name tables, copies and
- * syncs, physical devices, busy time per device, per bucket and per process. Idle gaps and their
- * blame are gpu_blame.c's. Output equals what sorting every record would give: every tie has
- * the order the sorted arrays had (file order within a kind). */
+/* gpu_sum.c — the GPU aggregates as a stream (gpu_sum.h): the time-ordered sweep that merges the
+ * reorder queue (gpu_queue.c) with the model's samples and launch stacks, per-name tables, copies
+ * and syncs, physical devices, busy time per device, per bucket and per process. Idle gaps and
+ * their blame are gpu_blame.c's. Output equals what sorting every record would give: every tie
+ * has the order the sorted arrays had (file order within a kind). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,69 +13,6 @@
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
-}
-
-/* ---- the reorder queue: a binary heap by (time, kind, file order) ---- */
-
-static int key_less(const gs_key *x, const gs_key *y)
-{
-	if (x->t != y->t)
-		return x->t < y->t;
-	if (x->type != y->type)
-		return x->type < y->type;
-	return x->seq < y->seq;
-}
-
-static int heap_push(ana_gpu_acc *a, const gs_ev *e)
-{
-	uint32_t idx;
-	if (a->free_ev.n) {
-		idx = a->free_ev.v[--a->free_ev.n];
-	} else {
-		if (!ana_vec_push(a->pool))
-			return GTT_ENOMEM;
-		idx = (uint32_t)(a->pool.n - 1);
-	}
-	a->pool.v[idx] = *e;
-	gs_key k = { e->t, e->seq, e->type, idx }, *h;
-	if (!ana_vec_push(a->heap))
-		return GTT_ENOMEM;
-	h = a->heap.v;
-	size_t i = a->heap.n - 1;
-	while (i > 0 && key_less(&k, &h[(i - 1) / 2])) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = k;
-	if (a->heap.n > a->sum->peak_queued)
-		a->sum->peak_queued = a->heap.n;
-	return 0;
-}
-
-/* The first event out into *out; its pool slot is free again. 0 or GTT_ENOMEM. */
-static int heap_pop(ana_gpu_acc *a, gs_ev *out)
-{
-	gs_key *h = a->heap.v, top = h[0], last = h[--a->heap.n];
-	size_t i = 0, n = a->heap.n;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && key_less(&h[c + 1], &h[c]))
-			c++;
-		if (!key_less(&h[c], &last))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (n)
-		h[i] = last;
-	*out = a->pool.v[top.idx];
-	uint32_t *f = ana_vec_push(a->free_ev);
-	if (!f)
-		return GTT_ENOMEM;
-	*f = top.idx;
-	return 0;
 }
 
 /* ---- per-name rows ---- */
@@ -479,8 +416,10 @@ static int sweep_until(ana_gpu_acc *a, uint64_t w)
 {
 	int rc;
 	gs_ev ev;
-	while (a->heap.n && a->heap.v[0].t < w) {
-		if ((rc = heap_pop(a, &ev)) < 0)
+	if ((rc = gs_queue_release(&a->q, w)) < 0)
+		return rc;
+	while ((rc = gs_queue_next(&a->q, w, &ev)) != 0) {
+		if (rc < 0)
 			return rc;
 		if ((rc = sweep_memory(a, ev.t, ev.type > GS_STACK, ev.t)) < 0)
 			return rc;
@@ -645,6 +584,8 @@ ana_gpu_acc *ana_gpu_acc_new(const ana_model *m, uint64_t horizon_ns)
 	ana_gpu_acc *a = calloc(1, sizeof(*a));
 	if (!a || !(a->sum = calloc(1, sizeof(*a->sum))) || !(a->launch = ana_launch_acc_new()))
 		goto fail;
+	if (gs_queue_init(&a->q, horizon_ns) < 0)
+		goto fail;
 	a->m = m;
 	a->horizon_ns = horizon_ns;
 	a->sum->horizon_ns = horizon_ns;
@@ -693,7 +634,7 @@ int ana_gpu_acc_add(ana_gpu_acc *a, const gtt_record *rec)
 	}
 	ev.seq = a->seq++;
 	a->sum->n_fed++;
-	int rc = heap_push(a, &ev);
+	int rc = gs_queue_push(&a->q, &ev, &a->sum->peak_queued);
 	if (rc < 0)
 		return rc;
 	if (ev.t > a->max_t)
@@ -824,9 +765,7 @@ void ana_gpu_acc_free(ana_gpu_acc *a)
 		free(a->devs.v[i].busy.bins);
 	}
 	free(a->devs.v);
-	free(a->heap.v);
-	free(a->pool.v);
-	free(a->free_ev.v);
+	gs_queue_free(&a->q);
 	free(a->stack_order);
 	free(a->info);
 	free(a->krows.v);

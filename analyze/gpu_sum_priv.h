@@ -27,6 +27,33 @@ typedef struct gs_ev {
 /* A queued event's place in the heap: its sort key and its pool slot. */
 typedef struct gs_key { uint64_t t, seq; uint32_t type, idx; } gs_key;
 
+/* The reorder queue (gpu_queue.c): events in a pool (free slots in free_ev); those within the
+ * calendar's reach in a list per time bucket (cal: pool index + 1 of a bucket's first, next:
+ * of the one after it, 0 none), the others in a heap of keys. */
+typedef struct gs_queue {
+	ANA_VEC(gs_ev) pool;
+	ANA_VEC(uint32_t) next;
+	ANA_VEC(uint32_t) free_ev;
+	ANA_VEC(gs_key) heap;
+	ANA_VEC(gs_key) batch;  /* the calendar's events of the current release, in order */
+	size_t next_batch;
+	uint32_t *cal;
+	size_t n_cal, n_in_cal; /* buckets (a power of 2); events in them */
+	uint64_t base;          /* the first bucket's number (time >> shift) */
+	uint64_t released;      /* the last release's watermark: an event before it is late */
+	int started;
+} gs_queue;
+/* A queue whose calendar reaches horizon_ns ahead (UINT64_MAX: as far as it goes, the rest
+ * heaped). 0 or GTT_ENOMEM. */
+int gs_queue_init(gs_queue *q, uint64_t horizon_ns);
+void gs_queue_free(gs_queue *q);
+/* Queue a copy of e; *peak becomes the number queued if that is more. 0 or GTT_ENOMEM. */
+int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak);
+/* Release every event before w: then gs_queue_next hands them out by (time, kind, file order),
+ * 1 with *out filled, 0 when no event before w is left. Both 0 (1) or GTT_ENOMEM. */
+int gs_queue_release(gs_queue *q, uint64_t w);
+int gs_queue_next(gs_queue *q, uint64_t w, gs_ev *out);
+
 #define GS_LEAVES 256
 /* A thread during a device's open idle stretch (a gap once more work comes). */
 typedef struct gs_open {
@@ -99,10 +126,7 @@ struct ana_gpu_acc {
 	const ana_model *m;
 	ana_gpu_sum *sum;
 	uint64_t horizon_ns, max_t, seq, now;
-	/* the reorder queue: events in a pool (free slots chained through free_ev), a heap of keys */
-	ANA_VEC(gs_ev) pool;
-	ANA_VEC(uint32_t) free_ev;
-	ANA_VEC(gs_key) heap;
+	gs_queue q;            /* the reorder queue */
 	size_t next_sample, next_stack, *stack_order;
 	ana_launch_acc *launch;
 	ana_idtable krow_table, arow_table, name_table;

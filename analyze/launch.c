@@ -248,7 +248,7 @@ static int call_eq(uint32_t id, const void *key, void *ctx)
 static call_ent *call_get(ana_launch_acc *a, uint32_t pid, uint32_t corr, int create, int *oom)
 {
 	uint64_t key = (uint64_t)pid << 32 | corr;
-	uint32_t *slot = ana_idtable_slot(&a->call_table, ana_hash_u64(key), call_eq, &key, a);
+	uint32_t *slot = ana_idtable_slot(&a->call_table, ana_hash_corr(pid, corr), call_eq, &key, a);
 	if (!slot) {
 		*oom = 1;
 		return NULL;
@@ -292,7 +292,7 @@ static int account(ana_launch_acc *a, uint32_t pid, const call_ent *c, uint32_t 
 		k.tid = c->tid; /* the stack names the thread and API even when the API record is missing */
 		k.api_name_id = c->api_name_id;
 	}
-	uint64_t h = ana_hash_bytes(&k, sizeof(k), 0x1a2b3c);
+	uint64_t h = ana_hash_words(&k, sizeof(k) / 4, 0x1a2b3c); /* five words: per piece of work, not bytewise */
 	uint32_t *slot = ana_idtable_slot(&a->group_table, h, group_eq, &k, a);
 	if (!slot)
 		return GTT_ENOMEM;
@@ -381,10 +381,10 @@ static int sweep(ana_launch_acc *a, int all)
 		a->calls.v[k++] = *c;
 	}
 	a->calls.n = k;
-	ana_idtable_free(&a->call_table);
-	memset(&a->call_table, 0, sizeof(a->call_table));
+	ana_idtable_clear(&a->call_table, 2 * k); /* room for as many again before the next sweep */
 	for (size_t i = 0; i < k; i++) {
-		uint32_t *slot = ana_idtable_slot(&a->call_table, ana_hash_u64(a->calls.v[i].key), call_eq,
+		uint32_t *slot = ana_idtable_slot(&a->call_table,
+		                                  ana_hash_corr((uint32_t)(a->calls.v[i].key >> 32), (uint32_t)a->calls.v[i].key), call_eq,
 		                                  &a->calls.v[i].key, a);
 		if (!slot)
 			return GTT_ENOMEM;

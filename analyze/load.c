@@ -783,6 +783,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		goto fail;
 	}
 	gtt_reader_version(L->r, &m->version_major, &m->version_minor);
+	gtt_reader_prefetch(L->r); /* zstd on a second core while the passes decode */
 	if ((opts->has_from || opts->has_to) && ana_load_window_open(L, errbuf, errlen) < 0)
 		goto fail;
 	if (pass1(L, errbuf, errlen) < 0)

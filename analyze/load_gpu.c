@@ -1,6 +1,8 @@
 /* load_gpu.c — the GPU aggregates of a model (gpu_sum.h): streamed by the loader in a read of
  * the CUDA records once everything else is known (ana_opts.stream_cuda: `report` keeps no CUDA
- * record), or made from the model's arrays when it kept them. */
+ * record; the read is decoded on a thread of its own), or made from the model's arrays when it
+ * kept them. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "bounds.h"
@@ -31,6 +33,120 @@ static uint64_t reorder_horizon(gtt_reader *r)
 	return h;
 }
 
+/* The GPU read on two threads: a reader thread decodes the trace's CUDA records into batches
+ * (its reader expanding chunks ahead on a third), the loader's thread feeds them to the sweep in
+ * the same order, so the sums are the same as one thread's. */
+#define GPU_BATCH 4096
+#define GPU_BATCHES 4
+
+typedef struct gpu_batch {
+	gtt_record rec[GPU_BATCH];
+	size_t n;
+	int last;                /* the reader stopped after these */
+} gpu_batch;
+
+typedef struct gpu_pipe {
+	loader *L;
+	gpu_batch *b;            /* GPU_BATCHES in a ring: [head, tail) filled */
+	size_t head, tail;
+	int stop;                /* the sweep failed: the reader thread ends */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} gpu_pipe;
+
+/* A record the sweep takes (cut to the window, when there is one). */
+static int is_gpu_record(const ana_model *m, gtt_record *rec)
+{
+	switch (rec->tag) {
+	case GTT_REC_CUDA_KERNEL:
+	case GTT_REC_CUDA_MEMCPY:
+	case GTT_REC_CUDA_MEMSET:
+	case GTT_REC_CUDA_SYNC:
+	case GTT_REC_CUDA_API:
+		return ana_window_keep(&m->window, rec);
+	default:
+		return 0;
+	}
+}
+
+/* Fill b with the next records to sweep; 1 when the trace (or what pass 1 read of it) ended. */
+static int read_batch(loader *L, gpu_batch *b)
+{
+	b->n = 0;
+	b->last = 0;
+	while (b->n < GPU_BATCH) {
+		int n = gtt_reader_next(L->r, &b->rec[b->n]);
+		if (n == 0 || (n < 0 && n != GTT_ECORRUPT && n != GTT_EINVAL))
+			return b->last = 1; /* pass 1 met the same end or error and said so */
+		if (n > 0 && is_gpu_record(L->m, &b->rec[b->n]))
+			b->n++;
+	}
+	return 0;
+}
+
+static void *reader_main(void *arg)
+{
+	gpu_pipe *p = arg;
+	for (int last = 0; !last;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->tail - p->head == GPU_BATCHES && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop) {
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		gpu_batch *b = &p->b[p->tail % GPU_BATCHES];
+		pthread_mutex_unlock(&p->mu);
+		last = read_batch(p->L, b);
+		pthread_mutex_lock(&p->mu);
+		p->tail++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+/* Sweep every batch the reader thread makes. 0 or the sweep's error; 1 when no thread could be
+ * made (read on this one). */
+static int sweep_piped(loader *L, ana_gpu_acc *a)
+{
+	gpu_pipe p = { .L = L };
+	pthread_t th;
+	int rc = 0;
+	if (!(p.b = malloc(GPU_BATCHES * sizeof(*p.b))))
+		return 1;
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	if (pthread_create(&th, NULL, reader_main, &p) != 0) {
+		rc = 1;
+		goto out;
+	}
+	for (int last = 0; !last && rc == 0;) {
+		pthread_mutex_lock(&p.mu);
+		while (p.tail == p.head)
+			pthread_cond_wait(&p.cv, &p.mu);
+		gpu_batch *b = &p.b[p.head % GPU_BATCHES];
+		pthread_mutex_unlock(&p.mu);
+		for (size_t i = 0; i < b->n && rc == 0; i++)
+			rc = ana_gpu_acc_add(a, &b->rec[i]);
+		last = b->last;
+		pthread_mutex_lock(&p.mu);
+		p.head++;
+		pthread_cond_broadcast(&p.cv);
+		pthread_mutex_unlock(&p.mu);
+	}
+	pthread_mutex_lock(&p.mu);
+	p.stop = 1; /* after an error: the reader thread ends at its next batch */
+	pthread_cond_broadcast(&p.cv);
+	pthread_mutex_unlock(&p.mu);
+	pthread_join(th, NULL);
+out:
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv);
+	free(p.b);
+	return rc;
+}
+
 int ana_load_gpu(loader *L)
 {
 	ana_model *m = L->m;
@@ -38,26 +154,23 @@ int ana_load_gpu(loader *L)
 	gtt_record rec;
 	int rc = a ? 0 : GTT_ENOMEM;
 	/* a trace without CUDA work, syncs or API calls is not read again: an empty sum */
-	if (L->n_streamed)
+	if (rc == 0 && L->n_streamed) {
 		gtt_reader_rewind(L->r); /* the window, if any, stays */
-	while (rc == 0 && L->n_streamed) {
-		int n = gtt_reader_next(L->r, &rec);
-		if (n == 0 || (n < 0 && n != GTT_ECORRUPT && n != GTT_EINVAL))
-			break; /* pass 1 met the same end or error and said so */
-		if (n < 0)
-			continue;
-		switch (rec.tag) {
-		case GTT_REC_CUDA_KERNEL:
-		case GTT_REC_CUDA_MEMCPY:
-		case GTT_REC_CUDA_MEMSET:
-		case GTT_REC_CUDA_SYNC:
-		case GTT_REC_CUDA_API:
-			if (ana_window_keep(&m->window, &rec))
-				rc = ana_gpu_acc_add(a, &rec);
-			break;
-		default:
-			break;
+		/* the other records are passed over without being decoded */
+		gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) |
+		                      GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | GTT_KIND_BIT(GTT_REC_CUDA_SYNC) |
+		                      GTT_KIND_BIT(GTT_REC_CUDA_API));
+		if ((rc = sweep_piped(L, a)) == 1) {
+			rc = 0;
+			for (;;) {
+				int n = gtt_reader_next(L->r, &rec);
+				if (n == 0 || (n < 0 && n != GTT_ECORRUPT && n != GTT_EINVAL))
+					break; /* pass 1 met the same end or error and said so */
+				if (n > 0 && is_gpu_record(m, &rec) && (rc = ana_gpu_acc_add(a, &rec)) < 0)
+					break;
+			}
 		}
+		gtt_reader_only(L->r, 0);
 	}
 	if (rc < 0) {
 		ana_gpu_acc_free(a);

@@ -89,6 +89,8 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 	int rc = 0;
 	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
 	memset(tc, 0, sizeof(tc));
+	/* samples are read again, the records between them passed over without being decoded */
+	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_SAMPLE));
 	for (size_t i = 0; i < m->samples.n; i++) {
 		ana_sample *e = &m->samples.v[i];
 		ana_unwind_info ui = { ANA_UNWIND_NO_USER, 0 };
@@ -149,10 +151,12 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 	}
 	if ((rc = redo_deferred(L)) < 0)
 		goto fail;
+	gtt_reader_only(L->r, 0);
 	return 0;
 nomem:
 	rc = GTT_ENOMEM;
 fail:
+	gtt_reader_only(L->r, 0);
 	if (rc == GTT_ENOMEM)
 		snprintf(errbuf, errlen, "%s: out of memory", m->path);
 	else

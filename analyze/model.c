@@ -162,30 +162,24 @@ uint64_t ana_hash_u64(uint64_t x)
 	return x;
 }
 
-/* Open-addressing table of u32 ids (0 = empty slot) with their 64-bit hashes. */
+/* Open-addressing table of u32 ids (0 = empty slot), each beside its 64-bit hash: a probe reads
+ * one slot (hash and id in one cache line), not two arrays. */
 static int table_grow(ana_idtable *t)
 {
 	size_t ncap = t->cap ? t->cap * 2 : 1024;
-	uint32_t *ids = calloc(ncap, sizeof(*ids));
-	uint64_t *hashes = calloc(ncap, sizeof(*hashes));
-	if (!ids || !hashes) {
-		free(ids);
-		free(hashes);
+	ana_idslot *slots = calloc(ncap, sizeof(*slots));
+	if (!slots)
 		return -1;
-	}
 	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->ids[i])
+		if (!t->slots[i].id)
 			continue;
-		size_t j = t->hashes[i] & (ncap - 1);
-		while (ids[j])
+		size_t j = t->slots[i].hash & (ncap - 1);
+		while (slots[j].id)
 			j = (j + 1) & (ncap - 1);
-		ids[j] = t->ids[i];
-		hashes[j] = t->hashes[i];
+		slots[j] = t->slots[i];
 	}
-	free(t->ids);
-	free(t->hashes);
-	t->ids = ids;
-	t->hashes = hashes;
+	free(t->slots);
+	t->slots = slots;
 	t->cap = ncap;
 	return 0;
 }
@@ -196,19 +190,35 @@ uint32_t *ana_idtable_slot(ana_idtable *t, uint64_t hash, int (*eq)(uint32_t id,
 	if ((t->n + 1) * 4 > t->cap * 3 && table_grow(t) < 0)
 		return NULL;
 	size_t j = hash & (t->cap - 1);
-	while (t->ids[j]) {
-		if (t->hashes[j] == hash && eq(t->ids[j] - 1, key, ctx))
-			return &t->ids[j];
+	ana_idslot *s;
+	while ((s = &t->slots[j])->id) {
+		if (s->hash == hash && eq(s->id - 1, key, ctx))
+			return &s->id;
 		j = (j + 1) & (t->cap - 1);
 	}
-	t->hashes[j] = hash;
-	return &t->ids[j];
+	s->hash = hash;
+	return &s->id;
+}
+
+void ana_idtable_clear(ana_idtable *t, size_t n_next)
+{
+	/* keep the slots when they suit the next filling (no growth, not 8x too many) */
+	if (t->cap && (n_next + 1) * 4 <= t->cap * 3 && t->cap <= 8 * (n_next + 1024)) {
+		memset(t->slots, 0, t->cap * sizeof(*t->slots));
+		t->n = 0;
+		return;
+	}
+	ana_idtable_free(t);
+	size_t cap = 1024;
+	while ((n_next + 1) * 4 > cap * 3)
+		cap *= 2;
+	if ((t->slots = calloc(cap, sizeof(*t->slots))) != NULL)
+		t->cap = cap; /* else it grows as it fills, as a new one does */
 }
 
 void ana_idtable_free(ana_idtable *t)
 {
-	free(t->ids);
-	free(t->hashes);
+	free(t->slots);
 	memset(t, 0, sizeof(*t));
 }
 

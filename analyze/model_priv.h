@@ -19,10 +19,21 @@ uint64_t ana_hash_bytes(const void *p, size_t len, uint64_t seed);
 /* Hash of n_words 32-bit words at p (4-aligned), for callchains and frame id lists. */
 uint64_t ana_hash_words(const void *p, size_t n_words, uint64_t seed);
 
+/* A hash of (pid, CUPTI correlation id) for tables looked up in about correlation order (the
+ * launch estimator's calls, the top gaps' calls): ids that differ only in their low 3 bits get
+ * neighbouring slots, so a run of calls shares the table's cache lines; runs land at random. */
+static inline uint64_t ana_hash_corr(uint32_t pid, uint32_t corr)
+{
+	return ana_hash_u64((uint64_t)pid << 32 | corr >> 3) << 3 | (corr & 7);
+}
+
 /* Open-addressing set of ids; slots hold id + 1 (0 = empty). The caller owns the elements. */
+typedef struct ana_idslot {
+	uint64_t hash;
+	uint32_t id;
+} ana_idslot;
 typedef struct ana_idtable {
-	uint32_t *ids;
-	uint64_t *hashes;
+	ana_idslot *slots;
 	size_t n, cap;
 } ana_idtable;
 /* The slot holding an element equal to key (*slot != 0), or the empty slot where it goes
@@ -30,6 +41,8 @@ typedef struct ana_idtable {
 uint32_t *ana_idtable_slot(ana_idtable *t, uint64_t hash, int (*eq)(uint32_t id, const void *key, void *ctx),
                            const void *key, void *ctx);
 void ana_idtable_free(ana_idtable *t);
+/* Empty the set for about n_next elements: its slots are kept when they fit that many. */
+void ana_idtable_clear(ana_idtable *t, size_t n_next);
 
 /* A name and how it is shown (demangle.c's cache); both model-interned. */
 typedef struct ana_dem { const char *from, *to; } ana_dem;

@@ -6,7 +6,7 @@
  *   gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]
  *             [--switch-rate N/s] [--cuda-rate N/s] [--py-hz HZ] [--gil-rate N/s]
  *             [--max-bytes N] [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index]
- *             [--seed N] [--stack-variants K]
+ *             [--seed N] [--stack-variants K] [--unordered-switches]
  * Defaults: the H200 torch workload of issue 13 (8 threads, 99 Hz DWARF 8 KiB, 100 000
  * switches/s, 57 000 CUDA records/s, Python stacks at 100 Hz per thread, 1 000 GIL changes/s)
  * for 10 s. --max-bytes stops at a file size (a 10 GB trace: --seconds 100000 --max-bytes 10e9).
@@ -14,6 +14,11 @@
  * the 10 ms slot the sample or read falls in, modulo K), as a training loop's iterations repeat
  * theirs, so the distinct stacks stay bounded while the records grow (by default they drift at
  * random: nearly every read is a new stack).
+ * Context switches are written in time order, as gt-record writes them (rec_perf_drain sorts
+ * every ring's records before they leave; its recordings have none out of order);
+ * --unordered-switches writes each millisecond's in the order they were drawn instead (random
+ * within the millisecond, an in up to 5 ms after its out: the analyzer's reorder queue's worst
+ * case, and what gen_trace wrote before 2026-12-01 14:00).
  * Prints what it wrote on stderr; exit 0, 2 on a write error, 64 on usage. */
 #include <errno.h>
 #include <getopt.h>
@@ -38,7 +43,7 @@ typedef struct opts {
 	const char *out;
 	double seconds, sample_hz, switch_rate, cuda_rate, py_hz, gil_rate, max_bytes;
 	uint32_t threads, stack_bytes, block_bytes, minor;
-	int fp, level, no_index;
+	int fp, level, no_index, unordered_switches;
 	uint64_t seed;
 } opts;
 
@@ -149,6 +154,49 @@ static void put(const gtt_record *r)
 		werr = rc;
 	n_written++;
 	n_samples_written += r->tag == GTT_REC_SAMPLE; /* END says how many, as gt-record's does */
+}
+
+/* Switches waiting to be written in time order: (time, draw order). */
+typedef struct pend_sw { gtt_switch s; uint64_t seq; } pend_sw;
+static pend_sw *sw_pend;
+static size_t n_sw_pend, cap_sw_pend;
+static uint64_t sw_seq;
+
+static void switch_put(const opts *o, const gtt_switch *s)
+{
+	if (o->unordered_switches) {
+		gtt_record r = { .tag = GTT_REC_SWITCH, .u.sw = *s };
+		put(&r);
+		return;
+	}
+	if (GT_GROW(sw_pend, cap_sw_pend, n_sw_pend + 1) < 0) {
+		werr = werr ? werr : GTT_ENOMEM;
+		return;
+	}
+	sw_pend[n_sw_pend++] = (pend_sw){ *s, sw_seq++ };
+}
+
+static int cmp_pend_sw(const void *a, const void *b)
+{
+	const pend_sw *x = a, *y = b;
+	if (x->s.time_ns != y->s.time_ns)
+		return x->s.time_ns < y->s.time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Write the waiting switches before upto in time order (no later switch can come before them:
+ * every switch is drawn at or after the millisecond being generated). */
+static void switch_flush(uint64_t upto)
+{
+	size_t i, k = 0;
+	qsort(sw_pend, n_sw_pend, sizeof(*sw_pend), cmp_pend_sw);
+	for (i = 0; i < n_sw_pend && sw_pend[i].s.time_ns < upto; i++) {
+		gtt_record r = { .tag = GTT_REC_SWITCH, .u.sw = sw_pend[i].s };
+		put(&r);
+	}
+	for (; i < n_sw_pend; i++)
+		sw_pend[k++] = sw_pend[i];
+	n_sw_pend = k;
 }
 
 static uint8_t stackbuf[65536];
@@ -389,7 +437,7 @@ static int usage(void)
 	fprintf(stderr, "usage: gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]\n"
 	                "                 [--switch-rate N] [--cuda-rate N] [--py-hz HZ] [--gil-rate N] [--max-bytes N]\n"
 	                "                 [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index] [--seed N]\n"
-	                "                 [--stack-variants K]\n");
+	                "                 [--stack-variants K] [--unordered-switches]\n");
 	return GT_EXIT_USAGE;
 }
 
@@ -400,7 +448,7 @@ static int parse(int argc, char **argv, opts *o)
 		{ "fp", 0, 0, 'f' }, { "switch-rate", 1, 0, 'w' }, { "cuda-rate", 1, 0, 'c' }, { "py-hz", 1, 0, 'p' },
 		{ "gil-rate", 1, 0, 'g' }, { "max-bytes", 1, 0, 'm' }, { "format", 1, 0, 'v' }, { "level", 1, 0, 'l' },
 		{ "block-bytes", 1, 0, 'B' }, { "no-index", 0, 0, 'n' }, { "seed", 1, 0, 'S' },
-		{ "stack-variants", 1, 0, 'K' }, { 0, 0, 0, 0 },
+		{ "stack-variants", 1, 0, 'K' }, { "unordered-switches", 0, 0, 'U' }, { 0, 0, 0, 0 },
 	};
 	*o = (opts){ .seconds = 10, .sample_hz = 99, .switch_rate = 100000, .cuda_rate = 57000, .py_hz = 100,
 	             .gil_rate = 1000, .threads = 8, .stack_bytes = 8192, .minor = 1, .seed = 1 };
@@ -424,6 +472,7 @@ static int parse(int argc, char **argv, opts *o)
 		case 'n': o->no_index = 1; break;
 		case 'S': o->seed = strtoull(optarg, NULL, 0); break;
 		case 'K': stack_variants = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'U': o->unordered_switches = 1; break;
 		default: return -1;
 		}
 	}
@@ -477,14 +526,15 @@ int main(int argc, char **argv)
 			thr *a = &threads[rndn(o.threads)], *b = &threads[rndn(o.threads)];
 			uint64_t t = now + rndn((uint32_t)tick);
 			uint32_t cpu = rndn(8);
-			gtt_record r = { .tag = GTT_REC_SWITCH };
-			r.u.sw = (gtt_switch){ .time_ns = t, .pid = PID, .tid = a->tid, .cpu = cpu,
-			                       .kind = rndn(20) ? GTT_SWITCH_OUT : GTT_SWITCH_OUT_PREEMPT };
-			put(&r);
+			gtt_switch sw = { .time_ns = t, .pid = PID, .tid = a->tid, .cpu = cpu,
+			                  .kind = rndn(20) ? GTT_SWITCH_OUT : GTT_SWITCH_OUT_PREEMPT };
+			switch_put(&o, &sw);
 			a->nvcsw++;
-			r.u.sw = (gtt_switch){ .time_ns = t + 800 + rndn(4000), .pid = PID, .tid = b->tid, .cpu = cpu, .kind = GTT_SWITCH_IN };
-			put(&r);
+			sw = (gtt_switch){ .time_ns = t + 800 + rndn(4000), .pid = PID, .tid = b->tid, .cpu = cpu, .kind = GTT_SWITCH_IN };
+			switch_put(&o, &sw);
 		}
+		if (!o.unordered_switches)
+			switch_flush(now + tick);
 		for (; acc_sample >= 1; acc_sample -= 1)
 			sample(&o, &threads[rndn(o.threads)], now + rndn((uint32_t)tick));
 		for (; acc_py >= 1; acc_py -= 1)
@@ -520,6 +570,7 @@ int main(int argc, char **argv)
 		}
 	}
 	cuda_deliver();
+	switch_flush(UINT64_MAX);
 	gtt_record r = { .tag = GTT_REC_END };
 	r.u.end = (gtt_end){ .time_ns = now, .reason = GTT_END_DURATION, .n_samples = n_samples_written,
 	                            .n_records = n_written };
@@ -538,6 +589,7 @@ int main(int argc, char **argv)
 	        "written in %.1f s (%.1f MB/s)\n", o.out, o.minor, secs, n_written, size, secs > 0 ? (double)size / secs / 1e6 : 0,
 	        wall, wall > 0 ? (double)size / wall / 1e6 : 0);
 	free(batch);
+	free(sw_pend);
 	free(threads);
 	if (rc || werr) {
 		fprintf(stderr, "gen_trace: %s: %s\n", o.out, gtt_strerror(rc ? rc : werr));

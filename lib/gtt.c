@@ -659,11 +659,15 @@ int gtt_reader_next(gtt_reader *r, gtt_record *rec)
 		return GTT_EINVAL;
 	for (;;) {
 		if (r->blk_active) {
-			if (r->blk_pos < r->blk_len) {
-				r->cur = r->blk_info;
+			int rc = 2;
+			while (rc == 2 && r->blk_pos < r->blk_len) {
 				r->cur_index = r->blk_index;
+				rc = gtt_unpack_next(r, rec);
+			}
+			if (rc != 2) {
+				r->cur = r->blk_info;
 				r->last_off = r->blk_off;
-				return gtt_unpack_next(r, rec);
+				return rc;
 			}
 			r->blk_active = 0;
 		}
@@ -696,10 +700,19 @@ int gtt_reader_next(gtt_reader *r, gtt_record *rec)
 		r->cur.n_records = 1;
 		r->cur.first_ns = UINT64_MAX;
 		r->cur_index = 0;
+		/* a kind not wanted (gtt_reader_only): a plain chunk has no block state to keep */
+		int unwanted = r->only && tag < 64 && !(r->only >> tag & 1);
+		if (unwanted && tag != GTT_REC_CALLCHAIN)
+			continue;
 		rc = gtt_decode(tag, payload, len, rec, &r->scratch, &r->scratch_cap);
 		if (rc == 0 && tag == GTT_REC_CALLCHAIN)
 			rc = gtt_chaintab_put(&r->chains, rec->u.callchain.id, rec->u.callchain.n_kernel,
 			                      rec->u.callchain.n_user, rec->u.callchain.ips);
+		if (unwanted) {
+			if (rc == GTT_ENOMEM)
+				return rc;
+			continue;
+		}
 		return rc < 0 ? rc : 1;
 	}
 }
@@ -762,6 +775,12 @@ void gtt_reader_version(const gtt_reader *r, uint32_t *major, uint32_t *minor)
 		*minor = r ? r->minor : 0;
 }
 
+void gtt_reader_only(gtt_reader *r, uint64_t tag_mask)
+{
+	if (r)
+		r->only = tag_mask;
+}
+
 void gtt_reader_rewind(gtt_reader *r)
 {
 	if (!r)
@@ -773,10 +792,17 @@ void gtt_reader_rewind(gtt_reader *r)
 	r->seeked_plain = 0;
 }
 
+void gtt_reader_prefetch(gtt_reader *r)
+{
+	if (r)
+		r->want_prefetch = 1;
+}
+
 void gtt_reader_close(gtt_reader *r)
 {
 	if (!r)
 		return;
+	gtt_prefetch_free(r->pf); /* first: its worker may be reading the trace */
 	if (r->mapped)
 		munmap((void *)r->data, r->len);
 	else if (r->owned)

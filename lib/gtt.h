@@ -617,6 +617,19 @@ int gtt_reader_truncated(const gtt_reader *r);
 void gtt_reader_version(const gtt_reader *r, uint32_t *major, uint32_t *minor);
 /* Size of the trace in bytes. */
 uint64_t gtt_reader_size(const gtt_reader *r);
+/* From now on gtt_reader_next returns only records of the kinds in tag_mask (bit 1ull << tag;
+ * kinds 64 and above always come), and passes over the others with the least decoding that
+ * keeps the block's delta state right for the rest: for a pass that wants a few kinds of a big
+ * trace. Errors inside a record passed over are not reported. Callchain definitions are always
+ * read (entered in the reader's table) and returned only when asked for. 0 (the default):
+ * every record. Seeking and gtt_reader_tell are unchanged (positions count every record). */
+#define GTT_KIND_BIT(tag) (1ull << (tag))
+void gtt_reader_only(gtt_reader *r, uint64_t tag_mask);
+/* Expand compressed chunks ahead on a thread of the reader's own (made at the first one, joined
+ * by gtt_reader_close): the chunk after the one being read is decompressed while the caller
+ * works on this one. Records and errors are the same as without; without a thread, nothing
+ * changes. For a caller that reads most of a big trace in order. */
+void gtt_reader_prefetch(gtt_reader *r);
 /* Restart from the first chunk (the window, if any, stays). */
 void gtt_reader_rewind(gtt_reader *r);
 /* errno of an I/O failure at open. */

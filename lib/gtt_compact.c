@@ -651,6 +651,26 @@ int gtt_compact_decode(gtt_blkstate *st, gtt_chaintab *chains, uint32_t tag, con
 	return decode_body(&c, st, chains, tag, rec);
 }
 
+int gtt_compact_skip(gtt_blkstate *st, uint32_t tag, const uint8_t *body, uint32_t len)
+{
+	const fld *f = table(tag);
+	if (!f)
+		return 0; /* a 1.0 payload: no block state */
+	uint8_t u[sizeof(((gtt_record *)0)->u)];
+	cur c = { .p = body, .end = body + len };
+	/* every table has its task (if any) after its times: read up to it, as decode_body would */
+	for (; f->op != OP_END && !c.err; f++) {
+		switch (f->op) {
+		case OP_T0:
+		case OP_DUR: get_uv(&c); break;
+		case OP_TASK: get_task(&c, st, u, f->a, 1, f->b); return c.err;
+		case OP_PID: get_task(&c, st, u, f->a, 0, 0); return c.err;
+		default: return GTT_EINVAL; /* a table this skip does not know: the caller decodes */
+		}
+	}
+	return c.err;
+}
+
 /* ---- the reader's callchain table ---- */
 
 int gtt_chaintab_put(gtt_chaintab *t, uint32_t id, uint32_t n_kernel, uint32_t n_user, const uint64_t *ips)

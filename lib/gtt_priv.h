@@ -155,6 +155,12 @@ void gtt_chaintab_free(gtt_chaintab *t);
 int gtt_compact_decode(gtt_blkstate *st, gtt_chaintab *chains, uint32_t tag, const uint8_t *body,
                        uint32_t len, gtt_record *rec, void **scratch, size_t *scratch_cap);
 
+/* Pass over one inner record that the reader does not return (gtt_reader_only): only what later
+ * records of the block need of it (a new task number) is kept, as gtt_compact_decode would keep
+ * it; its per-kind delta state is not (no record of its kind is decoded after it in this pass).
+ * 0, or GTT_EINVAL (also for a kind this cannot skip: decode it instead). Not for callchains. */
+int gtt_compact_skip(gtt_blkstate *st, uint32_t tag, const uint8_t *body, uint32_t len);
+
 /* ---- the writer (gtt.c), with packed blocks (gtt_pack.c) ---- */
 typedef struct gtt_pack gtt_pack;
 
@@ -248,11 +254,30 @@ struct gtt_reader {
 	int window;
 	uint64_t win_from, win_to;
 	int seeked_plain;   /* the next chunk is read where seek put it, window or not */
+	uint64_t only;      /* gtt_reader_only's mask, 0 every kind */
+	int want_prefetch;  /* gtt_reader_prefetch: pf made at the first zstd chunk */
+	struct gtt_prefetch *pf;
 };
+
+/* ---- decompression ahead (gtt_prefetch.c) ---- */
+typedef struct gtt_prefetch gtt_prefetch;
+/* A worker thread. NULL when none could be made (the reader expands every chunk itself). */
+gtt_prefetch *gtt_prefetch_new(void);
+/* Stop and join the worker (its job, if any, finished first). NULL ok. */
+void gtt_prefetch_free(gtt_prefetch *pf);
+/* Expand the packed chunk at file offset off (zstd data z[0..zlen), raw_len bytes) in the
+ * background, once the job before it is done. z must stay readable until taken or replaced. */
+void gtt_prefetch_start(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len);
+/* The expansion of that same chunk, if it is the job: waits for it, swaps the worker's buffer
+ * with *buf (*cap its size) and returns its result (0 or gtt_zstd_decompress's error). 1 when
+ * the job is another chunk's or failed for memory (expand it yourself). */
+int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len, uint8_t **buf,
+                      size_t *cap);
 
 /* Start expanding the packed chunk whose payload is p[0..len) at file offset off. 0 or GTT_E*. */
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off);
-/* Next record of the open packed chunk: 1, or GTT_EINVAL/GTT_ENOMEM. */
+/* Next record of the open packed chunk: 1, 2 when it is of a kind the reader does not return
+ * (gtt_reader_only: passed over, rec not filled), or GTT_EINVAL/GTT_ENOMEM. */
 int gtt_unpack_next(gtt_reader *r, gtt_record *rec);
 /* Start the open packed chunk over from its first record. */
 void gtt_unpack_restart(gtt_reader *r);

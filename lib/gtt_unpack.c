@@ -25,6 +25,21 @@ int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
 	return 0;
 }
 
+/* Hand the chunk at file offset at to the worker when it is a whole zstd-packed chunk (its
+ * checksum is checked when the reader gets to it; a chunk that fails it is never taken). */
+static void prefetch_next(gtt_reader *r, uint64_t at)
+{
+	if (at > r->len || r->len - at < GTT_CHUNK_HEADER_LEN + GTT_PACKED_HEADER_LEN)
+		return;
+	const uint8_t *h = r->data + at, *p = h + GTT_CHUNK_HEADER_LEN;
+	uint32_t n = rd32(h + 4);
+	gtt_chunk_info ci;
+	if (rd32(h) != GTT_REC_PACKED || n > r->len - at - GTT_CHUNK_HEADER_LEN || gtt_unpack_header(p, n, &ci) != 0 ||
+	    ci.codec != GTT_CODEC_ZSTD || !ci.raw_len)
+		return;
+	gtt_prefetch_start(r->pf, at, p + GTT_PACKED_HEADER_LEN, n - GTT_PACKED_HEADER_LEN, ci.raw_len);
+}
+
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
 {
 	gtt_chunk_info ci;
@@ -45,6 +60,15 @@ int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
 	case GTT_CODEC_ZSTD:
 		if (!r->dctx && !(r->dctx = gtt_zstd_dctx_new()))
 			return gtt_zstd_available() ? GTT_ENOMEM : GTT_ENOZSTD;
+		if (r->want_prefetch && !r->pf && !(r->pf = gtt_prefetch_new()))
+			r->want_prefetch = 0; /* no thread: expand here, as without */
+		rc = r->pf && ci.raw_len ? gtt_prefetch_take(r->pf, off, z, zlen, ci.raw_len, &r->blk_buf, &r->blk_cap) : 1;
+		if (rc <= 0) {
+			if (rc < 0)
+				return rc;
+			r->blk = r->blk_buf;
+			break;
+		}
 		if (r->blk_cap < ci.raw_len) {
 			/* one buffer of the largest block so far, at most GTT_PACKED_MAX_RAW */
 			free(r->blk_buf);
@@ -64,6 +88,8 @@ int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
 	r->blk_off = off;
 	r->blk_len = ci.raw_len;
 	gtt_unpack_restart(r);
+	if (r->pf)
+		prefetch_next(r, off + GTT_CHUNK_HEADER_LEN + len);
 	return 0;
 }
 
@@ -87,8 +113,13 @@ int gtt_unpack_next(gtt_reader *r, gtt_record *rec)
 		return GTT_EINVAL;
 	}
 	r->blk_pos = (size_t)(p + len - r->blk);
+	int unwanted = r->only && tag < 64 && !(r->only >> tag & 1);
+	if (unwanted && tag != GTT_REC_CALLCHAIN && gtt_compact_skip(&r->bst, (uint32_t)tag, p, (uint32_t)len) == 0)
+		return 2; /* passed over (decoded below when it does not skip cleanly, and callchains are kept) */
 	int rc = gtt_compact_decode(&r->bst, &r->chains, (uint32_t)tag, p, (uint32_t)len, rec, &r->scratch,
 	                            &r->scratch_cap);
+	if (unwanted)
+		return rc == GTT_ENOMEM ? rc : 2;
 	return rc < 0 ? rc : 1;
 }
 
