@@ -40,7 +40,7 @@ struct rec_perf_decoder {
 	int64_t clock_off_ns;   /* trace clock minus perf's (a time namespace; clock.h) */
 	struct { uint32_t pid, tid; } *on_cpu; /* per CPU: the task last switched in */
 	size_t cap_on_cpu;
-	int lean_switches;      /* CPU-wide switches with the time alone as their sample_id */
+	int lean;               /* side band and CPU-wide switches with the time alone as sample_id */
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -175,22 +175,39 @@ static void get_pair(cursor *c, uint32_t *a, uint32_t *b)
 	*b = (uint32_t)(v >> 32);
 }
 
-/* The sample_id trailer of a non-sample record: pid, tid, time, cpu (our sample_type). */
+/* The sample_id trailer of a non-sample record: pid, tid, time, cpu (our sample_type), or the
+ * time alone for the lean side-band event's records (rec_perf_decoder_set_lean): its switches,
+ * mappings, names, forks and exits, and a LOST record it happened to write (told by its size:
+ * 32 bytes, not 48). pid and tid are then 0: those records carry their tasks in their bodies. */
 typedef struct sample_id { uint32_t pid, tid, cpu; uint64_t time_ns; } sample_id;
-static sample_id trailer(const uint8_t *rec, uint32_t size)
+static sample_id trailer(const rec_perf_decoder *p, const uint8_t *rec, uint32_t size)
 {
 	sample_id s = { 0, 0, 0, 0 };
 	cursor c;
 	uint32_t res;
 	struct perf_event_header h;
+	int lean = 0;
 
 	if (size < sizeof(struct perf_event_header) + 8)
 		return s;
 	memcpy(&h, rec, sizeof(h));
-	/* the lean switch event's records carry the time alone: its switches (24 bytes; ours
-	 * with the full trailer are 40), and a LOST record it happened to write (32, not 48) */
-	if ((h.type == PERF_RECORD_SWITCH_CPU_WIDE && size == sizeof(h) + 16) ||
-	    (h.type == PERF_RECORD_LOST && size == sizeof(h) + 24)) {
+	if (p->lean) {
+		switch (h.type) {
+		case PERF_RECORD_SWITCH_CPU_WIDE:
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_COMM:
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
+			lean = 1;
+			break;
+		case PERF_RECORD_LOST:
+			lean = size == sizeof(h) + 24;
+			break;
+		default:
+			break;
+		}
+	}
+	if (lean) {
 		memcpy(&s.time_ns, rec + size - 8, 8);
 		return s;
 	}
@@ -307,7 +324,7 @@ static void do_mmap2(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uin
 	uint32_t maj, min, prot, flags;
 	uint64_t ino;
 	uint8_t raw[24];
-	sample_id sid = trailer(rec, size);
+	sample_id sid = trailer(p, rec, size);
 	const char *path;
 	size_t maxlen;
 
@@ -349,7 +366,7 @@ static void do_comm(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint
 	uint32_t pid, tid;
 	const char *name;
 	size_t maxlen;
-	sample_id sid = trailer(rec, size);
+	sample_id sid = trailer(p, rec, size);
 
 	get_pair(&c, &pid, &tid);
 	if (c.bad)
@@ -535,7 +552,7 @@ static void lean_reset(rec_perf_ring_state *rg)
 static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)
 {
 	gtt_record r;
-	sample_id sid = trailer(rec, size);
+	sample_id sid = trailer(p, rec, size);
 
 	memset(&r, 0, sizeof(r));
 	r.tag = GTT_REC_SWITCH;
@@ -601,12 +618,12 @@ static int member(rec_perf_decoder *p, const struct perf_event_header *h, const 
 			return rec_ptree_has(p->tree, (pid_t)pid);
 		return rec_ptree_fork(p->tree, (pid_t)ppid, (pid_t)pid);
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (p->lean_switches)
+		if (p->lean)
 			return 1; /* both halves of the pair are needed: put_switch filters each task */
 		/* fall through */
 	case PERF_RECORD_SWITCH:
 		/* the switching task is in the trailer; the other one (next_prev) is never written */
-		return rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+		return rec_ptree_has(p->tree, (pid_t)trailer(p, rec, size).pid);
 	case PERF_RECORD_LOST:
 		rec_ptree_lossy(p->tree);
 		return 1;
@@ -615,7 +632,7 @@ static int member(rec_perf_decoder *p, const struct perf_event_header *h, const 
 		/* fall through */
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		*foreign = !rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+		*foreign = !rec_ptree_has(p->tree, (pid_t)trailer(p, rec, size).pid);
 		return 1;
 	default:
 		return 0;
@@ -633,7 +650,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	if (p->tree && !member(p, &h, rec, size, &foreign)) {
 		p->st.foreign++;
 		sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(p, rec, size) }
-		                                   : trailer(rec, size);
+		                                   : trailer(p, rec, size);
 		if (sid.time_ns)
 			rg->last_time_ns = sid.time_ns;
 		return;
@@ -658,7 +675,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 		do_task(p, rec, size, h.type == PERF_RECORD_FORK);
 		break;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (p->lean_switches) {
+		if (p->lean) {
 			do_lean_switch(p, rg, rec, size, h.misc);
 			break;
 		}
@@ -671,7 +688,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 		lean_reset(rg);
 		get_u64(&c); /* id */
 		n = get_u64(&c);
-		sid = trailer(rec, size);
+		sid = trailer(p, rec, size);
 		p->st.lost += n;
 		/* the kernel writes LOST when space returns: the gap began after the last record read */
 		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
@@ -681,7 +698,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	case PERF_RECORD_LOST_SAMPLES: {
 		uint64_t n = get_u64(&c);
 		lean_reset(rg);
-		sid = trailer(rec, size);
+		sid = trailer(p, rec, size);
 		p->st.lost += n;
 		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
 		       (uint32_t)rg->cpu, foreign ? 0 : sid.pid, foreign ? 0 : sid.tid);
@@ -690,7 +707,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE: {
 		uint64_t t = get_u64(&c);
-		sid = trailer(rec, size);
+		sid = trailer(p, rec, size);
 		if (h.type == PERF_RECORD_THROTTLE) {
 			p->st.throttled++;
 			rg->throttle_start_ns = t;
@@ -704,14 +721,13 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	default:
 		break;
 	}
-	sid = trailer(rec, size);
+	sid = trailer(p, rec, size);
 	if (sid.time_ns)
 		rg->last_time_ns = sid.time_ns;
 }
 
-uint64_t rec_perf_record_time(const rec_perf_decoder *d, const uint8_t *rec, uint32_t size)
+uint64_t rec_perf_record_time(const rec_perf_decoder *p, const uint8_t *rec, uint32_t size)
 {
-	(void)d; /* the record's type and size say which trailer it has */
 	struct perf_event_header h;
 	uint64_t t = 0;
 
@@ -723,7 +739,7 @@ uint64_t rec_perf_record_time(const rec_perf_decoder *d, const uint8_t *rec, uin
 			memcpy(&t, rec + sizeof(h) + 8, 8);
 		return t;
 	}
-	return trailer(rec, size).time_ns;
+	return trailer(p, rec, size).time_ns;
 }
 
 void rec_perf_decoder_set_clock_offset(rec_perf_decoder *d, int64_t offset_ns)
@@ -774,7 +790,7 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 		rs->rd_known = 0; /* switches went missing: who is on the CPU is not known */
 		return 0;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (d->lean_switches) {
+		if (d->lean) {
 			/* a pair's record names one task; the other is the one on the CPU as read so
 			 * far (a switch-out's next_prev comes in): skip it when both are outsiders
 			 * (its partner then is skipped too, and nothing of the tree is lost); never
@@ -794,7 +810,7 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 		}
 		/* fall through */
 	case PERF_RECORD_SWITCH:
-		pid = trailer(rec, size).pid;
+		pid = trailer(d, rec, size).pid;
 		break;
 	default:
 		return 0;
@@ -805,10 +821,10 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 	return 1;
 }
 
-void rec_perf_decoder_set_lean_switches(rec_perf_decoder *d)
+void rec_perf_decoder_set_lean(rec_perf_decoder *d)
 {
 	if (d)
-		d->lean_switches = 1;
+		d->lean = 1;
 }
 
 void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t)

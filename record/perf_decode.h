@@ -18,7 +18,7 @@ typedef struct rec_perf_ring_state {
 	int cpu;
 	uint64_t last_time_ns;      /* time of the last record decoded (start of a loss gap) */
 	uint64_t throttle_start_ns; /* open THROTTLE, 0 when none */
-	/* time-only CPU-wide switches (rec_perf_decoder_set_lean_switches): the pair being read */
+	/* time-only CPU-wide switches (rec_perf_decoder_set_lean): the pair being read */
 	int cur_known;              /* cur is the task on this CPU (switched in last) */
 	uint32_t cur_pid, cur_tid;
 	int in_known;               /* a switch-out named in_pid/in_tid as the task coming in */
@@ -38,11 +38,12 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d);
 void rec_perf_decode(rec_perf_decoder *d, rec_perf_ring_state *rs, const uint8_t *rec, uint32_t size);
 /* Time of a record (its sample time or its sample_id trailer), 0 when it has none. */
 uint64_t rec_perf_record_time(const rec_perf_decoder *d, const uint8_t *rec, uint32_t size);
-/* System-wide: context switches come from an event of their own whose sample_id is the time
- * alone (perf_sampler.c says why), as PERF_RECORD_SWITCH_CPU_WIDE pairs on each CPU: the
- * switch-out names the task coming in, the switch-in the task that went out; the decoder
- * pairs them per ring into the same `switch` records as before. */
-void rec_perf_decoder_set_lean_switches(rec_perf_decoder *d);
+/* System-wide: the side band (mmap2, comm, fork, exit) and the context switches come from an
+ * event of their own whose sample_id is the time alone (perf_sampler.c says why); the
+ * switches as PERF_RECORD_SWITCH_CPU_WIDE pairs on each CPU: the switch-out names the task
+ * coming in, the switch-in the task that went out; the decoder pairs them per ring into the
+ * same `switch` records as before. */
+void rec_perf_decoder_set_lean(rec_perf_decoder *d);
 /* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);

@@ -137,23 +137,35 @@ static void fill_attr(rec_perf *p, int mode)
 	a->enable_on_exec = mode == MODE_LAUNCH;
 	a->exclude_idle = mode == MODE_SYSTEM; /* the idle task is nobody's */
 	if (mode == MODE_SYSTEM) {
-		/* Context switches from an event of their own whose records carry the time alone:
-		 * the kernel writes two records at every switch of every task, in the context of
-		 * the task switching, and each field of the sample_id costs it there (the pid
-		 * lookups most). Measured on a 2-vCPU VM, two threads pinned to one CPU handing a
-		 * byte to and fro, CPU time per switch, medians of 10 interleaved runs: no
-		 * recorder 0.897 us, switch records with tid/time/cpu +0.272 us, with the time
-		 * alone +0.257 us; the ring says the CPU and the pairs say who (perf_decode.c,
-		 * do_lean_switch), and each record is 24 bytes instead of 40 for the drain. */
+		/* The side band (mappings, names, forks and exits) and the context switches come
+		 * from a dummy event of their own whose records carry the time alone: the kernel
+		 * writes two switch records at every switch of every task, in the context of the
+		 * task switching, and each field of the sample_id costs it there (the pid lookups
+		 * most), as does each event it has to look at. Measured on a 2-vCPU VM, two threads
+		 * pinned to one CPU handing a byte to and fro, target CPU per switch, medians of 10
+		 * interleaved runs: no recorder 0.897 us; switch records with tid/time/cpu on the
+		 * sampling event +0.272 us (perf record -a --switch-events the same); on a dummy
+		 * event, time alone +0.257 us; the side band on that dummy too (one event per CPU
+		 * for the switch path to look at) +0.23 us. The ring says the CPU, the records' own
+		 * fields say who (the switch pairs: perf_decode.c, do_lean_switch), and a switch
+		 * record is 24 bytes instead of 40 for the drain. */
 		p->sw = *a;
 		p->sw.config = PERF_COUNT_SW_DUMMY;
 		p->sw.sample_period = 0;
 		p->sw.sample_type = PERF_SAMPLE_TIME;
-		p->sw.comm = p->sw.comm_exec = p->sw.mmap = p->sw.mmap2 = p->sw.build_id = p->sw.task = 0;
-		p->sw.context_switch = 1;
 		p->sw.exclude_idle = 0;
-		p->sw.disabled = p->o.capture; /* switched with the sampling events */
+		a->comm = a->comm_exec = a->mmap = a->mmap2 = a->build_id = a->task = 0;
 		a->context_switch = 0;
+		if (!p->o.capture)
+			return;
+		/* capture control: the side band stays on (as perf record -D), the switches are
+		 * switched with sampling (they cost per switch) */
+		p->track = p->sw;
+		p->track.context_switch = 0;
+		p->sw.comm = p->sw.comm_exec = p->sw.mmap = p->sw.mmap2 = p->sw.build_id = p->sw.task = 0;
+		p->sw.disabled = 1;
+		a->disabled = 1;
+		return;
 	}
 	if (!p->o.capture)
 		return;
@@ -214,8 +226,9 @@ static int open_event(rec_perf *p, struct perf_event_attr *a, pid_t pid, int cpu
 		} else {
 			p->st.user_only = 1;
 			/* the other event of a capture pair is refused the same way */
-			p->attr.exclude_kernel = p->track.exclude_kernel = 1;
+			p->attr.exclude_kernel = p->track.exclude_kernel = p->sw.exclude_kernel = 1;
 			p->attr.exclude_callchain_kernel = p->track.exclude_callchain_kernel = 1;
+			p->sw.exclude_callchain_kernel = 1;
 		}
 	}
 	if (fd < 0 && errno == EMFILE) {
@@ -275,8 +288,9 @@ static int open_track(rec_perf *p, pid_t pid, int cpu, int sfd, char *err, size_
 	return 0;
 }
 
-/* System-wide: the context-switch event of cpu, writing into the ring of sampling event sfd
- * (with capture control, switched with it). 0 or -errno with the reason in err. */
+/* System-wide: the side-band and context-switch event of cpu (with capture control, the
+ * switches alone, switched with sampling), writing into the ring of sampling event sfd. 0 or
+ * -errno with the reason in err. */
 static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen)
 {
 	int fd;
@@ -286,7 +300,7 @@ static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen
 	fd = open_event(p, &p->sw, -1, cpu);
 	if (fd < 0) {
 		char what[64];
-		snprintf(what, sizeof(what), "(context switches, cpu %d)", cpu);
+		snprintf(what, sizeof(what), "(side band and context switches, cpu %d)", cpu);
 		open_error(-fd, what, err, errlen);
 		return fd;
 	}
@@ -395,7 +409,7 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 		return NULL;
 	}
 	if (p->system)
-		rec_perf_decoder_set_lean_switches(p->dec);
+		rec_perf_decoder_set_lean(p->dec);
 	return p;
 }
 
@@ -793,7 +807,8 @@ int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 	         p->st.ring_bytes >> 10, p->n_cpus, (unsigned long long)p->attr.sample_period,
 	         p->system ? "system-wide" : "per task", p->o.dwarf ? "dwarf" : "fp",
 	         p->attr.exclude_kernel ? ", user only" : "",
-	         (p->o.capture ? p->track.build_id : p->attr.build_id) ? "" : ", build-ids read from files",
+	         (p->o.capture ? p->track.build_id : p->system ? p->sw.build_id : p->attr.build_id) ? ""
+	                                                                               : ", build-ids read from files",
 	         p->o.capture ? ", sampling switched by capture control" : "");
 	return rec_err_from_gtt(gtt_write_health(p->w, &h));
 }

@@ -292,6 +292,46 @@ static void test_decode(void)
 	rec_ptree_destroy(t);
 }
 
+/* The lean side-band event's fork record, and a mapping and a name (sample_id: the time). */
+static void task_lean(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, uint32_t ppid, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, ppid);
+	put32x2(&b, pid, ppid);
+	put64(&b, t);
+	put64(&b, t);
+	finish(&b, PERF_RECORD_FORK, 0);
+	feed(d, rs, &b);
+}
+
+static void side_lean(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, pid);
+	memset(b.b + b.n, 0, 16);
+	snprintf((char *)b.b + b.n, 16, "leanname");
+	b.n += 16;
+	put64(&b, t);
+	finish(&b, PERF_RECORD_COMM, 0);
+	feed(d, rs, &b);
+	begin(&b);
+	put32x2(&b, pid, pid);
+	put64(&b, 0x400000);
+	put64(&b, 0x1000);
+	put64(&b, 0);
+	memset(b.b + b.n, 0, 24);
+	b.n += 24;
+	put32x2(&b, 5, 2);
+	memset(b.b + b.n, 0, 32);
+	snprintf((char *)b.b + b.n, 32, "//anon-lean");
+	b.n += 32;
+	put64(&b, t + 1);
+	finish(&b, PERF_RECORD_MMAP2, 0);
+	feed(d, rs, &b);
+}
+
 /* A lean CPU-wide switch record (the switch event's: next_prev pid/tid, then the time). */
 static void lean(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t other, uint16_t misc, uint64_t t, int *skipped)
 {
@@ -326,7 +366,7 @@ static void test_lean(void)
 		{ 40, C, GTT_SWITCH_OUT }, { 61, C, GTT_SWITCH_OUT }, { 61, R, GTT_SWITCH_IN },
 	}, got[16];
 	size_t n_got = 0, i;
-	int same;
+	int same, n_side = 0;
 	gtt_reader *r;
 	gtt_record rec;
 
@@ -337,10 +377,11 @@ static void test_lean(void)
 	d = rec_perf_decoder_create(w, NULL, NULL,
 	                            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 	                                PERF_SAMPLE_CALLCHAIN, 0);
-	rec_perf_decoder_set_lean_switches(d);
+	rec_perf_decoder_set_lean(d);
 	rec_ptree_add_root(t, R, 0);
 	rec_perf_decoder_set_tree(d, t);
-	task(d, &rs, PERF_RECORD_FORK, C, R, 5);
+	task_lean(d, &rs, C, R, 5);
+	side_lean(d, &rs, R, 7);             /* a name at 7, a mapping at 8 */
 	lean(d, &rs, R, OUT, 10, NULL);      /* who goes out is not known yet: X, says the in */
 	lean(d, &rs, X, 0, 11, NULL);        /* X out (an outsider: dropped), R in */
 	lean(d, &rs, X, OUT | PRE, 20, NULL); /* R out, preempted */
@@ -366,7 +407,7 @@ static void test_lean(void)
 	 * tree's task do not */
 	lean(d, &rs, X, OUT, 70, &sk[0]);     /* R out, X in (dropped) */
 	lean(d, &rs, R, 0, 71, &sk[1]);
-	task(d, &rs, PERF_RECORD_FORK, Y, X, 72);
+	task_lean(d, &rs, Y, X, 72);
 	lean(d, &rs, Y, OUT, 80, &sk[2]);     /* X out, Y in: both outsiders */
 	lean(d, &rs, X, 0, 81, &sk[3]);
 	th_check(!sk[0] && !sk[1] && sk[2] && sk[3],
@@ -375,7 +416,13 @@ static void test_lean(void)
 	rc = gtt_writer_close(w);
 	th_check(rc == 0, "lean: trace written");
 	r = gtt_reader_open(path, &err);
-	while (r && gtt_reader_next(r, &rec) > 0)
+	while (r && gtt_reader_next(r, &rec) > 0) {
+		if (rec.tag == GTT_REC_THREAD && rec.u.thread.event == GTT_THREAD_NAME)
+			n_side += rec.u.thread.time_ns == 7 && rec.u.thread.pid == R && !strcmp(rec.u.thread.name, "leanname");
+		if (rec.tag == GTT_REC_MAPPING)
+			n_side += rec.u.mapping.time_ns == 8 && rec.u.mapping.pid == R;
+		if (rec.tag == GTT_REC_THREAD && rec.u.thread.event == GTT_THREAD_START)
+			n_side += rec.u.thread.time_ns == 5 && rec.u.thread.tid == C;
 		if (rec.tag == GTT_REC_SWITCH && n_got < 16) {
 			got[n_got].t = rec.u.sw.time_ns;
 			got[n_got].tid = rec.u.sw.tid;
@@ -384,6 +431,8 @@ static void test_lean(void)
 			th_check(rec.u.sw.cpu == 3 && rec.u.sw.pid == rec.u.sw.tid, "lean: switch at %" PRIu64 " on cpu 3 (%u), pid %u",
 			         rec.u.sw.time_ns, rec.u.sw.cpu, rec.u.sw.pid);
 		}
+	}
+	th_check(n_side == 3, "lean: the side band's name, mapping and fork at their times (%d of 3)", n_side);
 	gtt_reader_close(r);
 	unlink(path);
 	same = n_got == 7;
