@@ -58,7 +58,7 @@ struct rec_perf {
 	int64_t clock_off_ns;   /* our clock minus perf's (time namespaces; clock.h) */
 	struct perf_event_attr attr;
 	struct perf_event_attr track; /* o.capture: the side-band event that stays on (mmap, comm, task) */
-	struct perf_event_attr sw;    /* system-wide: the context-switch event (sample_id: the time) */
+	struct perf_event_attr sw;    /* lean: the side-band and context-switch event (sample_id: the time) */
 	gtt_writer *w;
 	int n_cpus;
 	int *cpus;              /* online CPU numbers */
@@ -81,6 +81,7 @@ struct rec_perf {
 	size_t cap_runs;
 	uint64_t seq;
 	int system;             /* per-CPU events for every task, filtered by tree */
+	int lean;               /* system-wide without capture control: the sw event (fill_attr) */
 	rec_ptree *tree;        /* system-wide: the target's processes */
 	rec_perf_stats st;      /* configuration part; counters come from the decoder */
 };
@@ -136,7 +137,7 @@ static void fill_attr(rec_perf *p, int mode)
 	a->disabled = mode == MODE_LAUNCH;
 	a->enable_on_exec = mode == MODE_LAUNCH;
 	a->exclude_idle = mode == MODE_SYSTEM; /* the idle task is nobody's */
-	if (mode == MODE_SYSTEM) {
+	if (p->lean) {
 		/* The side band (mappings, names, forks and exits) and the context switches come
 		 * from a dummy event of their own whose records carry the time alone: the kernel
 		 * writes two switch records at every switch of every task, in the context of the
@@ -156,15 +157,6 @@ static void fill_attr(rec_perf *p, int mode)
 		p->sw.exclude_idle = 0;
 		a->comm = a->comm_exec = a->mmap = a->mmap2 = a->build_id = a->task = 0;
 		a->context_switch = 0;
-		if (!p->o.capture)
-			return;
-		/* capture control: the side band stays on (as perf record -D), the switches are
-		 * switched with sampling (they cost per switch) */
-		p->track = p->sw;
-		p->track.context_switch = 0;
-		p->sw.comm = p->sw.comm_exec = p->sw.mmap = p->sw.mmap2 = p->sw.build_id = p->sw.task = 0;
-		p->sw.disabled = 1;
-		a->disabled = 1;
 		return;
 	}
 	if (!p->o.capture)
@@ -288,14 +280,13 @@ static int open_track(rec_perf *p, pid_t pid, int cpu, int sfd, char *err, size_
 	return 0;
 }
 
-/* System-wide: the side-band and context-switch event of cpu (with capture control, the
- * switches alone, switched with sampling), writing into the ring of sampling event sfd. 0 or
- * -errno with the reason in err. */
+/* Lean: the side-band and context-switch event of cpu, writing into the ring of sampling
+ * event sfd. 0 or -errno with the reason in err. */
 static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen)
 {
 	int fd;
 
-	if (!p->system)
+	if (!p->lean)
 		return 0;
 	fd = open_event(p, &p->sw, -1, cpu);
 	if (fd < 0) {
@@ -313,13 +304,6 @@ static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen
 		int rc = -errno;
 		snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT (context switches): %s", strerror(errno));
 		return rc;
-	}
-	if (p->o.capture) {
-		if (GT_GROW(p->sfds, p->cap_sfds, p->n_sfds + 1) < 0) {
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
-		p->sfds[p->n_sfds++] = fd;
 	}
 	return 0;
 }
@@ -385,6 +369,10 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 	}
 	p->w = w;
 	p->system = mode == MODE_SYSTEM;
+	/* with capture control the switches stay on the sampling event, full sample_id and all:
+	 * the lean pairs carry who is on each CPU from record to record, which a sampling stop
+	 * and start in between would leave stale */
+	p->lean = p->system && !p->o.capture;
 	p->n_cpus = rec_procfs_online_cpus(&p->cpus);
 	if (p->n_cpus < 0 || !(p->rings = calloc((size_t)p->n_cpus, sizeof(*p->rings)))) {
 		free(p->cpus);
@@ -408,7 +396,7 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 		free(p);
 		return NULL;
 	}
-	if (p->system)
+	if (p->lean)
 		rec_perf_decoder_set_lean(p->dec);
 	return p;
 }
@@ -684,10 +672,10 @@ static int pending_before(const pending *x, const pending *y)
 /* Sort the pending records by (time, seq). They arrive as a few runs already in that order:
  * what waited from the last round, then each ring's records, which the kernel writes in time
  * order (seq is the read order). Merging the runs pairwise costs n x log2(runs) moves: on a
- * 2-CPU box recording ~110 000 context switches a second, qsort here was a quarter of the
- * recorder's CPU time (perf record -g on gt-record, bench/gil_pingpong.py). Records that break
- * a ring's order (a record written from an interrupt in the middle of another's output) only
- * make more runs; the result is the same as qsort's. */
+ * 2-CPU box recording ~95 000 context switches a second (two records each), qsort here was
+ * a quarter of the recorder's CPU time (perf record -g on gt-record, bench/gil_pingpong.py).
+ * Records that break a ring's order (a record written from an interrupt in the middle of
+ * another's output) only make more runs; the result is the same as qsort's. */
 static void sort_pending(rec_perf *p)
 {
 	size_t n = p->n_pend, n_runs = 0, i;
@@ -807,8 +795,8 @@ int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
 	         p->st.ring_bytes >> 10, p->n_cpus, (unsigned long long)p->attr.sample_period,
 	         p->system ? "system-wide" : "per task", p->o.dwarf ? "dwarf" : "fp",
 	         p->attr.exclude_kernel ? ", user only" : "",
-	         (p->o.capture ? p->track.build_id : p->system ? p->sw.build_id : p->attr.build_id) ? ""
-	                                                                               : ", build-ids read from files",
+	         (p->o.capture ? p->track.build_id : p->lean ? p->sw.build_id : p->attr.build_id) ? ""
+	                                                                             : ", build-ids read from files",
 	         p->o.capture ? ", sampling switched by capture control" : "");
 	return rec_err_from_gtt(gtt_write_health(p->w, &h));
 }
