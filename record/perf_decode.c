@@ -40,6 +40,7 @@ struct rec_perf_decoder {
 	int64_t clock_off_ns;   /* trace clock minus perf's (a time namespace; clock.h) */
 	struct { uint32_t pid, tid; } *on_cpu; /* per CPU: the task last switched in */
 	size_t cap_on_cpu;
+	int lean;               /* side band and CPU-wide switches with the time alone as sample_id */
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -174,14 +175,42 @@ static void get_pair(cursor *c, uint32_t *a, uint32_t *b)
 	*b = (uint32_t)(v >> 32);
 }
 
-/* The sample_id trailer of a non-sample record: pid, tid, time, cpu (our sample_type). */
+/* The sample_id trailer of a non-sample record: pid, tid, time, cpu (our sample_type), or the
+ * time alone for the lean side-band event's records (rec_perf_decoder_set_lean): its switches,
+ * mappings, names, forks and exits, and a LOST record it happened to write (told by its size:
+ * 32 bytes, not 48). pid and tid are then 0: those records carry their tasks in their bodies. */
 typedef struct sample_id { uint32_t pid, tid, cpu; uint64_t time_ns; } sample_id;
-static sample_id trailer(const uint8_t *rec, uint32_t size)
+static sample_id trailer(const rec_perf_decoder *p, const uint8_t *rec, uint32_t size)
 {
 	sample_id s = { 0, 0, 0, 0 };
 	cursor c;
 	uint32_t res;
+	struct perf_event_header h;
+	int lean = 0;
 
+	if (size < sizeof(struct perf_event_header) + 8)
+		return s;
+	memcpy(&h, rec, sizeof(h));
+	if (p->lean) {
+		switch (h.type) {
+		case PERF_RECORD_SWITCH_CPU_WIDE:
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_COMM:
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
+			lean = 1;
+			break;
+		case PERF_RECORD_LOST:
+			lean = size == sizeof(h) + 24;
+			break;
+		default:
+			break;
+		}
+	}
+	if (lean) {
+		memcpy(&s.time_ns, rec + size - 8, 8);
+		return s;
+	}
 	if (size < sizeof(struct perf_event_header) + 24)
 		return s;
 	c.p = rec + size - 24;
@@ -295,7 +324,7 @@ static void do_mmap2(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uin
 	uint32_t maj, min, prot, flags;
 	uint64_t ino;
 	uint8_t raw[24];
-	sample_id sid = trailer(rec, size);
+	sample_id sid = trailer(p, rec, size);
 	const char *path;
 	size_t maxlen;
 
@@ -337,7 +366,7 @@ static void do_comm(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint
 	uint32_t pid, tid;
 	const char *name;
 	size_t maxlen;
-	sample_id sid = trailer(rec, size);
+	sample_id sid = trailer(p, rec, size);
 
 	get_pair(&c, &pid, &tid);
 	if (c.bad)
@@ -438,10 +467,92 @@ static void health(rec_perf_decoder *p, uint64_t t0, uint64_t t1, uint32_t kind,
 		p->write_rc = rec_err_from_gtt(rc);
 }
 
+/* One half of a lean pair as a `switch` record: only the tree's tasks, never tid -1 (an
+ * exiting thread the kernel already unhashed: microseconds of an exit path). */
+static void put_switch(rec_perf_decoder *p, uint64_t time_ns, uint32_t cpu, uint32_t pid, uint32_t tid,
+                       uint32_t kind)
+{
+	gtt_record r;
+
+	if (tid == UINT32_MAX || pid == UINT32_MAX)
+		return;
+	if (p->tree ? !rec_ptree_has(p->tree, (pid_t)pid) : pid == 0) { /* pid 0: the idle task */
+		p->st.foreign++;
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_SWITCH;
+	r.u.sw.time_ns = time_ns;
+	r.u.sw.pid = pid;
+	r.u.sw.tid = tid;
+	r.u.sw.cpu = cpu;
+	r.u.sw.kind = kind;
+	p->st.switches++;
+	emit(p, &r);
+}
+
+/* A lean CPU-wide switch record: header, next_prev pid and tid, time. On one CPU they come
+ * in pairs, a switch-out (in the task going out; next_prev = the task coming in) and a
+ * switch-in right after (in the task coming in; next_prev = the one that went out), so the
+ * ring's state knows who is on the CPU: the out is written at the switch-out's time for the
+ * task switched in before (or, when that is not known — the first pair, after a loss — for
+ * the switch-in's next_prev), the in at the switch-in's time for the switch-out's next_prev.
+ * The same records as the full trailer gave, from 24 bytes instead of 40 per record and
+ * without the kernel's pid lookups at every switch. */
+static void do_lean_switch(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t *rec, uint32_t size,
+                           uint16_t misc)
+{
+	uint32_t pid, tid, cpu = (uint32_t)rg->cpu;
+	uint64_t t;
+
+	if (size != sizeof(struct perf_event_header) + 16)
+		return;
+	memcpy(&pid, rec + sizeof(struct perf_event_header), 4);
+	memcpy(&tid, rec + sizeof(struct perf_event_header) + 4, 4);
+	memcpy(&t, rec + size - 8, 8);
+	if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		uint32_t kind = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? GTT_SWITCH_OUT_PREEMPT : GTT_SWITCH_OUT;
+		if (rg->cur_known) {
+			put_switch(p, t, cpu, rg->cur_pid, rg->cur_tid, kind);
+			rg->out_pending = 0;
+		} else {
+			rg->out_pending = 1;
+			rg->out_misc = misc;
+		}
+		rg->in_known = 1;
+		rg->in_pid = pid;
+		rg->in_tid = tid;
+		rg->cur_known = 0;
+		return;
+	}
+	if (rg->out_pending) {
+		/* dated at this switch-in, microseconds after the switch-out, so that the records
+		 * still leave in time order (only a CPU's first pair, or the first after a loss) */
+		uint32_t kind = (rg->out_misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? GTT_SWITCH_OUT_PREEMPT : GTT_SWITCH_OUT;
+		put_switch(p, t, cpu, pid, tid, kind);
+		rg->out_pending = 0;
+	}
+	if (rg->in_known) {
+		put_switch(p, t, cpu, rg->in_pid, rg->in_tid, GTT_SWITCH_IN);
+		rg->cur_known = rg->in_tid != UINT32_MAX;
+		rg->cur_pid = rg->in_pid;
+		rg->cur_tid = rg->in_tid;
+	} else {
+		rg->cur_known = 0; /* a switch-in without its switch-out: who came in is not known */
+	}
+	rg->in_known = 0;
+}
+
+/* The pair state starts again after records were lost on that ring. */
+static void lean_reset(rec_perf_ring_state *rg)
+{
+	rg->cur_known = rg->in_known = rg->out_pending = 0;
+}
+
 static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, uint16_t misc)
 {
 	gtt_record r;
-	sample_id sid = trailer(rec, size);
+	sample_id sid = trailer(p, rec, size);
 
 	memset(&r, 0, sizeof(r));
 	r.tag = GTT_REC_SWITCH;
@@ -506,10 +617,13 @@ static int member(rec_perf_decoder *p, const struct perf_event_header *h, const 
 		if (pid == ppid)
 			return rec_ptree_has(p->tree, (pid_t)pid);
 		return rec_ptree_fork(p->tree, (pid_t)ppid, (pid_t)pid);
-	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (p->lean)
+			return 1; /* both halves of the pair are needed: put_switch filters each task */
+		/* fall through */
+	case PERF_RECORD_SWITCH:
 		/* the switching task is in the trailer; the other one (next_prev) is never written */
-		return rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+		return rec_ptree_has(p->tree, (pid_t)trailer(p, rec, size).pid);
 	case PERF_RECORD_LOST:
 		rec_ptree_lossy(p->tree);
 		return 1;
@@ -518,7 +632,7 @@ static int member(rec_perf_decoder *p, const struct perf_event_header *h, const 
 		/* fall through */
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		*foreign = !rec_ptree_has(p->tree, (pid_t)trailer(rec, size).pid);
+		*foreign = !rec_ptree_has(p->tree, (pid_t)trailer(p, rec, size).pid);
 		return 1;
 	default:
 		return 0;
@@ -535,8 +649,8 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	memcpy(&h, rec, sizeof(h));
 	if (p->tree && !member(p, &h, rec, size, &foreign)) {
 		p->st.foreign++;
-		sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(rec, size) }
-		                                   : trailer(rec, size);
+		sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(p, rec, size) }
+		                                   : trailer(p, rec, size);
 		if (sid.time_ns)
 			rg->last_time_ns = sid.time_ns;
 		return;
@@ -560,15 +674,21 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	case PERF_RECORD_EXIT:
 		do_task(p, rec, size, h.type == PERF_RECORD_FORK);
 		break;
-	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (p->lean) {
+			do_lean_switch(p, rg, rec, size, h.misc);
+			break;
+		}
+		/* fall through */
+	case PERF_RECORD_SWITCH:
 		do_switch(p, rec, size, h.misc);
 		break;
 	case PERF_RECORD_LOST: {
 		uint64_t n;
+		lean_reset(rg);
 		get_u64(&c); /* id */
 		n = get_u64(&c);
-		sid = trailer(rec, size);
+		sid = trailer(p, rec, size);
 		p->st.lost += n;
 		/* the kernel writes LOST when space returns: the gap began after the last record read */
 		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
@@ -577,7 +697,8 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	}
 	case PERF_RECORD_LOST_SAMPLES: {
 		uint64_t n = get_u64(&c);
-		sid = trailer(rec, size);
+		lean_reset(rg);
+		sid = trailer(p, rec, size);
 		p->st.lost += n;
 		health(p, rg->last_time_ns ? rg->last_time_ns : sid.time_ns, sid.time_ns, GTT_HEALTH_LOST, n,
 		       (uint32_t)rg->cpu, foreign ? 0 : sid.pid, foreign ? 0 : sid.tid);
@@ -586,7 +707,7 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE: {
 		uint64_t t = get_u64(&c);
-		sid = trailer(rec, size);
+		sid = trailer(p, rec, size);
 		if (h.type == PERF_RECORD_THROTTLE) {
 			p->st.throttled++;
 			rg->throttle_start_ns = t;
@@ -600,12 +721,12 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	default:
 		break;
 	}
-	sid = trailer(rec, size);
+	sid = trailer(p, rec, size);
 	if (sid.time_ns)
 		rg->last_time_ns = sid.time_ns;
 }
 
-uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size)
+uint64_t rec_perf_record_time(const rec_perf_decoder *p, const uint8_t *rec, uint32_t size)
 {
 	struct perf_event_header h;
 	uint64_t t = 0;
@@ -618,7 +739,7 @@ uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size)
 			memcpy(&t, rec + sizeof(h) + 8, 8);
 		return t;
 	}
-	return trailer(rec, size).time_ns;
+	return trailer(p, rec, size).time_ns;
 }
 
 void rec_perf_decoder_set_clock_offset(rec_perf_decoder *d, int64_t offset_ns)
@@ -651,7 +772,7 @@ void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)
 	s->foreign += d->st.foreign;
 }
 
-int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size)
+int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const uint8_t *rec, uint32_t size)
 {
 	struct perf_event_header h;
 	uint32_t pid;
@@ -664,9 +785,32 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size
 	case PERF_RECORD_MMAP2:
 		memcpy(&pid, rec + sizeof(h), 4);
 		break;
-	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		rs->rd_known = 0; /* switches went missing: who is on the CPU is not known */
+		return 0;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		pid = trailer(rec, size).pid;
+		if (d->lean) {
+			/* a pair's record names one task; the other is the one on the CPU as read so
+			 * far (a switch-out's next_prev comes in): skip it when both are outsiders
+			 * (its partner then is skipped too, and nothing of the tree is lost); never
+			 * while the one on the CPU is not known (the start, after a loss) */
+			uint32_t other = rs->rd_pid;
+			int known = rs->rd_known;
+			memcpy(&pid, rec + sizeof(h), 4);
+			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+				rs->rd_pid = pid;
+				rs->rd_known = 1;
+			}
+			if (!known || !rec_ptree_known_other(d->tree, (pid_t)pid) ||
+			    !rec_ptree_known_other(d->tree, (pid_t)other))
+				return 0;
+			d->st.foreign++;
+			return 1;
+		}
+		/* fall through */
+	case PERF_RECORD_SWITCH:
+		pid = trailer(d, rec, size).pid;
 		break;
 	default:
 		return 0;
@@ -675,6 +819,12 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size
 		return 0;
 	d->st.foreign++;
 	return 1;
+}
+
+void rec_perf_decoder_set_lean(rec_perf_decoder *d)
+{
+	if (d)
+		d->lean = 1;
 }
 
 void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t)

@@ -18,6 +18,15 @@ typedef struct rec_perf_ring_state {
 	int cpu;
 	uint64_t last_time_ns;      /* time of the last record decoded (start of a loss gap) */
 	uint64_t throttle_start_ns; /* open THROTTLE, 0 when none */
+	/* time-only CPU-wide switches (rec_perf_decoder_set_lean): the pair being read */
+	int cur_known;              /* cur is the task on this CPU (switched in last) */
+	uint32_t cur_pid, cur_tid;
+	int in_known;               /* a switch-out named in_pid/in_tid as the task coming in */
+	uint32_t in_pid, in_tid;
+	int out_pending;            /* a switch-out of a task not known yet: the switch-in names it */
+	uint16_t out_misc;
+	int rd_known;               /* read side (skip): rd_pid is the task switched in last */
+	uint32_t rd_pid;
 } rec_perf_ring_state;
 
 /* A decoder writing to w and calling obs after each record. sample_type and regs_mask are
@@ -28,7 +37,13 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d);
 /* Decode one whole, contiguous perf record of size bytes from the ring rs. */
 void rec_perf_decode(rec_perf_decoder *d, rec_perf_ring_state *rs, const uint8_t *rec, uint32_t size);
 /* Time of a record (its sample time or its sample_id trailer), 0 when it has none. */
-uint64_t rec_perf_record_time(const uint8_t *rec, uint32_t size);
+uint64_t rec_perf_record_time(const rec_perf_decoder *d, const uint8_t *rec, uint32_t size);
+/* System-wide: the side band (mmap2, comm, fork, exit) and the context switches come from an
+ * event of their own whose sample_id is the time alone (perf_sampler.c says why); the
+ * switches as PERF_RECORD_SWITCH_CPU_WIDE pairs on each CPU: the switch-out names the task
+ * coming in, the switch-in the task that went out; the decoder pairs them per ring into the
+ * same `switch` records as before. */
+void rec_perf_decoder_set_lean(rec_perf_decoder *d);
 /* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);
@@ -40,7 +55,7 @@ void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t);
 /* System-wide: 1 when a record read from a ring is a sample, mapping or switch of a process
  * already known to be outside the tree, so that it need not be copied and sorted at all (the
  * decoder would drop it; records that change the tree are never skipped). Counted as foreign. */
-int rec_perf_decoder_skip(rec_perf_decoder *d, const uint8_t *rec, uint32_t size);
+int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const uint8_t *rec, uint32_t size);
 /* Write every time as perf's plus offset_ns (the trace clock is ours: clock.h). */
 void rec_perf_decoder_set_clock_offset(rec_perf_decoder *d, int64_t offset_ns);
 /* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */

@@ -194,7 +194,7 @@ static void test_decode(void)
 	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
 	rec_ptree *t = rec_ptree_create();
 	rec_perf_decoder *d;
-	rec_perf_ring_state rs = { 0, 0, 0 };
+	rec_perf_ring_state rs = { .cpu = 0 };
 	rec_perf_stats st = { 0 };
 	gtt_reader *r;
 	gtt_record rec;
@@ -244,18 +244,18 @@ static void test_decode(void)
 		put32x2(&b, X, X);
 		put64(&b, 200);
 		finish(&b, PERF_RECORD_SAMPLE, 0);
-		skip_x = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		skip_x = rec_perf_decoder_skip(d, &rs, b.b, (uint32_t)b.n);
 		memcpy(b.b + sizeof(struct perf_event_header), &(uint64_t){ (uint64_t)R | (uint64_t)R << 32 }, 8);
-		skip_r = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		skip_r = rec_perf_decoder_skip(d, &rs, b.b, (uint32_t)b.n);
 		memcpy(b.b + sizeof(struct perf_event_header), &(uint64_t){ 7777 | (uint64_t)7777 << 32 }, 8);
-		skip_new = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		skip_new = rec_perf_decoder_skip(d, &rs, b.b, (uint32_t)b.n);
 		begin(&b);
 		put32x2(&b, 7778, X);
 		put32x2(&b, 7778, X);
 		put64(&b, 201);
 		trailer(&b, X, X, 201);
 		finish(&b, PERF_RECORD_FORK, 0);
-		skip_fork = rec_perf_decoder_skip(d, b.b, (uint32_t)b.n);
+		skip_fork = rec_perf_decoder_skip(d, &rs, b.b, (uint32_t)b.n);
 		th_check(skip_x && !skip_r && !skip_new && !skip_fork,
 		         "skip: an outsider's sample yes (%d), the root's no (%d), an unknown pid's no (%d), "
 		         "an outsider's fork no (%d)", skip_x, skip_r, skip_new, skip_fork);
@@ -292,10 +292,165 @@ static void test_decode(void)
 	rec_ptree_destroy(t);
 }
 
+/* The lean side-band event's fork record, and a mapping and a name (sample_id: the time). */
+static void task_lean(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, uint32_t ppid, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, ppid);
+	put32x2(&b, pid, ppid);
+	put64(&b, t);
+	put64(&b, t);
+	finish(&b, PERF_RECORD_FORK, 0);
+	feed(d, rs, &b);
+}
+
+static void side_lean(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t pid, uint64_t t)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, pid, pid);
+	memset(b.b + b.n, 0, 16);
+	snprintf((char *)b.b + b.n, 16, "leanname");
+	b.n += 16;
+	put64(&b, t);
+	finish(&b, PERF_RECORD_COMM, 0);
+	feed(d, rs, &b);
+	begin(&b);
+	put32x2(&b, pid, pid);
+	put64(&b, 0x400000);
+	put64(&b, 0x1000);
+	put64(&b, 0);
+	memset(b.b + b.n, 0, 24);
+	b.n += 24;
+	put32x2(&b, 5, 2);
+	memset(b.b + b.n, 0, 32);
+	snprintf((char *)b.b + b.n, 32, "//anon-lean");
+	b.n += 32;
+	put64(&b, t + 1);
+	finish(&b, PERF_RECORD_MMAP2, 0);
+	feed(d, rs, &b);
+}
+
+/* A lean CPU-wide switch record (the switch event's: next_prev pid/tid, then the time). */
+static void lean(rec_perf_decoder *d, rec_perf_ring_state *rs, uint32_t other, uint16_t misc, uint64_t t, int *skipped)
+{
+	buf b;
+	begin(&b);
+	put32x2(&b, other, other);
+	put64(&b, t);
+	int skip;
+	finish(&b, PERF_RECORD_SWITCH_CPU_WIDE, misc);
+	skip = rec_perf_decoder_skip(d, rs, b.b, (uint32_t)b.n); /* as the drain: every record, in order */
+	if (skipped)
+		*skipped = skip;
+	if (!skip)
+		feed(d, rs, &b);
+}
+
+/* System-wide switches from the lean event: the pairs on one CPU become the tree's in and out
+ * records, with the same times and kinds as the full trailer gave; outsiders' halves dropped;
+ * the state starts again after a loss; pairs of two outsiders skipped at the read. */
+static void test_lean(void)
+{
+	char path[] = "/tmp/gt-lean-XXXXXX";
+	int fd = mkstemp(path), err = 0, rc, sk[4] = { 0 };
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
+	rec_ptree *t = rec_ptree_create();
+	rec_perf_decoder *d;
+	rec_perf_ring_state rs = { .cpu = 3 };
+	const uint32_t R = 600, C = 601, X = 950, Y = 951;
+	const uint16_t OUT = PERF_RECORD_MISC_SWITCH_OUT, PRE = PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+	struct { uint64_t t; uint32_t tid, kind; } want[] = {
+		{ 11, R, GTT_SWITCH_IN }, { 20, R, GTT_SWITCH_OUT_PREEMPT }, { 31, C, GTT_SWITCH_IN },
+		{ 40, C, GTT_SWITCH_OUT }, { 61, C, GTT_SWITCH_OUT }, { 61, R, GTT_SWITCH_IN },
+	}, got[16];
+	size_t n_got = 0, i;
+	int same, n_side = 0;
+	gtt_reader *r;
+	gtt_record rec;
+
+	if (!w || !t) {
+		th_check(0, "lean: a trace to write to");
+		return;
+	}
+	d = rec_perf_decoder_create(w, NULL, NULL,
+	                            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+	                                PERF_SAMPLE_CALLCHAIN, 0);
+	rec_perf_decoder_set_lean(d);
+	rec_ptree_add_root(t, R, 0);
+	rec_perf_decoder_set_tree(d, t);
+	task_lean(d, &rs, C, R, 5);
+	side_lean(d, &rs, R, 7);             /* a name at 7, a mapping at 8 */
+	lean(d, &rs, R, OUT, 10, NULL);      /* who goes out is not known yet: X, says the in */
+	lean(d, &rs, X, 0, 11, NULL);        /* X out (an outsider: dropped), R in */
+	lean(d, &rs, X, OUT | PRE, 20, NULL); /* R out, preempted */
+	lean(d, &rs, R, 0, 21, NULL);        /* X in: dropped */
+	lean(d, &rs, C, OUT, 30, NULL);      /* X out: dropped */
+	lean(d, &rs, X, 0, 31, NULL);        /* C in */
+	lean(d, &rs, 0, OUT, 40, NULL);      /* C out, the idle task next */
+	lean(d, &rs, C, 0, 41, NULL);        /* the idle task in: nobody's */
+	{
+		buf b;                       /* a loss (a LOST record of the lean event) */
+		begin(&b);
+		put64(&b, 1);
+		put64(&b, 5);
+		put64(&b, 45);
+		finish(&b, PERF_RECORD_LOST, 0);
+		rec_perf_decoder_skip(d, &rs, b.b, (uint32_t)b.n);
+		feed(d, &rs, &b);
+	}
+	lean(d, &rs, 0, 0, 50, NULL);        /* an in without its out: who came in is unknown */
+	lean(d, &rs, R, OUT, 60, NULL);      /* unknown out ... */
+	lean(d, &rs, C, 0, 61, NULL);        /* ... C, dated at the in; R in */
+	/* read-side skip: a pair of two outsiders (X out, Y in) goes unread; pairs with the
+	 * tree's task do not */
+	lean(d, &rs, X, OUT, 70, &sk[0]);     /* R out, X in (dropped) */
+	lean(d, &rs, R, 0, 71, &sk[1]);
+	task_lean(d, &rs, Y, X, 72);
+	lean(d, &rs, Y, OUT, 80, &sk[2]);     /* X out, Y in: both outsiders */
+	lean(d, &rs, X, 0, 81, &sk[3]);
+	th_check(!sk[0] && !sk[1] && sk[2] && sk[3],
+	         "lean: skipped at the read only the pair of two outsiders (%d %d %d %d)", sk[0], sk[1], sk[2], sk[3]);
+	rec_perf_decoder_destroy(d);
+	rc = gtt_writer_close(w);
+	th_check(rc == 0, "lean: trace written");
+	r = gtt_reader_open(path, &err);
+	while (r && gtt_reader_next(r, &rec) > 0) {
+		if (rec.tag == GTT_REC_THREAD && rec.u.thread.event == GTT_THREAD_NAME)
+			n_side += rec.u.thread.time_ns == 7 && rec.u.thread.pid == R && !strcmp(rec.u.thread.name, "leanname");
+		if (rec.tag == GTT_REC_MAPPING)
+			n_side += rec.u.mapping.time_ns == 8 && rec.u.mapping.pid == R;
+		if (rec.tag == GTT_REC_THREAD && rec.u.thread.event == GTT_THREAD_START)
+			n_side += rec.u.thread.time_ns == 5 && rec.u.thread.tid == C;
+		if (rec.tag == GTT_REC_SWITCH && n_got < 16) {
+			got[n_got].t = rec.u.sw.time_ns;
+			got[n_got].tid = rec.u.sw.tid;
+			got[n_got].kind = rec.u.sw.kind;
+			n_got++;
+			th_check(rec.u.sw.cpu == 3 && rec.u.sw.pid == rec.u.sw.tid, "lean: switch at %" PRIu64 " on cpu 3 (%u), pid %u",
+			         rec.u.sw.time_ns, rec.u.sw.cpu, rec.u.sw.pid);
+		}
+	}
+	th_check(n_side == 3, "lean: the side band's name, mapping and fork at their times (%d of 3)", n_side);
+	gtt_reader_close(r);
+	unlink(path);
+	same = n_got == 7;
+	for (i = 0; same && i < 6; i++)
+		same = got[i].t == want[i].t && got[i].tid == want[i].tid && got[i].kind == want[i].kind;
+	/* then R out at 70 (X, coming in at 71, is an outsider) */
+	same = same && got[6].t == 70 && got[6].tid == R && got[6].kind == GTT_SWITCH_OUT;
+	th_check(same, "lean: the tree's ins and outs, at their times and kinds (%zu records)", n_got);
+	for (i = 0; !same && i < n_got; i++)
+		fprintf(stderr, "  got t=%" PRIu64 " tid=%u kind=%u\n", got[i].t, got[i].tid, got[i].kind);
+	rec_ptree_destroy(t);
+}
+
 int main(void)
 {
 	test_tree();
 	test_lossy();
 	test_decode();
+	test_lean();
 	return th_report();
 }
