@@ -40,6 +40,20 @@ typedef struct ana_unwind_info {
  * where the copy ran out and the two agree), else uses its callchain. Returns the number of
  * frames (0 when nothing is known) or <0 on ENOMEM; *ui says how the user stack ended. */
 int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, ana_unwind_info *ui);
+/* Symbolizing by binary, so that the DWARF of one binary at a time is in memory (libdw
+ * inflates a debug file's compressed sections and keeps them while its Dwfl lives): unwind a
+ * sample and note its user addresses for ana_sym_prepare. With unwind_id, the unwind is kept
+ * (distinct unwinds once, up to a budget) and *unwind_id names it (> 0; 0 when the budget is
+ * spent): ana_sym_sample_unwound(id) then gives what ana_sym_sample(smp) would, without the
+ * sample. 0 or GTT_ENOMEM. */
+int ana_sym_collect(ana_sym *s, const gtt_sample *smp, uint32_t *unwind_id);
+/* Symbolize the addresses noted since the last call, binary by binary, each binary's DWARF
+ * released before the next is opened. An address never noted is symbolized when asked, with
+ * its binary's DWARF held until the next call. 0 or GTT_ENOMEM. */
+int ana_sym_prepare(ana_sym *s);
+/* ana_sym_sample of the sample ana_sym_collect kept as unwind_id; GTT_EINVAL for an id it did
+ * not give. */
+int ana_sym_sample_unwound(ana_sym *s, uint32_t unwind_id, uint32_t *frames, uint32_t cap, ana_unwind_info *ui);
 /* The address space (process image) a sample of pid at time_ns is symbolized in, as a number
  * > 0: equal numbers give equal ana_sym_sample results for equal callchains without registers.
  * Creates the space on first use; 0 on ENOMEM. */
