@@ -221,6 +221,9 @@ static int space_build(ana_sym *s, sym_space *sp)
 		snprintf(arch_name, sizeof(arch_name), "%s%s", ARCHIVE_NAME_PREFIX, f->path);
 		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->memfd >= 0 ? arch_name : f->path,
 		                         fd, md->bias, true);
+		void **userdata;
+		if (md->dm && dwfl_module_info(md->dm, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+			*userdata = f; /* for ana_symd_find_debuginfo_cfi */
 		if (!md->dm) {
 			if (fd >= 0)
 				close(fd);

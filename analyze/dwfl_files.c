@@ -224,6 +224,7 @@ sym_file *ana_symf_get(ana_sym *s, const gtt_mapping *mp)
 	}
 	*e = f;
 	f->memfd = -1;
+	f->sym = s;
 	f->id = (uint32_t)s->files.n - 1;
 	f->build_id_len = mp->build_id_len;
 	memcpy(f->build_id, mp->build_id, mp->build_id_len);

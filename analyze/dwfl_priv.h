@@ -53,6 +53,9 @@ typedef struct sym_file {
 	Dwfl *sym_dwfl;
 	Dwfl_Module *sym_dm;   /* NULL when the file could not be reported */
 	int sym_failed;        /* it could not: not tried again */
+	int debug_frame;       /* 0 not asked; -1: its debug file found by build-id has no .debug_frame
+	                          (the spaces' Dwfls get no debug file); 1 otherwise */
+	struct ana_sym *sym;
 } sym_file;
 
 typedef struct sym_mod {
@@ -211,8 +214,9 @@ void ana_symd_free(ana_sym *s);
 int ana_symd_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                             const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                             char **debuginfo_file_name);
-/* find_debuginfo for the spaces' Dwfls: a separate debug file only when it has .debug_frame
- * (CFI the unwinder may need), so that unwinding never inflates a debug file's DWARF. */
+/* find_debuginfo for the spaces' Dwfls (module userdata: the sym_file): no separate debug file
+ * where the one found by build-id has no .debug_frame (CFI the unwinder may need), so that
+ * unwinding does not inflate a debug file's DWARF; else as ana_symd_find_debuginfo. */
 int ana_symd_find_debuginfo_cfi(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                                 const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                                 char **debuginfo_file_name);

@@ -12,6 +12,8 @@
  * binary's Dwfl, which then stays open until the next ana_sym_prepare. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -369,23 +371,50 @@ int ana_symd_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	                                    debuginfo_file_name);
 }
 
-/* 1 when the ELF file open as fd has a .debug_frame section. */
-static int has_debug_frame(int fd)
+/* 1 when the ELF file at path has the build-id bid and a .debug_frame section, 0 when it has
+ * the build-id but no .debug_frame, -1 when it cannot be read or is another file. */
+static int path_debug_frame(const char *path, const uint8_t *bid, uint32_t bid_len)
 {
-	int found = 0;
+	int rc = -1;
 	size_t shstrndx;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0) {
-		Elf_Scn *scn = NULL;
-		while (!found && (scn = elf_nextscn(elf, scn)) != NULL) {
-			GElf_Shdr sh;
-			const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-			found = name && (strcmp(name, ".debug_frame") == 0 || strcmp(name, ".zdebug_frame") == 0);
-		}
+	const void *id = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || dwelf_elf_gnu_build_id(elf, &id) != (ssize_t)bid_len ||
+	    memcmp(id, bid, bid_len) != 0 || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		goto out;
+	rc = 0;
+	Elf_Scn *scn = NULL;
+	while (rc == 0 && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		rc = name && (strcmp(name, ".debug_frame") == 0 || strcmp(name, ".zdebug_frame") == 0);
 	}
+out:
 	if (elf)
 		elf_end(elf);
-	return found;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Whether f's separate debug file, looked for by build-id where libdwfl looks (the absolute
+ * directories of the debuginfo path: /usr/lib/debug, then under --symfs), has .debug_frame:
+ * 1 yes, 0 no, -1 no such file. */
+static int build_id_debug_frame(const ana_sym *s, const sym_file *f)
+{
+	char hex[2 * GTT_BUILD_ID_MAX + 1], p[4200];
+	int rc = -1;
+	if (f->build_id_len < 2)
+		return -1;
+	ana_symf_bid_hex(f->build_id, f->build_id_len, hex);
+	for (int i = 0; i < 2 && rc < 0; i++) {
+		if (i == 1 && !s->o.symfs)
+			break;
+		snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", i ? s->o.symfs : "", hex, hex + 2);
+		rc = path_debug_frame(p, f->build_id, f->build_id_len);
+	}
+	return rc;
 }
 
 int ana_symd_find_debuginfo_cfi(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -394,13 +423,15 @@ int ana_symd_find_debuginfo_cfi(Dwfl_Module *mod, void **userdata, const char *m
 {
 	/* libdwfl's unwinder asks for the debug file's DWARF when the .eh_frame CFI does not take
 	 * it further (every stack that ends early): without .debug_frame in it, all it would get
-	 * is the whole DWARF inflated, once per process image */
-	int fd = ana_symd_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
-	                                 debuginfo_file_name);
-	if (fd < 0 || has_debug_frame(fd))
-		return fd;
-	close(fd);
-	free(*debuginfo_file_name);
-	*debuginfo_file_name = NULL; /* else libdwfl opens it by name */
-	return -1;
+	 * is the whole DWARF inflated, once per process image. Decided before libdwfl's finders
+	 * run: they hand the file they find to the module themselves, whatever this returns. */
+	sym_file *f = userdata ? *userdata : NULL;
+	if (f) {
+		if (!f->debug_frame)
+			f->debug_frame = build_id_debug_frame(f->sym, f) == 0 ? -1 : 1;
+		if (f->debug_frame < 0)
+			return -1;
+	}
+	return ana_symd_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+	                               debuginfo_file_name);
 }
