@@ -66,6 +66,8 @@ typedef struct ana_sym_stats {
 	uint64_t n_dwarf;          /* samples unwound from a stack copy */
 	uint64_t n_dwarf_errors;   /* of those, unwinds that stopped before a root */
 	uint64_t n_addr_cached;    /* distinct (binary, address) pairs symbolized */
+	uint64_t n_addr_late;      /* of those, symbolized when asked, not noted ahead (ana_sym_collect):
+	                              their binary's DWARF is held until the next ana_sym_prepare */
 	uint64_t n_overlaps;       /* mappings over an earlier one of another file (the earlier is used) */
 } ana_sym_stats;
 void ana_sym_get_stats(const ana_sym *s, ana_sym_stats *st);

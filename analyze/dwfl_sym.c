@@ -342,6 +342,7 @@ int ana_symd_describe(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, 
 	}
 	/* not noted ahead: the file's own Dwfl, open until the next ana_sym_prepare; the space's
 	 * module only when the file cannot be reported on its own */
+	s->st.n_addr_late++;
 	Dwfl_Module *dm = file_open(s, f);
 	return dm ? describe_addr(s, f, dm, rel, rel, out, cap) : describe_addr(s, f, md->dm, pc, rel, out, cap);
 }
