@@ -16,9 +16,9 @@ enum { SRC_NONE = 0, SRC_ARCHIVE, SRC_SYMFS, SRC_DEBUGDIR, SRC_PATH };
 #define MAX_UNWIND 1024
 #define MAX_INLINE 32
 #define PERF_REGS_ABI_64 2
-/* At most this many words of unwinds kept by ana_sym_collect (64 MiB); a sample unwound when
+/* At most this many words of unwinds kept by ana_sym_collect (16 MiB); a sample unwound when
  * the cache is full is unwound again by ana_sym_sample. */
-#define UWC_MAX_WORDS (8u << 20)
+#define UWC_MAX_WORDS (2u << 20)
 
 typedef struct load_seg { uint64_t vaddr, offset, filesz, memsz; uint32_t flags; } load_seg;
 
