@@ -1,9 +1,11 @@
 /* dwfl.h — symbolization and offline DWARF unwinding of samples with libdw/libdwfl: the only
- * part of gt-analyze that talks to elfutils. One Dwfl per address space (pid), results cached
- * by (binary, address). A binary is looked for in this order (dwfl_files.c, ana_symf_resolve):
- * the trace's embedded archive, --symfs (DIR/PATH, then DIR/BASENAME), the original path, then
- * the separate debug file under --symfs's and the system's /usr/lib/debug/.build-id; a file is
- * used only when its build-id matches (and only when it is a regular file).
+ * part of gt-analyze that talks to elfutils. One Dwfl per address space (pid) for unwinding;
+ * names and lines from a Dwfl per binary, one binary's DWARF open at a time when the samples
+ * are collected first (ana_sym_collect, ana_sym_prepare); results cached by (binary, address).
+ * A binary is looked for in this order (dwfl_files.c, ana_symf_resolve): the trace's embedded
+ * archive, --symfs (DIR/PATH, then DIR/BASENAME), the original path, then the separate debug
+ * file under --symfs's and the system's /usr/lib/debug/.build-id; a file is used only when its
+ * build-id matches (and only when it is a regular file).
  * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_DWFL_H
 #define ANA_DWFL_H
