@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "demangle.h"
@@ -379,8 +380,9 @@ static int path_debug_frame(const char *path, const uint8_t *bid, uint32_t bid_l
 	int rc = -1;
 	size_t shstrndx;
 	const void *id = NULL;
+	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	Elf *elf = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	if (!elf || elf_kind(elf) != ELF_K_ELF || dwelf_elf_gnu_build_id(elf, &id) != (ssize_t)bid_len ||
 	    memcmp(id, bid, bid_len) != 0 || elf_getshdrstrndx(elf, &shstrndx) != 0)
 		goto out;
