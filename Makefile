@@ -165,7 +165,7 @@ $(AGENT): $(call objs,$(AGENT_SRC) record/pyoffsets.c record/procmem.c) $(LIBGTT
 # that uses analyze/, render/ (which brings analyze/), record/ or pipeline/ goes in its list;
 # UNIT_DW is for a test outside analyze/ that checks its results against libdw itself (it does
 # not build on the GPU box).
-UNIT_ANA := bounds clockfit counter_sum demangle diff export fold gpu_golden gpu_report gpu_stream import_perf job_views \
+UNIT_ANA := bounds clockfit counter_sum demangle diff dwfl_batch export fold gpu_golden gpu_report gpu_stream import_perf job_views \
             launch launch_load merge model_load python_merge window \
             textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
 UNIT_ANA += gpu_queue

@@ -2,11 +2,11 @@
  *
  * Binaries ("files") are found once, by build-id or path, and shared by every address space
  * ("space": one pid, one Dwfl). Each executable mapping becomes a module of its space's Dwfl,
- * reported with dwfl_report_elf at the load bias the mapping implies. Symbolization results
- * are cached by (file, link-time address), so equal binaries in many processes are looked
- * up once. Unwinding uses dwfl_attach_state with callbacks that serve the sample's registers
- * and stack copy (and the mapped files' contents), set per sample on the space's one Dwfl. */
-#include <dwarf.h>
+ * reported with dwfl_report_elf at the load bias the mapping implies. Unwinding uses
+ * dwfl_attach_state with callbacks that serve the sample's registers and stack copy (and the
+ * mapped files' contents), set per sample on the space's one Dwfl. Symbolization results are
+ * cached by (file, link-time address), so equal binaries in many processes are looked up once,
+ * in a Dwfl of the file's own (dwfl_sym.c: one binary's DWARF open at a time). */
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -21,10 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "demangle.h"
 #include "dwfl_priv.h"
-
-#define ARCHIVE_NAME_PREFIX "gt-archive:"
 
 /* ---- address spaces ---- */
 
@@ -194,7 +191,7 @@ static int space_build(ana_sym *s, sym_space *sp)
 	}
 	sp->n_mods = k;
 
-	sp->dwfl = dwfl_begin(&s->cb);
+	sp->dwfl = dwfl_begin(&s->space_cb);
 	if (!sp->dwfl)
 		return 0; /* symbolization without libdwfl: [module+0xOFF] frames */
 	dwfl_report_begin(sp->dwfl);
@@ -224,6 +221,9 @@ static int space_build(ana_sym *s, sym_space *sp)
 		snprintf(arch_name, sizeof(arch_name), "%s%s", ARCHIVE_NAME_PREFIX, f->path);
 		md->dm = dwfl_report_elf(sp->dwfl, f->module, f->open_path ? f->open_path : f->memfd >= 0 ? arch_name : f->path,
 		                         fd, md->bias, true);
+		void **userdata;
+		if (md->dm && dwfl_module_info(md->dm, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+			*userdata = f; /* for ana_symd_find_debuginfo_cfi */
 		if (!md->dm) {
 			if (fd >= 0)
 				close(fd);
@@ -291,148 +291,6 @@ static int addr_eq(uint32_t id, const void *key, void *ctx)
 	return a->rel == b->rel && a->file_id == b->file_id;
 }
 
-/* "[module+0xOFF]" for an address without a symbol; pseudo-files keep one pair of brackets. */
-static void unknown_name(char *buf, size_t cap, const char *module, uint64_t off)
-{
-	size_t len = strlen(module);
-	if (len >= 2 && module[0] == '[' && module[len - 1] == ']')
-		snprintf(buf, cap, "[%.*s+0x%" PRIx64 "]", (int)(len - 2), module + 1, off);
-	else
-		snprintf(buf, cap, "[%s+0x%" PRIx64 "]", module, off);
-}
-
-/* A symbol name as shown: versioned ELF names ("memcpy@@GLIBC_2.14") lose the version,
- * C++ names are demangled. *owned is set when the result was allocated. */
-static const char *display_name(const char *sym, char **owned)
-{
-	*owned = NULL;
-	if (!sym)
-		return NULL;
-	const char *at = strchr(sym, '@');
-	if (at && at != sym) {
-		*owned = strndup(sym, (size_t)(at - sym));
-		if (!*owned)
-			return sym;
-		char *dem = ana_demangle(*owned);
-		if (dem) {
-			free(*owned);
-			*owned = dem;
-		}
-		return *owned;
-	}
-	*owned = ana_demangle(sym);
-	return *owned ? *owned : sym;
-}
-
-static const char *die_name(Dwarf_Die *die, char **dem)
-{
-	Dwarf_Attribute attr;
-	const char *n = NULL;
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
-		n = dwarf_formstring(&attr);
-	if (n) {
-		*dem = ana_demangle(n);
-		return *dem ? *dem : n;
-	}
-	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
-		n = dwarf_formstring(&attr);
-	return n;
-}
-
-/* The line a scope of an inlined call was called from (DW_AT_call_line), 0 when not given. */
-static int call_line(Dwarf_Die *die)
-{
-	Dwarf_Attribute at;
-	Dwarf_Word v = 0;
-	if (!dwarf_attr_integrate(die, DW_AT_call_line, &at) || dwarf_formudata(&at, &v) != 0 || v > INT32_MAX)
-		return 0;
-	return (int)v;
-}
-
-/* Frames for one user address (inlined calls first, then the function), leaf first. Each frame's
- * line is the one it executes: the address's own line for the innermost, for the others the
- * line of the inlined call they make (the function's declaration line is not what a profile's
- * reader wants: pprof shows it per location). */
-static int resolve_addr(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, uint32_t *out, int cap)
-{
-	int n = 0;
-	char unknown[600];
-	ana_frame fr = { .kind = ANA_FRAME_NATIVE, .module = md->file->module };
-	if (!md->dm) {
-		unknown_name(unknown, sizeof(unknown), md->file->module, rel);
-		fr.name = unknown;
-		out[0] = ana_frame_intern(s->m, &fr);
-		return out[0] == ANA_NO_ID ? -1 : 1;
-	}
-	GElf_Off off = 0;
-	GElf_Sym sym;
-	const char *sname = dwfl_module_addrinfo(md->dm, pc, &off, &sym, NULL, NULL, NULL);
-	Dwarf_Addr dbias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(md->dm, pc, &dbias);
-	Dwarf_Die *scopes = NULL;
-	int nscopes = cu ? dwarf_getscopes(cu, pc - dbias, &scopes) : 0;
-	int sub = -1, pc_line = 0;
-	Dwfl_Line *dl = dwfl_module_getsrc(md->dm, pc);
-	const char *pc_file = dl ? dwfl_lineinfo(dl, NULL, &pc_line, NULL, NULL, NULL) : NULL;
-	if (!pc_file || pc_line < 0)
-		pc_line = 0;
-	int line = pc_line; /* what the scope being made executes */
-	for (int i = 0; i < nscopes; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag == DW_TAG_subprogram) {
-			sub = i;
-			break;
-		}
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
-		int called_from = call_line(&scopes[i]);
-		if (n >= cap - 1 || n >= MAX_INLINE) {
-			line = called_from;
-			continue;
-		}
-		char *dem = NULL;
-		ana_frame in = fr;
-		in.name = die_name(&scopes[i], &dem);
-		in.inlined = 1;
-		in.file = n == 0 && pc_file ? pc_file : dwarf_decl_file(&scopes[i]); /* the line's own file */
-		in.line = line;
-		if (!in.name)
-			in.name = "[inlined]";
-		out[n] = ana_frame_intern(s->m, &in);
-		free(dem);
-		if (out[n] == ANA_NO_ID) {
-			free(scopes);
-			return -1;
-		}
-		n++;
-		line = called_from; /* the caller executes the call */
-	}
-	char *dem = NULL, *dem2 = NULL;
-	if (sname) {
-		fr.name = display_name(sname, &dem);
-	} else if (sub >= 0) {
-		fr.name = die_name(&scopes[sub], &dem2);
-	}
-	if (sub >= 0)
-		fr.file = dwarf_decl_file(&scopes[sub]);
-	if (n == 0 && pc_file)
-		fr.file = pc_file;
-	fr.line = line;
-	if (!fr.name) {
-		/* no symbol: name the function by its start from the unwind tables, so that samples
-		 * anywhere in one function of a stripped library (libcuda) add up */
-		unknown_name(unknown, sizeof(unknown), md->file->module, ana_symf_fde_start(md, rel));
-		fr.name = unknown;
-		fr.line = 0; /* one frame per function: a line would split it again */
-	}
-	out[n] = ana_frame_intern(s->m, &fr);
-	free(dem);
-	free(dem2);
-	free(scopes);
-	return out[n] == ANA_NO_ID ? -1 : n + 1;
-}
-
 static uint32_t special_frame(ana_sym *s, uint32_t *cache, const char *name, const char *module, int kind)
 {
 	if (*cache == ANA_NO_ID) {
@@ -458,17 +316,18 @@ static int sym_user(ana_sym *s, sym_space *sp, uint64_t pc, uint32_t *out, size_
 	if (!slot)
 		return -1;
 	if (!*slot) {
-		uint32_t tmp[MAX_INLINE + 1];
-		int n = resolve_addr(s, md, pc, key.rel, tmp, MAX_INLINE + 1);
+		sym_desc d[MAX_INLINE + 1];
+		int n = ana_symd_describe(s, md, pc, key.rel, d, MAX_INLINE + 1);
 		if (n < 0)
 			return -1;
 		key.off = (uint32_t)s->pool.n;
 		key.n = (uint32_t)n;
 		for (int i = 0; i < n; i++) {
+			ana_frame fr = { .name = d[i].name, .module = f->module, .file = d[i].file, .line = d[i].line,
+			                 .kind = ANA_FRAME_NATIVE, .inlined = d[i].inlined };
 			uint32_t *e = ana_vec_push(s->pool);
-			if (!e)
+			if (!e || (*e = ana_frame_intern(s->m, &fr)) == ANA_NO_ID)
 				return -1;
-			*e = tmp[i];
 		}
 		addr_ent *e = ana_vec_push(s->addrs);
 		if (!e)
@@ -551,10 +410,11 @@ static uint32_t func_frame(ana_sym *s, sym_space *sp, uint64_t pc)
 /* How many of the outermost frames of a complete stack are looked at for thread entries. */
 #define ROOT_SCAN_FRAMES 4
 
-/* Frames of the sample's user stack into s->uw, and how it ends. */
-static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unwind_info *ui)
+/* The sample's user frames into u as the unwinder finds them (its registers and stack copy,
+ * continued with its frame-pointer callchain where they agree; else the callchain), before
+ * what their functions decide: 1 when they are the callchain itself, else 0. */
+static int raw_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, uw_state *u)
 {
-	uw_state *u = &s->uw;
 	u->n = u->n_dwarf = 0;
 	u->stitched = 0;
 	u->stop = ANA_UNWIND_NO_USER;
@@ -570,7 +430,6 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 	}
 	if (u->n >= 1 && u->n_dwarf == u->n && ANA_UNWIND_TRUNCATED(u->stop) && smp->n_user >= 2)
 		ana_uw_stitch(sp, smp, u);
-	int fp_chain = 0;
 	if (u->n <= 1 && !u->stitched && smp->n_user > u->n) {
 		/* the recorded callchain: its first entry is exact, the others return addresses */
 		u->n = smp->n_user < MAX_UNWIND ? smp->n_user : MAX_UNWIND;
@@ -578,8 +437,16 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 			u->raw[i] = smp->ips[smp->n_kernel + i];
 			u->exact[i] = i == 0;
 		}
-		fp_chain = 1;
+		return 1;
 	}
+	return 0;
+}
+
+/* The user frames in s->uw (raw_frames; fp_chain its result) completed where their functions
+ * say how the stack ends. */
+static int user_finish(ana_sym *s, sym_space *sp, int fp_chain, ana_unwind_info *ui)
+{
+	uw_state *u = &s->uw;
 	if (u->n == 0)
 		return 0;
 	/* the function the stack ends in decides what the unwinder could not */
@@ -619,20 +486,20 @@ static int user_frames(ana_sym *s, sym_space *sp, const gtt_sample *smp, ana_unw
 	return 0;
 }
 
-int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, ana_unwind_info *ui)
+/* The stack of a sample whose user frames raw_frames put in s->uw (fp_chain its result),
+ * n_kernel kernel frames kips before them: frame ids root first into frames[0..cap). */
+static int sample_finish(ana_sym *s, sym_space *sp, int fp_chain, uint32_t n_kernel, const uint64_t *kips,
+                         uint32_t *frames, uint32_t cap, ana_unwind_info *ui)
 {
-	ui->unwind = ANA_UNWIND_NO_USER;
-	ui->pending = 0;
-	sym_space *sp = space_get(s, smp->pid, smp->time_ns);
-	if (!sp || user_frames(s, sp, smp, ui) < 0)
+	if (user_finish(s, sp, fp_chain, ui) < 0)
 		return GTT_ENOMEM;
 	const uw_state *u = &s->uw;
 	ui->unwind = (uint8_t)u->stop;
 	/* leaf first: kernel frames, then user frames */
 	size_t n = 0, lcap = sizeof(s->leaf_first) / sizeof(s->leaf_first[0]);
 	if (s->o.kernel) {
-		for (uint32_t i = 0; i < smp->n_kernel && n < lcap; i++) {
-			uint32_t id = sym_kernel(s, i == 0 ? smp->ips[i] : smp->ips[i] - 1);
+		for (uint32_t i = 0; i < n_kernel && n < lcap; i++) {
+			uint32_t id = sym_kernel(s, i == 0 ? kips[i] : kips[i] - 1);
 			if (id == ANA_NO_ID)
 				return GTT_ENOMEM;
 			/* unsymbolized kernel frames collapse into one */
@@ -652,6 +519,135 @@ int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t
 	for (size_t i = 0; i < n; i++)
 		frames[i] = s->leaf_first[n - 1 - i];
 	return (int)n;
+}
+
+int ana_sym_sample(ana_sym *s, const gtt_sample *smp, uint32_t *frames, uint32_t cap, ana_unwind_info *ui)
+{
+	ui->unwind = ANA_UNWIND_NO_USER;
+	ui->pending = 0;
+	sym_space *sp = space_get(s, smp->pid, smp->time_ns);
+	if (!sp)
+		return GTT_ENOMEM;
+	int fp_chain = raw_frames(s, sp, smp, &s->uw);
+	return sample_finish(s, sp, fp_chain, smp->n_kernel, smp->ips, frames, cap, ui);
+}
+
+/* ---- unwinding ahead: the addresses to symbolize, the unwinds kept ---- */
+
+/* An unwind kept by ana_sym_collect, as words of s->uwc: [0] space id | stop << 32 |
+ * fp_chain << 40 | stitched << 41 | counted as a DWARF unwind << 42 | as a failed one << 43,
+ * [1] n_kernel | n << 32, then the n_kernel kernel addresses, the n user frames (raw) and
+ * their exact flags, 64 to a word. */
+#define UWC_HEAD 2
+
+static size_t uwc_words(uint32_t n_kernel, size_t n)
+{
+	return UWC_HEAD + n_kernel + n + (n + 63) / 64;
+}
+
+static int uwc_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_sym *s = ctx;
+	const uint64_t *a = s->uwc.v + s->uw_ents.v[id], *b = key;
+	return a[0] == b[0] && a[1] == b[1] &&
+	       memcmp(a + UWC_HEAD, b + UWC_HEAD,
+	              (uwc_words((uint32_t)b[1], (size_t)(b[1] >> 32)) - UWC_HEAD) * sizeof(uint64_t)) == 0;
+}
+
+/* Keep the unwind in s->uw of a sample in space sp: its id (> 0) in *id, 0 when the cache is
+ * full. 0 or GTT_ENOMEM. */
+static int uwc_keep(ana_sym *s, const sym_space *sp, const gtt_sample *smp, int fp_chain, int d_dwarf,
+                    int d_err, uint32_t *id)
+{
+	const uw_state *u = &s->uw;
+	uint32_t n_kernel = s->o.kernel ? smp->n_kernel : 0; /* kernel frames are dropped otherwise */
+	size_t len = uwc_words(n_kernel, u->n), off = s->uwc.n;
+	*id = 0;
+	if (off + len > UWC_MAX_WORDS)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!ana_vec_push(s->uwc))
+			return GTT_ENOMEM;
+	uint64_t *w = s->uwc.v + off;
+	memset(w, 0, len * sizeof(*w));
+	w[0] = sp->id | (uint64_t)(uint8_t)u->stop << 32 | (uint64_t)!!fp_chain << 40 | (uint64_t)!!u->stitched << 41 |
+	       (uint64_t)!!d_dwarf << 42 | (uint64_t)!!d_err << 43;
+	w[1] = n_kernel | (uint64_t)u->n << 32;
+	if (n_kernel)
+		memcpy(w + UWC_HEAD, smp->ips, n_kernel * sizeof(uint64_t));
+	memcpy(w + UWC_HEAD + n_kernel, u->raw, u->n * sizeof(uint64_t));
+	for (size_t i = 0; i < u->n; i++)
+		if (u->exact[i])
+			w[UWC_HEAD + n_kernel + u->n + i / 64] |= 1ull << (i % 64);
+	uint32_t *slot = ana_idtable_slot(&s->uwc_table, ana_hash_bytes(w, len * sizeof(*w), 3), uwc_eq, w, s);
+	if (!slot)
+		return GTT_ENOMEM;
+	if (*slot) {
+		s->uwc.n = off; /* seen before */
+		*id = *slot;
+		return 0;
+	}
+	size_t *e = ana_vec_push(s->uw_ents);
+	if (!e)
+		return GTT_ENOMEM;
+	*e = off;
+	*slot = (uint32_t)s->uw_ents.n;
+	s->uwc_table.n++;
+	*id = *slot;
+	return 0;
+}
+
+int ana_sym_collect(ana_sym *s, const gtt_sample *smp, uint32_t *unwind_id)
+{
+	if (unwind_id)
+		*unwind_id = 0;
+	sym_space *sp = space_get(s, smp->pid, smp->time_ns);
+	if (!sp)
+		return GTT_ENOMEM;
+	/* counted when the unwind is used (ana_sym_sample_unwound, or ana_sym_sample unwinding
+	 * again): as often as ana_sym_sample alone would count it */
+	uint64_t n_dwarf = s->st.n_dwarf, n_dwarf_errors = s->st.n_dwarf_errors;
+	uw_state *u = &s->uw;
+	int fp_chain = raw_frames(s, sp, smp, u);
+	int d_dwarf = s->st.n_dwarf != n_dwarf, d_err = s->st.n_dwarf_errors != n_dwarf_errors;
+	s->st.n_dwarf = n_dwarf;
+	s->st.n_dwarf_errors = n_dwarf_errors;
+	/* every address ana_sym_sample looks up is among these: the frames it adds to a stitched
+	 * stack (a thread entry's callers) are those of another sample's complete stack */
+	for (size_t i = 0; i < u->n; i++) {
+		uint64_t pc = uw_pc(u, i);
+		const sym_mod *md = ana_sym_mod_find(sp, pc);
+		if (!md || !md->dm)
+			continue;
+		addr_ent key = { .rel = pc - md->bias, .file_id = md->file->id };
+		uint32_t *slot = ana_idtable_slot(&s->addr_table, ana_hash_u64(key.rel * 31 + key.file_id), addr_eq, &key, s);
+		if (!slot)
+			return GTT_ENOMEM;
+		if (!*slot && ana_symd_note(s, sp, pc) < 0)
+			return GTT_ENOMEM;
+	}
+	return unwind_id ? uwc_keep(s, sp, smp, fp_chain, d_dwarf, d_err, unwind_id) : 0;
+}
+
+int ana_sym_sample_unwound(ana_sym *s, uint32_t unwind_id, uint32_t *frames, uint32_t cap, ana_unwind_info *ui)
+{
+	ui->unwind = ANA_UNWIND_NO_USER;
+	ui->pending = 0;
+	if (unwind_id == 0 || unwind_id > s->uw_ents.n)
+		return GTT_EINVAL;
+	const uint64_t *w = s->uwc.v + s->uw_ents.v[unwind_id - 1];
+	sym_space *sp = s->spaces.v[(uint32_t)w[0] - 1];
+	uint32_t n_kernel = (uint32_t)w[1];
+	uw_state *u = &s->uw;
+	u->n = (size_t)(w[1] >> 32);
+	u->stop = (uint8_t)(w[0] >> 32);
+	u->stitched = (int)(w[0] >> 41 & 1);
+	memcpy(u->raw, w + UWC_HEAD + n_kernel, u->n * sizeof(uint64_t));
+	for (size_t i = 0; i < u->n; i++)
+		u->exact[i] = (uint8_t)(w[UWC_HEAD + n_kernel + u->n + i / 64] >> (i % 64) & 1);
+	s->st.n_dwarf += w[0] >> 42 & 1;
+	s->st.n_dwarf_errors += w[0] >> 43 & 1;
+	return sample_finish(s, sp, (int)(w[0] >> 40 & 1), n_kernel, w + UWC_HEAD, frames, cap, ui);
 }
 
 /* ---- lifecycle ---- */
@@ -676,20 +672,6 @@ static int exec_cmp(const void *a, const void *b)
 	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* DWARF for a module without its own (inlined frames, lines): for an embedded copy only from a
- * debug file found by build-id (/usr/lib/debug, --symfs), never from the original file beside
- * it, so that analysis gives the same stacks whether or not the binary is still there. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-                          char **debuginfo_file_name)
-{
-	if (file_name && strncmp(file_name, ARCHIVE_NAME_PREFIX, strlen(ARCHIVE_NAME_PREFIX)) == 0)
-		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-		                                    debuglink_crc, debuginfo_file_name);
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
-	                                    debuginfo_file_name);
-}
-
 ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 {
 	ana_sym *s = calloc(1, sizeof(*s));
@@ -712,9 +694,11 @@ ana_sym *ana_sym_create(ana_model *m, const ana_sym_opts *o)
 	else
 		snprintf(s->debuginfo_path, plen, ":.debug:/usr/lib/debug");
 	s->cb.find_elf = dwfl_build_id_find_elf;
-	s->cb.find_debuginfo = find_debuginfo;
+	s->cb.find_debuginfo = ana_symd_find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
+	s->space_cb = s->cb;
+	s->space_cb.find_debuginfo = ana_symd_find_debuginfo_cfi;
 	for (size_t i = 0; i < m->mappings.n; i++)
 		s->map_order[i] = (uint32_t)i;
 	qsort_r(s->map_order, m->mappings.n, sizeof(uint32_t), map_cmp, m);
@@ -747,6 +731,7 @@ void ana_sym_destroy(ana_sym *s)
 {
 	if (!s)
 		return;
+	ana_symd_free(s);
 	for (size_t i = 0; i < s->spaces.n; i++) {
 		sym_space *sp = s->spaces.v[i];
 		if (sp->dwfl)
@@ -778,6 +763,9 @@ void ana_sym_destroy(ana_sym *s)
 	ana_idtable_free(&s->file_table);
 	ana_idtable_free(&s->space_table);
 	ana_idtable_free(&s->addr_table);
+	ana_idtable_free(&s->uwc_table);
+	free(s->uwc.v);
+	free(s->uw_ents.v);
 	free(s->addrs.v);
 	free(s->pool.v);
 	free(s->map_order);

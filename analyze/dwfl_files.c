@@ -224,6 +224,7 @@ sym_file *ana_symf_get(ana_sym *s, const gtt_mapping *mp)
 	}
 	*e = f;
 	f->memfd = -1;
+	f->sym = s;
 	f->id = (uint32_t)s->files.n - 1;
 	f->build_id_len = mp->build_id_len;
 	memcpy(f->build_id, mp->build_id, mp->build_id_len);
@@ -291,14 +292,13 @@ const uint8_t *ana_symf_bytes_at(Elf *elf, uint64_t vaddr, size_t need)
 }
 
 /* Start addresses of the FDEs in a file's .eh_frame_hdr search table (link-time addresses,
- * sorted), read once per file through the module's ELF. */
-static void fde_load(const sym_mod *md)
+ * sorted), read once per file through the ELF of a module of it. */
+static void fde_load(sym_file *f, Dwfl_Module *dm)
 {
-	sym_file *f = md->file;
 	GElf_Addr bias;
 	size_t phnum = 0;
 	f->fde_loaded = 1;
-	Elf *elf = dwfl_module_getelf(md->dm, &bias);
+	Elf *elf = dm ? dwfl_module_getelf(dm, &bias) : NULL;
 	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
 		return;
 	for (size_t i = 0; i < phnum; i++) {
@@ -330,11 +330,10 @@ static void fde_load(const sym_mod *md)
 }
 
 /* The start of the unwind-table entry (function) containing link-time address rel, or rel. */
-uint64_t ana_symf_fde_start(const sym_mod *md, uint64_t rel)
+uint64_t ana_symf_fde_start(sym_file *f, Dwfl_Module *dm, uint64_t rel)
 {
-	if (!md->file->fde_loaded)
-		fde_load(md);
-	const sym_file *f = md->file;
+	if (!f->fde_loaded)
+		fde_load(f, dm);
 	if (!f->n_fde || rel < f->fde_starts[0])
 		return rel;
 	size_t lo = 0, hi = f->n_fde;

@@ -1,5 +1,6 @@
-/* dwfl_priv.h — what analyze/dwfl.c and analyze/dwfl_files.c share: the symbolizer's state,
- * binaries ("files"), mapped modules and address spaces. Not for use outside those two.
+/* dwfl_priv.h — what analyze/dwfl.c, dwfl_files.c, dwfl_sym.c and dwfl_unwind.c share: the
+ * symbolizer's state, binaries ("files"), mapped modules and address spaces. Not for use
+ * outside them.
  * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects, words in err. */
 #ifndef ANA_DWFL_PRIV_H
 #define ANA_DWFL_PRIV_H
@@ -15,6 +16,9 @@ enum { SRC_NONE = 0, SRC_ARCHIVE, SRC_SYMFS, SRC_DEBUGDIR, SRC_PATH };
 #define MAX_UNWIND 1024
 #define MAX_INLINE 32
 #define PERF_REGS_ABI_64 2
+/* At most this many words of unwinds kept by ana_sym_collect (16 MiB); a sample unwound when
+ * the cache is full is unwound again by ana_sym_sample. */
+#define UWC_MAX_WORDS (2u << 20)
 
 typedef struct load_seg { uint64_t vaddr, offset, filesz, memsz; uint32_t flags; } load_seg;
 
@@ -43,6 +47,15 @@ typedef struct sym_file {
 	int fde_loaded;
 	uint64_t *fde_starts;  /* function starts from .eh_frame_hdr, for symbol-less addresses */
 	size_t n_fde;
+	/* The file's own Dwfl for symbols and DWARF (dwfl_sym.c), one module at bias 0, open
+	 * only while its addresses are symbolized: the address spaces' Dwfls unwind and never
+	 * load a separate debug file's DWARF. */
+	Dwfl *sym_dwfl;
+	Dwfl_Module *sym_dm;   /* NULL when the file could not be reported */
+	int sym_failed;        /* it could not: not tried again */
+	int debug_frame;       /* 0 not asked; -1: its debug file found by build-id has no .debug_frame
+	                          (the spaces' Dwfls get no debug file); 1 otherwise */
+	struct ana_sym *sym;
 } sym_file;
 
 typedef struct sym_mod {
@@ -111,11 +124,29 @@ typedef struct addr_ent {
 	uint32_t off, n;              /* frame ids in pool[off..off+n), leaf first */
 } addr_ent;
 
+/* One frame of a user address as symbolization found it, before it is interned (module and
+ * kind come from the file): strings model-interned. */
+typedef struct sym_desc {
+	const char *name, *file;
+	int32_t line;
+	uint8_t inlined;
+} sym_desc;
+
+/* An address noted by ana_sym_collect, symbolized by ana_sym_prepare with the other
+ * addresses of its file: descs[off..off+n), leaf first, once done. */
+typedef struct pre_ent {
+	uint64_t rel;
+	uint32_t file_id;
+	uint32_t off, n;
+	uint8_t done;
+} pre_ent;
+
 struct ana_sym {
 	ana_model *m;
 	ana_sym_opts o;
 	char *debuginfo_path;
-	Dwfl_Callbacks cb;
+	Dwfl_Callbacks cb;            /* the files' Dwfls (symbols, DWARF) */
+	Dwfl_Callbacks space_cb;      /* the address spaces' Dwfls (unwinding: a debug file only for .debug_frame) */
 	ANA_VEC(sym_archive) archives;
 	ANA_VEC(sym_file *) files;
 	ana_idtable file_table;
@@ -124,6 +155,13 @@ struct ana_sym {
 	ANA_VEC(addr_ent) addrs;
 	ana_idtable addr_table;
 	ANA_VEC(uint32_t) pool;
+	ANA_VEC(pre_ent) pres;        /* addresses noted ahead (dwfl_sym.c) */
+	ana_idtable pre_table;
+	ANA_VEC(sym_desc) descs;
+	size_t n_pre_pending;         /* pres not yet symbolized */
+	ANA_VEC(uint64_t) uwc;        /* unwinds kept by ana_sym_collect (dwfl.c's uwc_keep) */
+	ANA_VEC(size_t) uw_ents;      /* where each starts in uwc */
+	ana_idtable uwc_table;
 	uint32_t *map_order;          /* mapping indices sorted by (pid, time) */
 	uint64_t *execs;              /* exec events sorted by (pid, time): [2i] pid, [2i+1] time */
 	size_t n_execs;
@@ -162,6 +200,29 @@ int ana_uw_root_learn(sym_space *sp, const uw_state *u, size_t k, const ana_fram
  * frame is in: 1 when known. */
 int ana_uw_root_complete(const sym_space *sp, uw_state *u, const ana_frame *entry);
 
+/* ---- dwfl_sym.c ---- */
+/* Frames of user address pc in module md (link-time address rel), leaf first, from the
+ * addresses ana_sym_prepare symbolized or else symbolized now, into out[0..cap) (cap >=
+ * MAX_INLINE + 1): the count (>= 1), or -1 on ENOMEM. */
+int ana_symd_describe(ana_sym *s, const sym_mod *md, uint64_t pc, uint64_t rel, sym_desc *out, int cap);
+/* Note the user address pc of space sp for ana_sym_prepare. 0 or GTT_ENOMEM. */
+int ana_symd_note(ana_sym *s, const sym_space *sp, uint64_t pc);
+/* Close the files' Dwfls and free the noted addresses. */
+void ana_symd_free(ana_sym *s);
+/* find_debuginfo for the files' Dwfls: the standard search, but for an embedded copy only a
+ * debug file found by build-id. */
+int ana_symd_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                            const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                            char **debuginfo_file_name);
+/* find_debuginfo for the spaces' Dwfls (module userdata: the sym_file): no separate debug file
+ * where the one found by build-id has no .debug_frame (CFI the unwinder may need), so that
+ * unwinding does not inflate a debug file's DWARF; else as ana_symd_find_debuginfo. */
+int ana_symd_find_debuginfo_cfi(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                                const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name);
+/* The module file name of an embedded copy is this prefix + its path (see find_debuginfo). */
+#define ARCHIVE_NAME_PREFIX "gt-archive:"
+
 /* The file of a mapping (by build-id, else path), created on first use, not yet resolved.
  * NULL on ENOMEM. */
 sym_file *ana_symf_get(ana_sym *s, const gtt_mapping *mp);
@@ -172,8 +233,9 @@ void ana_symf_resolve(ana_sym *s, sym_file *f);
 int ana_symf_bias(const sym_file *f, uint64_t start, uint64_t pgoff, uint64_t *bias);
 /* Bytes [vaddr, vaddr + need) of an ELF's allocated sections (link-time address), or NULL. */
 const uint8_t *ana_symf_bytes_at(Elf *elf, uint64_t vaddr, size_t need);
-/* Start of the .eh_frame_hdr entry (function) holding link-time address rel, or rel. */
-uint64_t ana_symf_fde_start(const sym_mod *md, uint64_t rel);
+/* Start of the .eh_frame_hdr entry (function) holding link-time address rel of file f, read
+ * through module dm (any Dwfl's module of f), or rel. */
+uint64_t ana_symf_fde_start(sym_file *f, Dwfl_Module *dm, uint64_t rel);
 /* Hex text of a build-id into out (2 * len + 1 bytes). */
 void ana_symf_bid_hex(const uint8_t *bid, uint32_t len, char *out);
 

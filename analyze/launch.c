@@ -73,6 +73,19 @@ static uint32_t marker(ana_model *m, const char *name)
 	return ana_frame_intern(m, &f);
 }
 
+/* The native stack of a kept record (k->n_ips > 0) as a callchain for the symbolizer. Every
+ * address is a return address: the symbolizer takes all but a callchain's first entry as one
+ * (it looks up ip - 1), so the first goes in already moved back, until the caller puts *leaf
+ * back. */
+static gtt_sample native_sample(ana_launch_loader *ll, const kept_stack *k, uint64_t *leaf)
+{
+	uint64_t *ips = ll->ips.v + k->ips;
+	*leaf = ips[0];
+	ips[0] = *leaf ? *leaf - 1 : 0;
+	return (gtt_sample){ .time_ns = k->cs.time_ns, .pid = k->cs.pid, .tid = k->cs.tid, .n_user = (uint32_t)k->n_ips,
+	                     .ips = ips };
+}
+
 /* The merged stack of one kept record, root first, into ll->merged: Python frames (the root
  * side: the agent's native walk stops where the interpreter begins), then the native frames
  * from the outermost to the caller of the CUDA API. Returns the length or -1 on ENOMEM. */
@@ -83,16 +96,11 @@ static int merge_one(ana_launch_loader *ll, ana_model *m, ana_sym *sym, ana_pyna
 	uint32_t n = 0;
 	int n_nat = 0;
 	if (k->n_ips) {
-		/* every address is a return address: the symbolizer takes all but a callchain's first
-		 * entry as one (it looks up ip - 1), so the first goes in already moved back */
-		uint64_t *ips = ll->ips.v + k->ips;
-		uint64_t leaf = ips[0];
-		ips[0] = leaf ? leaf - 1 : 0;
-		gtt_sample smp = { .time_ns = cs->time_ns, .pid = cs->pid, .tid = cs->tid, .n_user = (uint32_t)k->n_ips,
-		                   .ips = ips };
+		uint64_t leaf;
+		gtt_sample smp = native_sample(ll, k, &leaf);
 		ana_unwind_info ui;
 		n_nat = ana_sym_sample(sym, &smp, ll->frames, MAX_LAUNCH_FRAMES, &ui);
-		ips[0] = leaf;
+		ll->ips.v[k->ips] = leaf;
 		if (n_nat < 0)
 			return -1;
 	}
@@ -140,6 +148,21 @@ int ana_launch_loader_finish(ana_launch_loader *ll, ana_model *m, ana_sym *sym, 
 	if (!ll->kept.n)
 		return 0;
 	if (!(pf = ana_pynamer_create(m)))
+		goto out;
+	/* every native stack shown to the symbolizer first: it then reads one binary's DWARF at
+	 * a time (ana_sym_prepare) */
+	for (size_t i = 0; i < ll->kept.n; i++) {
+		const kept_stack *k = &ll->kept.v[i];
+		if (!k->n_ips)
+			continue;
+		uint64_t leaf;
+		gtt_sample smp = native_sample(ll, k, &leaf);
+		int c = ana_sym_collect(sym, &smp, NULL);
+		ll->ips.v[k->ips] = leaf;
+		if (c < 0)
+			goto out;
+	}
+	if (ana_sym_prepare(sym) < 0)
 		goto out;
 	for (size_t i = 0; i < ll->kept.n; i++) {
 		int n = merge_one(ll, m, sym, pf, o, &ll->kept.v[i]);

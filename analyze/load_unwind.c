@@ -50,30 +50,46 @@ static int count_truncated(loader *L, const ana_sample *e, const uint32_t *fr, i
 	return 0;
 }
 
-/* Unwind a sample of the raw list again (pass 1 decoded it: read it again where it was, a
- * packed chunk is expanded once for the run of its samples). Its stack id in *sid; 0,
- * GTT_ENOMEM, or GTT_EINVAL when the sample no longer reads. */
-static int unwind_raw(loader *L, const raw_sample *r, ana_unwind_info *ui, uint32_t *sid)
+/* A sample of the raw list read again (pass 1 decoded it: read it again where it was, a
+ * packed chunk is expanded once for the run of its samples). 0, GTT_ENOMEM, or GTT_EINVAL
+ * when the sample no longer reads. */
+static int read_raw(loader *L, const raw_sample *r, gtt_record *rec)
+{
+	int k;
+	if ((k = gtt_reader_seek(L->r, &r->pos)) < 0 || (k = gtt_reader_next(L->r, rec)) != 1 ||
+	    rec->tag != GTT_REC_SAMPLE)
+		return k == GTT_ENOMEM ? GTT_ENOMEM : GTT_EINVAL;
+	return 0;
+}
+
+/* The stack of sample raw of the raw list: from its unwind kept by collect_pass (uw_ids[raw]),
+ * else unwound again. Its stack id in *sid; 0, GTT_ENOMEM, or GTT_EINVAL when the sample no
+ * longer reads. */
+static int unwind_raw(loader *L, size_t raw, const uint32_t *uw_ids, ana_unwind_info *ui, uint32_t *sid)
 {
 	gtt_record rec;
-	int k;
-	if ((k = gtt_reader_seek(L->r, &r->pos)) < 0 || (k = gtt_reader_next(L->r, &rec)) != 1 ||
-	    rec.tag != GTT_REC_SAMPLE)
-		return k == GTT_ENOMEM ? GTT_ENOMEM : GTT_EINVAL;
-	int n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, ui);
+	int n;
+	if (uw_ids && uw_ids[raw]) {
+		n = ana_sym_sample_unwound(L->sym, uw_ids[raw], L->frames, MAX_DEPTH, ui);
+	} else {
+		int k = read_raw(L, &L->raws.v[raw], &rec);
+		if (k < 0)
+			return k;
+		n = ana_sym_sample(L->sym, &rec.u.sample, L->frames, MAX_DEPTH, ui);
+	}
 	*sid = n < 0 ? ANA_NO_ID : ana_stack_intern(L->m, L->frames, (uint32_t)n);
 	return *sid == ANA_NO_ID ? GTT_ENOMEM : 0;
 }
 
 /* Samples stitched up to a thread entry early on, before the image's complete stacks showed
  * the entry's callers: unwound again now that they may have. */
-static int redo_deferred(loader *L)
+static int redo_deferred(loader *L, const uint32_t *uw_ids)
 {
 	for (size_t i = 0; i < L->deferred.n; i++) {
 		ana_sample *e = &L->m->samples.v[L->deferred.v[i].sample];
 		ana_unwind_info ui;
 		uint32_t sid;
-		int rc = unwind_raw(L, &L->raws.v[L->deferred.v[i].raw], &ui, &sid);
+		int rc = unwind_raw(L, L->deferred.v[i].raw, uw_ids, &ui, &sid);
 		if (rc < 0)
 			return rc;
 		if (!ui.pending && ui.unwind == e->unwind)
@@ -82,15 +98,57 @@ static int redo_deferred(loader *L)
 	return 0;
 }
 
+/* The samples of pass 2 shown to the symbolizer ahead (each distinct callchain once per
+ * address space, each stack copy), which then symbolizes their addresses binary by binary:
+ * the DWARF of one binary in memory at a time, not of every binary the samples reach. The
+ * unwinds of the stack copies are kept (uw_ids[raw], 0 where the symbolizer's budget ran out:
+ * read and unwound again), so that pass 2 does not read them again. 0, GTT_ENOMEM or
+ * GTT_EINVAL. */
+static int collect_pass(loader *L, uint32_t *uw_ids)
+{
+	ana_model *m = L->m;
+	size_t next_raw = 0;
+	int rc = 0;
+	for (size_t i = 0; i < m->samples.n && rc == 0; i++) {
+		const ana_sample *e = &m->samples.v[i];
+		if (e->stack_id != ANA_NO_ID) {
+			chain *c = &L->chains.v[e->stack_id];
+			uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
+			if (!space)
+				return GTT_ENOMEM;
+			if (c->space == space)
+				continue;
+			gtt_sample smp = { .time_ns = e->time_ns, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
+			                   .n_kernel = c->n_kernel, .n_user = c->n_user,
+			                   .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
+			rc = ana_sym_collect(L->sym, &smp, NULL);
+			c->space = space; /* until pass 2 proper: which space a chain was shown in */
+		} else {
+			gtt_record rec;
+			size_t raw = next_raw++;
+			if ((rc = read_raw(L, &L->raws.v[raw], &rec)) == 0)
+				rc = ana_sym_collect(L->sym, &rec.u.sample, &uw_ids[raw]);
+		}
+	}
+	for (size_t i = 0; i < L->chains.n; i++)
+		L->chains.v[i].space = 0;
+	return rc < 0 ? rc : ana_sym_prepare(L->sym);
+}
+
 int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
 	size_t next_raw = 0;
 	int rc = 0;
-	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
-	memset(tc, 0, sizeof(tc));
 	/* samples are read again, the records between them passed over without being decoded */
 	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_SAMPLE));
+	uint32_t *uw_ids = calloc(L->raws.n ? L->raws.n : 1, sizeof(*uw_ids));
+	if (!uw_ids)
+		goto nomem;
+	if ((rc = collect_pass(L, uw_ids)) < 0)
+		goto fail;
+	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
+	memset(tc, 0, sizeof(tc));
 	for (size_t i = 0; i < m->samples.n; i++) {
 		ana_sample *e = &m->samples.v[i];
 		ana_unwind_info ui = { ANA_UNWIND_NO_USER, 0 };
@@ -128,7 +186,7 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 			ui.unwind = c->unwind;
 		} else {
 			size_t raw = next_raw++;
-			if ((rc = unwind_raw(L, &L->raws.v[raw], &ui, &sid)) < 0)
+			if ((rc = unwind_raw(L, raw, uw_ids, &ui, &sid)) < 0)
 				goto fail;
 			if (ui.pending && L->deferred.n < MAX_DEFERRED) {
 				deferred *d = ana_vec_push(L->deferred);
@@ -149,14 +207,16 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 		if (((i + 1) & 0x3ff) == 0)
 			ana_load_progress(L, "symbolizing", i + 1, L->n_samples_seen);
 	}
-	if ((rc = redo_deferred(L)) < 0)
+	if ((rc = redo_deferred(L, uw_ids)) < 0)
 		goto fail;
 	gtt_reader_only(L->r, 0);
+	free(uw_ids);
 	return 0;
 nomem:
 	rc = GTT_ENOMEM;
 fail:
 	gtt_reader_only(L->r, 0);
+	free(uw_ids);
 	if (rc == GTT_ENOMEM)
 		snprintf(errbuf, errlen, "%s: out of memory", m->path);
 	else
