@@ -104,6 +104,12 @@ struct ana_gpu_acc {
 	ANA_VEC(uint32_t) free_ev;
 	ANA_VEC(gs_key) heap;
 	size_t next_sample, next_stack, *stack_order;
+	/* samples fed by the caller (fed; ana_gpu_acc_sample) in sfifo.v[sfifo_head..n), else the
+	 * model's array from next_sample; every sample before s_mark is in */
+	int fed;
+	ANA_VEC(ana_sample) sfifo;
+	size_t sfifo_head;
+	uint64_t s_mark;
 	ana_launch_acc *launch;
 	ana_idtable krow_table, arow_table, name_table;
 	ANA_VEC(gs_name) names;
