@@ -1,6 +1,7 @@
 /* gpu_sum.h — analyze/-internal: the GPU side of a trace as streaming aggregates. Device work,
  * API calls and syncs are fed one by one (through a bounded reorder queue: a trace's chunks are
- * nearly in time order), swept in time order together with the model's samples and launch stacks,
+ * nearly in time order), swept in time order together with the samples (the model's, or fed by a
+ * loader that keeps none) and the model's launch stacks,
  * and what the report prints is kept: per-name tables, per-direction copies, busy time per
  * device, per process and per time bucket, idle gaps and their blame, the top idle gaps, and the
  * launch-site estimator. Memory follows distinct names, threads, devices and processes, and the
@@ -127,8 +128,8 @@ typedef struct ana_gpu_sum {
 
 /* ---- the accumulator ---- */
 typedef struct ana_gpu_acc ana_gpu_acc;
-/* An accumulator for model m (after loading: its threads, samples, strings, devices, launch
- * stacks and bounds are final). horizon_ns: how far behind the latest record fed a record may
+/* An accumulator for model m (after loading: its threads, samples unless they are fed, strings,
+ * devices, launch stacks and bounds are final). horizon_ns: how far behind the latest record fed a record may
  * come (UINT64_MAX: hold everything until the end). NULL on ENOMEM. */
 ana_gpu_acc *ana_gpu_acc_new(const ana_model *m, uint64_t horizon_ns);
 /* Feed one record (kernel, memcpy, memset, sync or API call; other tags are ignored), in file
