@@ -155,6 +155,8 @@ typedef struct merger {
 	uint64_t n_py_samples, n_no_read, n_merged, n_no_eval;
 	uint64_t n_gil_contradicted; /* samples whose GIL record a later read of theirs contradicted */
 	uint64_t n_held, peak_held;  /* reads, GIL records and samples held now, and at most */
+	uint64_t peak_phys;          /* the longest of the arrays holding them (compaction lets them grow
+	                              * to twice what they hold) */
 } merger;
 
 static int cmp_code(const void *a, const void *b)
@@ -282,10 +284,14 @@ static void prune_gil(merger *M, gpid *g, uint64_t t)
 	}
 }
 
-static void count_held(merger *M)
+/* One more held; n_phys: the length of the array it went into (its consumed head included: what
+ * the memory holds until it is compacted). */
+static void count_held(merger *M, size_t n_phys)
 {
 	if (++M->n_held > M->peak_held)
 		M->peak_held = M->n_held;
+	if (n_phys > M->peak_phys)
+		M->peak_phys = n_phys;
 }
 
 /* The Python read of the thread nearest to t within the bound, preferring untorn reads.
@@ -701,31 +707,37 @@ static int merge_one(merger *M, ana_sample *s, const rthread *tr)
 /* Hand on the samples at the head of the queue that can be merged now, in order. 0 or <0. */
 static int drain(merger *M)
 {
+	int rc = 0;
 	while (M->fhead < M->fifo.n) {
 		pend *p = &M->fifo.v[M->fhead];
-		int nomem = 0, rc = 0;
+		int nomem = 0;
 		rthread *tr = thread_reads(M, p->s.pid, p->s.tid, 0, &nomem);
-		if (nomem)
-			return GTT_ENOMEM;
+		if (nomem) {
+			rc = GTT_ENOMEM;
+			break;
+		}
 		/* a thread never seen in a Python read stays ANA_CLASS_NONPY, its stack native */
-		if (tr && (rc = merge_one(M, &p->s, tr)) != 0)
-			return rc < 0 ? rc : 0;
+		if (tr && (rc = merge_one(M, &p->s, tr)) != 0) {
+			rc = rc < 0 ? rc : 0;
+			break;
+		}
 		M->fhead++;
 		M->n_held--;
 		if ((rc = M->sink(M->sink_ctx, &p->s, p->tag)) < 0)
-			return rc;
+			break;
 		if (tr)
 			prune_reads(M, tr, samples_from(M));
 		gpid *g = pid_gil(M, p->s.pid, 0, &nomem);
 		if (g)
 			prune_gil(M, g, samples_from(M));
 	}
+	/* the samples handed on leave the queue's memory too (also when its head waits) */
 	if (M->fhead > 64 && M->fhead * 2 > M->fifo.n) {
 		memmove(M->fifo.v, M->fifo.v + M->fhead, (M->fifo.n - M->fhead) * sizeof(*M->fifo.v));
 		M->fifo.n -= M->fhead;
 		M->fhead = 0;
 	}
-	return 0;
+	return rc;
 }
 
 static void merger_free(merger *M)
@@ -785,7 +797,7 @@ int ana_pymerge_read(ana_pymerge *P, const ana_pystack *r)
 	if (!e)
 		return GTT_ENOMEM;
 	*e = *r;
-	count_held(M);
+	count_held(M, tr->q.n);
 	prune_reads(M, tr, samples_from(M));
 	return 0;
 }
@@ -799,7 +811,7 @@ int ana_pymerge_gil(ana_pymerge *P, const gtt_gil *g)
 	if (!e)
 		return GTT_ENOMEM;
 	*e = *g;
-	count_held(M);
+	count_held(M, gp->q.n);
 	prune_gil(M, gp, samples_from(M));
 	return 0;
 }
@@ -812,7 +824,7 @@ int ana_pymerge_sample(ana_pymerge *P, const ana_sample *s, size_t tag)
 		return GTT_ENOMEM;
 	p->s = *s;
 	p->tag = tag;
-	count_held(M);
+	count_held(M, M->fifo.n);
 	return drain(M);
 }
 
@@ -831,7 +843,8 @@ uint64_t ana_pymerge_waiting(const ana_pymerge *P)
 
 uint64_t ana_pymerge_peak(const ana_pymerge *P)
 {
-	return ((const merger *)P)->peak_held;
+	const merger *M = (const merger *)P;
+	return M->peak_held > M->peak_phys ? M->peak_held : M->peak_phys;
 }
 
 int ana_pymerge_finish(ana_pymerge *P)

@@ -29,7 +29,8 @@ int ana_pymerge_sample(ana_pymerge *p, const ana_sample *s, size_t tag);
 int ana_pymerge_advance(ana_pymerge *p, uint64_t w);
 /* The time of the first sample not handed on yet, UINT64_MAX when none waits. */
 uint64_t ana_pymerge_waiting(const ana_pymerge *p);
-/* The most reads, GIL records and samples held at once. */
+/* The most reads, GIL records and samples held at once, or the longest array holding those of one
+ * thread, process or the samples (consumed entries not yet compacted away included), if more. */
 uint64_t ana_pymerge_peak(const ana_pymerge *p);
 /* Everything in: the rest handed on, the merge's warnings added to the model, p freed (also on
  * failure). */
