@@ -1,11 +1,13 @@
 /* captured.c — captured intervals from capture records, the time arithmetic over them, and the
  * checks that a trace's times agree with its own bounds. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "captured.h"
 #include "gt_util.h"
 #include "model_priv.h"
+#include "sample_sum.h"
 
 typedef struct edge { uint64_t t; uint32_t event; } edge;
 
@@ -17,32 +19,36 @@ static int edge_cmp(const void *a, const void *b)
 	return x->event < y->event ? -1 : x->event > y->event; /* a start before a stop at one time */
 }
 
+int ana_capture_outside(const ana_model *m, uint64_t t, uint64_t weight_ns)
+{
+	uint64_t slack = weight_ns < GT_NS_PER_MS ? GT_NS_PER_MS : weight_ns;
+	size_t k = ana_capture_index(m, t);
+	if (k < m->captured.n && m->captured.v[k].start_ns <= t)
+		return 0;
+	if (k < m->captured.n && m->captured.v[k].start_ns - t <= slack)
+		return 0;
+	if (k > 0 && t - m->captured.v[k - 1].end_ns <= slack)
+		return 0;
+	return 1;
+}
+
 /* Samples are only taken while sampling is on, so each lies in a captured interval (give or take
  * one sample period at the edges, where the switch and its record are not one instant). When
  * some do not, the capture records are wrong (out of order, nested, lost, or hostile), and rates
  * and CPU % over the captured time would be inflated without bound: say so and count the whole
- * run instead. m->samples is in time order here (load.c sorts it first). */
+ * run instead. A model that keeps no samples had them counted as they were read (pass 2). */
 static void check_samples(ana_model *m)
 {
-	size_t outside = 0;
-	for (size_t i = 0; i < m->samples.n; i++) {
-		uint64_t t = m->samples.v[i].time_ns, slack = m->samples.v[i].weight_ns;
-		size_t k = ana_capture_index(m, t);
-		if (slack < GT_NS_PER_MS)
-			slack = GT_NS_PER_MS;
-		if (k < m->captured.n && m->captured.v[k].start_ns <= t)
-			continue;
-		if (k < m->captured.n && m->captured.v[k].start_ns - t <= slack)
-			continue;
-		if (k > 0 && t - m->captured.v[k - 1].end_ns <= slack)
-			continue;
-		outside++;
-	}
+	uint64_t outside = 0;
+	if (m->samples_streamed)
+		outside = ana_priv_get(m) ? ana_priv_get(m)->n_outside_captured : 0;
+	for (size_t i = 0; i < m->samples.n; i++)
+		outside += (uint64_t)ana_capture_outside(m, m->samples.v[i].time_ns, m->samples.v[i].weight_ns);
 	if (!outside)
 		return;
-	ana_warn(m, "%s: %zu of %zu samples lie outside the captured intervals that the trace's capture records "
-	            "describe (records out of order, nested or lost): rates, CPU %% and intended samples are "
-	            "counted over the whole run instead", m->path, outside, m->samples.n);
+	ana_warn(m, "%s: %" PRIu64 " of %" PRIu64 " samples lie outside the captured intervals that the trace's capture "
+	            "records describe (records out of order, nested or lost): rates, CPU %% and intended samples are "
+	            "counted over the whole run instead", m->path, outside, ana_model_n_samples(m));
 	m->capture_controlled = 0;
 	m->captured.n = 0;
 }
@@ -72,9 +78,17 @@ static void check_span(ana_model *m)
 
 int ana_capture_build(ana_model *m)
 {
+	check_span(m);
+	int rc = ana_capture_intervals(m);
+	if (rc == 0 && m->capture_controlled)
+		check_samples(m);
+	return rc;
+}
+
+int ana_capture_intervals(ana_model *m)
+{
 	size_t n = 0;
 	edge *e;
-	check_span(m);
 	m->captured.n = 0;
 	for (size_t i = 0; i < m->captures.n; i++)
 		n += m->captures.v[i].pid == 0;
@@ -111,8 +125,6 @@ int ana_capture_build(ana_model *m)
 	}
 	m->capture_controlled = 1;
 	free(e);
-	if (rc == 0)
-		check_samples(m);
 	return rc;
 }
 

@@ -12,6 +12,12 @@
 /* After pass 1 (the capture records and the trace's span are known): build the sorted,
  * disjoint captured intervals. 0 or GTT_ENOMEM. */
 int ana_capture_build(ana_model *m);
+/* The intervals alone (ana_capture_build without its checks): for the loader's streaming pass 2,
+ * which counts the samples outside them. 0 or GTT_ENOMEM. */
+int ana_capture_intervals(ana_model *m);
+/* 1 when a sample at t (of weight_ns) lies outside every captured interval, give or take one
+ * sample period (at least 1 ms) at the edges; m->captured built. */
+int ana_capture_outside(const ana_model *m, uint64_t t, uint64_t weight_ns);
 /* 1 when the trace was recorded under capture control (it has pid-0 capture records). */
 int ana_capture_controlled(const ana_model *m);
 /* Captured time within [a, b): b - a for a trace without capture control. */

@@ -187,3 +187,29 @@ int gs_queue_next(gs_queue *q, uint64_t w, gs_ev *out)
 	*f = k.idx;
 	return 1;
 }
+
+uint64_t gs_queue_min_before(const gs_queue *q, uint64_t w)
+{
+	uint64_t m = w;
+	for (size_t i = q->next_batch; i < q->batch.n; i++) /* released, not handed out yet */
+		if (q->batch.v[i].t < m)
+			m = q->batch.v[i].t;
+	if (q->heap.n && q->heap.v[0].t < m)
+		m = q->heap.v[0].t;
+	if (!q->n_in_cal)
+		return m;
+	/* a bucket holds the times of its own span: the first non-empty one before m's has the earliest */
+	uint64_t last = q->base + q->n_cal - 1, mb = m >> BUCKET_SHIFT;
+	if (mb < last)
+		last = mb;
+	for (uint64_t b = q->base; b <= last; b++) {
+		uint32_t l = q->cal[b & (q->n_cal - 1)];
+		if (!l)
+			continue;
+		for (; l; l = q->next.v[l - 1])
+			if (q->pool.v[l - 1].t < m)
+				m = q->pool.v[l - 1].t;
+		break;
+	}
+	return m;
+}

@@ -386,8 +386,40 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 	}
 }
 
+/* The next sample to sweep (the caller's fed ones, else the model's array), NULL when none. */
+static const ana_sample *next_sample(const ana_gpu_acc *a)
+{
+	if (a->fed)
+		return a->sfifo_head < a->sfifo.n ? &a->sfifo.v[a->sfifo_head] : NULL;
+	return a->next_sample < a->m->samples.n ? &a->m->samples.v[a->next_sample] : NULL;
+}
+
+/* Samples before t_smp (all of them at UINT64_MAX), in time order. */
+static int sweep_samples(ana_gpu_acc *a, uint64_t t_smp)
+{
+	const ana_sample *s;
+	int rc;
+	while ((s = next_sample(a)) != NULL) {
+		if (s->time_ns >= t_smp && t_smp != UINT64_MAX)
+			break;
+		if ((rc = gs_blame_advance(a, s->time_ns)) < 0 || (rc = gs_blame_sample(a, s)) < 0)
+			return rc;
+		if (a->fed)
+			a->sfifo_head++;
+		else
+			a->next_sample++;
+	}
+	if (a->fed && a->sfifo_head > 64 && a->sfifo_head * 2 > a->sfifo.n) {
+		memmove(a->sfifo.v, a->sfifo.v + a->sfifo_head, (a->sfifo.n - a->sfifo_head) * sizeof(*a->sfifo.v));
+		a->sfifo.n -= a->sfifo_head;
+		a->sfifo_head = 0;
+	}
+	return 0;
+}
+
 /* The model's launch stacks up to t (inclusive or not) and samples before t_smp, in time order:
- * at equal times launch stacks come after API calls and before work, samples after both. */
+ * at equal times launch stacks come after API calls and before work, samples after both. (Launch
+ * stacks and samples feed different figures: only their order against the records matters.) */
 static int sweep_memory(ana_gpu_acc *a, uint64_t t, int inclusive, uint64_t t_smp)
 {
 	const ana_model *m = a->m;
@@ -400,25 +432,20 @@ static int sweep_memory(ana_gpu_acc *a, uint64_t t, int inclusive, uint64_t t_sm
 			return rc;
 		a->next_stack++;
 	}
-	while (a->next_sample < m->samples.n) {
-		const ana_sample *s = &m->samples.v[a->next_sample];
-		if (s->time_ns >= t_smp && t_smp != UINT64_MAX)
-			break;
-		if ((rc = gs_blame_advance(a, s->time_ns)) < 0 || (rc = gs_blame_sample(a, s)) < 0)
-			return rc;
-		a->next_sample++;
-	}
-	return 0;
+	return sweep_samples(a, t_smp);
 }
 
-/* Sweep every queued event before the watermark w, with what memory holds before them. */
+/* Sweep every queued event before the watermark w whose samples before it are in (s_mark), with
+ * what memory holds before them; then the samples that no event still to come precedes. */
 static int sweep_until(ana_gpu_acc *a, uint64_t w)
 {
 	int rc;
 	gs_ev ev;
-	if ((rc = gs_queue_release(&a->q, w)) < 0)
+	/* events before w whose samples before them are in (t <= s_mark) */
+	uint64_t lim = a->s_mark == UINT64_MAX || a->s_mark >= w ? w : a->s_mark + 1;
+	if ((rc = gs_queue_release(&a->q, lim)) < 0)
 		return rc;
-	while ((rc = gs_queue_next(&a->q, w, &ev)) != 0) {
+	while ((rc = gs_queue_next(&a->q, lim, &ev)) != 0) {
 		if (rc < 0)
 			return rc;
 		if ((rc = sweep_memory(a, ev.t, ev.type > GS_STACK, ev.t)) < 0)
@@ -430,7 +457,10 @@ static int sweep_until(ana_gpu_acc *a, uint64_t w)
 		if ((rc = sweep_event(a, &ev)) < 0)
 			return rc;
 	}
-	return w == UINT64_MAX ? sweep_memory(a, UINT64_MAX, 1, UINT64_MAX) : 0;
+	if (w == UINT64_MAX && a->s_mark == UINT64_MAX)
+		return sweep_memory(a, UINT64_MAX, 1, UINT64_MAX);
+	/* every event before w is in: samples before it and before the next queued event are final */
+	return sweep_samples(a, gs_queue_min_before(&a->q, w));
 }
 
 /* ---- tables only ---- */
@@ -588,6 +618,7 @@ ana_gpu_acc *ana_gpu_acc_new(const ana_model *m, uint64_t horizon_ns)
 		goto fail;
 	a->m = m;
 	a->horizon_ns = horizon_ns;
+	a->s_mark = UINT64_MAX; /* the model's samples: all in */
 	a->sum->horizon_ns = horizon_ns;
 	ana_bins_init(&a->sum->bins, m->start_ns, m->end_ns, bucket_ns_for(ana_span(m->start_ns, m->end_ns)),
 	              ANA_GPU_BUSY_MAX_BUCKETS);
@@ -642,6 +673,29 @@ int ana_gpu_acc_add(ana_gpu_acc *a, const gtt_record *rec)
 	if (a->horizon_ns != UINT64_MAX && a->max_t > a->horizon_ns && (a->sum->n_fed & 63) == 0)
 		return sweep_until(a, a->max_t - a->horizon_ns);
 	return 0;
+}
+
+void ana_gpu_acc_feed_samples(ana_gpu_acc *a)
+{
+	a->fed = 1;
+	a->s_mark = 0;
+}
+
+int ana_gpu_acc_sample(ana_gpu_acc *a, const ana_sample *s)
+{
+	ana_sample *e = ana_vec_push(a->sfifo);
+	if (!e)
+		return GTT_ENOMEM;
+	*e = *s;
+	if (a->sfifo.n - a->sfifo_head > a->sum->peak_samples)
+		a->sum->peak_samples = a->sfifo.n - a->sfifo_head;
+	return 0;
+}
+
+int ana_gpu_acc_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples)
+{
+	a->s_mark = w_samples;
+	return sweep_until(a, w_records);
 }
 
 /* Final device numbers: by first kernel, then (devices without kernels) first copy, then
@@ -722,6 +776,7 @@ int ana_gpu_acc_finish(ana_gpu_acc *a, ana_gpu_sum **out)
 	ana_gpu_sum *S = a->sum;
 	int *map = NULL, rc;
 	*out = NULL;
+	a->s_mark = UINT64_MAX;
 	if ((rc = sweep_until(a, UINT64_MAX)) < 0 || (rc = finish_devices(a, &map)) < 0 ||
 	    (rc = gs_blame_finish(a, map)) < 0)
 		goto out;
@@ -767,6 +822,7 @@ void ana_gpu_acc_free(ana_gpu_acc *a)
 	free(a->devs.v);
 	gs_queue_free(&a->q);
 	free(a->stack_order);
+	free(a->sfifo.v);
 	free(a->info);
 	free(a->krows.v);
 	free(a->arows.v);

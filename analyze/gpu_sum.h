@@ -1,6 +1,7 @@
 /* gpu_sum.h — analyze/-internal: the GPU side of a trace as streaming aggregates. Device work,
  * API calls and syncs are fed one by one (through a bounded reorder queue: a trace's chunks are
- * nearly in time order), swept in time order together with the model's samples and launch stacks,
+ * nearly in time order), swept in time order together with the samples (the model's, or fed by a
+ * loader that keeps none) and the model's launch stacks,
  * and what the report prints is kept: per-name tables, per-direction copies, busy time per
  * device, per process and per time bucket, idle gaps and their blame, the top idle gaps, and the
  * launch-site estimator. Memory follows distinct names, threads, devices and processes, and the
@@ -118,6 +119,7 @@ typedef struct ana_gpu_sum {
 	ana_launches launches;
 	/* the streaming's own figures */
 	uint64_t n_fed, peak_queued, n_late;
+	uint64_t peak_samples;             /* samples fed (ana_gpu_acc_sample) waiting, at most */
 	uint64_t horizon_ns;
 } ana_gpu_sum;
 
@@ -126,13 +128,21 @@ typedef struct ana_gpu_sum {
 
 /* ---- the accumulator ---- */
 typedef struct ana_gpu_acc ana_gpu_acc;
-/* An accumulator for model m (after loading: its threads, samples, strings, devices, launch
- * stacks and bounds are final). horizon_ns: how far behind the latest record fed a record may
+/* An accumulator for model m (after loading: its threads, samples unless they are fed, strings,
+ * devices, launch stacks and bounds are final). horizon_ns: how far behind the latest record fed a record may
  * come (UINT64_MAX: hold everything until the end). NULL on ENOMEM. */
 ana_gpu_acc *ana_gpu_acc_new(const ana_model *m, uint64_t horizon_ns);
 /* Feed one record (kernel, memcpy, memset, sync or API call; other tags are ignored), in file
  * order. Records behind the horizon are swept late and counted (n_late). 0 or GTT_ENOMEM. */
 int ana_gpu_acc_add(ana_gpu_acc *a, const gtt_record *rec);
+/* Samples come from the caller (ana_gpu_acc_sample, in time order), not the model's array: a
+ * model that keeps none (ana_opts.stream_samples). Call before the first record. */
+void ana_gpu_acc_feed_samples(ana_gpu_acc *a);
+/* One classified sample with its merged stack, in time order. 0 or GTT_ENOMEM. */
+int ana_gpu_acc_sample(ana_gpu_acc *a, const ana_sample *s);
+/* Every record starting before w_records and every sample before w_samples is in: sweep what is
+ * final. 0 or GTT_ENOMEM. */
+int ana_gpu_acc_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples);
 /* Sweep what is left and hand the aggregates over (*out: free with ana_gpu_sum_free). The
  * accumulator is freed, also on failure. 0 or GTT_ENOMEM. */
 int ana_gpu_acc_finish(ana_gpu_acc *a, ana_gpu_sum **out);

@@ -53,6 +53,8 @@ int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak);
  * 1 with *out filled, 0 when no event before w is left. Both 0 (1) or GTT_ENOMEM. */
 int gs_queue_release(gs_queue *q, uint64_t w);
 int gs_queue_next(gs_queue *q, uint64_t w, gs_ev *out);
+/* The earliest time queued if it is before w, else w. */
+uint64_t gs_queue_min_before(const gs_queue *q, uint64_t w);
 
 #define GS_LEAVES 256
 /* A thread during a device's open idle stretch (a gap once more work comes). */
@@ -128,6 +130,12 @@ struct ana_gpu_acc {
 	uint64_t horizon_ns, max_t, seq, now;
 	gs_queue q;            /* the reorder queue */
 	size_t next_sample, next_stack, *stack_order;
+	/* samples fed by the caller (fed; ana_gpu_acc_sample) in sfifo.v[sfifo_head..n), else the
+	 * model's array from next_sample; every sample before s_mark is in */
+	int fed;
+	ANA_VEC(ana_sample) sfifo;
+	size_t sfifo_head;
+	uint64_t s_mark;
 	ana_launch_acc *launch;
 	ana_idtable krow_table, arow_table, name_table;
 	ANA_VEC(gs_name) names;

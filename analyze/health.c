@@ -9,6 +9,7 @@
 #include "bounds.h"
 #include "health.h"
 #include "report.h"
+#include "sample_sum.h"
 
 static const char *source_name(uint32_t src)
 {
@@ -343,20 +344,19 @@ static int trunc_cmp(const void *a, const void *b)
 
 static void print_unwinding(FILE *out, const ana_model *m, int top_n)
 {
-	uint64_t n_trunc = 0, n_stitched = 0, n_why[ANA_UNWIND_COUNT] = { 0 }, stack_bytes = 0;
-	if (!m->samples.n)
+	uint64_t n_trunc = 0, n_stitched, n_why[ANA_UNWIND_COUNT] = { 0 }, stack_bytes = 0;
+	const ana_sample_sum *ss = ana_sample_sum_of(m);
+	if (!ss || !ss->n_samples)
 		return;
-	for (size_t i = 0; i < m->samples.n; i++) {
-		const ana_sample *s = &m->samples.v[i];
-		n_trunc += ANA_UNWIND_TRUNCATED(s->unwind);
-		n_stitched += s->unwind == ANA_UNWIND_STITCHED;
-	}
+	for (int u = 0; u < ANA_UNWIND_COUNT; u++)
+		n_trunc += ANA_UNWIND_TRUNCATED(u) ? ss->n_unwind[u] : 0;
+	n_stitched = ss->n_unwind[ANA_UNWIND_STITCHED];
 	for (size_t i = 0; i < m->health.n; i++)
 		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF)
 			stack_bytes = m->health.v[i].value[2];
-	uint64_t ok = m->samples.n - n_trunc;
-	fprintf(out, "  stacks reaching their root (_start, thread start): %" PRIu64 " of %zu (%.1f%%)", ok, m->samples.n,
-	        100.0 * (double)ok / (double)m->samples.n);
+	uint64_t ok = ss->n_samples - n_trunc;
+	fprintf(out, "  stacks reaching their root (_start, thread start): %" PRIu64 " of %" PRIu64 " (%.1f%%)", ok,
+	        ss->n_samples, 100.0 * (double)ok / (double)ss->n_samples);
 	if (n_stitched)
 		fprintf(out, "; %" PRIu64 " of them completed from the frame-pointer callchain where the stack copy "
 		        "ran out", n_stitched);
@@ -364,7 +364,7 @@ static void print_unwinding(FILE *out, const ana_model *m, int top_n)
 	if (!n_trunc)
 		return;
 	fprintf(out, "  truncated stacks: %" PRIu64 " (%.1f%%), under a [truncated] root in folded stacks and flame "
-	        "graphs\n", n_trunc, 100.0 * (double)n_trunc / (double)m->samples.n);
+	        "graphs\n", n_trunc, 100.0 * (double)n_trunc / (double)ss->n_samples);
 	ana_trunc *rows = malloc(m->truncs.n * sizeof(*rows));
 	if (!rows)
 		return;

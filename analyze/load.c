@@ -17,6 +17,7 @@
 #include "model_priv.h"
 #include "captured.h"
 #include "python.h"
+#include "sample_sum.h"
 #include "source.h"
 #include "window.h"
 #include "bounds.h"
@@ -175,6 +176,35 @@ static void sort_threads(loader *L)
 	ana_idtable_free(&L->thread_table);
 }
 
+int ana_load_intern_chain(loader *L, const gtt_sample *s, uint32_t *chain_id)
+{
+	size_t nw = (size_t)s->n_kernel + s->n_user;
+	if ((s->flags & GTT_SAMPLE_REGS) || L->chain_ips.n + nw > MAX_CHAIN_WORDS)
+		return 0;
+	/* symbolization reads only pid, time and the callchain of such a sample */
+	uint32_t *slot = ana_idtable_slot(&L->chain_table, chain_hash(s, nw), chain_eq, s, L);
+	if (!slot)
+		return GTT_ENOMEM;
+	if (!*slot) {
+		chain *c = ana_vec_push(L->chains);
+		if (!c)
+			return GTT_ENOMEM;
+		c->pid = s->pid;
+		c->n_kernel = s->n_kernel;
+		c->n_user = s->n_user;
+		c->off = L->chain_ips.n;
+		if (GT_GROW(L->chain_ips.v, L->chain_ips.cap, L->chain_ips.n + nw) < 0)
+			return GTT_ENOMEM;
+		if (nw)
+			memcpy(L->chain_ips.v + L->chain_ips.n, s->ips, nw * sizeof(uint64_t));
+		L->chain_ips.n += nw;
+		*slot = (uint32_t)L->chains.n;
+		L->chain_table.n++;
+	}
+	*chain_id = *slot - 1;
+	return 1;
+}
+
 /* A sample of pass 1: its figures go to the model now; its stack is made in pass 2, from its
  * interned callchain (stack_id holds the chain's id meanwhile) or from its payload decoded
  * again (stack_id ANA_NO_ID, the payload in L->raws in file order). 0 or GTT_ENOMEM. */
@@ -191,36 +221,48 @@ static int take_sample(loader *L, const gtt_record *rec)
 	e->cpu = s->cpu;
 	e->stack_id = ANA_NO_ID;
 	e->cls = ANA_CLASS_NONPY;
-	size_t nw = (size_t)s->n_kernel + s->n_user;
-	if (!(s->flags & GTT_SAMPLE_REGS) && L->chain_ips.n + nw <= MAX_CHAIN_WORDS) {
-		/* symbolization reads only pid, time and the callchain of such a sample */
-		uint32_t *slot = ana_idtable_slot(&L->chain_table, chain_hash(s, nw), chain_eq, s, L);
-		if (!slot)
-			return GTT_ENOMEM;
-		if (!*slot) {
-			chain *c = ana_vec_push(L->chains);
-			if (!c)
-				return GTT_ENOMEM;
-			c->pid = s->pid;
-			c->n_kernel = s->n_kernel;
-			c->n_user = s->n_user;
-			c->off = L->chain_ips.n;
-			if (GT_GROW(L->chain_ips.v, L->chain_ips.cap, L->chain_ips.n + nw) < 0)
-				return GTT_ENOMEM;
-			if (nw)
-				memcpy(L->chain_ips.v + L->chain_ips.n, s->ips, nw * sizeof(uint64_t));
-			L->chain_ips.n += nw;
-			*slot = (uint32_t)L->chains.n;
-			L->chain_table.n++;
-		}
-		e->stack_id = *slot - 1;
-		return 0;
-	}
+	int rc = ana_load_intern_chain(L, s, &e->stack_id);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	raw_sample *r = ana_vec_push(L->raws);
 	if (!r)
 		return GTT_ENOMEM;
 	gtt_reader_tell(L->r, &r->pos);
 	return 0;
+}
+
+/* ana_opts.stream_samples: a sample, Python read or GIL record in pass 1 is only counted, and
+ * its thread made (pass 2 and 3 read them again). 0 or GTT_ENOMEM. */
+static int count_streamed(loader *L, const gtt_record *rec)
+{
+	ana_thread *th;
+	switch (rec->tag) {
+	case GTT_REC_SAMPLE: {
+		const gtt_sample *s = &rec->u.sample;
+		size_t h = TCACHE_SLOT(s->pid, s->tid);
+		L->n_samples_seen++;
+		/* samples of a few threads interleave: the cache saves a lookup per sample */
+		if (L->tc[h].used && L->tc[h].pid == s->pid && L->tc[h].tid == s->tid)
+			return 0;
+		if (!loader_thread(L, s->pid, s->tid))
+			return GTT_ENOMEM;
+		L->tc[h].used = 1;
+		L->tc[h].pid = s->pid;
+		L->tc[h].tid = s->tid;
+		return 0;
+	}
+	case GTT_REC_PY_STACK:
+		L->n_pyreads++;
+		/* a thread seen in a Python read is a Python thread (as threads.c marks them from the
+		 * reads a model keeps) */
+		if (!(th = loader_thread(L, rec->u.py_stack.pid, rec->u.py_stack.tid)))
+			return GTT_ENOMEM;
+		th->is_python = 1;
+		return 0;
+	default:
+		L->n_gil++;
+		return 0;
+	}
 }
 
 /* Store one record of pass 1. 0 or GTT_ENOMEM. */
@@ -374,6 +416,8 @@ static int take_record(loader *L, const gtt_record *rec)
 	switch (rec->tag) {
 	case GTT_REC_SAMPLE:
 		see_time(m, rec->u.sample.time_ns);
+		if (L->stream)
+			return count_streamed(L, rec);
 		L->n_samples_seen++;
 		return take_sample(L, rec);
 	case GTT_REC_SWITCH: {
@@ -410,10 +454,19 @@ static int take_record(loader *L, const gtt_record *rec)
 		see_time(m, e->time_ns);
 		return 0;
 	}
-	case GTT_REC_PY_CODE:
 	case GTT_REC_PY_STACK:
+		if (L->stream) {
+			see_time(m, rec->u.py_stack.time_ns);
+			return count_streamed(L, rec);
+		}
+		return take_python(m, rec);
+	case GTT_REC_PY_CODE:
 		return take_python(m, rec);
 	case GTT_REC_GIL: {
+		if (L->stream) {
+			see_time(m, rec->u.gil.time_ns);
+			return count_streamed(L, rec);
+		}
 		gtt_gil *e = ana_vec_push(m->gil);
 		if (!e)
 			return GTT_ENOMEM;
@@ -625,24 +678,25 @@ static int ensure_threads(loader *L)
 static void add_warnings(loader *L)
 {
 	ana_model *m = L->m;
+	uint64_t n_samples = ana_model_n_samples(m);
 	if (m->truncated)
 		ana_warn(m, "%s: trace is cut off at byte %" PRIu64 " (recording interrupted?); analyzed up to the last whole record",
 		         m->path, gtt_reader_offset(L->r));
 	else if (!m->has_end)
 		/* whole chunks and no END: the recorder stopped between two writes (killed, machine
 		 * down); what is there is complete, but the recording did not finish */
-		ana_warn(m, "%s: no END record (recording interrupted?); analyzed the %zu samples written",
-		         m->path, m->samples.n);
+		ana_warn(m, "%s: no END record (recording interrupted?); analyzed the %" PRIu64 " samples written",
+		         m->path, n_samples);
 	if (m->n_corrupt)
 		ana_warn(m, "%s: skipped %" PRIu64 " corrupt chunk(s)", m->path, m->n_corrupt);
 	/* a window holds some of the samples the END record counts */
-	if (m->has_end && !m->window.on && m->end.n_samples != m->samples.n) {
+	if (m->has_end && !m->window.on && m->end.n_samples != n_samples) {
 		/* the recorder counts the samples it wrote: a different number read means chunks were
 		 * lost or skipped, or written twice (a copy appended, a sample chunk duplicated) */
 		m->end_mismatch = 1;
-		ana_warn(m, "%s: the recorder wrote %" PRIu64 " samples (END record) but %zu are in the trace%s",
-		         m->path, m->end.n_samples, m->samples.n,
-		         m->samples.n > m->end.n_samples ? ": chunks duplicated or another recording appended; every "
+		ana_warn(m, "%s: the recorder wrote %" PRIu64 " samples (END record) but %" PRIu64 " are in the trace%s",
+		         m->path, m->end.n_samples, n_samples,
+		         n_samples > m->end.n_samples ? ": chunks duplicated or another recording appended; every "
 		                                           "sample read is counted, so the numbers may be inflated"
 		                                         : ": the analysis is partial");
 	}
@@ -700,6 +754,7 @@ static void loader_cleanup(loader *L)
 	ana_idtable_free(&L->chain_table);
 	ana_idtable_free(&L->thread_table);
 	free(L->raws.v);
+	free(L->sstack.v);
 	free(L->deferred.v);
 	free(L->gil_carry.v);
 	free(L->cpu_carry.v);
@@ -732,6 +787,40 @@ static void describe_open_error(const char *path, int err, int errno_, char *err
 	default:
 		snprintf(errbuf, errlen, "%s: %s", path, gtt_strerror(err));
 	}
+}
+
+/* The model that keeps its records: Python merged into its samples, classes counted, and for the
+ * report its CUDA records read into their aggregates. 0 or <0 with words in errbuf. */
+static int finish_arrays(loader *L, char *errbuf, size_t errlen)
+{
+	ana_model *m = L->m;
+	const ana_opts *opts = L->o;
+	/* analyze/python.c splices Python frames into the native stacks and sets each sample's
+	 * class (samples of threads never seen in a Python read stay ANA_CLASS_NONPY) */
+	if (!opts->no_python_merge && m->pystacks.n && ana_python_merge(m, opts) < 0) {
+		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", m->path);
+		return GTT_ENOMEM;
+	}
+	ana_python_unread_warn(m); /* a Python-looking process with samples and no Python reads */
+	for (size_t i = 0; i < m->samples.n; i++)
+		ana_count_class(m, &m->samples.v[i]);
+	/* the CUDA records: for the report, read again now that samples are classified and the
+	 * bounds known; for the tables, their counts by name (names looked up now) */
+	if (opts->stream_cuda) {
+		m->cuda_streamed = 1;
+		ana_gpu_tables *t = L->gpu_tables;
+		int rc = 0;
+		L->gpu_tables = NULL;
+		if (opts->stream_cuda == ANA_STREAM_CUDA_TABLES && !t && !(t = ana_gpu_tables_new()))
+			rc = GTT_ENOMEM;
+		else
+			rc = t ? ana_gpu_tables_finish(t, m, &m->gpu) : ana_load_gpu(L);
+		if (rc < 0) {
+			snprintf(errbuf, errlen, "%s: out of memory while reading CUDA records", m->path);
+			return rc;
+		}
+	}
+	return 0;
 }
 
 ana_model *ana_model_load(const char *path, const ana_opts *opts, char *errbuf, size_t errlen)
@@ -771,6 +860,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	L->m = m;
 	L->o = opts;
+	L->stream = opts->stream_samples && opts->stream_cuda == ANA_STREAM_CUDA_REPORT;
 	if (!(L->oncpu = ana_oncpu_new(0, ANA_ONCPU_HORIZON_NS))) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
@@ -829,7 +919,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		goto fail;
 	}
 	sort_threads(L);
-	if (ana_load_pass2(L, errbuf, errlen) < 0)
+	if ((L->stream ? ana_load_stream_pass2(L, errbuf, errlen) : ana_load_pass2(L, errbuf, errlen)) < 0)
 		goto fail;
 	/* launch stacks: symbolized like samples, their Python frames named as the merge names them */
 	if (L->launch && ana_launch_loader_finish(L->launch, m, L->sym, opts) < 0) {
@@ -854,33 +944,14 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
-	/* analyze/python.c splices Python frames into the native stacks and sets each sample's
-	 * class (samples of threads never seen in a Python read stay ANA_CLASS_NONPY) */
-	if (!opts->no_python_merge && m->pystacks.n && ana_python_merge(m, opts) < 0) {
-		snprintf(errbuf, errlen, "%s: out of memory while merging Python stacks", name);
-		goto fail;
-	}
-	ana_python_unread_warn(m); /* a Python-looking process with samples and no Python reads */
-	for (size_t i = 0; i < m->samples.n; i++) {
-		const ana_sample *s = &m->samples.v[i];
-		if (s->cls < ANA_CLASS_COUNT)
-			m->threads.v[s->thread_idx].n_class[s->cls]++;
-	}
-	/* the CUDA records: for the report, read again now that samples are classified and the
-	 * bounds known; for the tables, their counts by name (names looked up now) */
-	if (opts->stream_cuda) {
-		m->cuda_streamed = 1;
-		ana_gpu_tables *t = L->gpu_tables;
-		int rc = 0;
-		L->gpu_tables = NULL;
-		if (opts->stream_cuda == ANA_STREAM_CUDA_TABLES && !t && !(t = ana_gpu_tables_new()))
-			rc = GTT_ENOMEM;
-		else
-			rc = t ? ana_gpu_tables_finish(t, m, &m->gpu) : ana_load_gpu(L);
-		if (rc < 0) {
-			snprintf(errbuf, errlen, "%s: out of memory while reading CUDA records", name);
+	if (L->stream) {
+		/* samples, Python reads, GIL and CUDA records read once more, in time order: merged,
+		 * classified and summed (load_stream.c) */
+		if (ana_load_stream_pass3(L, errbuf, errlen) < 0)
 			goto fail;
-		}
+		ana_python_unread_warn(m);
+	} else if (finish_arrays(L, errbuf, errlen) < 0) {
+		goto fail;
 	}
 	add_warnings(L);
 	loader_cleanup(L);

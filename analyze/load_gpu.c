@@ -10,10 +10,8 @@
 #include "load_priv.h"
 #include "window.h"
 
-/* How far behind the latest record a record of the trace can come, read in file order: from the
- * chunk index, max over chunks of (the latest end of it and every chunk before it - its earliest
- * start). UINT64_MAX when a chunk's times are unknown (format 1.0): then everything is held. */
-static uint64_t reorder_horizon(gtt_reader *r)
+/* (load_priv.h) */
+uint64_t ana_load_horizon(gtt_reader *r)
 {
 	const gtt_index_entry *e;
 	size_t n;
@@ -150,7 +148,7 @@ out:
 int ana_load_gpu(loader *L)
 {
 	ana_model *m = L->m;
-	ana_gpu_acc *a = ana_gpu_acc_new(m, reorder_horizon(L->r));
+	ana_gpu_acc *a = ana_gpu_acc_new(m, ana_load_horizon(L->r));
 	gtt_record rec;
 	int rc = a ? 0 : GTT_ENOMEM;
 	/* a trace without CUDA work, syncs or API calls is not read again: an empty sum */

@@ -46,8 +46,17 @@ typedef struct raw_sample {
  * callers: unwound again at the end of pass 2. */
 typedef struct deferred {
 	size_t sample, raw;
+	uint8_t unwind;        /* how it ended the first time */
 } deferred;
 #define MAX_DEFERRED 65536
+
+/* Direct-mapped cache of threads by (pid, tid), for per-sample thread lookups. */
+enum { TCACHE = 256 };
+#define TCACHE_SLOT(pid, tid) (((tid) * 31u + (pid)) & (TCACHE - 1))
+
+/* A streamed sample's native stack as pass 2 left it for the merge (ana_opts.stream_samples):
+ * its stack id, with this bit set when the stack reached its root (ana_sample.unwind_ok). */
+#define ANA_SSTACK_OK 0x80000000u
 
 /* At most this many callchain words are kept for interning (the rest is decoded again). */
 #define MAX_CHAIN_WORDS (16u << 20)
@@ -66,6 +75,15 @@ typedef struct loader {
 	ana_idtable thread_table;  /* (pid, tid) -> index in m->threads, kept unsorted until sort_threads */
 	ANA_VEC(deferred) deferred;
 	ana_idtable trunc_table;
+	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index, pass 2 */
+	size_t next_raw;           /* pass 2: the next of raws */
+	uint32_t *uw_ids;          /* pass 2 (arrays): each raw sample's unwind kept by collect_pass, 0 none */
+	size_t n_uw_ids;
+	/* ana_opts.stream_samples: */
+	int stream;
+	ANA_VEC(uint32_t) sstack;  /* each sample's native stack in file order (ANA_SSTACK_OK) */
+	struct ana_sample_sum *ssum;
+	uint64_t n_pyreads, n_gil; /* in the window */
 	ana_launch_loader *launch; /* launch stacks, symbolized after pass 2 (launch.c) */
 	struct ana_gpu_tables *gpu_tables; /* ANA_STREAM_CUDA_TABLES: CUDA records counted by name */
 	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
@@ -77,16 +95,32 @@ typedef struct loader {
 	uint32_t frames[MAX_DEPTH];
 } loader;
 
-/* Direct-mapped cache of threads by (pid, tid), for per-sample thread lookups. */
-enum { TCACHE = 256 };
-#define TCACHE_SLOT(pid, tid) (((tid) * 31u + (pid)) & (TCACHE - 1))
-
 /* Progress on stderr for long loads (--progress): phase and done of total. */
 void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t total);
 /* Pass 2: symbolize and unwind every sample read in pass 1 and intern its stack; count it for
  * its thread (all threads exist, weights filled in) and, when truncated, for the health
  * section. 0, or GTT_ENOMEM with a one-line reason in errbuf. */
 int ana_load_pass2(loader *L, char *errbuf, size_t errlen);
+/* Pass 2's work for one sample e (file order; idx its number): its thread's counts, its native
+ * stack (e->stack_id on entry: its interned callchain, ANA_NO_ID for one to unwind: from smp,
+ * the record just read, or when NULL from the next of L->raws), truncation counted. Then
+ * ana_load_unwind_done once every sample is through (deferred ones unwound again). 0 or <0. */
+int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, size_t idx);
+int ana_load_unwind_done(loader *L);
+/* Before pass 2: show the symbolizer a sample's interned callchain (once per address space)
+ * or, with ana_sym_collect, its stack copy; then ana_load_collect_done symbolizes what was
+ * shown binary by binary (one binary's DWARF in memory at a time). 0 or GTT_ENOMEM. */
+int ana_load_collect_chain(loader *L, uint32_t chain_id, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time_ns);
+int ana_load_collect_done(loader *L);
+/* load.c: a sample's callchain interned for pass 2 (L->chains): 1 with its id in *chain, 0 when
+ * it is to be unwound from its record (registers and stack copy, or the chain table is full). */
+int ana_load_intern_chain(loader *L, const gtt_sample *s, uint32_t *chain);
+
+/* load_stream.c (ana_opts.stream_samples): pass 2 as a read of the samples, and pass 3: samples,
+ * Python reads, GIL records and CUDA records read once more, merged in time order into
+ * m->ssum, m->gpu and the threads' class counts. 0 or <0, with words in errbuf. */
+int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen);
+int ana_load_stream_pass3(loader *L, char *errbuf, size_t errlen);
 
 /* load_window.c: a GIL record / a /proc reading before the window, kept as the state when it
  * begins (the latest of each process / thread). 0 or GTT_ENOMEM. */
@@ -107,6 +141,16 @@ int ana_load_finish_oncpu(loader *L);
 /* load_gpu.c: with ana_opts.stream_cuda, the CUDA work, sync and API records read again into
  * m->gpu (after the Python merge: the sweep needs classified samples). 0 or GTT_ENOMEM. */
 int ana_load_gpu(loader *L);
+/* How far behind the latest record a record of the trace can come, read in file order: from the
+ * chunk index, max over chunks of (the latest end of it and every chunk before it - its earliest
+ * start). UINT64_MAX when a chunk's times are unknown (format 1.0): then everything is held. */
+uint64_t ana_load_horizon(gtt_reader *r);
+/* A classified sample counted for its thread. */
+static inline void ana_count_class(ana_model *m, const ana_sample *s)
+{
+	if (s->cls < ANA_CLASS_COUNT)
+		m->threads.v[s->thread_idx].n_class[s->cls]++;
+}
 /* The record kinds stream_cuda does not keep. */
 static inline int ana_load_streamed(uint32_t tag)
 {

@@ -62,15 +62,15 @@ static int read_raw(loader *L, const raw_sample *r, gtt_record *rec)
 	return 0;
 }
 
-/* The stack of sample raw of the raw list: from its unwind kept by collect_pass (uw_ids[raw]),
- * else unwound again. Its stack id in *sid; 0, GTT_ENOMEM, or GTT_EINVAL when the sample no
- * longer reads. */
-static int unwind_raw(loader *L, size_t raw, const uint32_t *uw_ids, ana_unwind_info *ui, uint32_t *sid)
+/* The stack of sample raw of the raw list: from its unwind kept by collect_pass (L->uw_ids[raw],
+ * arrays only), else unwound again. Its stack id in *sid; 0, GTT_ENOMEM, or GTT_EINVAL when the
+ * sample no longer reads. */
+static int unwind_raw(loader *L, size_t raw, ana_unwind_info *ui, uint32_t *sid)
 {
 	gtt_record rec;
 	int n;
-	if (uw_ids && uw_ids[raw]) {
-		n = ana_sym_sample_unwound(L->sym, uw_ids[raw], L->frames, MAX_DEPTH, ui);
+	if (L->uw_ids && raw < L->n_uw_ids && L->uw_ids[raw]) {
+		n = ana_sym_sample_unwound(L->sym, L->uw_ids[raw], L->frames, MAX_DEPTH, ui);
 	} else {
 		int k = read_raw(L, &L->raws.v[raw], &rec);
 		if (k < 0)
@@ -81,30 +81,124 @@ static int unwind_raw(loader *L, size_t raw, const uint32_t *uw_ids, ana_unwind_
 	return *sid == ANA_NO_ID ? GTT_ENOMEM : 0;
 }
 
+/* The sample a deferred entry stands for: its stack and how it ended. */
+static void deferred_result(loader *L, const deferred *d, uint32_t **sid, uint8_t *unwind)
+{
+	if (L->sstack.v) {
+		*sid = &L->sstack.v[d->sample];
+		*unwind = d->unwind;
+	} else {
+		*sid = &L->m->samples.v[d->sample].stack_id;
+		*unwind = L->m->samples.v[d->sample].unwind;
+	}
+}
+
 /* Samples stitched up to a thread entry early on, before the image's complete stacks showed
  * the entry's callers: unwound again now that they may have. */
-static int redo_deferred(loader *L, const uint32_t *uw_ids)
+static int redo_deferred(loader *L)
 {
 	for (size_t i = 0; i < L->deferred.n; i++) {
-		ana_sample *e = &L->m->samples.v[L->deferred.v[i].sample];
 		ana_unwind_info ui;
-		uint32_t sid;
-		int rc = unwind_raw(L, L->deferred.v[i].raw, uw_ids, &ui, &sid);
+		uint32_t sid, *dst;
+		uint8_t unwind;
+		int rc = unwind_raw(L, L->deferred.v[i].raw, &ui, &sid);
 		if (rc < 0)
 			return rc;
-		if (!ui.pending && ui.unwind == e->unwind)
-			e->stack_id = sid;
+		deferred_result(L, &L->deferred.v[i], &dst, &unwind);
+		if (!ui.pending && ui.unwind == unwind)
+			*dst = L->sstack.v ? sid | (*dst & ANA_SSTACK_OK) : sid;
 	}
 	return 0;
+}
+
+int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, size_t idx)
+{
+	ana_model *m = L->m;
+	ana_unwind_info ui = { ANA_UNWIND_NO_USER, 0 };
+	int n = 0, rc;
+	uint32_t sid;
+	size_t h = TCACHE_SLOT(e->pid, e->tid);
+	if (!L->tc[h].used || L->tc[h].pid != e->pid || L->tc[h].tid != e->tid) {
+		L->tc[h].used = 1;
+		L->tc[h].pid = e->pid;
+		L->tc[h].tid = e->tid;
+		L->tc[h].idx = (uint32_t)(ana_thread_find(m, e->pid, e->tid) - m->threads.v);
+	}
+	ana_thread *t = &m->threads.v[L->tc[h].idx];
+	e->thread_idx = L->tc[h].idx;
+	t->n_samples++;
+	t->sampled_ns += e->weight_ns;
+	if (e->stack_id != ANA_NO_ID) {
+		chain *c = &L->chains.v[e->stack_id];
+		uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
+		if (!space)
+			return GTT_ENOMEM;
+		if (c->space != space) {
+			gtt_sample cs = { .time_ns = e->time_ns, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
+			                  .n_kernel = c->n_kernel, .n_user = c->n_user,
+			                  .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
+			n = ana_sym_sample(L->sym, &cs, L->frames, MAX_DEPTH, &ui);
+			sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
+			if (sid == ANA_NO_ID)
+				return GTT_ENOMEM;
+			c->space = space;
+			c->stack_id = sid;
+			c->unwind = ui.unwind;
+		}
+		sid = c->stack_id;
+		ui.unwind = c->unwind;
+	} else {
+		size_t raw;
+		if (smp) {
+			/* the record at hand (streaming: decoded now); its place kept only if deferred */
+			n = ana_sym_sample(L->sym, smp, L->frames, MAX_DEPTH, &ui);
+			sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
+			if (sid == ANA_NO_ID)
+				return GTT_ENOMEM;
+			if (ui.pending && L->deferred.n < MAX_DEFERRED) {
+				raw_sample *r = ana_vec_push(L->raws);
+				if (!r)
+					return GTT_ENOMEM;
+				gtt_reader_tell(L->r, &r->pos);
+			}
+			raw = L->raws.n - 1;
+		} else {
+			raw = L->next_raw++;
+			if ((rc = unwind_raw(L, raw, &ui, &sid)) < 0)
+				return rc;
+		}
+		if (ui.pending && L->deferred.n < MAX_DEFERRED) {
+			deferred *d = ana_vec_push(L->deferred);
+			if (!d)
+				return GTT_ENOMEM;
+			d->sample = idx;
+			d->raw = raw;
+			d->unwind = ui.unwind;
+		}
+	}
+	e->stack_id = sid;
+	e->unwind = ui.unwind;
+	e->unwind_ok = !ANA_UNWIND_TRUNCATED(ui.unwind);
+	if (!e->unwind_ok) {
+		const ana_stack *st = &m->stacks.v[sid];
+		if (count_truncated(L, e, st->frames, (int)st->n) < 0)
+			return GTT_ENOMEM;
+	}
+	return 0;
+}
+
+int ana_load_unwind_done(loader *L)
+{
+	return redo_deferred(L);
 }
 
 /* The samples of pass 2 shown to the symbolizer ahead (each distinct callchain once per
  * address space, each stack copy), which then symbolizes their addresses binary by binary:
  * the DWARF of one binary in memory at a time, not of every binary the samples reach. The
- * unwinds of the stack copies are kept (uw_ids[raw], 0 where the symbolizer's budget ran out:
- * read and unwound again), so that pass 2 does not read them again. 0, GTT_ENOMEM or
+ * unwinds of the stack copies are kept (L->uw_ids[raw], 0 where the symbolizer's budget ran
+ * out: read and unwound again), so that pass 2 does not read them again. 0, GTT_ENOMEM or
  * GTT_EINVAL. */
-static int collect_pass(loader *L, uint32_t *uw_ids)
+static int collect_pass(loader *L)
 {
 	ana_model *m = L->m;
 	size_t next_raw = 0;
@@ -112,115 +206,71 @@ static int collect_pass(loader *L, uint32_t *uw_ids)
 	for (size_t i = 0; i < m->samples.n && rc == 0; i++) {
 		const ana_sample *e = &m->samples.v[i];
 		if (e->stack_id != ANA_NO_ID) {
-			chain *c = &L->chains.v[e->stack_id];
-			uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
-			if (!space)
-				return GTT_ENOMEM;
-			if (c->space == space)
-				continue;
-			gtt_sample smp = { .time_ns = e->time_ns, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
-			                   .n_kernel = c->n_kernel, .n_user = c->n_user,
-			                   .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
-			rc = ana_sym_collect(L->sym, &smp, NULL);
-			c->space = space; /* until pass 2 proper: which space a chain was shown in */
+			rc = ana_load_collect_chain(L, e->stack_id, e->pid, e->tid, e->cpu, e->time_ns);
 		} else {
 			gtt_record rec;
 			size_t raw = next_raw++;
 			if ((rc = read_raw(L, &L->raws.v[raw], &rec)) == 0)
-				rc = ana_sym_collect(L->sym, &rec.u.sample, &uw_ids[raw]);
+				rc = ana_sym_collect(L->sym, &rec.u.sample, &L->uw_ids[raw]);
 		}
 	}
+	return rc < 0 ? rc : ana_load_collect_done(L);
+}
+
+int ana_load_collect_chain(loader *L, uint32_t chain_id, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time_ns)
+{
+	chain *c = &L->chains.v[chain_id];
+	uint32_t space = ana_sym_space_id(L->sym, pid, time_ns);
+	if (!space)
+		return GTT_ENOMEM;
+	if (c->space == space)
+		return 0;
+	gtt_sample smp = { .time_ns = time_ns, .pid = pid, .tid = tid, .cpu = cpu,
+	                   .n_kernel = c->n_kernel, .n_user = c->n_user,
+	                   .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
+	c->space = space; /* until pass 2 proper: which space a chain was shown in */
+	return ana_sym_collect(L->sym, &smp, NULL);
+}
+
+int ana_load_collect_done(loader *L)
+{
 	for (size_t i = 0; i < L->chains.n; i++)
 		L->chains.v[i].space = 0;
-	return rc < 0 ? rc : ana_sym_prepare(L->sym);
+	return ana_sym_prepare(L->sym);
 }
 
 int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
-	size_t next_raw = 0;
 	int rc = 0;
+	memset(L->tc, 0, sizeof(L->tc));
 	/* samples are read again, the records between them passed over without being decoded */
 	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_SAMPLE));
-	uint32_t *uw_ids = calloc(L->raws.n ? L->raws.n : 1, sizeof(*uw_ids));
-	if (!uw_ids)
-		goto nomem;
-	if ((rc = collect_pass(L, uw_ids)) < 0)
+	L->n_uw_ids = L->raws.n;
+	if (!(L->uw_ids = calloc(L->raws.n ? L->raws.n : 1, sizeof(*L->uw_ids)))) {
+		rc = GTT_ENOMEM;
 		goto fail;
-	struct { uint32_t pid, tid, idx, used; } tc[TCACHE]; /* (pid, tid) -> thread index */
-	memset(tc, 0, sizeof(tc));
+	}
+	if ((rc = collect_pass(L)) < 0)
+		goto fail;
 	for (size_t i = 0; i < m->samples.n; i++) {
-		ana_sample *e = &m->samples.v[i];
-		ana_unwind_info ui = { ANA_UNWIND_NO_USER, 0 };
-		int n = 0;
-		uint32_t sid;
-		size_t h = TCACHE_SLOT(e->pid, e->tid);
-		if (!tc[h].used || tc[h].pid != e->pid || tc[h].tid != e->tid) {
-			tc[h].used = 1;
-			tc[h].pid = e->pid;
-			tc[h].tid = e->tid;
-			tc[h].idx = (uint32_t)(ana_thread_find(m, e->pid, e->tid) - m->threads.v);
-		}
-		ana_thread *t = &m->threads.v[tc[h].idx];
-		e->thread_idx = tc[h].idx;
-		t->n_samples++;
-		t->sampled_ns += e->weight_ns;
-		if (e->stack_id != ANA_NO_ID) {
-			chain *c = &L->chains.v[e->stack_id];
-			uint32_t space = ana_sym_space_id(L->sym, e->pid, e->time_ns);
-			if (!space)
-				goto nomem;
-			if (c->space != space) {
-				gtt_sample smp = { .time_ns = e->time_ns, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
-				                   .n_kernel = c->n_kernel, .n_user = c->n_user,
-				                   .ips = c->n_kernel + c->n_user ? L->chain_ips.v + c->off : NULL };
-				n = ana_sym_sample(L->sym, &smp, L->frames, MAX_DEPTH, &ui);
-				sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
-				if (sid == ANA_NO_ID)
-					goto nomem;
-				c->space = space;
-				c->stack_id = sid;
-				c->unwind = ui.unwind;
-			}
-			sid = c->stack_id;
-			ui.unwind = c->unwind;
-		} else {
-			size_t raw = next_raw++;
-			if ((rc = unwind_raw(L, raw, uw_ids, &ui, &sid)) < 0)
-				goto fail;
-			if (ui.pending && L->deferred.n < MAX_DEFERRED) {
-				deferred *d = ana_vec_push(L->deferred);
-				if (!d)
-					goto nomem;
-				d->sample = i;
-				d->raw = raw;
-			}
-		}
-		e->stack_id = sid;
-		e->unwind = ui.unwind;
-		e->unwind_ok = !ANA_UNWIND_TRUNCATED(ui.unwind);
-		if (!e->unwind_ok) {
-			const ana_stack *st = &m->stacks.v[sid];
-			if (count_truncated(L, e, st->frames, (int)st->n) < 0)
-				goto nomem;
-		}
+		if ((rc = ana_load_unwind_one(L, &m->samples.v[i], NULL, i)) < 0)
+			goto fail;
 		if (((i + 1) & 0x3ff) == 0)
 			ana_load_progress(L, "symbolizing", i + 1, L->n_samples_seen);
 	}
-	if ((rc = redo_deferred(L, uw_ids)) < 0)
+	if ((rc = redo_deferred(L)) < 0)
 		goto fail;
-	gtt_reader_only(L->r, 0);
-	free(uw_ids);
-	return 0;
-nomem:
-	rc = GTT_ENOMEM;
 fail:
 	gtt_reader_only(L->r, 0);
-	free(uw_ids);
+	free(L->uw_ids);
+	L->uw_ids = NULL;
+	L->n_uw_ids = 0;
+	if (rc == 0)
+		return 0;
 	if (rc == GTT_ENOMEM)
 		snprintf(errbuf, errlen, "%s: out of memory", m->path);
 	else
 		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
 	return rc;
 }
-

@@ -9,6 +9,7 @@
 #include "gt_util.h"
 #include "model.h"
 #include "model_priv.h"
+#include "sample_sum.h"
 
 void *ana_vec_push_(void **v, size_t *n, size_t *cap, size_t elem)
 {
@@ -487,6 +488,7 @@ void ana_model_free(ana_model *m)
 	if (!m)
 		return;
 	ana_gpu_sum_free(m->gpu);
+	ana_ssum_free(m->ssum);
 	free(m->path);
 	for (size_t i = 0; i < m->meta.n; i++) {
 		free(m->meta.v[i].key);

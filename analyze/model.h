@@ -231,6 +231,11 @@ typedef struct ana_model {
 	struct ana_gpu_sum *gpu;         /* the GPU report's aggregates (gpu_sum.h): streamed by the loader
 	                                  * (cuda_streamed), or made from the arrays on first use */
 	int cuda_streamed;               /* loaded with ana_opts.stream_cuda */
+	struct ana_sample_sum *ssum;     /* the report's sums of samples, Python reads and GIL records
+	                                  * (sample_sum.h): streamed by the loader (samples_streamed), or
+	                                  * made from the arrays on first use */
+	int samples_streamed;            /* loaded with ana_opts.stream_samples: samples, pystacks and gil
+	                                  * stay empty (gil holds only a window's carried-in state) */
 
 	uint64_t n_archive_bytes;        /* size of the embedded symbol archive */
 	void *priv;                      /* load.c's private state (symbolizer, interning tables) */
@@ -271,6 +276,13 @@ typedef struct ana_opts {
 	 * (`diff`, `check`) only counts them by name as they are read (the kernel and API tables,
 	 * nothing over time). Tools that walk the records (timeline, exports, fold) leave it 0 */
 	int stream_cuda;
+	/* with stream_cuda == ANA_STREAM_CUDA_REPORT: do not keep samples, Python stack reads or GIL
+	 * records either (samples, pystacks and gil stay empty; each thread's counts are still made),
+	 * only the report's aggregates of them in model->ssum (analyze/sample_sum.h), whose memory
+	 * follows distinct threads, stacks and processes: they are merged, classified and summed in
+	 * one time-ordered read with the CUDA records, once the rest is loaded (`report`). Ignored
+	 * without stream_cuda == ANA_STREAM_CUDA_REPORT */
+	int stream_samples;
 } ana_opts;
 enum { ANA_STREAM_CUDA_KEEP = 0, ANA_STREAM_CUDA_REPORT = 1, ANA_STREAM_CUDA_TABLES = 2 };
 void ana_opts_init(ana_opts *o);

@@ -61,6 +61,7 @@ typedef struct ana_priv {
 	ANA_VEC(struct ana_pyfs { const gtt_py_frame *v; uint32_t n; }) pyfs;
 	ana_idtable dem_table;     /* demangled display names, by name */
 	ANA_VEC(ana_dem) dems;
+	uint64_t n_outside_captured; /* streamed samples outside the captured intervals (load_stream.c) */
 } ana_priv;
 
 /* The model's private state, created on first use. NULL on ENOMEM. */
@@ -83,7 +84,8 @@ int ana_threads_finish(ana_model *m);
 /* cpu_ns from /proc readings and oncpu_ns from switch records, per thread. */
 int ana_threads_cpu(ana_model *m);
 int ana_threads_oncpu(ana_model *m);
-/* Samples without a period stand for the configured one. */
+/* Samples without a period stand for the configured one: ana_fill_period_ns (0 none). */
 void ana_fill_weights(ana_model *m);
+uint64_t ana_fill_period_ns(const ana_model *m);
 
 #endif

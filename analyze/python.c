@@ -112,21 +112,38 @@ const char *ana_python_frame_name(int mode, const char *name, const char *file, 
 /* ---- lookup tables ---- */
 
 typedef struct code_ref { uint32_t pid; uint64_t id; uint32_t idx; } code_ref;
-typedef struct read_ref { uint32_t pid, tid; uint64_t time_ns; uint32_t idx; } read_ref;
-typedef struct thread_range { uint32_t pid, tid; size_t first, n; } thread_range;
 typedef struct pyframe_key { uint64_t key; uint32_t frame; } pyframe_key;
+
+/* A thread's Python reads in time order: q.v[head..n) (the ones a sample still to come may use). */
+typedef struct rthread {
+	uint32_t pid, tid;
+	ANA_VEC(ana_pystack) q;
+	size_t head;
+} rthread;
+/* A process's GIL records in time order: q.v[head..n). */
+typedef struct gpid {
+	uint32_t pid;
+	ANA_VEC(gtt_gil) q;
+	size_t head;
+} gpid;
+/* A sample waiting for what comes after it (reads within the bound, the next GIL record). */
+typedef struct pend { ana_sample s; size_t tag; } pend;
 
 typedef struct merger {
 	ana_model *m;
 	const ana_opts *o;
 	code_ref *codes;
 	size_t n_codes;
-	read_ref *reads;        /* sorted by (pid, tid, time) */
-	size_t n_reads;
-	thread_range *threads;
-	size_t n_threads;
-	uint32_t *gil_idx;      /* m->gil indexes sorted by (pid, time) */
-	size_t n_gil;
+	ANA_VEC(rthread) rts;   /* the threads with Python reads */
+	ana_idtable rt_table;
+	ANA_VEC(gpid) gps;      /* the processes with GIL records */
+	ana_idtable gp_table;
+	ANA_VEC(pend) fifo;     /* samples in time order, fifo.v[fhead..n) not handed on yet */
+	size_t fhead;
+	uint64_t w;             /* every read, GIL record and sample before w is in */
+	int keep_all;           /* the arrays' merge: everything is in, in no particular sample order */
+	ana_pymerge_sink sink;
+	void *sink_ctx;
 	pyframe_key *pf;        /* (code index, line) -> frame id */
 	size_t pf_cap, pf_n;
 	uint64_t bound_ns;      /* farthest a Python read may be from a sample */
@@ -135,8 +152,11 @@ typedef struct merger {
 	size_t n_interp_mods, cap_interp_mods;
 	uint32_t merged[MAX_MERGED];
 	uint32_t native[MAX_MERGED];
-	uint64_t n_no_read, n_merged, n_no_eval;
+	uint64_t n_py_samples, n_no_read, n_merged, n_no_eval;
 	uint64_t n_gil_contradicted; /* samples whose GIL record a later read of theirs contradicted */
+	uint64_t n_held, peak_held;  /* reads, GIL records and samples held now, and at most */
+	uint64_t peak_phys;          /* the longest of the arrays holding them (compaction lets them grow
+	                              * to twice what they hold) */
 } merger;
 
 static int cmp_code(const void *a, const void *b)
@@ -146,18 +166,6 @@ static int cmp_code(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-static int cmp_read(const void *a, const void *b)
-{
-	const read_ref *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -179,29 +187,119 @@ static long code_find(const merger *M, uint32_t pid, uint64_t id)
 	return (long)M->codes[lo - 1].idx;
 }
 
-static const thread_range *thread_reads(const merger *M, uint32_t pid, uint32_t tid)
+static int rt_eq(uint32_t id, const void *key, void *ctx)
 {
-	size_t lo = 0, hi = M->n_threads;
+	const rthread *t = &((const merger *)ctx)->rts.v[id];
+	const uint32_t *k = key;
+	return t->pid == k[0] && t->tid == k[1];
+}
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const thread_range *t = &M->threads[mid];
-		if (t->pid == pid && t->tid == tid)
-			return t;
-		if (t->pid < pid || (t->pid == pid && t->tid < tid))
-			lo = mid + 1;
-		else
-			hi = mid;
+/* The thread's reads, made when add (else NULL: a thread never read). NULL also on ENOMEM when
+ * adding (*nomem set). */
+static rthread *thread_reads(merger *M, uint32_t pid, uint32_t tid, int add, int *nomem)
+{
+	uint32_t key[2] = { pid, tid };
+	uint32_t *slot = ana_idtable_slot(&M->rt_table, ana_hash_u64((uint64_t)pid << 32 | tid), rt_eq, key, M);
+	if (!slot || (!*slot && !add)) {
+		*nomem = !slot;
+		return NULL;
 	}
-	return NULL;
+	if (!*slot) {
+		rthread *t = ana_vec_push(M->rts);
+		if (!t) {
+			*nomem = 1;
+			return NULL;
+		}
+		t->pid = pid;
+		t->tid = tid;
+		*slot = (uint32_t)M->rts.n;
+		M->rt_table.n++;
+	}
+	return &M->rts.v[*slot - 1];
+}
+
+static int gp_eq(uint32_t id, const void *key, void *ctx)
+{
+	return ((const merger *)ctx)->gps.v[id].pid == *(const uint32_t *)key;
+}
+
+/* The process's GIL records (made when add, else NULL when it has none). */
+static gpid *pid_gil(merger *M, uint32_t pid, int add, int *nomem)
+{
+	uint32_t *slot = ana_idtable_slot(&M->gp_table, ana_hash_u64(pid), gp_eq, &pid, M);
+	if (!slot || (!*slot && !add)) {
+		*nomem = !slot;
+		return NULL;
+	}
+	if (!*slot) {
+		gpid *g = ana_vec_push(M->gps);
+		if (!g) {
+			*nomem = 1;
+			return NULL;
+		}
+		g->pid = pid;
+		*slot = (uint32_t)M->gps.n;
+		M->gp_table.n++;
+	}
+	return &M->gps.v[*slot - 1];
+}
+
+/* The time no sample still to come is before: the first one waiting, else the watermark. */
+static uint64_t samples_from(const merger *M)
+{
+	return M->fhead < M->fifo.n ? M->fifo.v[M->fhead].s.time_ns : M->w;
+}
+
+/* Drop the reads no sample from t on can use: those with four later ones before t (outside the
+ * few looked at either side), and those farther than the bound before t. */
+static void prune_reads(merger *M, rthread *tr, uint64_t t)
+{
+	if (M->keep_all)
+		return;
+	while (tr->head < tr->q.n && ((tr->head + 4 < tr->q.n && tr->q.v[tr->head + 4].time_ns < t) ||
+	                              ana_sat_add(tr->q.v[tr->head].time_ns, M->bound_ns) < t)) {
+		tr->head++;
+		M->n_held--;
+	}
+	if (tr->head > 64 && tr->head * 2 > tr->q.n) {
+		memmove(tr->q.v, tr->q.v + tr->head, (tr->q.n - tr->head) * sizeof(*tr->q.v));
+		tr->q.n -= tr->head;
+		tr->head = 0;
+	}
+}
+
+/* Drop the GIL records that a later one at or before t replaced for every sample from t on. */
+static void prune_gil(merger *M, gpid *g, uint64_t t)
+{
+	if (M->keep_all)
+		return;
+	while (g->head + 1 < g->q.n && g->q.v[g->head + 1].time_ns <= t) {
+		g->head++;
+		M->n_held--;
+	}
+	if (g->head > 64 && g->head * 2 > g->q.n) {
+		memmove(g->q.v, g->q.v + g->head, (g->q.n - g->head) * sizeof(*g->q.v));
+		g->q.n -= g->head;
+		g->head = 0;
+	}
+}
+
+/* One more held; n_phys: the length of the array it went into (its consumed head included: what
+ * the memory holds until it is compacted). */
+static void count_held(merger *M, size_t n_phys)
+{
+	if (++M->n_held > M->peak_held)
+		M->peak_held = M->n_held;
+	if (n_phys > M->peak_phys)
+		M->peak_phys = n_phys;
 }
 
 /* The Python read of the thread nearest to t within the bound, preferring untorn reads.
- * NULL when none. */
-static const ana_pystack *nearest_read(const merger *M, const thread_range *tr, uint64_t t)
+ * NULL when none. *n_after: how many reads at or after t were looked at. */
+static const ana_pystack *nearest_read(const merger *M, const rthread *tr, uint64_t t, size_t *n_after)
 {
-	const read_ref *r = M->reads + tr->first;
-	size_t lo = 0, hi = tr->n, i;
+	const ana_pystack *r = tr->q.v + tr->head;
+	size_t n = tr->q.n - tr->head, lo = 0, hi = n, i;
 	const ana_pystack *best = NULL, *best_torn = NULL;
 	uint64_t best_d = UINT64_MAX, best_torn_d = UINT64_MAX;
 
@@ -212,10 +310,11 @@ static const ana_pystack *nearest_read(const merger *M, const thread_range *tr, 
 		else
 			hi = mid;
 	}
+	*n_after = n - lo < 4 ? n - lo : 4;
 	/* look a few reads either side: a torn nearest read yields to an untorn one in bound */
-	for (i = lo >= 4 ? lo - 4 : 0; i < tr->n && i < lo + 4; i++) {
+	for (i = lo >= 4 ? lo - 4 : 0; i < n && i < lo + 4; i++) {
 		uint64_t d = r[i].time_ns > t ? r[i].time_ns - t : t - r[i].time_ns;
-		const ana_pystack *s = &M->m->pystacks.v[r[i].idx];
+		const ana_pystack *s = &r[i];
 		if (d > M->bound_ns)
 			continue;
 		if (!(s->flags & GTT_PYSTACK_TORN)) {
@@ -233,10 +332,10 @@ static const ana_pystack *nearest_read(const merger *M, const thread_range *tr, 
 
 /* The thread's latest read at or before t that read the GIL too (GTT_PYSTACK_GIL_READ), within
  * the reads' bound of t; NULL when none. */
-static const ana_pystack *gil_read_before(const merger *M, const thread_range *tr, uint64_t t)
+static const ana_pystack *gil_read_before(const merger *M, const rthread *tr, uint64_t t)
 {
-	const read_ref *r = M->reads + tr->first;
-	size_t lo = 0, hi = tr->n;
+	const ana_pystack *r = tr->q.v + tr->head;
+	size_t lo = 0, hi = tr->q.n - tr->head;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -247,7 +346,7 @@ static const ana_pystack *gil_read_before(const merger *M, const thread_range *t
 	}
 	/* a few back: the latest ones may be torn or have no GIL read */
 	for (size_t k = 0; k < 4 && lo > 0; k++, lo--) {
-		const ana_pystack *s = &M->m->pystacks.v[r[lo - 1].idx];
+		const ana_pystack *s = &r[lo - 1];
 		if (t - s->time_ns > M->bound_ns)
 			break;
 		if (s->flags & GTT_PYSTACK_GIL_READ)
@@ -269,32 +368,32 @@ static int before_change(const merger *M, const gtt_gil *next, uint64_t t)
 /* GIL state of pid at t from the GIL records: 1 held by tid, 0 not, -1 unknown (no record).
  * Where the state may already be the next record's (before_change), *maybe is set when that
  * side is "held by tid", or whatever it is when the holder changed more than once there (the
- * interpreter's switch counter moved by two or more: any thread may have held it). */
-static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, int *maybe, uint64_t *since)
+ * interpreter's switch counter moved by two or more: any thread may have held it). *has_next:
+ * the record after t is in (without it *maybe may still become 1). */
+static int gil_held_by(const merger *M, const gpid *gp, uint32_t tid, uint64_t t, int *maybe, uint64_t *since,
+                       int *has_next)
 {
-	size_t lo = 0, hi = M->n_gil;
-	const gtt_gil *g, *next;
+	const gtt_gil *v = gp ? gp->q.v + gp->head : NULL, *g, *next;
+	size_t lo = 0, hi = gp ? gp->q.n - gp->head : 0, n = hi;
 	int held;
 
 	*maybe = 0;
 	*since = 0;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const gtt_gil *x = &M->m->gil.v[M->gil_idx[mid]];
-		if (x->pid < pid || (x->pid == pid && x->time_ns <= t))
+		if (v[mid].time_ns <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	next = lo < M->n_gil ? &M->m->gil.v[M->gil_idx[lo]] : NULL;
-	if (next && next->pid != pid)
-		next = NULL;
-	if (lo == 0 || M->m->gil.v[M->gil_idx[lo - 1]].pid != pid) {
+	next = lo < n ? &v[lo] : NULL;
+	*has_next = next != NULL;
+	if (lo == 0) {
 		if (next && before_change(M, next, t) && next->locked && next->holder_tid == tid)
 			*maybe = 1;
 		return -1;
 	}
-	g = &M->m->gil.v[M->gil_idx[lo - 1]];
+	g = &v[lo - 1];
 	held = g->locked && g->holder_tid == tid;
 	*since = g->time_ns;
 	if (next && before_change(M, next, t)) {
@@ -304,40 +403,6 @@ static int gil_held_by(const merger *M, uint32_t pid, uint32_t tid, uint64_t t, 
 			*maybe = 1; /* hand-offs unseen between two reads: nobody's for sure */
 	}
 	return held;
-}
-
-typedef struct gil_ref { uint32_t pid; uint64_t time_ns; uint32_t idx; } gil_ref;
-
-static int cmp_gil(const void *a, const void *b)
-{
-	const gil_ref *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* GIL record indexes ordered by (pid, time). */
-static int build_gil_index(merger *M)
-{
-	ana_model *m = M->m;
-	gil_ref *g = malloc((m->gil.n ? m->gil.n : 1) * sizeof(*g));
-	size_t i;
-
-	M->gil_idx = malloc((m->gil.n ? m->gil.n : 1) * sizeof(uint32_t));
-	if (!g || !M->gil_idx) {
-		free(g);
-		return -1;
-	}
-	for (i = 0; i < m->gil.n; i++)
-		g[i] = (gil_ref){ m->gil.v[i].pid, m->gil.v[i].time_ns, (uint32_t)i };
-	qsort(g, m->gil.n, sizeof(*g), cmp_gil);
-	for (i = 0; i < m->gil.n; i++)
-		M->gil_idx[i] = g[i].idx;
-	M->n_gil = m->gil.n;
-	free(g);
-	return 0;
 }
 
 /* Period of a loop (GTT_SRC_*) from its whole-recording TICKS record, else dflt. */
@@ -368,25 +433,13 @@ static int build_codes(merger *M)
 	return 0;
 }
 
+/* What does not depend on the reads: codes, bounds, the interpreter's modules. */
 static int build_tables(merger *M)
 {
 	ana_model *m = M->m;
-	size_t i, j;
+	size_t i;
 
-	M->reads = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*M->reads));
-	M->threads = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*M->threads));
-	if (build_codes(M) < 0 || !M->reads || !M->threads)
-		return -1;
-	for (i = 0; i < m->pystacks.n; i++)
-		M->reads[i] = (read_ref){ m->pystacks.v[i].pid, m->pystacks.v[i].tid, m->pystacks.v[i].time_ns, (uint32_t)i };
-	M->n_reads = m->pystacks.n;
-	qsort(M->reads, M->n_reads, sizeof(*M->reads), cmp_read);
-	for (i = 0; i < M->n_reads; i = j) {
-		for (j = i; j < M->n_reads && M->reads[j].pid == M->reads[i].pid && M->reads[j].tid == M->reads[i].tid; j++)
-			;
-		M->threads[M->n_threads++] = (thread_range){ M->reads[i].pid, M->reads[i].tid, i, j - i };
-	}
-	if (build_gil_index(M) < 0)
+	if (build_codes(M) < 0)
 		return -1;
 	/* one period either side: reads on schedule are at most half a period away, and one
 	 * late or missed read is tolerated; farther reads describe another moment */
@@ -576,98 +629,311 @@ static int splice(merger *M, const ana_sample *s, const uint32_t *nat, uint32_t 
 	return (int)out;
 }
 
-int ana_python_merge(ana_model *m, const ana_opts *o)
+/* The merge of one sample s of a Python thread (its reads tr): class, and stack with the Python
+ * frames spliced in. 0 done, 1 not yet (what comes after it may still change it), <0 ENOMEM. */
+static int merge_one(merger *M, ana_sample *s, const rthread *tr)
 {
-	merger *M;
-	size_t i;
-	int rc = GTT_ENOMEM;
-	uint64_t n_py_samples = 0;
+	const ana_opts *o = M->o;
+	ana_model *m = M->m;
+	const ana_pystack *ps;
+	const ana_stack *st;
+	uint32_t n_nat;
+	int held, maybe, n_out, has_next, nomem = 0, contradicted = 0, cls;
+	uint64_t since;
+	size_t n_after;
 
-	if (!m || m->pystacks.n == 0)
-		return 0;
-	M = calloc(1, sizeof(*M));
-	if (!M)
+	/* the reads up to one bound after it (or the four looked at after it) and the GIL records up
+	 * to it must be in */
+	ps = nearest_read(M, tr, s->time_ns, &n_after);
+	if (M->w != UINT64_MAX &&
+	    (M->w <= s->time_ns || (n_after < 4 && M->w <= ana_sat_add(s->time_ns, M->bound_ns))))
+		return 1;
+	st = &m->stacks.v[s->stack_id];
+	n_nat = st->n < MAX_MERGED ? st->n : MAX_MERGED;
+	memcpy(M->native, st->frames, n_nat * sizeof(uint32_t)); /* interning may move stacks */
+	held = gil_held_by(M, pid_gil(M, s->pid, 0, &nomem), s->tid, s->time_ns, &maybe, &since, &has_next);
+	if (nomem)
 		return GTT_ENOMEM;
-	M->m = m;
-	M->o = o;
-	if (build_tables(M) < 0)
-		goto out;
-	for (i = 0; i < m->samples.n; i++) {
-		ana_sample *s = &m->samples.v[i];
-		const thread_range *tr = thread_reads(M, s->pid, s->tid);
-		const ana_pystack *ps;
-		const ana_stack *st;
-		uint32_t n_nat;
-		int held, maybe, n_out;
-		uint64_t since;
-
-		if (!tr)
-			continue; /* never seen in a Python read: stays ANA_CLASS_NONPY */
-		n_py_samples++;
-		st = &m->stacks.v[s->stack_id];
-		n_nat = st->n < MAX_MERGED ? st->n : MAX_MERGED;
-		memcpy(M->native, st->frames, n_nat * sizeof(uint32_t)); /* interning may move stacks */
-		ps = nearest_read(M, tr, s->time_ns);
-		held = gil_held_by(M, s->pid, s->tid, s->time_ns, &maybe, &since);
-		if (held < 0) {
-			held = ps && (ps->flags & GTT_PYSTACK_HOLDS_GIL);
-		} else {
-			/* A GIL record holds until the next one only while the GIL poll keeps up: one
-			 * starved of CPU misses changes. A read of this thread's stack after the record
-			 * that saw the GIL otherwise is the newer observation: it wins, as a maybe. */
-			const ana_pystack *gr = gil_read_before(M, tr, s->time_ns);
-			if (gr && gr->time_ns > since && !(gr->flags & GTT_PYSTACK_HOLDS_GIL) != !held) {
-				held = (gr->flags & GTT_PYSTACK_HOLDS_GIL) != 0;
-				maybe = 1;
-				M->n_gil_contradicted++;
-			}
+	if (held < 0) {
+		held = ps && (ps->flags & GTT_PYSTACK_HOLDS_GIL);
+	} else {
+		/* A GIL record holds until the next one only while the GIL poll keeps up: one
+		 * starved of CPU misses changes. A read of this thread's stack after the record
+		 * that saw the GIL otherwise is the newer observation: it wins, as a maybe. */
+		const ana_pystack *gr = gil_read_before(M, tr, s->time_ns);
+		if (gr && gr->time_ns > since && !(gr->flags & GTT_PYSTACK_HOLDS_GIL) != !held) {
+			held = (gr->flags & GTT_PYSTACK_HOLDS_GIL) != 0;
+			maybe = 1;
+			contradicted = 1;
 		}
-		s->cls = (uint8_t)classify(M, M->native, n_nat, held, maybe);
-		if (!ps) {
-			M->n_no_read++;
-			if (o && o->python_only) {
-				ana_frame f = { .name = "[no python read]", .kind = ANA_FRAME_NATIVE };
-				uint32_t id = ana_frame_intern(m, &f);
-				if (id == ANA_NO_ID || (s->stack_id = ana_stack_intern(m, &id, 1)) == ANA_NO_ID)
-					goto out;
-			}
-			continue;
-		}
-		if (o && o->no_python_merge)
-			continue;
-		n_out = splice(M, s, M->native, n_nat, ps);
-		if (n_out < 0)
-			goto out;
-		if (n_out == 0 && o && o->python_only) {
-			ana_frame f = { .name = "[no python frames]", .kind = ANA_FRAME_NATIVE };
-			M->merged[0] = ana_frame_intern(m, &f);
-			if (M->merged[0] == ANA_NO_ID)
-				goto out;
-			n_out = 1;
-		}
-		s->stack_id = ana_stack_intern(m, M->merged, (uint32_t)n_out);
-		if (s->stack_id == ANA_NO_ID)
-			goto out;
-		M->n_merged++;
 	}
-	if (n_py_samples && M->n_no_read * 20 > n_py_samples)
-		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads had no Python read within "
-		         "%.1f ms (reader behind or stopped): kept native only", M->n_no_read, n_py_samples,
-		         (double)M->bound_ns / (double)GT_NS_PER_MS);
-	if (n_py_samples && M->n_gil_contradicted * 20 > n_py_samples)
-		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads came after a GIL record that a later "
-		         "stack read contradicted (the GIL poll fell behind): the read's view was used, as uncertain",
-		         M->n_gil_contradicted, n_py_samples);
-	rc = 0;
-out:
+	cls = classify(M, M->native, n_nat, held, maybe);
+	/* the next GIL record of the process (not in yet) can only add a maybe: wait for it where
+	 * that would change the class */
+	if (!has_next && !maybe && M->w != UINT64_MAX && classify(M, M->native, n_nat, held, 1) != cls)
+		return 1;
+	M->n_py_samples++;
+	M->n_gil_contradicted += contradicted;
+	s->cls = (uint8_t)cls;
+	if (!ps) {
+		M->n_no_read++;
+		if (o && o->python_only) {
+			ana_frame f = { .name = "[no python read]", .kind = ANA_FRAME_NATIVE };
+			uint32_t id = ana_frame_intern(m, &f);
+			if (id == ANA_NO_ID || (s->stack_id = ana_stack_intern(m, &id, 1)) == ANA_NO_ID)
+				return GTT_ENOMEM;
+		}
+		return 0;
+	}
+	if (o && o->no_python_merge)
+		return 0;
+	n_out = splice(M, s, M->native, n_nat, ps);
+	if (n_out < 0)
+		return GTT_ENOMEM;
+	if (n_out == 0 && o && o->python_only) {
+		ana_frame f = { .name = "[no python frames]", .kind = ANA_FRAME_NATIVE };
+		M->merged[0] = ana_frame_intern(m, &f);
+		if (M->merged[0] == ANA_NO_ID)
+			return GTT_ENOMEM;
+		n_out = 1;
+	}
+	s->stack_id = ana_stack_intern(m, M->merged, (uint32_t)n_out);
+	if (s->stack_id == ANA_NO_ID)
+		return GTT_ENOMEM;
+	M->n_merged++;
+	return 0;
+}
+
+/* Hand on the samples at the head of the queue that can be merged now, in order. 0 or <0. */
+static int drain(merger *M)
+{
+	int rc = 0;
+	while (M->fhead < M->fifo.n) {
+		pend *p = &M->fifo.v[M->fhead];
+		int nomem = 0;
+		rthread *tr = thread_reads(M, p->s.pid, p->s.tid, 0, &nomem);
+		if (nomem) {
+			rc = GTT_ENOMEM;
+			break;
+		}
+		/* a thread never seen in a Python read stays ANA_CLASS_NONPY, its stack native */
+		if (tr && (rc = merge_one(M, &p->s, tr)) != 0) {
+			rc = rc < 0 ? rc : 0;
+			break;
+		}
+		M->fhead++;
+		M->n_held--;
+		if ((rc = M->sink(M->sink_ctx, &p->s, p->tag)) < 0)
+			break;
+		if (tr)
+			prune_reads(M, tr, samples_from(M));
+		gpid *g = pid_gil(M, p->s.pid, 0, &nomem);
+		if (g)
+			prune_gil(M, g, samples_from(M));
+	}
+	/* the samples handed on leave the queue's memory too (also when its head waits) */
+	if (M->fhead > 64 && M->fhead * 2 > M->fifo.n) {
+		memmove(M->fifo.v, M->fifo.v + M->fhead, (M->fifo.n - M->fhead) * sizeof(*M->fifo.v));
+		M->fifo.n -= M->fhead;
+		M->fhead = 0;
+	}
+	return rc;
+}
+
+static void merger_free(merger *M)
+{
+	if (!M)
+		return;
 	free(M->codes);
-	free(M->reads);
-	free(M->threads);
-	free(M->gil_idx);
+	for (size_t i = 0; i < M->rts.n; i++)
+		free(M->rts.v[i].q.v);
+	free(M->rts.v);
+	ana_idtable_free(&M->rt_table);
+	for (size_t i = 0; i < M->gps.n; i++)
+		free(M->gps.v[i].q.v);
+	free(M->gps.v);
+	ana_idtable_free(&M->gp_table);
+	free(M->fifo.v);
 	free(M->pf);
 	free(M->interp_mods);
 	free(M);
+}
+
+static merger *merger_new(ana_model *m, const ana_opts *o, ana_pymerge_sink sink, void *ctx)
+{
+	merger *M = calloc(1, sizeof(*M));
+	if (!M)
+		return NULL;
+	M->m = m;
+	M->o = o;
+	M->sink = sink;
+	M->sink_ctx = ctx;
+	if (build_tables(M) < 0) {
+		merger_free(M);
+		return NULL;
+	}
+	return M;
+}
+
+ana_pymerge *ana_pymerge_new(ana_model *m, const ana_opts *o, ana_pymerge_sink sink, void *ctx)
+{
+	merger *M = merger_new(m, o, sink, ctx);
+	int nomem = 0;
+	/* the threads that have Python reads are known before the reads come (pass 1 marked them) */
+	for (size_t i = 0; M && i < m->threads.n; i++)
+		if (m->threads.v[i].is_python && !thread_reads(M, m->threads.v[i].pid, m->threads.v[i].tid, 1, &nomem)) {
+			merger_free(M);
+			M = NULL;
+		}
+	return (ana_pymerge *)M;
+}
+
+int ana_pymerge_read(ana_pymerge *P, const ana_pystack *r)
+{
+	merger *M = (merger *)P;
+	int nomem = 0;
+	rthread *tr = thread_reads(M, r->pid, r->tid, 1, &nomem);
+	ana_pystack *e = tr ? ana_vec_push(tr->q) : NULL;
+	if (!e)
+		return GTT_ENOMEM;
+	*e = *r;
+	count_held(M, tr->q.n);
+	prune_reads(M, tr, samples_from(M));
+	return 0;
+}
+
+int ana_pymerge_gil(ana_pymerge *P, const gtt_gil *g)
+{
+	merger *M = (merger *)P;
+	int nomem = 0;
+	gpid *gp = pid_gil(M, g->pid, 1, &nomem);
+	gtt_gil *e = gp ? ana_vec_push(gp->q) : NULL;
+	if (!e)
+		return GTT_ENOMEM;
+	*e = *g;
+	count_held(M, gp->q.n);
+	prune_gil(M, gp, samples_from(M));
+	return 0;
+}
+
+int ana_pymerge_sample(ana_pymerge *P, const ana_sample *s, size_t tag)
+{
+	merger *M = (merger *)P;
+	pend *p = ana_vec_push(M->fifo);
+	if (!p)
+		return GTT_ENOMEM;
+	p->s = *s;
+	p->tag = tag;
+	count_held(M, M->fifo.n);
+	return drain(M);
+}
+
+int ana_pymerge_advance(ana_pymerge *P, uint64_t w)
+{
+	merger *M = (merger *)P;
+	M->w = w;
+	return drain(M);
+}
+
+uint64_t ana_pymerge_waiting(const ana_pymerge *P)
+{
+	const merger *M = (const merger *)P;
+	return M->fhead < M->fifo.n ? M->fifo.v[M->fhead].s.time_ns : UINT64_MAX;
+}
+
+uint64_t ana_pymerge_peak(const ana_pymerge *P)
+{
+	const merger *M = (const merger *)P;
+	return M->peak_held > M->peak_phys ? M->peak_held : M->peak_phys;
+}
+
+int ana_pymerge_finish(ana_pymerge *P)
+{
+	merger *M = (merger *)P;
+	int rc = ana_pymerge_advance(P, UINT64_MAX);
+	ana_model *m = M->m;
+	if (rc == 0 && M->n_py_samples && M->n_no_read * 20 > M->n_py_samples)
+		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads had no Python read within "
+		         "%.1f ms (reader behind or stopped): kept native only", M->n_no_read, M->n_py_samples,
+		         (double)M->bound_ns / (double)GT_NS_PER_MS);
+	if (rc == 0 && M->n_py_samples && M->n_gil_contradicted * 20 > M->n_py_samples)
+		ana_warn(m, "python: %" PRIu64 " of %" PRIu64 " samples of Python threads came after a GIL record that a later "
+		         "stack read contradicted (the GIL poll fell behind): the read's view was used, as uncertain",
+		         M->n_gil_contradicted, M->n_py_samples);
+	merger_free(M);
 	return rc;
+}
+
+void ana_pymerge_free(ana_pymerge *P)
+{
+	merger_free((merger *)P);
+}
+
+/* ---- the merge of a model's arrays ---- */
+
+typedef struct ord { uint32_t pid, tid; uint64_t time_ns; size_t idx; } ord;
+
+static int cmp_ord(const void *a, const void *b)
+{
+	const ord *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* A merged sample goes back where it came from. */
+static int to_array(void *ctx, ana_sample *s, size_t tag)
+{
+	((ana_model *)ctx)->samples.v[tag] = *s;
+	return 0;
+}
+
+int ana_python_merge(ana_model *m, const ana_opts *o)
+{
+	merger *M;
+	ord *v = NULL;
+	size_t n = m ? (m->pystacks.n > m->gil.n ? m->pystacks.n : m->gil.n) : 0, i;
+	int rc = GTT_ENOMEM;
+
+	if (!m || m->pystacks.n == 0)
+		return 0;
+	if (!(M = merger_new(m, o, to_array, m)) || !(v = malloc(n * sizeof(*v))))
+		goto out;
+	M->keep_all = 1;
+	/* each thread's reads and each process's GIL records in time order (equal times: as they
+	 * lie in the arrays), all of them in before the first sample */
+	for (i = 0; i < m->pystacks.n; i++)
+		v[i] = (ord){ m->pystacks.v[i].pid, m->pystacks.v[i].tid, m->pystacks.v[i].time_ns, i };
+	qsort(v, m->pystacks.n, sizeof(*v), cmp_ord);
+	for (i = 0; i < m->pystacks.n; i++)
+		if ((rc = ana_pymerge_read((ana_pymerge *)M, &m->pystacks.v[v[i].idx])) < 0)
+			goto out;
+	for (i = 0; i < m->gil.n; i++)
+		v[i] = (ord){ m->gil.v[i].pid, 0, m->gil.v[i].time_ns, i };
+	qsort(v, m->gil.n, sizeof(*v), cmp_ord);
+	for (i = 0; i < m->gil.n; i++)
+		if ((rc = ana_pymerge_gil((ana_pymerge *)M, &m->gil.v[v[i].idx])) < 0)
+			goto out;
+	M->w = UINT64_MAX;
+	for (i = 0; i < m->samples.n; i++) {
+		int nomem = 0;
+		if (!thread_reads(M, m->samples.v[i].pid, m->samples.v[i].tid, 0, &nomem) && !nomem)
+			continue; /* never seen in a Python read: stays ANA_CLASS_NONPY */
+		if (nomem || (rc = ana_pymerge_sample((ana_pymerge *)M, &m->samples.v[i], i)) < 0) {
+			rc = GTT_ENOMEM;
+			goto out;
+		}
+	}
+	free(v);
+	return ana_pymerge_finish((ana_pymerge *)M);
+out:
+	free(v);
+	merger_free(M);
+	return rc < 0 ? rc : GTT_ENOMEM;
 }
 
 /* ---- Python frames for other stacks (launch stacks, launch.c) ---- */

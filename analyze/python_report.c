@@ -7,6 +7,7 @@
 #include <string.h>
 #include "bounds.h"
 #include "model_priv.h"
+#include "sample_sum.h"
 
 #define TOP_PER_CLASS 8
 
@@ -75,28 +76,29 @@ static void print_frame(FILE *out, const ana_model *m, uint32_t id)
 
 /* Top functions of one class: the innermost Python function for python+GIL, else the native
  * leaf with the Python function it runs under. */
-static void print_top_class(FILE *out, const ana_model *m, int cls)
+static void print_top_class(FILE *out, const ana_model *m, const ana_sample_sum *ss, int cls)
 {
-	fn_count *v = malloc((m->samples.n ? m->samples.n : 1) * sizeof(*v));
+	fn_count *v = malloc((ss->rows.n ? ss->rows.n : 1) * sizeof(*v));
 	size_t n = 0, i, j, k = 0;
 	uint64_t total = 0;
 
 	if (!v)
 		return;
-	for (i = 0; i < m->samples.n; i++) {
-		const ana_sample *s = &m->samples.v[i];
+	for (i = 0; i < ss->rows.n; i++) {
+		const ana_ssum_row *r = &ss->rows.v[i];
 		uint32_t py, nat;
-		if (s->cls != cls)
+		if (r->cls != (uint32_t)cls)
 			continue;
-		leaf_frames(m, &m->stacks.v[s->stack_id], &py, &nat);
-		v[n++] = cls == ANA_CLASS_PY_GIL && py != ANA_NO_ID ? (fn_count){ py, ANA_NO_ID, 1 } : (fn_count){ nat, py, 1 };
-		total++;
+		leaf_frames(m, &m->stacks.v[r->stack_id], &py, &nat);
+		v[n++] = cls == ANA_CLASS_PY_GIL && py != ANA_NO_ID ? (fn_count){ py, ANA_NO_ID, r->n } : (fn_count){ nat, py, r->n };
+		total += r->n;
 	}
 	qsort(v, n, sizeof(*v), cmp_fn);
 	for (i = 0; i < n; i = j) {
+		uint64_t c = 0;
 		for (j = i; j < n && v[j].key == v[i].key && v[j].key2 == v[i].key2; j++)
-			;
-		v[k++] = (fn_count){ v[i].key, v[i].key2, j - i };
+			c += v[j].n;
+		v[k++] = (fn_count){ v[i].key, v[i].key2, c };
 	}
 	qsort(v, k, sizeof(*v), cmp_fn_n);
 	if (total)
@@ -111,42 +113,6 @@ static void print_top_class(FILE *out, const ana_model *m, int cls)
 		fprintf(out, "\n");
 	}
 	free(v);
-}
-
-/* GIL figures of one process from its GIL records, up to end_ns. */
-static void gil_figures(const ana_model *m, uint32_t pid, uint64_t end_ns, uint64_t *span_ns,
-                        uint64_t *held_ns, uint64_t *handoffs, uint64_t *switches, int *have_switches)
-{
-	const gtt_gil *prev = NULL, *first = NULL;
-	uint32_t last_holder = 0;
-	size_t i;
-
-	*span_ns = *held_ns = *handoffs = *switches = 0;
-	*have_switches = 0;
-	for (i = 0; i < m->gil.n; i++) {
-		const gtt_gil *g = &m->gil.v[i];
-		if (g->pid != pid)
-			continue;
-		if (!first)
-			first = g;
-		if (prev && prev->locked)
-			*held_ns += g->time_ns - prev->time_ns;
-		if (g->locked && g->holder_tid) {
-			if (last_holder && g->holder_tid != last_holder)
-				(*handoffs)++;
-			last_holder = g->holder_tid;
-		}
-		if (g->switches && first->switches) {
-			*have_switches = 1;
-			*switches = ana_span(first->switches, g->switches); /* a counter that went back: 0 */
-		}
-		prev = g;
-	}
-	if (!first)
-		return;
-	if (prev->locked && end_ns > prev->time_ns)
-		*held_ns += end_ns - prev->time_ns;
-	*span_ns = end_ns > first->time_ns ? end_ns - first->time_ns : 0;
 }
 
 /* ---- processes that look like Python but were not read ---- */
@@ -216,7 +182,7 @@ static int proc_is_pythonish(const ana_model *m, uint32_t pid)
  * emit(ctx, line) (at most 8, then a count). */
 static void unread_procs(const ana_model *m, void (*emit)(void *ctx, const char *line), void *ctx)
 {
-	uint64_t total = m->samples.n ? m->samples.n : 1, small = 0;
+	uint64_t total = ana_model_n_samples(m) ? ana_model_n_samples(m) : 1, small = 0;
 	size_t i, k, n_warned = 0, n_small = 0;
 	char line[640];
 
@@ -286,8 +252,9 @@ void ana_python_report(const ana_model *m, FILE *out)
 	uint32_t pids[64];
 	size_t n_pids = 0, i, k;
 	int c;
+	const ana_sample_sum *ss = m ? ana_sample_sum_of(m) : NULL;
 
-	if (!m || (m->pystacks.n == 0 && m->gil.n == 0)) {
+	if (!m || !ss || (ss->n_reads == 0 && ss->n_gil == 0)) {
 		/* nothing was read: say so only where a process looks like Python */
 		size_t before = 0;
 		if (m)
@@ -301,18 +268,14 @@ void ana_python_report(const ana_model *m, FILE *out)
 	}
 	ver = ana_meta_get(m, "python_version");
 	interp = ana_meta_get(m, "python_interpreter");
-	fprintf(out, "\nPython and the GIL (CPython %s%s%s; %zu stack reads)\n", ver ? ver : "?",
-	        interp ? ", " : "", interp ? interp : "", m->pystacks.n);
-	for (i = 0; i < m->pystacks.n && n_pids < 64; i++) {
-		for (k = 0; k < n_pids && pids[k] != m->pystacks.v[i].pid; k++)
-			;
-		if (k == n_pids)
-			pids[n_pids++] = m->pystacks.v[i].pid;
-	}
+	fprintf(out, "\nPython and the GIL (CPython %s%s%s; %" PRIu64 " stack reads)\n", ver ? ver : "?",
+	        interp ? ", " : "", interp ? interp : "", ss->n_reads);
+	for (i = 0; i < ss->n_py_pids; i++)
+		pids[n_pids++] = ss->py_pids[i];
 	for (k = 0; k < n_pids; k++) {
 		uint64_t span, held, hand, sw;
 		int have_sw;
-		gil_figures(m, pids[k], m->end_ns, &span, &held, &hand, &sw, &have_sw);
+		ana_ssum_gil_figures(ss, pids[k], m->end_ns, &span, &held, &hand, &sw, &have_sw);
 		if (!span) {
 			fprintf(out, "  pid %u: no GIL records\n", pids[k]);
 			continue;
@@ -348,6 +311,6 @@ void ana_python_report(const ana_model *m, FILE *out)
 		fprintf(out, " %8.1f%%\n", 100.0 * (double)(cls_total[ANA_CLASS_PY_GIL] + cls_total[ANA_CLASS_NATIVE_GIL]) / (double)n_py);
 		fprintf(out, "  Top functions per class:\n");
 		for (c = 1; c < ANA_CLASS_COUNT; c++)
-			print_top_class(out, m, c);
+			print_top_class(out, m, ss, c);
 	}
 }

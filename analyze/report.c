@@ -18,6 +18,7 @@
 #include "model_priv.h"
 #include "python.h"
 #include "report.h"
+#include "sample_sum.h"
 #include "procs.h"
 #include "gt_termsafe.h"
 
@@ -42,25 +43,18 @@ static int u64_cmp(const void *a, const void *b)
 
 uint64_t ana_sample_period_ns(const ana_model *m)
 {
-	uint64_t period = 0;
-	for (size_t i = 0; i < m->health.n; i++)
-		if (m->health.v[i].kind == GTT_HEALTH_CONFIG && m->health.v[i].source == GTT_SRC_PERF &&
-		    m->health.v[i].value[1])
-			period = m->health.v[i].value[1];
+	uint64_t period = ana_config_period_ns(m);
 	if (period)
 		return period;
-	const char *hz = ana_meta_get(m, "frequency_hz");
-	if (hz && atof(hz) > 0)
-		return gt_hz_to_period_ns(atof(hz));
-	if (!m->samples.n)
+	/* the median weight of every (n / k)-th sample, k = min(n, ANA_SSUM_PICKS) */
+	const ana_sample_sum *ss = ana_sample_sum_of(m);
+	if (!ss || !ss->picks.n)
 		return 0;
-	/* the median sample weight */
-	size_t n = m->samples.n < 100001 ? m->samples.n : 100001;
+	size_t n = ss->picks.n;
 	uint64_t *w = malloc(n * sizeof(*w));
 	if (!w)
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		w[i] = m->samples.v[i * (m->samples.n / n)].weight_ns;
+	memcpy(w, ss->picks.v, n * sizeof(*w));
 	qsort(w, n, sizeof(*w), u64_cmp);
 	period = w[n / 2];
 	free(w);
@@ -165,7 +159,7 @@ static void print_top(FILE *out, const char *title, const funcs *F, int self, ui
 
 /* ---- threads ---- */
 
-typedef struct pair { uint32_t thread, fn; } pair;
+typedef struct pair { uint32_t thread, fn; uint64_t n; } pair;
 
 static int pair_cmp(const void *a, const void *b)
 {
@@ -191,7 +185,10 @@ static int thread_rank_cmp(const void *a, const void *b, void *ctx)
 /* For each thread, the function with the most self samples (ties: first by name). */
 static int hottest_per_thread(const ana_model *m, const funcs *F, uint32_t *hot)
 {
-	size_t n = m->samples.n;
+	const ana_sample_sum *ss = ana_sample_sum_of(m);
+	if (!ss)
+		return -1;
+	size_t n = ss->rows.n;
 	pair *p = malloc((n ? n : 1) * sizeof(*p));
 	if (!p)
 		return -1;
@@ -199,21 +196,21 @@ static int hottest_per_thread(const ana_model *m, const funcs *F, uint32_t *hot)
 		hot[i] = UINT32_MAX;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		const ana_sample *s = &m->samples.v[i];
-		const ana_stack *st = &m->stacks.v[s->stack_id];
+		const ana_ssum_row *r = &ss->rows.v[i];
+		const ana_stack *st = &m->stacks.v[r->stack_id];
 		if (st->n)
-			p[k++] = (pair){ s->thread_idx, F->of_frame[st->frames[st->n - 1]] };
+			p[k++] = (pair){ r->thread_idx, F->of_frame[st->frames[st->n - 1]], r->n };
 	}
 	qsort(p, k, sizeof(*p), pair_cmp);
 	uint64_t best_n = 0;
 	for (size_t i = 0; i < k;) {
 		size_t j = i;
+		uint64_t c = 0;
 		while (j < k && p[j].thread == p[i].thread && p[j].fn == p[i].fn)
-			j++;
+			c += p[j++].n;
 		uint32_t t = p[i].thread;
 		if (i == 0 || p[i - 1].thread != t)
 			best_n = 0;
-		uint64_t c = j - i;
 		if (c > best_n || (c == best_n && hot[t] != UINT32_MAX &&
 		                   strcmp(F->v.v[p[i].fn].name, F->v.v[hot[t]].name) < 0)) {
 			best_n = c;
@@ -227,7 +224,7 @@ static int hottest_per_thread(const ana_model *m, const funcs *F, uint32_t *hot)
 
 static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top_n)
 {
-	uint64_t dur = ana_duration_ns(m), total = m->samples.n;
+	uint64_t dur = ana_duration_ns(m), total = ana_model_n_samples(m);
 	uint32_t *order = malloc((m->threads.n ? m->threads.n : 1) * sizeof(*order));
 	uint32_t *hot = malloc((m->threads.n ? m->threads.n : 1) * sizeof(*hot));
 	if (!order || !hot || hottest_per_thread(m, F, hot) < 0) {
@@ -335,8 +332,8 @@ static void print_header(FILE *out, const ana_model *m)
 	/* times below are relative to this start on the recording host's CLOCK_MONOTONIC */
 	fprintf(out, "start:     %" PRIu64 ".%09" PRIu64 " s CLOCK_MONOTONIC\n", (uint64_t)(m->start_ns / GT_NS_PER_SEC),
 	        (uint64_t)(m->start_ns % GT_NS_PER_SEC));
-	uint64_t period = ana_sample_period_ns(m);
-	fprintf(out, "samples:   %zu (%.1f/s", m->samples.n, (double)m->samples.n * (double)GT_NS_PER_SEC / (double)dur);
+	uint64_t period = ana_sample_period_ns(m), n_samples = ana_model_n_samples(m);
+	fprintf(out, "samples:   %" PRIu64 " (%.1f/s", n_samples, (double)n_samples * (double)GT_NS_PER_SEC / (double)dur);
 	if (period)
 		fprintf(out, "; sampling rate %.1f Hz per thread", (double)GT_NS_PER_SEC / (double)period);
 	fprintf(out, ")\n");
@@ -377,13 +374,16 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 		o = &def;
 	}
 	funcs F;
+	ana_gpu_sum_forget(m);    /* made again from the arrays as they are now (unless streamed) */
+	ana_sample_sum_forget(m);
+	const ana_sample_sum *ss = ana_sample_sum_of(m);
 	uint64_t *per_stack = calloc(m->stacks.n ? m->stacks.n : 1, sizeof(uint64_t));
-	if (!per_stack || funcs_build(m, &F) < 0) {
+	if (!ss || !per_stack || funcs_build(m, &F) < 0) {
 		free(per_stack);
 		return GTT_ENOMEM;
 	}
-	for (size_t i = 0; i < m->samples.n; i++)
-		per_stack[m->samples.v[i].stack_id]++;
+	for (size_t i = 0; i < ss->rows.n; i++)
+		per_stack[ss->rows.v[i].stack_id] += ss->rows.v[i].n;
 	for (size_t s = 0; s < m->stacks.n; s++) {
 		const ana_stack *st = &m->stacks.v[s];
 		if (!per_stack[s] || !st->n)
@@ -397,12 +397,11 @@ int ana_report(const ana_model *m, const ana_report_opts *o, FILE *out)
 			f->total += per_stack[s];
 		}
 	}
-	ana_gpu_sum_forget(m); /* made again from the arrays as they are now (unless streamed) */
 	print_header(out, m);
 	ana_procs_report(m, out, o->top_n);
 	print_threads(out, m, &F, o->top_n);
-	print_top(out, "Top functions by self samples", &F, 1, m->samples.n, o->top_n);
-	print_top(out, "Top functions by total samples (self + callees)", &F, 0, m->samples.n, o->top_n);
+	print_top(out, "Top functions by self samples", &F, 1, ss->n_samples, o->top_n);
+	print_top(out, "Top functions by total samples (self + callees)", &F, 0, ss->n_samples, o->top_n);
 	print_symbols(out, m);
 	ana_health_report(m, out, o->top_n);
 	ana_python_report(m, out);
@@ -464,8 +463,10 @@ int ana_cmd_report(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ana_cli_usage_error("report", optind == argc ? "missing TRACE" : "one TRACE only");
-	/* the report keeps no CUDA record: its GPU sections are aggregates made as they are read */
+	/* the report keeps no CUDA record, sample, Python read or GIL record: its sections are
+	 * aggregates made as they are read */
 	o.stream_cuda = ANA_STREAM_CUDA_REPORT;
+	o.stream_samples = 1;
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;

@@ -242,8 +242,7 @@ int ana_threads_oncpu(ana_model *m)
 	return rc;
 }
 
-/* Samples without a period stand for the configured one. */
-void ana_fill_weights(ana_model *m)
+uint64_t ana_fill_period_ns(const ana_model *m)
 {
 	uint64_t period = 0;
 	for (size_t i = 0; i < m->health.n; i++)
@@ -252,10 +251,16 @@ void ana_fill_weights(ana_model *m)
 	const char *hz = ana_meta_get(m, "frequency_hz");
 	if (!period && hz && atof(hz) > 0)
 		period = gt_hz_to_period_ns(atof(hz));
+	return period;
+}
+
+/* Samples without a period stand for the configured one. */
+void ana_fill_weights(ana_model *m)
+{
+	uint64_t period = ana_fill_period_ns(m);
 	if (!period)
 		return;
 	for (size_t i = 0; i < m->samples.n; i++)
 		if (!m->samples.v[i].weight_ns)
 			m->samples.v[i].weight_ns = period;
 }
-

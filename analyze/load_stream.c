@@ -1,0 +1,365 @@
+/* load_stream.c — the loader's passes 2 and 3 for a model that keeps no samples, Python reads or
+ * GIL records (ana_opts.stream_samples, `report`): pass 2 reads the samples again to unwind them
+ * in file order (a stack id is all it keeps of each), pass 3 reads samples, reads, GIL and CUDA
+ * records once more and merges them in time order, behind a reorder queue sized from the chunk
+ * index, into the report's aggregates (sample_sum.h, gpu_sum.h) and the threads' class counts. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "captured.h"
+#include "gpu_sum.h"
+#include "load_priv.h"
+#include "python.h"
+#include "sample_sum.h"
+#include "window.h"
+
+/* A sample as the model would hold it, from its record. */
+static void sample_of(const gtt_sample *s, uint64_t period, ana_sample *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->time_ns = s->time_ns;
+	e->weight_ns = s->period_ns ? s->period_ns : period;
+	e->pid = s->pid;
+	e->tid = s->tid;
+	e->cpu = s->cpu;
+	e->stack_id = ANA_NO_ID;
+	e->cls = ANA_CLASS_NONPY;
+}
+
+/* The next record for a pass after pass 1: 1, or 0 at the end (pass 1 met the same end or error
+ * and said so); corrupt chunks skipped as pass 1 skipped them. */
+static int next_record(loader *L, gtt_record *rec)
+{
+	for (;;) {
+		int n = gtt_reader_next(L->r, rec);
+		if (n > 0)
+			return 1;
+		if (n == 0 || (n != GTT_ECORRUPT && n != GTT_EINVAL))
+			return 0;
+	}
+}
+
+int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
+{
+	ana_model *m = L->m;
+	uint64_t period = ana_fill_period_ns(m), k = 0;
+	ana_priv *p = ana_priv_get(m);
+	gtt_record rec;
+	int rc = GTT_ENOMEM;
+	memset(L->tc, 0, sizeof(L->tc));
+	if (!p || !(m->ssum = L->ssum = ana_ssum_new(m, L->n_samples_seen)))
+		goto fail;
+	m->samples_streamed = 1;
+	L->ssum->n_samples = L->n_samples_seen;
+	/* samples outside the captured intervals are counted now (ana_capture_build warns) */
+	if (ana_capture_intervals(m) < 0 ||
+	    (L->n_samples_seen && GT_GROW(L->sstack.v, L->sstack.cap, L->n_samples_seen) < 0))
+		goto fail;
+	/* samples only: the records between them are passed over without being decoded */
+	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_SAMPLE));
+	/* first every sample is shown to the symbolizer, which then symbolizes binary by binary
+	 * (one binary's DWARF in memory at a time); then the samples are read again for their stacks */
+	if (L->n_samples_seen)
+		gtt_reader_rewind(L->r);
+	while (k < L->n_samples_seen && next_record(L, &rec)) {
+		if (rec.tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, &rec))
+			continue;
+		uint32_t chain_id = ANA_NO_ID;
+		if ((rc = ana_load_intern_chain(L, &rec.u.sample, &chain_id)) < 0)
+			goto fail;
+		const gtt_sample *s = &rec.u.sample;
+		rc = chain_id != ANA_NO_ID ? ana_load_collect_chain(L, chain_id, s->pid, s->tid, s->cpu, s->time_ns)
+		                           : ana_sym_collect(L->sym, s, NULL);
+		if (rc < 0)
+			goto fail;
+		k++;
+	}
+	if ((rc = ana_load_collect_done(L)) < 0)
+		goto fail;
+	k = 0;
+	if (L->n_samples_seen)
+		gtt_reader_rewind(L->r); /* the window, if any, stays */
+	while (k < L->n_samples_seen && next_record(L, &rec)) {
+		if (rec.tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, &rec))
+			continue;
+		ana_sample e;
+		sample_of(&rec.u.sample, period, &e);
+		if ((rc = ana_load_intern_chain(L, &rec.u.sample, &e.stack_id)) < 0 ||
+		    (rc = ana_load_unwind_one(L, &e, &rec.u.sample, k)) < 0)
+			goto fail;
+		L->sstack.v[L->sstack.n++] = e.stack_id | (e.unwind_ok ? ANA_SSTACK_OK : 0);
+		ana_ssum_unwind(L->ssum, e.unwind);
+		if (m->capture_controlled && ana_capture_outside(m, e.time_ns, e.weight_ns))
+			p->n_outside_captured++;
+		if ((++k & 0x3ff) == 0)
+			ana_load_progress(L, "symbolizing", k, L->n_samples_seen);
+	}
+	rc = GTT_EINVAL;
+	if (k != L->n_samples_seen || (rc = ana_load_unwind_done(L)) < 0)
+		goto fail;
+	gtt_reader_only(L->r, 0);
+	/* built again where the loader builds them (ana_capture_build), with its checks */
+	m->captured.n = 0;
+	m->capture_controlled = 0;
+	return 0;
+fail:
+	gtt_reader_only(L->r, 0);
+	if (rc == GTT_ENOMEM)
+		snprintf(errbuf, errlen, "%s: out of memory", m->path);
+	else
+		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
+	return rc;
+}
+
+/* ---- pass 3 ---- */
+
+/* A sample, Python read or GIL record in the reorder queue. */
+enum { SE_SAMPLE = 0, SE_READ = 1, SE_GIL = 2 };
+typedef struct sev {
+	uint64_t t, seq;
+	uint32_t type, k2;     /* k2: a read's tid, a GIL record's pid (the arrays' order at equal times) */
+	union {
+		ana_sample s;
+		ana_pystack p;
+		gtt_gil g;
+	} u;
+} sev;
+
+typedef struct p3 {
+	loader *L;
+	ana_pymerge *merge;
+	ana_gpu_acc *gpu;
+	ANA_VEC(sev) heap;
+	uint64_t seq, max_t, w, horizon_ns, n_late;
+	size_t next_stack;     /* the next sample's entry in L->sstack */
+} p3;
+
+static int sev_less(const sev *x, const sev *y)
+{
+	if (x->t != y->t)
+		return x->t < y->t;
+	if (x->type != y->type)
+		return x->type < y->type;
+	if (x->k2 != y->k2)
+		return x->k2 < y->k2;
+	return x->seq < y->seq;
+}
+
+static int heap_push(p3 *P, const sev *e)
+{
+	if (!ana_vec_push(P->heap))
+		return GTT_ENOMEM;
+	sev *h = P->heap.v;
+	size_t i = P->heap.n - 1;
+	while (i > 0 && sev_less(e, &h[(i - 1) / 2])) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = *e;
+	if (P->heap.n > P->L->ssum->peak_queued)
+		P->L->ssum->peak_queued = P->heap.n;
+	return 0;
+}
+
+static void heap_pop(p3 *P, sev *out)
+{
+	sev *h = P->heap.v, last = h[--P->heap.n];
+	size_t i = 0, n = P->heap.n;
+	*out = h[0];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && sev_less(&h[c + 1], &h[c]))
+			c++;
+		if (!sev_less(&h[c], &last))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (n)
+		h[i] = last;
+}
+
+/* A sample merged and classified: into the sums, its thread's class counts and the GPU sweep. */
+static int sink(void *ctx, ana_sample *s, size_t tag)
+{
+	p3 *P = ctx;
+	(void)tag;
+	ana_count_class(P->L->m, s);
+	int rc = ana_ssum_sample(P->L->ssum, s);
+	return rc < 0 ? rc : ana_gpu_acc_sample(P->gpu, s);
+}
+
+/* Everything before w is in (UINT64_MAX: all of it): what is final goes on, in time order. */
+static int flush(p3 *P, uint64_t w)
+{
+	int rc = 0;
+	sev e;
+	while (rc == 0 && P->heap.n && (P->heap.v[0].t < w || w == UINT64_MAX)) {
+		heap_pop(P, &e);
+		switch (e.type) {
+		case SE_SAMPLE:
+			rc = P->merge ? ana_pymerge_sample(P->merge, &e.u.s, 0) : sink(P, &e.u.s, 0);
+			break;
+		case SE_READ:
+			ana_ssum_read(P->L->ssum, &e.u.p);
+			rc = P->merge ? ana_pymerge_read(P->merge, &e.u.p) : 0;
+			break;
+		default:
+			rc = ana_ssum_gil(P->L->ssum, &e.u.g);
+			if (rc == 0 && P->merge)
+				rc = ana_pymerge_gil(P->merge, &e.u.g);
+			break;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	P->w = w;
+	if (P->merge && (rc = ana_pymerge_advance(P->merge, w)) < 0)
+		return rc;
+	uint64_t ws = P->merge ? ana_pymerge_waiting(P->merge) : UINT64_MAX;
+	return ana_gpu_acc_advance(P->gpu, w, ws < w ? ws : w);
+}
+
+/* One record of pass 3 into the queue (or the GPU accumulator). 0 or <0. */
+static int take(p3 *P, gtt_record *rec)
+{
+	loader *L = P->L;
+	ana_model *m = L->m;
+	sev e;
+	uint64_t t;
+	switch (rec->tag) {
+	case GTT_REC_SAMPLE: t = rec->u.sample.time_ns; break;
+	case GTT_REC_PY_STACK: t = rec->u.py_stack.time_ns; break;
+	case GTT_REC_GIL: t = rec->u.gil.time_ns; break;
+	case GTT_REC_SWITCH: t = rec->u.sw.time_ns; break;
+	case GTT_REC_CUDA_KERNEL: t = rec->u.kernel.start_ns; break;
+	case GTT_REC_CUDA_MEMCPY: t = rec->u.memcpy.start_ns; break;
+	case GTT_REC_CUDA_MEMSET: t = rec->u.memset.start_ns; break;
+	case GTT_REC_CUDA_SYNC: t = rec->u.sync.start_ns; break;
+	case GTT_REC_CUDA_API: t = rec->u.api.start_ns; break;
+	default: return 0;
+	}
+	/* the latest start read: nothing later in the file starts a horizon before it */
+	if (t > P->max_t)
+		P->max_t = t;
+	if (rec->tag == GTT_REC_SWITCH || !ana_window_keep(&m->window, rec))
+		return 0;
+	if (ana_load_streamed(rec->tag))
+		return ana_gpu_acc_add(P->gpu, rec);
+	memset(&e, 0, sizeof(e));
+	e.t = t;
+	e.seq = P->seq++;
+	if (t < P->w)
+		P->n_late++; /* behind what the index promised (a hand-made file): merged where it came */
+	if (rec->tag == GTT_REC_SAMPLE) {
+		if (P->next_stack >= L->sstack.n)
+			return GTT_EINVAL; /* not the samples pass 2 read */
+		uint32_t st = L->sstack.v[P->next_stack++];
+		sample_of(&rec->u.sample, ana_fill_period_ns(m), &e.u.s);
+		e.type = SE_SAMPLE;
+		e.u.s.stack_id = st & ~ANA_SSTACK_OK;
+		e.u.s.unwind_ok = (st & ANA_SSTACK_OK) != 0;
+		size_t h = TCACHE_SLOT(e.u.s.pid, e.u.s.tid);
+		if (!L->tc[h].used || L->tc[h].pid != e.u.s.pid || L->tc[h].tid != e.u.s.tid) {
+			L->tc[h].used = 1;
+			L->tc[h].pid = e.u.s.pid;
+			L->tc[h].tid = e.u.s.tid;
+			L->tc[h].idx = (uint32_t)(ana_thread_find(m, e.u.s.pid, e.u.s.tid) - m->threads.v);
+		}
+		e.u.s.thread_idx = L->tc[h].idx;
+	} else if (rec->tag == GTT_REC_PY_STACK) {
+		const gtt_py_stack *p = &rec->u.py_stack;
+		e.type = SE_READ;
+		e.k2 = p->tid;
+		e.u.p = (ana_pystack){ p->time_ns, p->pid, p->tid, p->flags, p->n_frames, NULL };
+		/* a thread's Python stack changes little between reads: one copy per distinct stack */
+		if (p->n_frames && !(e.u.p.frames = ana_pyframes_intern(m, p->frames, p->n_frames)))
+			return GTT_ENOMEM;
+	} else {
+		e.type = SE_GIL;
+		e.k2 = rec->u.gil.pid;
+		e.u.g = rec->u.gil;
+	}
+	return heap_push(P, &e);
+}
+
+static int read_all(p3 *P)
+{
+	loader *L = P->L;
+	ana_model *m = L->m;
+	gtt_record rec;
+	uint64_t n = 0, size = gtt_reader_size(L->r);
+	int rc = 0;
+	/* a window's GIL state when it began (load_window.c): after the window's own records at its
+	 * first instant, as in the arrays */
+	for (size_t i = 0; rc == 0 && i < m->gil.n; i++) {
+		sev e;
+		memset(&e, 0, sizeof(e));
+		e.t = m->gil.v[i].time_ns;
+		e.seq = UINT64_MAX - m->gil.n + i;
+		e.type = SE_GIL;
+		e.k2 = m->gil.v[i].pid;
+		e.u.g = m->gil.v[i];
+		rc = heap_push(P, &e);
+	}
+	gtt_reader_rewind(L->r); /* the window, if any, stays */
+	while (rc == 0 && next_record(L, &rec)) {
+		if ((rc = take(P, &rec)) < 0)
+			break;
+		if ((++n & 0xff) == 0) {
+			if (P->horizon_ns != UINT64_MAX && P->max_t > P->horizon_ns)
+				rc = flush(P, P->max_t - P->horizon_ns);
+			if ((n & 0xffff) == 0)
+				ana_load_progress(L, "merging", gtt_reader_offset(L->r), size);
+		}
+	}
+	if (rc == 0 && P->next_stack != L->sstack.n)
+		rc = GTT_EINVAL;
+	return rc == 0 ? flush(P, UINT64_MAX) : rc;
+}
+
+int ana_load_stream_pass3(loader *L, char *errbuf, size_t errlen)
+{
+	ana_model *m = L->m;
+	const ana_opts *o = L->o;
+	p3 P = { .L = L, .horizon_ns = ana_load_horizon(L->r) };
+	int rc = GTT_ENOMEM;
+	memset(L->tc, 0, sizeof(L->tc));
+	if (!(P.gpu = ana_gpu_acc_new(m, P.horizon_ns)))
+		goto out;
+	ana_gpu_acc_feed_samples(P.gpu);
+	/* analyze/python.c splices Python frames into the native stacks and sets each sample's
+	 * class (samples of threads never seen in a Python read stay ANA_CLASS_NONPY) */
+	if (!o->no_python_merge && L->n_pyreads && !(P.merge = ana_pymerge_new(m, o, sink, &P)))
+		goto out;
+	if ((rc = read_all(&P)) < 0)
+		goto out;
+	if (P.merge) {
+		L->ssum->peak_merge = ana_pymerge_peak(P.merge);
+		rc = ana_pymerge_finish(P.merge);
+		P.merge = NULL;
+		if (rc < 0)
+			goto out;
+	}
+	m->cuda_streamed = 1;
+	rc = ana_gpu_acc_finish(P.gpu, &m->gpu);
+	P.gpu = NULL;
+	if (rc == 0 && P.n_late)
+		ana_warn(m, "%s: %" PRIu64 " samples, Python reads or GIL records came later in the file than its chunk "
+		         "index promised: merged where they came, so the Python and GPU figures are approximate",
+		         m->path, P.n_late);
+out:
+	ana_pymerge_free(P.merge);
+	ana_gpu_acc_free(P.gpu);
+	free(P.heap.v);
+	if (rc == GTT_EINVAL)
+		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
+	else if (rc < 0)
+		snprintf(errbuf, errlen, "%s: out of memory while merging samples, Python and CUDA records", m->path);
+	return rc;
+}
