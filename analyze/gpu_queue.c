@@ -155,7 +155,8 @@ int gs_queue_release(gs_queue *q, uint64_t w)
 				*link = q->next.v[idx];
 				q->n_in_cal--;
 			}
-			sort_keys(q->batch.v + from, q->batch.n - from);
+			if (q->batch.n > from) /* (an empty batch has no array yet) */
+				sort_keys(q->batch.v + from, q->batch.n - from);
 		}
 	}
 	/* every bucket before w's is empty now: the calendar starts at w's */
