@@ -387,7 +387,7 @@ static int cb_wanted(const char *name);
 
 /* The activity kinds, by the name GT_CUPTI_KINDS knows them by (a benchmark's and an expert's
  * knob: which kind costs a launching thread what; leaving one out leaves its section of the report
- * empty, and the summary note says which were on). */
+ * empty, and the agent's note at the start of each side file says which were on). */
 static const struct {
 	const char *name;
 	CUpti_ActivityKind kind;

@@ -107,6 +107,22 @@ if CALLS=40 record cbempty "$py" GT_CUPTI_CALLBACKS=empty; then
 	"$checker" "$GT_ROOT/tests/gpu/check_stacks.py" "$TMP/cbempty.txt" "$TMP/cbempty.json" cbempty | sed 's/^\(PASS\|FAIL\): /\1: /'
 fi
 
+# Defaults: API records from the callbacks, every activity kind; GT_CUPTI_KINDS enables only the
+# kinds it names (the agent's note says which); GT_CUPTI_API=cupti is the old way (CUPTI's records)
+if CALLS=40 record kdefault "$py"; then
+	check "defaults: the agent's note says api=callbacks and kinds=all" \
+		grep -q 'cupti agent on: api=callbacks .* kinds=all$' "$TMP/kdefault.txt"
+	check "defaults: kernels recorded" grep -q '^kernel ' "$TMP/kdefault.txt"
+fi
+if CALLS=40 record kinds "$py" GT_CUPTI_KINDS=memcpy,sync; then
+	check "GT_CUPTI_KINDS=memcpy,sync: the agent's note names them" \
+		grep -q 'cupti agent on: .* kinds=memcpy,sync$' "$TMP/kinds.txt"
+	check "GT_CUPTI_KINDS=memcpy,sync: no kernel record" bash -c "! grep -q '^kernel ' '$TMP/kinds.txt'"
+fi
+if CALLS=40 record apicupti "$py" GT_CUPTI_API=cupti; then
+	check "GT_CUPTI_API=cupti: the agent's note says api=cupti" grep -q 'cupti agent on: api=cupti ' "$TMP/apicupti.txt"
+fi
+
 # A stack at every call into the smallest ring: what does not fit is counted, never silently lost
 if CALLS=1000 record ring "$py" GT_CUPTI_STACK_FIRST=1000000000 GT_CUPTI_STACK_BUDGET=0 GT_CUPTI_STACK_BUDGET_NS=0 \
 	GT_CUPTI_STACK_RING_KB=64; then
