@@ -247,52 +247,16 @@ static int keep_fd(rec_perf *p, int fd)
 	return 0;
 }
 
-/* o.capture: the tracking event of (pid, cpu), writing into the ring of sampling event sfd.
- * 0 or -errno with the reason in err. */
-static int open_track(rec_perf *p, pid_t pid, int cpu, int sfd, char *err, size_t errlen)
+/* Event a of (pid, cpu), kept, writing into the ring of sampling event sfd; what names it in an
+ * error. 0 or -errno with the reason in err. */
+static int open_into(rec_perf *p, struct perf_event_attr *a, pid_t pid, int cpu, int sfd, const char *what,
+                     char *err, size_t errlen)
 {
-	int fd, rc;
-
-	if (!p->o.capture)
-		return 0;
-	if (GT_GROW(p->sfds, p->cap_sfds, p->n_sfds + 1) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	p->sfds[p->n_sfds++] = sfd;
-	fd = open_event(p, &p->track, pid, cpu);
+	int fd = open_event(p, a, pid, cpu);
 	if (fd < 0) {
-		char what[64];
-		snprintf(what, sizeof(what), "(tracking event, cpu %d)", cpu);
-		open_error(-fd, what, err, errlen);
-		return fd;
-	}
-	if (keep_fd(p, fd) < 0) {
-		close(fd);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, sfd) < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT (tracking event): %s", strerror(errno));
-		return rc;
-	}
-	return 0;
-}
-
-/* Lean: the side-band and context-switch event of cpu, writing into the ring of sampling
- * event sfd. 0 or -errno with the reason in err. */
-static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen)
-{
-	int fd;
-
-	if (!p->lean)
-		return 0;
-	fd = open_event(p, &p->sw, -1, cpu);
-	if (fd < 0) {
-		char what[64];
-		snprintf(what, sizeof(what), "(side band and context switches, cpu %d)", cpu);
-		open_error(-fd, what, err, errlen);
+		char where[96];
+		snprintf(where, sizeof(where), "(%s, cpu %d)", what, cpu);
+		open_error(-fd, where, err, errlen);
 		return fd;
 	}
 	if (keep_fd(p, fd) < 0) {
@@ -302,10 +266,33 @@ static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen
 	}
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, sfd) < 0) {
 		int rc = -errno;
-		snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT (context switches): %s", strerror(errno));
+		snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT (%s): %s", what, strerror(errno));
 		return rc;
 	}
 	return 0;
+}
+
+/* o.capture: the tracking event of (pid, cpu), writing into the ring of sampling event sfd.
+ * 0 or -errno with the reason in err. */
+static int open_track(rec_perf *p, pid_t pid, int cpu, int sfd, char *err, size_t errlen)
+{
+	if (!p->o.capture)
+		return 0;
+	if (GT_GROW(p->sfds, p->cap_sfds, p->n_sfds + 1) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	p->sfds[p->n_sfds++] = sfd;
+	return open_into(p, &p->track, pid, cpu, sfd, "tracking event", err, errlen);
+}
+
+/* Lean: the side-band and context-switch event of cpu, writing into the ring of sampling
+ * event sfd. 0 or -errno with the reason in err. */
+static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen)
+{
+	if (!p->lean)
+		return 0;
+	return open_into(p, &p->sw, -1, cpu, sfd, "side band and context switches", err, errlen);
 }
 
 static size_t choose_ring_bytes(const rec_perf *p)
