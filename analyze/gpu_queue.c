@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "gpu_sum_priv.h"
+#include "heap.h"
 
 /* A bucket spans 2^16 ns (65.5 us): a few CUDA records each at 57 000 records/s. */
 #define BUCKET_SHIFT 16
@@ -43,39 +44,7 @@ void gs_queue_free(gs_queue *q)
 	free(q->cal);
 }
 
-static int heap_push(gs_queue *q, const gs_key *k)
-{
-	if (!ana_vec_push(q->heap))
-		return GTT_ENOMEM;
-	gs_key *h = q->heap.v;
-	size_t i = q->heap.n - 1;
-	while (i > 0 && key_less(k, &h[(i - 1) / 2])) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = *k;
-	return 0;
-}
-
-static gs_key heap_pop(gs_queue *q)
-{
-	gs_key *h = q->heap.v, top = h[0], last = h[--q->heap.n];
-	size_t i = 0, n = q->heap.n;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && key_less(&h[c + 1], &h[c]))
-			c++;
-		if (!key_less(&h[c], &last))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (n)
-		h[i] = last;
-	return top;
-}
+ANA_HEAP_DEFINE(key_heap, gs_key, key_less)
 
 int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak)
 {
@@ -100,7 +69,7 @@ int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak)
 		q->n_in_cal++;
 	} else {
 		gs_key k = { e->t, e->seq, e->type, idx };
-		if (heap_push(q, &k) < 0)
+		if (ana_heap_push(key_heap, q->heap, &k) < 0)
 			return GTT_ENOMEM;
 	}
 	if (q->heap.n + q->n_in_cal > *peak)
@@ -173,11 +142,11 @@ int gs_queue_next(gs_queue *q, uint64_t w, gs_ev *out)
 	int from_heap = q->heap.n && q->heap.v[0].t < w;
 	if (q->next_batch < q->batch.n) {
 		if (from_heap && key_less(&q->heap.v[0], &q->batch.v[q->next_batch]))
-			k = heap_pop(q);
+			k = ana_heap_pop(key_heap, q->heap);
 		else
 			k = q->batch.v[q->next_batch++];
 	} else if (from_heap) {
-		k = heap_pop(q);
+		k = ana_heap_pop(key_heap, q->heap);
 	} else {
 		return 0;
 	}

@@ -11,6 +11,7 @@
 #include "bounds.h"
 #include "captured.h"
 #include "gpu_sum.h"
+#include "heap.h"
 #include "load_priv.h"
 #include "python.h"
 #include "sample_sum.h"
@@ -148,40 +149,15 @@ static int sev_less(const sev *x, const sev *y)
 	return x->seq < y->seq;
 }
 
+ANA_HEAP_DEFINE(sev_heap, sev, sev_less)
+
 static int heap_push(p3 *P, const sev *e)
 {
-	if (!ana_vec_push(P->heap))
+	if (ana_heap_push(sev_heap, P->heap, e) < 0)
 		return GTT_ENOMEM;
-	sev *h = P->heap.v;
-	size_t i = P->heap.n - 1;
-	while (i > 0 && sev_less(e, &h[(i - 1) / 2])) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = *e;
 	if (P->heap.n > P->L->ssum->peak_queued)
 		P->L->ssum->peak_queued = P->heap.n;
 	return 0;
-}
-
-static void heap_pop(p3 *P, sev *out)
-{
-	sev *h = P->heap.v, last = h[--P->heap.n];
-	size_t i = 0, n = P->heap.n;
-	*out = h[0];
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && sev_less(&h[c + 1], &h[c]))
-			c++;
-		if (!sev_less(&h[c], &last))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (n)
-		h[i] = last;
 }
 
 /* A sample merged and classified: into the sums, its thread's class counts and the GPU sweep. */
@@ -200,7 +176,7 @@ static int flush(p3 *P, uint64_t w)
 	int rc = 0;
 	sev e;
 	while (rc == 0 && P->heap.n && (P->heap.v[0].t < w || w == UINT64_MAX)) {
-		heap_pop(P, &e);
+		e = ana_heap_pop(sev_heap, P->heap);
 		switch (e.type) {
 		case SE_SAMPLE:
 			rc = P->merge ? ana_pymerge_sample(P->merge, &e.u.s, 0) : sink(P, &e.u.s, 0);

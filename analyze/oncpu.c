@@ -6,6 +6,7 @@
 
 #include "bounds.h"
 #include "captured.h"
+#include "heap.h"
 #include "model_priv.h"
 #include "oncpu.h"
 
@@ -171,41 +172,7 @@ static int pend_less(const pend *a, const pend *b)
 	return a->time_ns != b->time_ns ? a->time_ns < b->time_ns : a->seq < b->seq;
 }
 
-static void heap_pop(ana_oncpu *o, pend *top)
-{
-	pend *h = o->heap.v;
-	size_t n = --o->heap.n, i = 0;
-	*top = h[0];
-	if (!n)
-		return;
-	pend last = h[n];
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && pend_less(&h[c + 1], &h[c]))
-			c++;
-		if (!pend_less(&h[c], &last))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = last;
-}
-
-static int heap_push(ana_oncpu *o, const pend *p)
-{
-	if (!ana_vec_push(o->heap))
-		return GTT_ENOMEM;
-	pend *h = o->heap.v;
-	size_t i = o->heap.n - 1;
-	while (i > 0 && pend_less(p, &h[(i - 1) / 2])) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = *p;
-	return 0;
-}
+ANA_HEAP_DEFINE(pend_heap, pend, pend_less)
 
 /* A switch waits in the queue when it is not earlier than the queue's last (the common case:
  * no heap work), else in the heap. */
@@ -226,7 +193,7 @@ static int enqueue(ana_oncpu *o, const pend *p)
 		*e = *p;
 		return 0;
 	}
-	return heap_push(o, p);
+	return ana_heap_push(pend_heap, o->heap, p);
 }
 
 /* Step every switch older than the horizon allows to wait (all with drain), the earliest of the
@@ -241,7 +208,7 @@ static int release(ana_oncpu *o, const ana_model *m, int drain)
 		if (h && (!q || pend_less(h, q))) {
 			if (!drain && h->time_ns >= edge)
 				break;
-			heap_pop(o, &p);
+			p = ana_heap_pop(pend_heap, o->heap);
 		} else if (q) {
 			if (!drain && q->time_ns >= edge)
 				break;
