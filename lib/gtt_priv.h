@@ -83,6 +83,12 @@ static inline int gtt_uv_get(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *q = *p;
 	uint64_t x = 0;
+	/* most varints of a trace are one byte (deltas, task numbers, small ids) */
+	if (__builtin_expect(q < end && *q < 0x80, 1)) {
+		*v = *q;
+		*p = q + 1;
+		return 0;
+	}
 	for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
 		uint8_t b = *q++;
 		if (shift == 63 && b > 1)
@@ -222,6 +228,8 @@ struct gtt_reader {
 	int owned;          /* data was malloc'ed */
 	size_t off;         /* next chunk */
 	size_t last_off;    /* chunk last returned */
+	size_t crc_ok_to;   /* the chunks in [0, crc_ok_to) were read whole and their checksums
+	                     * matched: a later pass over them (rewind, seek) does not check again */
 	int truncated;
 	int stopped;        /* an unrecoverable error ended reading */
 	uint32_t major, minor;
