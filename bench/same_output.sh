@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# same_output.sh — byte-for-byte comparison of two gt-analyze builds' outputs (a speed change
+# must not change a report): stdout, stderr and exit status of `report`, `report --top 3`,
+# `report --from 0.5 --to 2`, `fold`, `diff` and `check` (the trace against itself) and
+# `export --format chrome`, on every .gtt under testdata/ (bad/ included) and on gen_trace
+# traces made here (default, --fp, --unordered-switches, --stack-variants 500, format 1.0, and
+# a copy of the default one cut mid-chunk).
+#
+#   bench/same_output.sh BEFORE_GT_ANALYZE [AFTER_GT_ANALYZE]   (after: build/bin/gt-analyze)
+#
+# Environment: SECONDS_GEN=3 (length of the generated traces), EXTRA='a.gtt b.gtt' more traces,
+# OUT=build/bench/same_output (traces and the differing outputs). Exit 0 when every output is the
+# same, 1 when some differ (listed), 2 when it could not run.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+BEFORE=${1:-}
+AFTER=${2:-$ROOT/$BUILD/bin/gt-analyze}
+GEN=$ROOT/$BUILD/bench/gen_trace
+OUT=${OUT:-$ROOT/$BUILD/bench/same_output}
+SECONDS_GEN=${SECONDS_GEN:-3}
+for t in "$BEFORE" "$AFTER" "$GEN"; do
+	[ -n "$t" ] && [ -x "$t" ] || { echo "usage: bench/same_output.sh BEFORE_GT_ANALYZE [AFTER] ($t missing; make all bench-tools)" >&2; exit 2; }
+done
+rm -rf "$OUT"
+mkdir -p "$OUT/gen" "$OUT/diff"
+
+gen() { # name, gen_trace options...
+	local name=$1; shift
+	"$GEN" -o "$OUT/gen/$name.gtt" --seconds "$SECONDS_GEN" "$@" 2>>"$OUT/gen.log" ||
+		echo "same_output: gen_trace $* failed: $(tail -1 "$OUT/gen.log")" >&2
+}
+gen default
+gen fp --fp
+gen unordered --unordered-switches
+gen variants --stack-variants 500
+gen v10 --format 1.0
+if [ -f "$OUT/gen/default.gtt" ]; then
+	size=$(stat -c %s "$OUT/gen/default.gtt")
+	head -c $((size * 2 / 3 + 1234)) "$OUT/gen/default.gtt" >"$OUT/gen/cut.gtt"
+fi
+
+traces=()
+while IFS= read -r f; do traces+=("$f"); done < <(find testdata -name '*.gtt' | sort)
+traces+=("$OUT"/gen/*.gtt)
+# shellcheck disable=SC2206 # EXTRA is a list of paths
+[ -n "${EXTRA:-}" ] && traces+=($EXTRA)
+
+n=0 bad=0
+# one BIN ARGS...: stdout, stderr and status of one run, in $OUT/{before,after}.{out,err,rc}
+one() {
+	local who=$1 bin=$2; shift 2
+	(cd "$OUT" && "$bin" "$@" >"$OUT/$who.out" 2>"$OUT/$who.err" </dev/null; echo $? >"$OUT/$who.rc")
+}
+compare() { # label, args...
+	local label=$1; shift
+	one before "$BEFORE" "$@"
+	one after "$AFTER" "$@"
+	n=$((n + 1))
+	local w
+	for w in out err rc; do
+		if ! cmp -s "$OUT/before.$w" "$OUT/after.$w"; then
+			bad=$((bad + 1))
+			local d="$OUT/diff/$bad"
+			mkdir -p "$d"
+			cp "$OUT"/before.* "$OUT"/after.* "$d/"
+			echo "DIFFERS ($w): gt-analyze $*" | tee "$d/what" >&2
+			return
+		fi
+	done
+}
+for t in "${traces[@]}"; do
+	case $t in /*) p=$t ;; *) p=$ROOT/$t ;; esac
+	compare report report "$p"
+	compare top3 report --top 3 "$p"
+	compare window report --from 0.5 --to 2 "$p"
+	compare fold fold "$p"
+	compare diff diff "$p" "$p"
+	compare check check "$p" "$p"
+	compare chrome export --format chrome "$p"
+done
+echo "same_output: $n runs over ${#traces[@]} traces, $bad differ$([ "$bad" -gt 0 ] && echo " (outputs under $OUT/diff)")"
+[ "$bad" -eq 0 ]
