@@ -169,6 +169,7 @@ UNIT_ANA := bounds clockfit counter_sum demangle diff dwfl_batch export fold gpu
             launch launch_load merge model_load python_merge sample_stream window \
             textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
 UNIT_ANA += gpu_queue
+UNIT_ANA += load_pipe
 UNIT_REN := bounds render_flame render_timeline svg_escape fuzz_render
 UNIT_REC := counters tracestop gpu_merge pyoffsets pyreader pysnap rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top \
             fuzz_pyreader fuzz_elf fuzz_unwind

@@ -12,6 +12,7 @@
 #include "dwfl.h"
 #include "gpu_sum.h"
 #include "gt_util.h"
+#include "load_pipe.h"
 #include "load_priv.h"
 #include "model.h"
 #include "model_priv.h"
@@ -510,9 +511,9 @@ static int take_record(loader *L, const gtt_record *rec)
 	}
 }
 
-static int read_error(loader *L, int rc, char *errbuf, size_t errlen)
+/* off: the reader's offset after the failed read */
+static int read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t errlen)
 {
-	uint64_t off = gtt_reader_offset(L->r);
 	if (rc == GTT_ECORRUPT)
 		snprintf(errbuf, errlen, "%s: corrupt chunk at byte %" PRIu64 " (checksum mismatch or impossible length)",
 		         L->m->path, off);
@@ -523,38 +524,59 @@ static int read_error(loader *L, int rc, char *errbuf, size_t errlen)
 	return rc;
 }
 
+/* The next record of pass 1: from the pipe (a streamed model: decoded on a thread of its own),
+ * else read here. gtt_reader_next's result; *off the reader's offset after it. */
+static int pass1_next(loader *L, ana_pipe *pp, gtt_record *buf, gtt_record **rec, uint64_t *off)
+{
+	if (pp)
+		return ana_pipe_next(pp, rec, off);
+	int rc = gtt_reader_next(L->r, buf);
+	*rec = buf;
+	*off = gtt_reader_offset(L->r);
+	return rc;
+}
+
 static int pass1(loader *L, char *errbuf, size_t errlen)
 {
-	gtt_record rec;
-	int rc;
-	uint64_t n = 0, size = gtt_reader_size(L->r);
-	while ((rc = gtt_reader_next(L->r, &rec)) != 0) {
+	gtt_record buf, *rec;
+	int rc = 0;
+	uint64_t n = 0, off = 0, size = gtt_reader_size(L->r);
+	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
+	ana_pipe *pp = L->stream ? ana_pipe_start(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt) : NULL;
+	if (L->stream && !pp) {
+		snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
+		return GTT_ENOMEM;
+	}
+	while ((rc = pass1_next(L, pp, &buf, &rec, &off)) != 0) {
 		if (rc < 0) {
 			if ((rc == GTT_ECORRUPT || rc == GTT_EINVAL) && L->o->skip_corrupt) {
 				L->m->n_corrupt++;
 				continue;
 			}
-			return read_error(L, rc, errbuf, errlen);
+			read_error(L, rc, off, errbuf, errlen);
+			goto out;
 		}
-		if (!ana_window_keep(&L->m->window, &rec)) {
+		if (!ana_window_keep(&L->m->window, rec)) {
 			/* before the window: what it says about the state when the window begins */
 			uint64_t from = L->m->window.from_ns;
-			if ((rec.tag == GTT_REC_GIL && rec.u.gil.time_ns < from && (rc = ana_load_carry_gil(L, &rec.u.gil)) < 0) ||
-			    (rec.tag == GTT_REC_THREAD_CPU && rec.u.thread_cpu.time_ns < from &&
-			     (rc = ana_load_carry_cpu(L, &rec.u.thread_cpu)) < 0)) {
+			if ((rec->tag == GTT_REC_GIL && rec->u.gil.time_ns < from && (rc = ana_load_carry_gil(L, &rec->u.gil)) < 0) ||
+			    (rec->tag == GTT_REC_THREAD_CPU && rec->u.thread_cpu.time_ns < from &&
+			     (rc = ana_load_carry_cpu(L, &rec->u.thread_cpu)) < 0)) {
 				snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
-				return rc;
+				goto out;
 			}
 			continue;
 		}
-		if ((rc = take_record(L, &rec)) < 0) {
+		if ((rc = take_record(L, rec)) < 0) {
 			snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
-			return rc;
+			goto out;
 		}
 		if ((++n & 0xffff) == 0)
-			ana_load_progress(L, "reading", gtt_reader_offset(L->r), size);
+			ana_load_progress(L, "reading", off, size);
 	}
-	return 0;
+out:
+	ana_pipe_free(pp); /* the reader is this thread's again */
+	return rc;
 }
 
 /* ---- derived figures ---- */

@@ -12,6 +12,7 @@
 #include "captured.h"
 #include "gpu_sum.h"
 #include "heap.h"
+#include "load_pipe.h"
 #include "load_priv.h"
 #include "python.h"
 #include "sample_sum.h"
@@ -268,8 +269,8 @@ static int read_all(p3 *P)
 {
 	loader *L = P->L;
 	ana_model *m = L->m;
-	gtt_record rec;
-	uint64_t n = 0, size = gtt_reader_size(L->r);
+	gtt_record *rec;
+	uint64_t n = 0, off = 0, size = gtt_reader_size(L->r);
 	int rc = 0;
 	/* a window's GIL state when it began (load_window.c): after the window's own records at its
 	 * first instant, as in the arrays */
@@ -284,16 +285,27 @@ static int read_all(p3 *P)
 		rc = heap_push(P, &e);
 	}
 	gtt_reader_rewind(L->r); /* the window, if any, stays */
-	while (rc == 0 && next_record(L, &rec)) {
-		if ((rc = take(P, &rec)) < 0)
+	/* decoded on a thread of its own, in file order (load_pipe.c); corrupt chunks skipped as
+	 * pass 1 skipped them, the reading ends where pass 1's ended */
+	ana_pipe *pp = rc == 0 ? ana_pipe_start(L->r, ANA_PIPE_PASS3, 1) : NULL;
+	if (rc == 0 && !pp)
+		rc = GTT_ENOMEM;
+	while (rc == 0) {
+		int k = ana_pipe_next(pp, &rec, &off);
+		if (k == GTT_ECORRUPT || k == GTT_EINVAL)
+			continue;
+		if (k <= 0)
+			break;
+		if ((rc = take(P, rec)) < 0)
 			break;
 		if ((++n & 0xff) == 0) {
 			if (P->horizon_ns != UINT64_MAX && P->max_t > P->horizon_ns)
 				rc = flush(P, P->max_t - P->horizon_ns);
 			if ((n & 0xffff) == 0)
-				ana_load_progress(L, "merging", gtt_reader_offset(L->r), size);
+				ana_load_progress(L, "merging", off, size);
 		}
 	}
+	ana_pipe_free(pp); /* the reader is this thread's again */
 	if (rc == 0 && P->next_stack != L->sstack.n)
 		rc = GTT_EINVAL;
 	return rc == 0 ? flush(P, UINT64_MAX) : rc;

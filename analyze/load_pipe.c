@@ -1,0 +1,284 @@
+/* load_pipe.c — a pass of the loader with its records decoded on a thread of their own: the
+ * thread runs gtt_reader_next into batches, the loader's thread takes them in file order, so a
+ * pass sees exactly the records (and results) it would have read itself. Pointers a record
+ * carries live only until the reader's next call, so what a pass uses of them is copied into the
+ * batch (a Python read's frames) or, for the kinds whose pointers it needs (definitions), the
+ * thread hands the batch over and waits until the pass is done with that record before it reads
+ * on. Bounded: PIPE_BATCHES batches of PIPE_BATCH records. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load_pipe.h"
+
+#define PIPE_BATCH 256
+#define PIPE_BATCHES 8
+#define PIPE_FRAMES 8192 /* Python frames a batch holds (a read that does not fit ends it) */
+
+typedef struct pipe_rec {
+	gtt_record rec;
+	uint64_t off;            /* gtt_reader_offset after the call */
+	int rc;                  /* what gtt_reader_next returned */
+} pipe_rec;
+
+typedef struct pipe_batch {
+	pipe_rec *r;             /* PIPE_BATCH */
+	gtt_py_frame *frames;    /* PIPE_FRAMES */
+	size_t n, n_frames;
+	int last;                /* the reader stopped after these */
+} pipe_batch;
+
+struct ana_pipe {
+	gtt_reader *r;
+	int mode;                /* ANA_PIPE_* */
+	int skip_bad;            /* read on after a corrupt chunk or a record that does not decode */
+	int threaded;            /* 0: no thread could be made, the pass reads itself */
+	pipe_batch b[PIPE_BATCHES];
+	size_t head, tail;       /* [head, tail) filled, head the one being taken */
+	size_t pos;              /* the next record of batch head */
+	int taking;              /* batch head is being taken */
+	int stop;                /* the pass ended early: the thread ends */
+	int done;                /* the thread published its last batch */
+	int held;                /* the thread waits until the pass is done with its last record */
+	int w_waits, r_waits;    /* the thread (writer) or the pass (reader) sleeps on cv_w / cv_r */
+	pipe_rec one;            /* the record of a pipe without thread */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_w, cv_r;
+};
+
+/* What a pass needs of a record: 1 when the batch holds all of it (pointers it does not use
+ * cleared, a Python read's frames copied into b), 0 when it needs the record's own pointers
+ * (the thread waits until the pass is done with it), -1 when a Python read's frames do not fit
+ * into b (it goes into the next batch). */
+static int fits(ana_pipe *p, pipe_batch *b, gtt_record *rec)
+{
+	rec->raw = NULL;
+	switch (rec->tag) {
+	case GTT_REC_SAMPLE:
+		if (p->mode == ANA_PIPE_PASS1_STREAM || p->mode == ANA_PIPE_PASS3) {
+			/* both take its figures only; its stack is pass 2's */
+			rec->u.sample.ips = NULL;
+			rec->u.sample.regs = NULL;
+			rec->u.sample.stack = NULL;
+			return 1;
+		}
+		return 0;
+	case GTT_REC_PY_STACK: {
+		gtt_py_stack *s = &rec->u.py_stack;
+		if (p->mode == ANA_PIPE_PASS1_STREAM) {
+			s->frames = NULL; /* counted only */
+			return 1;
+		}
+		if (s->n_frames > PIPE_FRAMES - b->n_frames)
+			return s->n_frames > PIPE_FRAMES ? 0 : -1;
+		if (s->n_frames)
+			memcpy(b->frames + b->n_frames, s->frames, s->n_frames * sizeof(*s->frames));
+		s->frames = s->n_frames ? b->frames + b->n_frames : NULL;
+		b->n_frames += s->n_frames;
+		return 1;
+	}
+	case GTT_REC_CALLCHAIN:
+		/* the reader keeps the chains for the samples; no pass takes the definition itself */
+		rec->u.callchain.ips = NULL;
+		return 1;
+	case GTT_REC_SWITCH:
+	case GTT_REC_THREAD_CPU:
+	case GTT_REC_TICKS:
+	case GTT_REC_GIL:
+	case GTT_REC_CUDA_KERNEL:
+	case GTT_REC_CUDA_MEMCPY:
+	case GTT_REC_CUDA_MEMSET:
+	case GTT_REC_CUDA_SYNC:
+	case GTT_REC_CUDA_API:
+	case GTT_REC_CUDA_ALLOC:
+	case GTT_REC_NVTX:
+	case GTT_REC_COUNTER:
+		return 1; /* no pointers */
+	default:
+		/* pass 3 takes none of the other kinds (load_stream.c, take): their tag is enough */
+		return p->mode == ANA_PIPE_PASS3 ? 1 : 0;
+	}
+}
+
+/* 1 when the pass reads on after gtt_reader_next returned rc (the thread does too). */
+static int goes_on(const ana_pipe *p, int rc)
+{
+	return rc > 0 || (p->skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL));
+}
+
+static void *reader_main(void *arg)
+{
+	ana_pipe *p = arg;
+	pipe_rec carry;
+	int have_carry = 0;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		if (p->tail - p->head == PIPE_BATCHES) {
+			/* full: woken when half the batches are free again, not for each one */
+			p->w_waits = 1;
+			while (!p->stop && p->tail - p->head > PIPE_BATCHES / 2)
+				pthread_cond_wait(&p->cv_w, &p->mu);
+			p->w_waits = 0;
+		}
+		int stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (stop)
+			break;
+		pipe_batch *b = &p->b[p->tail % PIPE_BATCHES];
+		int wait = 0;
+		b->n = b->n_frames = 0;
+		b->last = 0;
+		if (have_carry) {
+			/* a Python read that did not fit the batch before: its frames are still the
+			 * reader's, which has not been called since */
+			b->r[b->n] = carry;
+			wait = fits(p, b, &b->r[b->n].rec) == 0;
+			b->n++;
+			have_carry = 0;
+		}
+		while (!wait && b->n < PIPE_BATCH) {
+			pipe_rec *e = &b->r[b->n];
+			e->rc = gtt_reader_next(p->r, &e->rec);
+			e->off = gtt_reader_offset(p->r);
+			if (!goes_on(p, e->rc)) {
+				b->n++;
+				b->last = 1;
+				break;
+			}
+			int f = e->rc > 0 ? fits(p, b, &e->rec) : 1;
+			if (f < 0) {
+				carry = *e;
+				have_carry = 1;
+				break;
+			}
+			b->n++;
+			wait = f == 0;
+		}
+		pthread_mutex_lock(&p->mu);
+		p->tail++;
+		p->done = b->last;
+		p->held = wait;
+		if (p->r_waits && (p->done || p->held || p->tail - p->head >= PIPE_BATCHES / 2))
+			pthread_cond_signal(&p->cv_r);
+		/* a record whose pointers the pass uses: nothing is read until it is done with it */
+		if (wait) {
+			p->w_waits = 1;
+			while (!p->stop && p->head != p->tail)
+				pthread_cond_wait(&p->cv_w, &p->mu);
+			p->w_waits = 0;
+			p->held = 0;
+		}
+		stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (b->last || stop)
+			break;
+	}
+	return NULL;
+}
+
+ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad)
+{
+	ana_pipe *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->r = r;
+	p->mode = mode;
+	p->skip_bad = skip_bad;
+	for (size_t i = 0; i < PIPE_BATCHES; i++) {
+		p->b[i].r = malloc(PIPE_BATCH * sizeof(*p->b[i].r));
+		p->b[i].frames = malloc(PIPE_FRAMES * sizeof(*p->b[i].frames));
+		if (!p->b[i].r || !p->b[i].frames)
+			goto alone;
+	}
+	if (pthread_mutex_init(&p->mu, NULL) != 0)
+		goto alone;
+	if (pthread_cond_init(&p->cv_w, NULL) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		goto alone;
+	}
+	if (pthread_cond_init(&p->cv_r, NULL) != 0) {
+		pthread_cond_destroy(&p->cv_w);
+		pthread_mutex_destroy(&p->mu);
+		goto alone;
+	}
+	if (pthread_create(&p->th, NULL, reader_main, p) != 0) {
+		pthread_cond_destroy(&p->cv_r);
+		pthread_cond_destroy(&p->cv_w);
+		pthread_mutex_destroy(&p->mu);
+		goto alone;
+	}
+	p->threaded = 1;
+	return p;
+alone:
+	/* no memory or thread for the batches: the pass reads itself, as without a pipe */
+	for (size_t i = 0; i < PIPE_BATCHES; i++) {
+		free(p->b[i].r);
+		free(p->b[i].frames);
+		p->b[i].r = NULL;
+		p->b[i].frames = NULL;
+	}
+	return p;
+}
+
+int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off)
+{
+	pipe_rec *e;
+	if (!p->threaded) {
+		e = &p->one;
+		e->rc = gtt_reader_next(p->r, &e->rec);
+		e->off = gtt_reader_offset(p->r);
+	} else {
+		pipe_batch *b = &p->b[p->head % PIPE_BATCHES];
+		if (p->taking && p->pos == b->n) {
+			if (b->last)
+				return 0; /* called again after the end */
+			pthread_mutex_lock(&p->mu);
+			p->head++;
+			p->taking = 0;
+			if (p->w_waits && (p->head == p->tail || p->tail - p->head <= PIPE_BATCHES / 2))
+				pthread_cond_signal(&p->cv_w);
+			pthread_mutex_unlock(&p->mu);
+		}
+		if (!p->taking) {
+			pthread_mutex_lock(&p->mu);
+			if (p->head == p->tail) {
+				/* empty: woken when half the batches are filled, the reading ended or the
+				 * thread waits for this pass */
+				p->r_waits = 1;
+				while (!(p->tail - p->head >= PIPE_BATCHES / 2 || (p->head != p->tail && (p->done || p->held))))
+					pthread_cond_wait(&p->cv_r, &p->mu);
+				p->r_waits = 0;
+			}
+			pthread_mutex_unlock(&p->mu);
+			p->taking = 1;
+			p->pos = 0;
+			b = &p->b[p->head % PIPE_BATCHES];
+		}
+		e = &b->r[p->pos++];
+	}
+	*rec = &e->rec;
+	*off = e->off;
+	return e->rc;
+}
+
+void ana_pipe_free(ana_pipe *p)
+{
+	if (!p)
+		return;
+	if (p->threaded) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = 1;
+		pthread_cond_signal(&p->cv_w);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->th, NULL);
+		pthread_cond_destroy(&p->cv_r);
+		pthread_cond_destroy(&p->cv_w);
+		pthread_mutex_destroy(&p->mu);
+	}
+	for (size_t i = 0; i < PIPE_BATCHES; i++) {
+		free(p->b[i].r);
+		free(p->b[i].frames);
+	}
+	free(p);
+}

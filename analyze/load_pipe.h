@@ -1,0 +1,29 @@
+/* load_pipe.h — a loader pass's records decoded ahead on a thread of their own (load_pipe.c),
+ * handed over in file order with what gtt_reader_next returned for each.
+ * Return rule: analyze/'s (model.h): 0 or a negative GTT_E* code, NULL for objects. */
+#ifndef ANA_LOAD_PIPE_H
+#define ANA_LOAD_PIPE_H
+
+#include <stdint.h>
+#include "gtt.h"
+
+/* Which pass reads (what it uses of each record decides what the batches keep). */
+enum {
+	ANA_PIPE_PASS1_STREAM, /* pass 1 of a streamed model: a sample's or Python read's figures only */
+	ANA_PIPE_PASS3,        /* pass 3 (load_stream.c): samples' figures, Python reads' frames, GIL,
+	                        * switches and CUDA records; other kinds by their tag only */
+};
+
+typedef struct ana_pipe ana_pipe;
+/* Start reading r from where it is. skip_bad: the pass reads on after GTT_ECORRUPT and
+ * GTT_EINVAL (else such a result ends the reading, as any other error or the end does). Until
+ * ana_pipe_free, only the pipe calls r. NULL when out of memory; without a thread the pipe
+ * reads r itself on each call. */
+ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad);
+/* The next result of gtt_reader_next (1: *rec, valid until the next call; 0 at the end, also
+ * when called again after it; or GTT_E*), with gtt_reader_offset after it in *off. */
+int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off);
+/* Stop the thread (it finishes the record it is decoding) and free the batches. NULL ok. */
+void ana_pipe_free(ana_pipe *p);
+
+#endif

@@ -1,0 +1,278 @@
+/* test_load_pipe.c — the loader's decode-ahead pipe (analyze/load_pipe.c) hands a pass the same
+ * results as its own gtt_reader_next calls would: every result and offset in order, and of each
+ * record what the pass uses (a sample's figures, a Python read's frames, definitions whole), on
+ * whole, damaged and cut packed traces, with and without zstd prefetch, with more Python frames
+ * than a batch holds; and it stops cleanly when the pass ends early. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gtt.h"
+#include "load_pipe.h"
+#include "testhelp.h"
+
+typedef struct buf { uint8_t *p; size_t n; } buf;
+
+static uint64_t lcg_state = 7;
+static uint32_t lcg(void)
+{
+	lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(lcg_state >> 33);
+}
+
+/* Switches, samples (callchains, stack copies), Python reads of 1 to 3000 frames, GIL, CUDA
+ * kernels and API calls, strings and callchain definitions between them, in small blocks. */
+static buf make_trace(int level)
+{
+	int err = 0, fd = memfd_create("load_pipe", MFD_CLOEXEC);
+	buf b = { 0 };
+	gtt_writer_opts o;
+	gtt_writer_opts_init(&o);
+	o.level = level;
+	o.block_bytes = 16384;
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(dup(fd), 0, &o, &err) : NULL;
+	if (!w)
+		abort();
+	static uint8_t stack[256];
+	static gtt_py_frame pf[3000];
+	for (size_t i = 0; i < sizeof(pf) / sizeof(pf[0]); i++)
+		pf[i] = (gtt_py_frame){ 0x7f00 + i * 16, (int32_t)i, 0 };
+	uint64_t regs[3] = { 1, 2, 3 }, ips[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
+	char text[32];
+	for (int i = 0; i < 30000; i++) {
+		uint64_t t = 1000000000ull + (uint64_t)i * 1000 + lcg() % 700;
+		uint32_t pid = 100 + lcg() % 3, tid = pid * 10 + lcg() % 40;
+		gtt_record r;
+		memset(&r, 0, sizeof(r));
+		switch (lcg() % 8) {
+		case 0:
+		case 1:
+			r.tag = GTT_REC_SWITCH;
+			r.u.sw = (gtt_switch){ .time_ns = t, .pid = pid, .tid = tid, .cpu = lcg() % 8, .kind = lcg() % 2 };
+			break;
+		case 2:
+			r.tag = GTT_REC_SAMPLE;
+			r.u.sample = (gtt_sample){ .time_ns = t, .pid = pid, .tid = tid, .cpu = 1, .period_ns = 1000000 + i,
+			                           .n_user = 1 + lcg() % 4, .ips = ips };
+			if (lcg() % 2) {
+				r.u.sample.flags = GTT_SAMPLE_REGS | GTT_SAMPLE_STACK;
+				r.u.sample.n_regs = 3;
+				r.u.sample.regs = regs;
+				r.u.sample.regs_mask = 7;
+				r.u.sample.stack = stack;
+				r.u.sample.stack_len = (uint32_t)(lcg() % sizeof(stack));
+			}
+			break;
+		case 3:
+			r.tag = GTT_REC_PY_STACK;
+			r.u.py_stack = (gtt_py_stack){ .time_ns = t, .pid = pid, .tid = tid, .frames = pf + lcg() % 64,
+			                               .n_frames = lcg() % 50 ? 1 + lcg() % 40 : 2000 + lcg() % 900 };
+			break;
+		case 4:
+			r.tag = GTT_REC_GIL;
+			r.u.gil = (gtt_gil){ .time_ns = t, .pid = pid, .holder_tid = tid, .locked = lcg() % 2 };
+			break;
+		case 5:
+			r.tag = GTT_REC_CUDA_KERNEL;
+			r.u.kernel = (gtt_cuda_kernel){ .start_ns = t, .end_ns = t + 500, .pid = pid, .correlation = (uint32_t)i,
+			                                .name_id = lcg() % 5 };
+			break;
+		case 6:
+			r.tag = GTT_REC_CUDA_API;
+			r.u.api = (gtt_cuda_api){ .start_ns = t, .end_ns = t + 300, .pid = pid, .tid = tid,
+			                          .correlation = (uint32_t)i, .name_id = 7 };
+			break;
+		default:
+			snprintf(text, sizeof(text), "name-%d", i);
+			r.tag = GTT_REC_STRING;
+			r.u.string = (gtt_string){ .pid = pid, .id = (uint32_t)i, .text = text };
+			break;
+		}
+		if (gtt_write(w, &r) != 0)
+			abort();
+	}
+	if (gtt_writer_close(w) != 0)
+		abort();
+	off_t n = lseek(fd, 0, SEEK_END);
+	b.p = malloc((size_t)n + 1);
+	if (!b.p || pread(fd, b.p, (size_t)n, 0) != n)
+		abort();
+	b.n = (size_t)n;
+	close(fd);
+	return b;
+}
+
+/* What a pass of mode uses of rec, as text: equal texts, equal use. */
+static void use_of(int mode, int rc, uint64_t off, const gtt_record *rec, char *s, size_t cap)
+{
+	int k = snprintf(s, cap, "%d@%llu", rc, (unsigned long long)off);
+	if (rc <= 0)
+		return;
+	k += snprintf(s + k, cap - (size_t)k, " tag %u", rec->tag);
+	const gtt_sample *sm = &rec->u.sample;
+	const gtt_py_stack *p = &rec->u.py_stack;
+	switch (rec->tag) {
+	case GTT_REC_SAMPLE:
+		snprintf(s + k, cap - (size_t)k, " %llu %u %u %u %llu", (unsigned long long)sm->time_ns, sm->pid, sm->tid,
+		         sm->cpu, (unsigned long long)sm->period_ns);
+		break;
+	case GTT_REC_PY_STACK:
+		k += snprintf(s + k, cap - (size_t)k, " %llu %u %u %u", (unsigned long long)p->time_ns, p->pid, p->tid,
+		              p->n_frames);
+		for (uint32_t i = 0; mode == ANA_PIPE_PASS3 && i < p->n_frames && (size_t)k < cap - 40; i++)
+			k += snprintf(s + k, cap - (size_t)k, " %llx:%d", (unsigned long long)p->frames[i].code_id,
+			              p->frames[i].line);
+		break;
+	case GTT_REC_SWITCH:
+		snprintf(s + k, cap - (size_t)k, " %llu %u %u %u %u", (unsigned long long)rec->u.sw.time_ns, rec->u.sw.pid,
+		         rec->u.sw.tid, rec->u.sw.cpu, rec->u.sw.kind);
+		break;
+	case GTT_REC_GIL:
+		snprintf(s + k, cap - (size_t)k, " %llu %u %u %u", (unsigned long long)rec->u.gil.time_ns, rec->u.gil.pid,
+		         rec->u.gil.holder_tid, rec->u.gil.locked);
+		break;
+	case GTT_REC_CUDA_KERNEL:
+		snprintf(s + k, cap - (size_t)k, " %llu %llu %u %u", (unsigned long long)rec->u.kernel.start_ns,
+		         (unsigned long long)rec->u.kernel.end_ns, rec->u.kernel.correlation, rec->u.kernel.name_id);
+		break;
+	case GTT_REC_CUDA_API:
+		snprintf(s + k, cap - (size_t)k, " %llu %llu %u %u", (unsigned long long)rec->u.api.start_ns,
+		         (unsigned long long)rec->u.api.end_ns, rec->u.api.correlation, rec->u.api.tid);
+		break;
+	case GTT_REC_STRING:
+		/* pass 3 takes no string: only pass 1 reads its text */
+		if (mode != ANA_PIPE_PASS3)
+			snprintf(s + k, cap - (size_t)k, " %u %s", rec->u.string.id, rec->u.string.text);
+		break;
+	default:
+		break;
+	}
+}
+
+typedef struct seq { char **v; size_t n, cap; } seq;
+static void seq_add(seq *q, const char *s)
+{
+	if (q->n == q->cap) {
+		q->cap = q->cap ? 2 * q->cap : 1024;
+		q->v = realloc(q->v, q->cap * sizeof(*q->v));
+	}
+	q->v[q->n++] = strdup(s);
+}
+static void seq_free(seq *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		free(q->v[i]);
+	free(q->v);
+}
+
+static char line[65536];
+
+/* The results a pass reads itself (skip_bad: on after corrupt chunks, as the pipe does). */
+static seq direct(const buf *t, int mode, int skip_bad, int prefetch)
+{
+	seq q = { 0 };
+	int err = 0;
+	gtt_record rec;
+	gtt_reader *r = gtt_reader_open_mem(t->p, t->n, &err);
+	if (!r)
+		abort();
+	if (prefetch)
+		gtt_reader_prefetch(r);
+	for (;;) {
+		int rc = gtt_reader_next(r, &rec);
+		use_of(mode, rc, gtt_reader_offset(r), &rec, line, sizeof(line));
+		seq_add(&q, line);
+		if (rc == 0 || (rc < 0 && !(skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL))))
+			break;
+	}
+	gtt_reader_close(r);
+	return q;
+}
+
+static seq piped(const buf *t, int mode, int skip_bad, int prefetch, size_t stop_after)
+{
+	seq q = { 0 };
+	int err = 0;
+	gtt_reader *r = gtt_reader_open_mem(t->p, t->n, &err);
+	if (!r)
+		abort();
+	if (prefetch)
+		gtt_reader_prefetch(r);
+	ana_pipe *p = ana_pipe_start(r, mode, skip_bad);
+	if (!p)
+		abort();
+	for (size_t i = 0; i < stop_after; i++) {
+		gtt_record *rec = NULL;
+		uint64_t off = 0;
+		int rc = ana_pipe_next(p, &rec, &off);
+		use_of(mode, rc, off, rec, line, sizeof(line));
+		seq_add(&q, line);
+		if (rc == 0 || (rc < 0 && !(skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL)))) {
+			/* called again after the end: the end again */
+			if (rc == 0)
+				th_check(ana_pipe_next(p, &rec, &off) == 0, "the end stays the end");
+			break;
+		}
+	}
+	ana_pipe_free(p);
+	gtt_reader_close(r);
+	return q;
+}
+
+static int same(const seq *a, const seq *b, size_t *at)
+{
+	size_t i = 0;
+	for (; i < a->n && i < b->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			break;
+	*at = i;
+	return i == a->n && i == b->n;
+}
+
+static void compare(const char *what, const buf *t, int skip_bad)
+{
+	static const char *modes[] = { "pass 1", "pass 3" };
+	for (int mode = ANA_PIPE_PASS1_STREAM; mode <= ANA_PIPE_PASS3; mode++)
+		for (int pf = 0; pf < 2; pf++) {
+			seq a = direct(t, mode, skip_bad, pf), b = piped(t, mode, skip_bad, pf, SIZE_MAX);
+			size_t at;
+			int ok = same(&a, &b, &at);
+			th_check(ok && a.n > 1, "%s, %s, prefetch %d, skip_bad %d: %zu results the same as the reader's own",
+			         what, modes[mode], pf, skip_bad, a.n);
+			if (!ok)
+				printf("  first difference at %zu: '%.200s' vs '%.200s'\n", at, at < a.n ? a.v[at] : "(none)",
+				       at < b.n ? b.v[at] : "(none)");
+			seq_free(&a);
+			seq_free(&b);
+		}
+}
+
+int main(void)
+{
+	buf z = make_trace(3), plain = make_trace(-1);
+	compare("zstd", &z, 1);
+	compare("stored", &plain, 1);
+
+	/* damaged: a byte of a chunk in the middle flipped (a checksum mismatch) */
+	buf d = { malloc(z.n), z.n };
+	memcpy(d.p, z.p, z.n);
+	d.p[z.n / 2] ^= 0x5a;
+	compare("damaged", &d, 1);
+	compare("damaged", &d, 0);
+
+	/* cut inside a chunk */
+	buf c = { z.p, z.n * 3 / 5 + 17 };
+	compare("cut", &c, 1);
+
+	/* the pass ends early (an error of its own): the thread stops, nothing leaks or hangs */
+	for (size_t k = 0; k < 5000; k += 1237) {
+		seq a = piped(&z, ANA_PIPE_PASS3, 1, 1, k);
+		th_check(a.n == k, "stopped after %zu of the records: the pipe frees cleanly", k);
+		seq_free(&a);
+	}
+	free(d.p);
+	free(z.p);
+	free(plain.p);
+	return th_report();
+}
