@@ -14,17 +14,20 @@
 #define PIPE_BATCH 256
 #define PIPE_BATCHES 8
 #define PIPE_FRAMES 8192 /* Python frames a batch holds (a read that does not fit ends it) */
+#define PIPE_BYTES (512u << 10) /* pass 2: bytes of samples' callchains, registers and stack copies */
 
 typedef struct pipe_rec {
 	gtt_record rec;
 	uint64_t off;            /* gtt_reader_offset after the call */
+	gtt_pos pos;             /* gtt_reader_tell after it (pass 2 only) */
 	int rc;                  /* what gtt_reader_next returned */
 } pipe_rec;
 
 typedef struct pipe_batch {
 	pipe_rec *r;             /* PIPE_BATCH */
 	gtt_py_frame *frames;    /* PIPE_FRAMES */
-	size_t n, n_frames;
+	uint8_t *bytes;          /* PIPE_BYTES (pass 2 only) */
+	size_t n, n_frames, n_bytes;
 	int last;                /* the reader stopped after these */
 } pipe_batch;
 
@@ -42,10 +45,46 @@ struct ana_pipe {
 	int held;                /* the thread waits until the pass is done with its last record */
 	int w_waits, r_waits;    /* the thread (writer) or the pass (reader) sleeps on cv_w / cv_r */
 	pipe_rec one;            /* the record of a pipe without thread */
+	const pipe_rec *last;    /* the record ana_pipe_next returned last */
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv_w, cv_r;
 };
+
+/* n bytes of the batch's arena, 8-aligned: NULL when they do not fit. */
+static void *take_bytes(pipe_batch *b, size_t n)
+{
+	size_t at = (b->n_bytes + 7) & ~(size_t)7;
+	if (at > PIPE_BYTES || n > PIPE_BYTES - at)
+		return NULL;
+	b->n_bytes = at + n;
+	return b->bytes + at;
+}
+
+/* Pass 2 unwinds a sample: its callchain, registers and stack copy into the batch (as fits
+ * below says). */
+static int copy_sample(pipe_batch *b, gtt_sample *s)
+{
+	size_t n_ips = (size_t)s->n_kernel + s->n_user, n_regs = s->regs ? s->n_regs : 0;
+	size_t need = n_ips * 8 + n_regs * 8 + s->stack_len + 24;
+	if (need > PIPE_BYTES)
+		return 0;
+	size_t mark = b->n_bytes;
+	uint64_t *ips = n_ips && s->ips ? take_bytes(b, n_ips * 8) : NULL;
+	uint64_t *regs = n_regs ? take_bytes(b, n_regs * 8) : NULL;
+	uint8_t *stack = s->stack_len && s->stack ? take_bytes(b, s->stack_len) : NULL;
+	if ((n_ips && s->ips && !ips) || (n_regs && !regs) || (s->stack_len && s->stack && !stack)) {
+		b->n_bytes = mark;
+		return -1;
+	}
+	if (ips)
+		s->ips = memcpy(ips, s->ips, n_ips * 8);
+	if (regs)
+		s->regs = memcpy(regs, s->regs, n_regs * 8);
+	if (stack)
+		s->stack = memcpy(stack, s->stack, s->stack_len);
+	return 1;
+}
 
 /* What a pass needs of a record: 1 when the batch holds all of it (pointers it does not use
  * cleared, a Python read's frames copied into b), 0 when it needs the record's own pointers
@@ -56,6 +95,8 @@ static int fits(ana_pipe *p, pipe_batch *b, gtt_record *rec)
 	rec->raw = NULL;
 	switch (rec->tag) {
 	case GTT_REC_SAMPLE:
+		if (p->mode == ANA_PIPE_PASS2)
+			return copy_sample(b, &rec->u.sample);
 		if (p->mode == ANA_PIPE_PASS1_STREAM || p->mode == ANA_PIPE_PASS3) {
 			/* both take its figures only; its stack is pass 2's */
 			rec->u.sample.ips = NULL;
@@ -127,7 +168,7 @@ static void *reader_main(void *arg)
 			break;
 		pipe_batch *b = &p->b[p->tail % PIPE_BATCHES];
 		int wait = 0;
-		b->n = b->n_frames = 0;
+		b->n = b->n_frames = b->n_bytes = 0;
 		b->last = 0;
 		if (have_carry) {
 			/* a Python read that did not fit the batch before: its frames are still the
@@ -141,6 +182,8 @@ static void *reader_main(void *arg)
 			pipe_rec *e = &b->r[b->n];
 			e->rc = gtt_reader_next(p->r, &e->rec);
 			e->off = gtt_reader_offset(p->r);
+			if (p->mode == ANA_PIPE_PASS2)
+				gtt_reader_tell(p->r, &e->pos);
 			if (!goes_on(p, e->rc)) {
 				b->n++;
 				b->last = 1;
@@ -188,7 +231,8 @@ ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad)
 	for (size_t i = 0; i < PIPE_BATCHES; i++) {
 		p->b[i].r = malloc(PIPE_BATCH * sizeof(*p->b[i].r));
 		p->b[i].frames = malloc(PIPE_FRAMES * sizeof(*p->b[i].frames));
-		if (!p->b[i].r || !p->b[i].frames)
+		p->b[i].bytes = mode == ANA_PIPE_PASS2 ? malloc(PIPE_BYTES) : NULL;
+		if (!p->b[i].r || !p->b[i].frames || (mode == ANA_PIPE_PASS2 && !p->b[i].bytes))
 			goto alone;
 	}
 	if (pthread_mutex_init(&p->mu, NULL) != 0)
@@ -215,8 +259,10 @@ alone:
 	for (size_t i = 0; i < PIPE_BATCHES; i++) {
 		free(p->b[i].r);
 		free(p->b[i].frames);
+		free(p->b[i].bytes);
 		p->b[i].r = NULL;
 		p->b[i].frames = NULL;
+		p->b[i].bytes = NULL;
 	}
 	return p;
 }
@@ -228,6 +274,8 @@ int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off)
 		e = &p->one;
 		e->rc = gtt_reader_next(p->r, &e->rec);
 		e->off = gtt_reader_offset(p->r);
+		if (p->mode == ANA_PIPE_PASS2)
+			gtt_reader_tell(p->r, &e->pos);
 	} else {
 		pipe_batch *b = &p->b[p->head % PIPE_BATCHES];
 		if (p->taking && p->pos == b->n) {
@@ -257,9 +305,15 @@ int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off)
 		}
 		e = &b->r[p->pos++];
 	}
+	p->last = e;
 	*rec = &e->rec;
 	*off = e->off;
 	return e->rc;
+}
+
+const gtt_pos *ana_pipe_pos(const ana_pipe *p)
+{
+	return &p->last->pos;
 }
 
 void ana_pipe_free(ana_pipe *p)
@@ -279,6 +333,7 @@ void ana_pipe_free(ana_pipe *p)
 	for (size_t i = 0; i < PIPE_BATCHES; i++) {
 		free(p->b[i].r);
 		free(p->b[i].frames);
+		free(p->b[i].bytes);
 	}
 	free(p);
 }

@@ -12,6 +12,8 @@ enum {
 	ANA_PIPE_PASS1_STREAM, /* pass 1 of a streamed model: a sample's or Python read's figures only */
 	ANA_PIPE_PASS3,        /* pass 3 (load_stream.c): samples' figures, Python reads' frames, GIL,
 	                        * switches and CUDA records; other kinds by their tag only */
+	ANA_PIPE_PASS2,        /* pass 2 of a streamed model (a reader set to samples only): samples
+	                        * whole (callchain, registers, stack copy) and their positions */
 };
 
 typedef struct ana_pipe ana_pipe;
@@ -23,6 +25,8 @@ ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad);
 /* The next result of gtt_reader_next (1: *rec, valid until the next call; 0 at the end, also
  * when called again after it; or GTT_E*), with gtt_reader_offset after it in *off. */
 int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off);
+/* ANA_PIPE_PASS2: gtt_reader_tell of the record ana_pipe_next returned last (after a call). */
+const gtt_pos *ana_pipe_pos(const ana_pipe *p);
 /* Stop the thread (it finishes the record it is decoding) and free the batches. NULL ok. */
 void ana_pipe_free(ana_pipe *p);
 

@@ -82,6 +82,8 @@ typedef struct loader {
 	/* ana_opts.stream_samples: */
 	int stream;
 	ANA_VEC(uint32_t) sstack;  /* each sample's native stack in file order (ANA_SSTACK_OK) */
+	struct ana_pipe *pipe;     /* pass 2's reading while it runs (load_pipe.h): a sample's position
+	                            * is the pipe's, not the reader's */
 	struct ana_sample_sum *ssum;
 	uint64_t n_pyreads, n_gil; /* in the window */
 	ana_launch_loader *launch; /* launch stacks, symbolized after pass 2 (launch.c) */

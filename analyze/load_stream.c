@@ -31,12 +31,14 @@ static void sample_of(const gtt_sample *s, uint64_t period, ana_sample *e)
 	e->cls = ANA_CLASS_NONPY;
 }
 
-/* The next record for a pass after pass 1: 1, or 0 at the end (pass 1 met the same end or error
- * and said so); corrupt chunks skipped as pass 1 skipped them. */
-static int next_record(loader *L, gtt_record *rec)
+/* The next record for a pass after pass 1, from the pipe that decodes it ahead: 1, or 0 at the
+ * end (pass 1 met the same end or error and said so); corrupt chunks skipped as pass 1 skipped
+ * them. */
+static int next_record(ana_pipe *pp, gtt_record **rec)
 {
+	uint64_t off;
 	for (;;) {
-		int n = gtt_reader_next(L->r, rec);
+		int n = ana_pipe_next(pp, rec, &off);
 		if (n > 0)
 			return 1;
 		if (n == 0 || (n != GTT_ECORRUPT && n != GTT_EINVAL))
@@ -44,12 +46,27 @@ static int next_record(loader *L, gtt_record *rec)
 	}
 }
 
+/* Pass 2's reading from the start, samples only, decoded on a thread of its own. 0 or
+ * GTT_ENOMEM. */
+static int pass2_read(loader *L)
+{
+	gtt_reader_rewind(L->r); /* the window, if any, stays */
+	L->pipe = ana_pipe_start(L->r, ANA_PIPE_PASS2, 1);
+	return L->pipe ? 0 : GTT_ENOMEM;
+}
+
+static void pass2_read_end(loader *L)
+{
+	ana_pipe_free(L->pipe); /* the reader is this thread's again */
+	L->pipe = NULL;
+}
+
 int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
 	uint64_t period = ana_fill_period_ns(m), k = 0;
 	ana_priv *p = ana_priv_get(m);
-	gtt_record rec;
+	gtt_record *rec;
 	int rc = GTT_ENOMEM;
 	memset(L->tc, 0, sizeof(L->tc));
 	if (!p || !(m->ssum = L->ssum = ana_ssum_new(m, L->n_samples_seen)))
@@ -64,33 +81,34 @@ int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_SAMPLE));
 	/* first every sample is shown to the symbolizer, which then symbolizes binary by binary
 	 * (one binary's DWARF in memory at a time); then the samples are read again for their stacks */
-	if (L->n_samples_seen)
-		gtt_reader_rewind(L->r);
-	while (k < L->n_samples_seen && next_record(L, &rec)) {
-		if (rec.tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, &rec))
+	if (L->n_samples_seen && (rc = pass2_read(L)) < 0)
+		goto fail;
+	while (k < L->n_samples_seen && next_record(L->pipe, &rec)) {
+		if (rec->tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, rec))
 			continue;
 		uint32_t chain_id = ANA_NO_ID;
-		if ((rc = ana_load_intern_chain(L, &rec.u.sample, &chain_id)) < 0)
+		if ((rc = ana_load_intern_chain(L, &rec->u.sample, &chain_id)) < 0)
 			goto fail;
-		const gtt_sample *s = &rec.u.sample;
+		const gtt_sample *s = &rec->u.sample;
 		rc = chain_id != ANA_NO_ID ? ana_load_collect_chain(L, chain_id, s->pid, s->tid, s->cpu, s->time_ns)
 		                           : ana_sym_collect(L->sym, s, NULL);
 		if (rc < 0)
 			goto fail;
 		k++;
 	}
+	pass2_read_end(L);
 	if ((rc = ana_load_collect_done(L)) < 0)
 		goto fail;
 	k = 0;
-	if (L->n_samples_seen)
-		gtt_reader_rewind(L->r); /* the window, if any, stays */
-	while (k < L->n_samples_seen && next_record(L, &rec)) {
-		if (rec.tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, &rec))
+	if (L->n_samples_seen && (rc = pass2_read(L)) < 0)
+		goto fail;
+	while (k < L->n_samples_seen && next_record(L->pipe, &rec)) {
+		if (rec->tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, rec))
 			continue;
 		ana_sample e;
-		sample_of(&rec.u.sample, period, &e);
-		if ((rc = ana_load_intern_chain(L, &rec.u.sample, &e.stack_id)) < 0 ||
-		    (rc = ana_load_unwind_one(L, &e, &rec.u.sample, k)) < 0)
+		sample_of(&rec->u.sample, period, &e);
+		if ((rc = ana_load_intern_chain(L, &rec->u.sample, &e.stack_id)) < 0 ||
+		    (rc = ana_load_unwind_one(L, &e, &rec->u.sample, k)) < 0)
 			goto fail;
 		L->sstack.v[L->sstack.n++] = e.stack_id | (e.unwind_ok ? ANA_SSTACK_OK : 0);
 		ana_ssum_unwind(L->ssum, e.unwind);
@@ -99,6 +117,7 @@ int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 		if ((++k & 0x3ff) == 0)
 			ana_load_progress(L, "symbolizing", k, L->n_samples_seen);
 	}
+	pass2_read_end(L); /* before the deferred samples are read again where they were */
 	rc = GTT_EINVAL;
 	if (k != L->n_samples_seen || (rc = ana_load_unwind_done(L)) < 0)
 		goto fail;
@@ -108,6 +127,7 @@ int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 	m->capture_controlled = 0;
 	return 0;
 fail:
+	pass2_read_end(L);
 	gtt_reader_only(L->r, 0);
 	if (rc == GTT_ENOMEM)
 		snprintf(errbuf, errlen, "%s: out of memory", m->path);

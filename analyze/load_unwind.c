@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load_pipe.h"
 #include "load_priv.h"
 
 /* The function of frame id f for counting: its interned name and module (a function's frames
@@ -159,7 +160,10 @@ int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, size_t 
 				raw_sample *r = ana_vec_push(L->raws);
 				if (!r)
 					return GTT_ENOMEM;
-				gtt_reader_tell(L->r, &r->pos);
+				if (L->pipe)
+					r->pos = *ana_pipe_pos(L->pipe);
+				else
+					gtt_reader_tell(L->r, &r->pos);
 			}
 			raw = L->raws.n - 1;
 		} else {

@@ -1,7 +1,7 @@
 /* test_load_pipe.c — the loader's decode-ahead pipe (analyze/load_pipe.c) hands a pass the same
  * results as its own gtt_reader_next calls would: every result and offset in order, and of each
  * record what the pass uses (a sample's figures, a Python read's frames, definitions whole), on
- * whole, damaged and cut packed traces, with and without zstd prefetch, with more Python frames
+ * whole, damaged and cut packed traces (pass 2: samples whole, with their positions), with and without zstd prefetch, with more Python frames
  * than a batch holds; and it stops cleanly when the pass ends early. */
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +34,10 @@ static buf make_trace(int level)
 	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(dup(fd), 0, &o, &err) : NULL;
 	if (!w)
 		abort();
-	static uint8_t stack[256];
+	static uint8_t stack[65536];
 	static gtt_py_frame pf[3000];
+	for (size_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (uint8_t)lcg();
 	for (size_t i = 0; i < sizeof(pf) / sizeof(pf[0]); i++)
 		pf[i] = (gtt_py_frame){ 0x7f00 + i * 16, (int32_t)i, 0 };
 	uint64_t regs[3] = { 1, 2, 3 }, ips[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
@@ -61,7 +63,10 @@ static buf make_trace(int level)
 				r.u.sample.regs = regs;
 				r.u.sample.regs_mask = 7;
 				r.u.sample.stack = stack;
-				r.u.sample.stack_len = (uint32_t)(lcg() % sizeof(stack));
+				/* now and then a big copy: a batch holds only some of them */
+				r.u.sample.stack_len = (uint32_t)(lcg() % (lcg() % 4 ? 512 : sizeof(stack)));
+				r.u.sample.stack = stack + lcg() % 64;
+				r.u.sample.stack_len -= r.u.sample.stack_len > sizeof(stack) - 64 ? 64 : 0;
 			}
 			break;
 		case 3:
@@ -104,7 +109,7 @@ static buf make_trace(int level)
 }
 
 /* What a pass of mode uses of rec, as text: equal texts, equal use. */
-static void use_of(int mode, int rc, uint64_t off, const gtt_record *rec, char *s, size_t cap)
+static void use_of(int mode, int rc, uint64_t off, const gtt_pos *pos, const gtt_record *rec, char *s, size_t cap)
 {
 	int k = snprintf(s, cap, "%d@%llu", rc, (unsigned long long)off);
 	if (rc <= 0)
@@ -114,8 +119,20 @@ static void use_of(int mode, int rc, uint64_t off, const gtt_record *rec, char *
 	const gtt_py_stack *p = &rec->u.py_stack;
 	switch (rec->tag) {
 	case GTT_REC_SAMPLE:
-		snprintf(s + k, cap - (size_t)k, " %llu %u %u %u %llu", (unsigned long long)sm->time_ns, sm->pid, sm->tid,
-		         sm->cpu, (unsigned long long)sm->period_ns);
+		k += snprintf(s + k, cap - (size_t)k, " %llu %u %u %u %llu", (unsigned long long)sm->time_ns, sm->pid,
+		              sm->tid, sm->cpu, (unsigned long long)sm->period_ns);
+		if (mode == ANA_PIPE_PASS2) {
+			/* pass 2 unwinds it: all of it, and where it is */
+			uint64_t h = 1469598103934665603ull;
+			for (uint32_t i = 0; i < sm->n_kernel + sm->n_user; i++)
+				h = (h ^ sm->ips[i]) * 1099511628211ull;
+			for (uint32_t i = 0; sm->regs && i < sm->n_regs; i++)
+				h = (h ^ sm->regs[i]) * 1099511628211ull;
+			for (uint32_t i = 0; i < sm->stack_len; i++)
+				h = (h ^ sm->stack[i]) * 1099511628211ull;
+			snprintf(s + k, cap - (size_t)k, " %u+%u %u %u %llx pos %llu.%u", sm->n_kernel, sm->n_user, sm->n_regs,
+			         sm->stack_len, (unsigned long long)h, (unsigned long long)pos->chunk, pos->index);
+		}
 		break;
 	case GTT_REC_PY_STACK:
 		k += snprintf(s + k, cap - (size_t)k, " %llu %u %u %u", (unsigned long long)p->time_ns, p->pid, p->tid,
@@ -179,9 +196,13 @@ static seq direct(const buf *t, int mode, int skip_bad, int prefetch)
 		abort();
 	if (prefetch)
 		gtt_reader_prefetch(r);
+	if (mode == ANA_PIPE_PASS2)
+		gtt_reader_only(r, GTT_KIND_BIT(GTT_REC_SAMPLE));
 	for (;;) {
+		gtt_pos pos = { 0, 0 };
 		int rc = gtt_reader_next(r, &rec);
-		use_of(mode, rc, gtt_reader_offset(r), &rec, line, sizeof(line));
+		gtt_reader_tell(r, &pos);
+		use_of(mode, rc, gtt_reader_offset(r), &pos, &rec, line, sizeof(line));
 		seq_add(&q, line);
 		if (rc == 0 || (rc < 0 && !(skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL))))
 			break;
@@ -199,6 +220,8 @@ static seq piped(const buf *t, int mode, int skip_bad, int prefetch, size_t stop
 		abort();
 	if (prefetch)
 		gtt_reader_prefetch(r);
+	if (mode == ANA_PIPE_PASS2)
+		gtt_reader_only(r, GTT_KIND_BIT(GTT_REC_SAMPLE));
 	ana_pipe *p = ana_pipe_start(r, mode, skip_bad);
 	if (!p)
 		abort();
@@ -206,7 +229,7 @@ static seq piped(const buf *t, int mode, int skip_bad, int prefetch, size_t stop
 		gtt_record *rec = NULL;
 		uint64_t off = 0;
 		int rc = ana_pipe_next(p, &rec, &off);
-		use_of(mode, rc, off, rec, line, sizeof(line));
+		use_of(mode, rc, off, ana_pipe_pos(p), rec, line, sizeof(line));
 		seq_add(&q, line);
 		if (rc == 0 || (rc < 0 && !(skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL)))) {
 			/* called again after the end: the end again */
@@ -232,8 +255,8 @@ static int same(const seq *a, const seq *b, size_t *at)
 
 static void compare(const char *what, const buf *t, int skip_bad)
 {
-	static const char *modes[] = { "pass 1", "pass 3" };
-	for (int mode = ANA_PIPE_PASS1_STREAM; mode <= ANA_PIPE_PASS3; mode++)
+	static const char *modes[] = { "pass 1", "pass 3", "pass 2" };
+	for (int mode = ANA_PIPE_PASS1_STREAM; mode <= ANA_PIPE_PASS2; mode++)
 		for (int pf = 0; pf < 2; pf++) {
 			seq a = direct(t, mode, skip_bad, pf), b = piped(t, mode, skip_bad, pf, SIZE_MAX);
 			size_t at;
@@ -267,7 +290,7 @@ int main(void)
 
 	/* the pass ends early (an error of its own): the thread stops, nothing leaks or hangs */
 	for (size_t k = 0; k < 5000; k += 1237) {
-		seq a = piped(&z, ANA_PIPE_PASS3, 1, 1, k);
+		seq a = piped(&z, k % 2 ? ANA_PIPE_PASS2 : ANA_PIPE_PASS3, 1, 1, k);
 		th_check(a.n == k, "stopped after %zu of the records: the pipe frees cleanly", k);
 		seq_free(&a);
 	}
