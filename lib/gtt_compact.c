@@ -441,7 +441,8 @@ static void *scratch_take(cur *c, size_t n)
 static inline void st32(void *u, uint16_t off, uint32_t v) { memcpy((uint8_t *)u + off, &v, 4); }
 static inline void st64(void *u, uint16_t off, uint64_t v) { memcpy((uint8_t *)u + off, &v, 8); }
 
-static void get_task(cur *c, gtt_blkstate *st, void *u, uint16_t pid_off, int has_tid, uint16_t tid_off)
+static inline __attribute__((always_inline)) void get_task(cur *c, gtt_blkstate *st, void *u, uint16_t pid_off,
+                                                        int has_tid, uint16_t tid_off)
 {
 	uint64_t k = get_uv(c), key;
 	if (c->err)
