@@ -11,10 +11,10 @@
 
 #include "load_pipe.h"
 
-#define PIPE_BATCH 256
-#define PIPE_BATCHES 8
-#define PIPE_FRAMES 8192 /* Python frames a batch holds (a read that does not fit ends it) */
-#define PIPE_BYTES (512u << 10) /* pass 2: bytes of samples' callchains, registers and stack copies */
+#define PIPE_BATCH 512
+#define PIPE_BATCHES 16
+#define PIPE_FRAMES 2048 /* Python frames a batch holds (a read that does not fit ends it) */
+#define PIPE_BYTES (256u << 10) /* pass 2: bytes of samples' callchains, registers and stack copies */
 
 typedef struct pipe_rec {
 	gtt_record rec;
