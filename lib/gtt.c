@@ -483,7 +483,7 @@ static int check_header(gtt_reader *r)
 	if (r->major > GTT_VERSION_MAJOR)
 		return GTT_EVERSION;
 	r->off = GTT_HEADER_LEN;
-	r->crc_ok_to = GTT_HEADER_LEN;
+	r->crc_ok_to = r->crc_at = GTT_HEADER_LEN;
 	return 0;
 }
 
@@ -630,12 +630,18 @@ static int read_chunk(gtt_reader *r, uint32_t *tag, const uint8_t **payload, uin
 	*len = n;
 	size_t at = r->off;
 	r->off += GTT_CHUNK_HEADER_LEN + (size_t)n;
-	if (r->off <= r->crc_ok_to)
-		return 1;
-	if (gtt_crc32c(gtt_crc32c(0, h, 8), *payload, n) != crc)
-		return GTT_ECORRUPT;
-	if (at == r->crc_ok_to)
-		r->crc_ok_to = r->off;
+	/* checked once: a chunk reached in order from the start inside the checked prefix is not
+	 * checked again */
+	int in_order = at == r->crc_at;
+	r->crc_at = SIZE_MAX;
+	if (!in_order || r->off > r->crc_ok_to) {
+		if (gtt_crc32c(gtt_crc32c(0, h, 8), *payload, n) != crc)
+			return GTT_ECORRUPT;
+		if (at == r->crc_ok_to)
+			r->crc_ok_to = r->off;
+	}
+	if (in_order)
+		r->crc_at = r->off;
 	return 1;
 }
 
@@ -792,6 +798,7 @@ void gtt_reader_rewind(gtt_reader *r)
 	if (!r)
 		return;
 	r->off = r->len >= GTT_HEADER_LEN ? GTT_HEADER_LEN : r->len;
+	r->crc_at = GTT_HEADER_LEN;
 	r->stopped = 0;
 	r->truncated = r->len < GTT_HEADER_LEN;
 	r->blk_active = 0;

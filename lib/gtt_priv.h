@@ -229,7 +229,10 @@ struct gtt_reader {
 	size_t off;         /* next chunk */
 	size_t last_off;    /* chunk last returned */
 	size_t crc_ok_to;   /* the chunks in [0, crc_ok_to) were read whole and their checksums
-	                     * matched: a later pass over them (rewind, seek) does not check again */
+	                     * matched: a later pass over them from the start does not check again */
+	size_t crc_at;      /* where the chunk after the last one read begins when every chunk from
+	                     * the start was read one after the other (SIZE_MAX after a jump: a seek
+	                     * or an index entry may point anywhere, so the chunk there is checked) */
 	int truncated;
 	int stopped;        /* an unrecoverable error ended reading */
 	uint32_t major, minor;

@@ -3,7 +3,8 @@
  * others passed over with their new task numbers kept), in packed (zstd and stored) and 1.0
  * traces; seeking to positions told by a full read works with the mask set.
  * gtt_reader_prefetch: the same records and errors as without, on whole, damaged and cut traces,
- * and with seeks back and forth. */
+ * and with seeks back and forth. A chunk's checksum checked once, and a chunk that fails it
+ * failing again. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -240,6 +241,54 @@ static void test_prefetch(const buf *t)
 	free(d.p);
 }
 
+/* A reader checks each chunk's checksum once: a second pass (rewind) gives the same records and
+ * errors as the first, a chunk that failed fails again, and a position that is no chunk's start
+ * (a seek anywhere into chunks already checked) never yields a record. */
+static void test_checked_once(const buf *t)
+{
+	buf d = { malloc(t->n), t->n };
+	memcpy(d.p, t->p, t->n);
+	d.p[t->n / 3] ^= 0x21; /* a checksum mismatch in the first third */
+	const buf *traces[] = { t, &d };
+	for (int k = 0; k < 2; k++) {
+		int err = 0;
+		gtt_reader *rd = gtt_reader_open_mem(traces[k]->p, traces[k]->n, &err);
+		gtt_record rec;
+		uint64_t n[2] = { 0, 0 }, errors[2] = { 0, 0 }, sum[2] = { 0, 0 };
+		uint64_t starts[64];
+		size_t n_starts = 0;
+		for (int pass = 0; rd && pass < 2; pass++) {
+			gtt_reader_rewind(rd);
+			for (int rc; (rc = gtt_reader_next(rd, &rec)) != 0;) {
+				if (rc < 0) {
+					errors[pass]++;
+					continue;
+				}
+				buf c = canon(&rec);
+				for (size_t i = 0; i < c.n; i++)
+					sum[pass] = sum[pass] * 31 + c.p[i];
+				free(c.p);
+				n[pass]++;
+				if (n_starts < 64 && (n_starts == 0 || starts[n_starts - 1] != gtt_reader_offset(rd)))
+					starts[n_starts++] = gtt_reader_offset(rd);
+			}
+		}
+		th_check(rd && n[0] == n[1] && sum[0] == sum[1] && errors[0] == errors[1] && (k == 0) == (errors[0] == 0),
+		         "%s trace read twice: %llu records, %llu errors each time", k ? "damaged" : "whole",
+		         (unsigned long long)n[0], (unsigned long long)errors[0]);
+		int records = 0;
+		for (size_t i = 0; rd && i < n_starts; i++) {
+			gtt_pos pos = { starts[i] + 1 + i % 7, 0 };
+			if (gtt_reader_seek(rd, &pos) == 0 && gtt_reader_next(rd, &rec) == 1)
+				records++;
+		}
+		th_check(rd && n_starts > 3 && records == 0, "%s trace: %zu seeks into checked chunks, %d records from them",
+		         k ? "damaged" : "whole", n_starts, records);
+		gtt_reader_close(rd);
+	}
+	free(d.p);
+}
+
 int main(void)
 {
 	buf z = make_trace(1, 0), s = make_trace(1, -1), v = make_trace(0, 0);
@@ -249,6 +298,8 @@ int main(void)
 	test_none(&z);
 	test_none(&v);
 	test_prefetch(&z);
+	test_checked_once(&z);
+	test_checked_once(&s);
 	free(z.p);
 	free(s.p);
 	free(v.p);
