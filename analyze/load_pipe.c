@@ -87,9 +87,9 @@ static int copy_sample(pipe_batch *b, gtt_sample *s)
 }
 
 /* What a pass needs of a record: 1 when the batch holds all of it (pointers it does not use
- * cleared, a Python read's frames copied into b), 0 when it needs the record's own pointers
- * (the thread waits until the pass is done with it), -1 when a Python read's frames do not fit
- * into b (it goes into the next batch). */
+ * cleared, a Python read's frames or a pass-2 sample's data copied into b), 0 when it needs the
+ * record's own pointers (the thread waits until the pass is done with it), -1 when what it
+ * copies does not fit into b (it goes into the next batch). */
 static int fits(ana_pipe *p, pipe_batch *b, gtt_record *rec)
 {
 	rec->raw = NULL;
@@ -171,8 +171,8 @@ static void *reader_main(void *arg)
 		b->n = b->n_frames = b->n_bytes = 0;
 		b->last = 0;
 		if (have_carry) {
-			/* a Python read that did not fit the batch before: its frames are still the
-			 * reader's, which has not been called since */
+			/* a Python read or a pass-2 sample that did not fit the batch before: its
+			 * pointers are still the reader's, which has not been called since */
 			b->r[b->n] = carry;
 			wait = fits(p, b, &b->r[b->n].rec) == 0;
 			b->n++;
