@@ -811,6 +811,11 @@ void gtt_reader_prefetch(gtt_reader *r)
 		r->want_prefetch = 1;
 }
 
+uint64_t gtt_reader_expanded(const gtt_reader *r)
+{
+	return r ? r->n_expanded : 0;
+}
+
 void gtt_reader_close(gtt_reader *r)
 {
 	if (!r)

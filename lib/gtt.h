@@ -630,6 +630,9 @@ void gtt_reader_only(gtt_reader *r, uint64_t tag_mask);
  * works on this one. Records and errors are the same as without; without a thread, nothing
  * changes. For a caller that reads most of a big trace in order. */
 void gtt_reader_prefetch(gtt_reader *r);
+/* Compressed chunks expanded so far, by the reader or (handed to it) its prefetch thread: the
+ * work a read cost, e.g. how little of the trace a window expanded. */
+uint64_t gtt_reader_expanded(const gtt_reader *r);
 /* Restart from the first chunk (the window, if any, stays). */
 void gtt_reader_rewind(gtt_reader *r);
 /* errno of an I/O failure at open. */

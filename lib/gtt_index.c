@@ -178,20 +178,36 @@ static int selected(const gtt_reader *r, const gtt_index_entry *e)
 	return e->first_ns <= r->win_to && e->last_ns >= r->win_from;
 }
 
-int gtt_index_position(gtt_reader *r)
+/* The first selected entry that ends after off: its index, or r->n_idx when there is none. */
+static size_t next_selected(const gtt_reader *r, uint64_t off)
 {
-	/* the first entry that ends after r->off */
 	size_t lo = 0, hi = r->n_idx;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (r->idx[mid].end <= r->off)
+		if (r->idx[mid].end <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < r->n_idx; i++) {
-		if (!selected(r, &r->idx[i]))
-			continue;
+	while (lo < r->n_idx && !selected(r, &r->idx[lo]))
+		lo++;
+	return lo;
+}
+
+uint64_t gtt_index_next_read(const gtt_reader *r, uint64_t off)
+{
+	if (!r->window)
+		return off;
+	size_t i = next_selected(r, off);
+	if (i == r->n_idx)
+		return UINT64_MAX; /* the window's last chunk was read (a rebuilt index's cut aside) */
+	return off < r->idx[i].offset ? r->idx[i].offset : off;
+}
+
+int gtt_index_position(gtt_reader *r)
+{
+	size_t i = next_selected(r, r->off);
+	if (i < r->n_idx) {
 		if (r->off < r->idx[i].offset)
 			r->off = (size_t)r->idx[i].offset;
 		return 1;

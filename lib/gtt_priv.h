@@ -268,6 +268,7 @@ struct gtt_reader {
 	uint64_t only;      /* gtt_reader_only's mask, 0 every kind */
 	int want_prefetch;  /* gtt_reader_prefetch: pf made at the first zstd chunk */
 	struct gtt_prefetch *pf;
+	uint64_t n_expanded;  /* gtt_reader_expanded */
 };
 
 /* ---- decompression ahead (gtt_prefetch.c) ---- */
@@ -299,6 +300,9 @@ int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci);
 /* Where the next chunk to read is under the window: r->off moved to the next selected chunk;
  * 0 when there is none. 1 to go on. */
 int gtt_index_position(gtt_reader *r);
+/* Where the reader will read its next chunk from off on (what gtt_index_position would choose,
+ * r unchanged): off itself without a window, UINT64_MAX when the window has no chunk left. */
+uint64_t gtt_index_next_read(const gtt_reader *r, uint64_t off);
 /* Encode the index chunk payload for entries (writer side). */
 int gtt_index_encode(enc *e, const gtt_index_entry *v, size_t n, uint64_t self_off);
 

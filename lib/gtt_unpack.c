@@ -25,10 +25,14 @@ int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
 	return 0;
 }
 
-/* Hand the chunk at file offset at to the worker when it is a whole zstd-packed chunk (its
- * checksum is checked when the reader gets to it; a chunk that fails it is never taken). */
+/* Hand the chunk the reader will read after file offset at to the worker when it is a whole
+ * zstd-packed chunk (its checksum is checked when the reader gets to it; a chunk that fails it
+ * is never taken). Under a window that is the window's next chunk, not the next in the file: a
+ * window read meets a small definitions chunk between every two of the others, and expanding
+ * the chunk after each of those would expand the whole trace. */
 static void prefetch_next(gtt_reader *r, uint64_t at)
 {
+	at = gtt_index_next_read(r, at);
 	if (at > r->len || r->len - at < GTT_CHUNK_HEADER_LEN + GTT_PACKED_HEADER_LEN)
 		return;
 	const uint8_t *h = r->data + at, *p = h + GTT_CHUNK_HEADER_LEN;
@@ -38,6 +42,7 @@ static void prefetch_next(gtt_reader *r, uint64_t at)
 	    ci.codec != GTT_CODEC_ZSTD || !ci.raw_len)
 		return;
 	gtt_prefetch_start(r->pf, at, p + GTT_PACKED_HEADER_LEN, n - GTT_PACKED_HEADER_LEN, ci.raw_len);
+	r->n_expanded++;
 }
 
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
@@ -77,6 +82,7 @@ int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
 				return GTT_ENOMEM;
 			r->blk_cap = ci.raw_len;
 		}
+		r->n_expanded += ci.raw_len != 0;
 		if (ci.raw_len && (rc = gtt_zstd_decompress(r->dctx, r->blk_buf, ci.raw_len, z, zlen)) < 0)
 			return rc;
 		r->blk = r->blk_buf;

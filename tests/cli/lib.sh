@@ -12,7 +12,7 @@ skip() { echo "SKIP: $*"; }
 check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
 # check_rc DESCRIPTION WANT COMMAND...: pass when the command exits with WANT.
 check_rc() { local d=$1 want=$2; shift 2; "$@" >"$TMP/out" 2>"$TMP/err"; local rc=$?
-	if [ "$rc" -eq "$want" ]; then pass "$d"; else fail "$d (exit $rc, wanted $want; stderr: $(head -c 300 "$TMP/err"))"; fi; }
+	if [ "$rc" -eq "$want" ]; then pass "$d"; else fail "$d (exit $rc, wanted $want; stderr: $(head -c 300 "$TMP/err" | tr "\n" " "); stdout: $(head -c 300 "$TMP/out" | tr "\n" " "))"; fi; }
 # The CUDA agent's stand-ins, for tests without a GPU (CUDA_HOME: headers and the real CUPTI whose
 # symbols the stand-in forwards to). Each builds into $TMP, returns the compiler's status and
 # appends its words to $TMP/cc.err.

@@ -3,8 +3,8 @@
  * others passed over with their new task numbers kept), in packed (zstd and stored) and 1.0
  * traces; seeking to positions told by a full read works with the mask set.
  * gtt_reader_prefetch: the same records and errors as without, on whole, damaged and cut traces,
- * and with seeks back and forth. A chunk's checksum checked once, and a chunk that fails it
- * failing again. */
+ * and with seeks back and forth; under a window it expands only the chunks the window reads.
+ * A chunk's checksum checked once, and a chunk that fails it failing again. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -109,6 +109,8 @@ static buf canon(const gtt_record *rec)
 typedef struct recs { buf *v; gtt_pos *pos; size_t n, cap; int errors; } recs;
 
 static int prefetch; /* readers made by read_all decompress ahead */
+static uint64_t win_from, win_to; /* read_all's window (both 0: none) */
+static uint64_t expanded;         /* chunks the last read_all expanded */
 
 /* Every record of the kinds in mask (0: all) of a reader set to only (0: everything). */
 static recs read_all(const buf *t, uint64_t only, uint64_t mask)
@@ -122,6 +124,8 @@ static recs read_all(const buf *t, uint64_t only, uint64_t mask)
 	gtt_reader_only(rd, only);
 	if (prefetch)
 		gtt_reader_prefetch(rd);
+	if ((win_from || win_to) && gtt_reader_set_window(rd, win_from, win_to) != 0)
+		abort();
 	for (int rc; (rc = gtt_reader_next(rd, &rec)) != 0;) {
 		if (rc < 0) {
 			r.errors++;
@@ -137,6 +141,7 @@ static recs read_all(const buf *t, uint64_t only, uint64_t mask)
 		gtt_reader_tell(rd, &r.pos[r.n]);
 		r.v[r.n++] = canon(&rec);
 	}
+	expanded = gtt_reader_expanded(rd);
 	gtt_reader_close(rd);
 	return r;
 }
@@ -289,6 +294,90 @@ static void test_checked_once(const buf *t)
 	free(d.p);
 }
 
+/* A trace whose definitions come between the other chunks, as a recording's do (a new thread
+ * and a new string every 100 records): many small definitions chunks. */
+static buf make_defs_trace(void)
+{
+	int err = 0, fd = memfd_create("gtt_defs", MFD_CLOEXEC);
+	gtt_writer_opts o;
+	gtt_writer_opts_init(&o);
+	o.block_bytes = 4096;
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(dup(fd), 0, &o, &err) : NULL;
+	if (!w)
+		abort();
+	uint64_t ips[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
+	char name[32];
+	for (uint32_t i = 0; i < 20000; i++) {
+		uint64_t t = 1000000000ull + (uint64_t)i * 500000;
+		gtt_record r;
+		memset(&r, 0, sizeof(r));
+		if (i % 100 == 0) {
+			snprintf(name, sizeof(name), "kernel_%u", i / 100);
+			r.tag = GTT_REC_STRING;
+			r.u.string = (gtt_string){ .id = 1 + i / 100, .text = name };
+			if (gtt_write(w, &r) != 0)
+				abort();
+			memset(&r, 0, sizeof(r));
+		}
+		r.tag = GTT_REC_SAMPLE;
+		r.u.sample = (gtt_sample){ .time_ns = t, .pid = 100, .tid = 1000 + i / 100, .cpu = 1, .period_ns = 1000000,
+		                           .n_user = 1 + lcg() % 4, .ips = ips };
+		if (gtt_write(w, &r) != 0)
+			abort();
+	}
+	if (gtt_writer_close(w) != 0)
+		abort();
+	off_t n = lseek(fd, 0, SEEK_END);
+	buf b = { malloc((size_t)n + 1), (size_t)n };
+	if (!b.p || pread(fd, b.p, (size_t)n, 0) != n)
+		abort();
+	close(fd);
+	return b;
+}
+
+/* A window read with prefetch expands the chunks the window reads (its own and the definitions
+ * chunks between them) and at most one more, not the chunk after each of them in the file. */
+static void test_prefetch_window(const buf *t)
+{
+	int err = 0;
+	gtt_reader *rd = gtt_reader_open_mem(t->p, t->n, &err);
+	const gtt_index_entry *e;
+	size_t n = 0, n_defs = 0, n_data = 0, n_sel = 0;
+	if (!rd || gtt_reader_index(rd, &e, &n) < 0)
+		abort();
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(e[i].flags & GTT_INDEX_DEFS) && e[i].first_ns <= e[i].last_ns) {
+			lo = e[i].first_ns < lo ? e[i].first_ns : lo;
+			hi = e[i].last_ns > hi ? e[i].last_ns : hi;
+		}
+	win_from = lo + (hi - lo) * 4 / 10;
+	win_to = lo + (hi - lo) * 5 / 10;
+	for (size_t i = 0; i < n; i++) {
+		int defs = (e[i].flags & GTT_INDEX_DEFS) != 0;
+		n_defs += defs;
+		n_data += !defs;
+		n_sel += defs || (e[i].first_ns <= win_to && e[i].last_ns >= win_from);
+	}
+	gtt_reader_close(rd);
+	recs a = read_all(t, 0, 0);
+	uint64_t x_plain = expanded;
+	prefetch = 1;
+	recs b = read_all(t, 0, 0);
+	uint64_t x_pf = expanded;
+	prefetch = 0;
+	win_from = win_to = 0;
+	th_check(n_defs > 10 && n_data > 10 && n_sel - n_defs < n_data / 4, "window test trace: %zu definitions and %zu other chunks, %zu read by the window",
+	         n_defs, n_data, n_sel);
+	th_check(a.n > 0 && same(&a, &b) && a.errors == 0 && b.errors == 0,
+	         "window with prefetch: the same records as without (%zu, %zu)", a.n, b.n);
+	th_check(x_plain <= n_sel && x_pf <= x_plain + 1,
+	         "window with prefetch: %llu chunks expanded (%llu without prefetch; the window reads %zu of %zu)",
+	         (unsigned long long)x_pf, (unsigned long long)x_plain, n_sel, n);
+	recs_free(&a);
+	recs_free(&b);
+}
+
 int main(void)
 {
 	buf z = make_trace(1, 0), s = make_trace(1, -1), v = make_trace(0, 0);
@@ -300,6 +389,9 @@ int main(void)
 	test_prefetch(&z);
 	test_checked_once(&z);
 	test_checked_once(&s);
+	buf d = make_defs_trace();
+	test_prefetch_window(&d);
+	free(d.p);
 	free(z.p);
 	free(s.p);
 	free(v.p);
