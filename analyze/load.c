@@ -542,7 +542,7 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 	int rc = 0;
 	uint64_t n = 0, off = 0, size = gtt_reader_size(L->r);
 	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
-	ana_pipe *pp = L->stream ? ana_pipe_start(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt) : NULL;
+	ana_pipe *pp = L->stream ? ana_pipe_start(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on) : NULL;
 	if (L->stream && !pp) {
 		snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
 		return GTT_ENOMEM;

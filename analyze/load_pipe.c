@@ -220,7 +220,7 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad)
+ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad, int threaded)
 {
 	ana_pipe *p = calloc(1, sizeof(*p));
 	if (!p)
@@ -228,6 +228,8 @@ ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad)
 	p->r = r;
 	p->mode = mode;
 	p->skip_bad = skip_bad;
+	if (!threaded)
+		return p; /* the pass reads itself (p->threaded 0) */
 	for (size_t i = 0; i < PIPE_BATCHES; i++) {
 		p->b[i].r = malloc(PIPE_BATCH * sizeof(*p->b[i].r));
 		p->b[i].frames = malloc(PIPE_FRAMES * sizeof(*p->b[i].frames));

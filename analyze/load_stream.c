@@ -51,7 +51,7 @@ static int next_record(ana_pipe *pp, gtt_record **rec)
 static int pass2_read(loader *L)
 {
 	gtt_reader_rewind(L->r); /* the window, if any, stays */
-	L->pipe = ana_pipe_start(L->r, ANA_PIPE_PASS2, 1);
+	L->pipe = ana_pipe_start(L->r, ANA_PIPE_PASS2, 1, !L->m->window.on);
 	return L->pipe ? 0 : GTT_ENOMEM;
 }
 
@@ -307,7 +307,7 @@ static int read_all(p3 *P)
 	gtt_reader_rewind(L->r); /* the window, if any, stays */
 	/* decoded on a thread of its own, in file order (load_pipe.c); corrupt chunks skipped as
 	 * pass 1 skipped them, the reading ends where pass 1's ended */
-	ana_pipe *pp = rc == 0 ? ana_pipe_start(L->r, ANA_PIPE_PASS3, 1) : NULL;
+	ana_pipe *pp = rc == 0 ? ana_pipe_start(L->r, ANA_PIPE_PASS3, 1, !L->m->window.on) : NULL;
 	if (rc == 0 && !pp)
 		rc = GTT_ENOMEM;
 	while (rc == 0) {

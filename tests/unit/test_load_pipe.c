@@ -184,6 +184,7 @@ static void seq_free(seq *q)
 }
 
 static char line[65536];
+static int threaded = 1; /* piped(): ana_pipe_start's threaded */
 
 /* The results a pass reads itself (skip_bad: on after corrupt chunks, as the pipe does). */
 static seq direct(const buf *t, int mode, int skip_bad, int prefetch)
@@ -222,7 +223,7 @@ static seq piped(const buf *t, int mode, int skip_bad, int prefetch, size_t stop
 		gtt_reader_prefetch(r);
 	if (mode == ANA_PIPE_PASS2)
 		gtt_reader_only(r, GTT_KIND_BIT(GTT_REC_SAMPLE));
-	ana_pipe *p = ana_pipe_start(r, mode, skip_bad);
+	ana_pipe *p = ana_pipe_start(r, mode, skip_bad, threaded);
 	if (!p)
 		abort();
 	for (size_t i = 0; i < stop_after; i++) {
@@ -261,8 +262,8 @@ static void compare(const char *what, const buf *t, int skip_bad)
 			seq a = direct(t, mode, skip_bad, pf), b = piped(t, mode, skip_bad, pf, SIZE_MAX);
 			size_t at;
 			int ok = same(&a, &b, &at);
-			th_check(ok && a.n > 1, "%s, %s, prefetch %d, skip_bad %d: %zu results the same as the reader's own",
-			         what, modes[mode], pf, skip_bad, a.n);
+			th_check(ok && a.n > 1, "%s, %s, prefetch %d, skip_bad %d%s: %zu results the same as the reader's own",
+			         what, modes[mode], pf, skip_bad, threaded ? "" : ", no thread", a.n);
 			if (!ok)
 				printf("  first difference at %zu: '%.200s' vs '%.200s'\n", at, at < a.n ? a.v[at] : "(none)",
 				       at < b.n ? b.v[at] : "(none)");
@@ -276,6 +277,9 @@ int main(void)
 	buf z = make_trace(3), plain = make_trace(-1);
 	compare("zstd", &z, 1);
 	compare("stored", &plain, 1);
+	threaded = 0; /* a window's pipe: the pass reads itself */
+	compare("zstd", &z, 1);
+	threaded = 1;
 
 	/* damaged: a byte of a chunk in the middle flipped (a checksum mismatch) */
 	buf d = { malloc(z.n), z.n };
