@@ -387,7 +387,7 @@ int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev, const char *name, int state)
 
 /* ---- gaps ---- */
 
-static uint32_t leaf_frame(const ana_model *m, uint32_t stack_id)
+uint32_t gs_leaf_frame(const ana_model *m, uint32_t stack_id)
 {
 	if (stack_id >= m->stacks.n || !m->stacks.v[stack_id].n)
 		return ANA_NO_ID;
@@ -595,7 +595,7 @@ int gs_blame_work(ana_gpu_acc *a, int di, const gs_ev *ev, uint64_t s, uint64_t 
 	return gap_close(a, di, ev, s, end);
 }
 
-int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s)
+int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s, uint32_t leaf)
 {
 	long th = gs_thread_of(a, s->pid, s->tid, NULL);
 	if (th < 0)
@@ -614,7 +614,7 @@ int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s)
 		o->b.n_samples[st]++;
 		o->b.ns[st] = ana_sat_add(o->b.ns[st], s->weight_ns);
 		if (o->n_leaf < GS_LEAVES)
-			o->leaves[o->n_leaf++] = leaf_frame(a->m, s->stack_id);
+			o->leaves[o->n_leaf++] = leaf;
 	}
 	return 0;
 }

@@ -386,23 +386,32 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 	}
 }
 
-/* The next sample to sweep (the caller's fed ones, else the model's array), NULL when none. */
-static const ana_sample *next_sample(const ana_gpu_acc *a)
+/* The next sample to sweep (the caller's fed ones, else the model's array), NULL when none;
+ * *leaf its leaf frame. */
+static const ana_sample *next_sample(const ana_gpu_acc *a, uint32_t *leaf)
 {
-	if (a->fed)
-		return a->sfifo_head < a->sfifo.n ? &a->sfifo.v[a->sfifo_head] : NULL;
-	return a->next_sample < a->m->samples.n ? &a->m->samples.v[a->next_sample] : NULL;
+	if (a->fed) {
+		if (a->sfifo_head >= a->sfifo.n)
+			return NULL;
+		*leaf = a->sfifo.v[a->sfifo_head].leaf;
+		return &a->sfifo.v[a->sfifo_head].s;
+	}
+	if (a->next_sample >= a->m->samples.n)
+		return NULL;
+	*leaf = gs_leaf_frame(a->m, a->m->samples.v[a->next_sample].stack_id);
+	return &a->m->samples.v[a->next_sample];
 }
 
 /* Samples before t_smp (all of them at UINT64_MAX), in time order. */
 static int sweep_samples(ana_gpu_acc *a, uint64_t t_smp)
 {
 	const ana_sample *s;
+	uint32_t leaf;
 	int rc;
-	while ((s = next_sample(a)) != NULL) {
+	while ((s = next_sample(a, &leaf)) != NULL) {
 		if (s->time_ns >= t_smp && t_smp != UINT64_MAX)
 			break;
-		if ((rc = gs_blame_advance(a, s->time_ns)) < 0 || (rc = gs_blame_sample(a, s)) < 0)
+		if ((rc = gs_blame_advance(a, s->time_ns)) < 0 || (rc = gs_blame_sample(a, s, leaf)) < 0)
 			return rc;
 		if (a->fed)
 			a->sfifo_head++;
@@ -642,57 +651,58 @@ fail:
 	return NULL;
 }
 
-int ana_gpu_acc_add(ana_gpu_acc *a, const gtt_record *rec)
+int gs_ev_of(const gtt_record *rec, gs_ev *ev)
 {
-	gs_ev ev;
 	switch (rec->tag) {
-	case GTT_REC_CUDA_KERNEL: ev.type = GS_KERNEL; ev.t = rec->u.kernel.start_ns; ev.u.k = rec->u.kernel; a->sum->n_kernels++; break;
-	case GTT_REC_CUDA_MEMCPY: ev.type = GS_COPY; ev.t = rec->u.memcpy.start_ns; ev.u.c = rec->u.memcpy; a->sum->n_copies++; break;
-	case GTT_REC_CUDA_MEMSET: ev.type = GS_MEMSET; ev.t = rec->u.memset.start_ns; ev.u.s = rec->u.memset; a->sum->n_memsets++; break;
-	case GTT_REC_CUDA_SYNC: ev.type = GS_SYNC; ev.t = rec->u.sync.start_ns; ev.u.y = rec->u.sync; a->sum->n_syncs++; break;
-	case GTT_REC_CUDA_API:
-		ev.type = GS_API;
-		ev.t = rec->u.api.start_ns;
-		ev.u.a = rec->u.api;
+	case GTT_REC_CUDA_KERNEL: ev->type = GS_KERNEL; ev->t = rec->u.kernel.start_ns; ev->u.k = rec->u.kernel; return 1;
+	case GTT_REC_CUDA_MEMCPY: ev->type = GS_COPY; ev->t = rec->u.memcpy.start_ns; ev->u.c = rec->u.memcpy; return 1;
+	case GTT_REC_CUDA_MEMSET: ev->type = GS_MEMSET; ev->t = rec->u.memset.start_ns; ev->u.s = rec->u.memset; return 1;
+	case GTT_REC_CUDA_SYNC: ev->type = GS_SYNC; ev->t = rec->u.sync.start_ns; ev->u.y = rec->u.sync; return 1;
+	case GTT_REC_CUDA_API: ev->type = GS_API; ev->t = rec->u.api.start_ns; ev->u.a = rec->u.api; return 1;
+	default: return 0;
+	}
+}
+
+int gs_add(ana_gpu_acc *a, gs_ev *ev)
+{
+	switch (ev->type) {
+	case GS_KERNEL: a->sum->n_kernels++; break;
+	case GS_COPY: a->sum->n_copies++; break;
+	case GS_MEMSET: a->sum->n_memsets++; break;
+	case GS_SYNC: a->sum->n_syncs++; break;
+	default:
 		a->sum->n_apis++;
-		if (rec->u.api.domain == GTT_API_RUNTIME)
+		if (ev->u.a.domain == GTT_API_RUNTIME)
 			a->sum->n_api_runtime++;
 		else
 			a->sum->n_api_driver++;
 		break;
-	default:
-		return 0;
 	}
-	ev.seq = a->seq++;
+	ev->seq = a->seq++;
 	a->sum->n_fed++;
-	int rc = gs_queue_push(&a->q, &ev, &a->sum->peak_queued);
+	int rc = gs_queue_push(&a->q, ev, &a->sum->peak_queued);
 	if (rc < 0)
 		return rc;
-	if (ev.t > a->max_t)
-		a->max_t = ev.t;
+	if (ev->t > a->max_t)
+		a->max_t = ev->t;
 	if (a->horizon_ns != UINT64_MAX && a->max_t > a->horizon_ns && (a->sum->n_fed & 63) == 0)
 		return sweep_until(a, a->max_t - a->horizon_ns);
 	return 0;
 }
 
-void ana_gpu_acc_feed_samples(ana_gpu_acc *a)
+int gs_sample(ana_gpu_acc *a, const ana_sample *s, uint32_t leaf)
 {
-	a->fed = 1;
-	a->s_mark = 0;
-}
-
-int ana_gpu_acc_sample(ana_gpu_acc *a, const ana_sample *s)
-{
-	ana_sample *e = ana_vec_push(a->sfifo);
+	gs_smp *e = ana_vec_push(a->sfifo);
 	if (!e)
 		return GTT_ENOMEM;
-	*e = *s;
+	e->s = *s;
+	e->leaf = leaf;
 	if (a->sfifo.n - a->sfifo_head > a->sum->peak_samples)
 		a->sum->peak_samples = a->sfifo.n - a->sfifo_head;
 	return 0;
 }
 
-int ana_gpu_acc_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples)
+int gs_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples)
 {
 	a->s_mark = w_samples;
 	return sweep_until(a, w_records);
@@ -776,6 +786,8 @@ int ana_gpu_acc_finish(ana_gpu_acc *a, ana_gpu_sum **out)
 	ana_gpu_sum *S = a->sum;
 	int *map = NULL, rc;
 	*out = NULL;
+	if ((rc = gs_pipe_end(a)) < 0)
+		goto out;
 	a->s_mark = UINT64_MAX;
 	if ((rc = sweep_until(a, UINT64_MAX)) < 0 || (rc = finish_devices(a, &map)) < 0 ||
 	    (rc = gs_blame_finish(a, map)) < 0)
@@ -815,6 +827,7 @@ void ana_gpu_acc_free(ana_gpu_acc *a)
 {
 	if (!a)
 		return;
+	gs_pipe_stop(a);
 	gs_blame_free(a);
 	for (size_t i = 0; i < a->devs.n; i++) {
 		free(a->devs.v[i].busy.bins);
