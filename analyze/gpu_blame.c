@@ -258,6 +258,12 @@ static gs_call *call_find(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
 	}
 }
 
+void gs_blame_prefetch(const ana_gpu_acc *a, uint64_t h)
+{
+	if (a->cidx_cap)
+		__builtin_prefetch(&a->cidx[h & (a->cidx_cap - 1)]);
+}
+
 static void cidx_put(ana_gpu_acc *a, size_t pos)
 {
 	const gs_call *c = &a->ring[pos & (a->ring_cap - 1)];
@@ -292,12 +298,18 @@ static int calls_room(ana_gpu_acc *a)
 		size_t cap = 1024;
 		while (cap < (live + 1) * 3)
 			cap *= 2;
-		uint64_t *x = calloc(cap, sizeof(*x));
-		if (!x)
-			return GTT_ENOMEM;
-		free(a->cidx);
-		a->cidx = x;
-		a->cidx_cap = cap;
+		if (cap == a->cidx_cap) {
+			/* the same size again (the usual case: stale slots filled it): cleared in place, not
+			 * freed and allocated anew, which faults every page of it in again */
+			memset(a->cidx, 0, cap * sizeof(*a->cidx));
+		} else {
+			uint64_t *x = calloc(cap, sizeof(*x));
+			if (!x)
+				return GTT_ENOMEM;
+			free(a->cidx);
+			a->cidx = x;
+			a->cidx_cap = cap;
+		}
 		a->cidx_used = 0;
 		for (size_t i = a->head; i < a->tail; i++)
 			cidx_put(a, i);

@@ -444,6 +444,27 @@ static int sweep_memory(ana_gpu_acc *a, uint64_t t, int inclusive, uint64_t t_sm
 	return sweep_samples(a, t_smp);
 }
 
+/* How far ahead of the sweep the tables' slots of a call are fetched: the calls' tables span the
+ * last 10 s of calls (tens of MiB), so nearly every new call's slot is a cache miss; fetched this
+ * many events early, the misses overlap instead of stalling the sweep one by one. */
+#define PREFETCH_AHEAD 12
+
+static void prefetch(ana_gpu_acc *a, const gs_ev *e)
+{
+	uint32_t pid, corr;
+	switch (e->type) {
+	case GS_API: pid = e->u.a.pid; corr = e->u.a.correlation; break;
+	case GS_KERNEL: pid = e->u.k.pid; corr = e->u.k.correlation; break;
+	case GS_COPY: pid = e->u.c.pid; corr = e->u.c.correlation; break;
+	case GS_MEMSET: pid = e->u.s.pid; corr = e->u.s.correlation; break;
+	default: pid = e->u.y.pid; corr = e->u.y.correlation; break;
+	}
+	uint64_t h = ana_hash_corr(pid, corr);
+	ana_launch_acc_prefetch(a->launch, h);
+	if (e->type == GS_API)
+		gs_blame_prefetch(a, h);
+}
+
 /* Sweep every queued event before the watermark w whose samples before it are in (s_mark), with
  * what memory holds before them; then the samples that no event still to come precedes. */
 static int sweep_until(ana_gpu_acc *a, uint64_t w)
@@ -457,6 +478,9 @@ static int sweep_until(ana_gpu_acc *a, uint64_t w)
 	while ((rc = gs_queue_next(&a->q, lim, &ev)) != 0) {
 		if (rc < 0)
 			return rc;
+		const gs_ev *ahead = gs_queue_peek(&a->q, PREFETCH_AHEAD);
+		if (ahead)
+			prefetch(a, ahead);
 		if ((rc = sweep_memory(a, ev.t, ev.type > GS_STACK, ev.t)) < 0)
 			return rc;
 		if (ev.t < a->now)

@@ -53,6 +53,9 @@ int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak);
  * 1 with *out filled, 0 when no event before w is left. Both 0 (1) or GTT_ENOMEM. */
 int gs_queue_release(gs_queue *q, uint64_t w);
 int gs_queue_next(gs_queue *q, uint64_t w, gs_ev *out);
+/* The event ahead places after the next one gs_queue_next hands out from the calendar's batch,
+ * NULL when the batch holds none (a hint: heaped events may come before it). */
+const gs_ev *gs_queue_peek(const gs_queue *q, size_t ahead);
 /* The earliest time queued if it is before w, else w. */
 uint64_t gs_queue_min_before(const gs_queue *q, uint64_t w);
 
@@ -190,6 +193,9 @@ void gs_pipe_stop(ana_gpu_acc *a);
 long gs_thread_of(ana_gpu_acc *a, uint32_t pid, uint32_t tid, const char *name);
 /* Everything at times before t is final: close the API spans that ended by then. 0 or <0. */
 int gs_blame_advance(ana_gpu_acc *a, uint64_t t);
+/* The call (pid, correlation) of hash h (ana_hash_corr) will be looked up soon: fetch its index
+ * slot into the cache. */
+void gs_blame_prefetch(const ana_gpu_acc *a, uint64_t h);
 /* An API call (its name and kind of call from the name cache). */
 int gs_blame_api(ana_gpu_acc *a, const gs_ev *e, const char *name, int state);
 /* The kind of call (ANA_ST_SYNC .. ANA_ST_API_OTHER) of an API name. */
