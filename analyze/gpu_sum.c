@@ -335,7 +335,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		if (!n)
 			return GTT_ENOMEM;
 		row_count(&a->arows.v[n->row], ana_span(x->start_ns, x->end_ns), x->status != 0, ev->seq);
-		if ((rc = ana_launch_acc_api(a->launch, x)) < 0)
+		if ((rc = gs_launch_api(a, x)) < 0)
 			return rc;
 		return gs_blame_api(a, ev, n->name, n->state);
 	}
@@ -347,7 +347,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		if (!n)
 			return GTT_ENOMEM;
 		row_count(&a->krows.v[n->row], d, 0, ev->seq);
-		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_KERNEL, x->pid, x->correlation, x->name_id, x->start_ns,
+		if ((rc = gs_launch_work(a, ANA_WORK_KERNEL, x->pid, x->correlation, x->name_id, x->start_ns,
 		                              x->end_ns)) < 0)
 			return rc;
 		return sweep_work(a, ev, x->pid, x->device, 0, x->start_ns, x->end_ns);
@@ -359,7 +359,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		S->copy_bytes[k] = ana_sat_add(S->copy_bytes[k], x->bytes);
 		S->copy_ns[k] = ana_sat_add(S->copy_ns[k], ana_span(x->start_ns, x->end_ns));
 		S->copy_async[k] += x->flags & 1;
-		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_COPY, x->pid, x->correlation, x->kind <= 5 ? x->kind : 0,
+		if ((rc = gs_launch_work(a, ANA_WORK_COPY, x->pid, x->correlation, x->kind <= 5 ? x->kind : 0,
 		                              x->start_ns, x->end_ns)) < 0)
 			return rc;
 		return sweep_work(a, ev, x->pid, x->device, 1, x->start_ns, x->end_ns);
@@ -368,7 +368,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		const gtt_cuda_memset *x = &ev->u.s;
 		S->memset_bytes = ana_sat_add(S->memset_bytes, x->bytes);
 		S->memset_ns = ana_sat_add(S->memset_ns, ana_span(x->start_ns, x->end_ns));
-		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_MEMSET, x->pid, x->correlation, 0, x->start_ns,
+		if ((rc = gs_launch_work(a, ANA_WORK_MEMSET, x->pid, x->correlation, 0, x->start_ns,
 		                              x->end_ns)) < 0)
 			return rc;
 		return sweep_work(a, ev, x->pid, x->device, 2, x->start_ns, x->end_ns);
@@ -381,7 +381,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		S->sync_ns[k] = ana_sat_add(S->sync_ns[k], d);
 		if (d > S->sync_max[k])
 			S->sync_max[k] = d;
-		return ana_launch_acc_work(a->launch, ANA_WORK_SYNC, x->pid, x->correlation, 0, x->start_ns, x->end_ns);
+		return gs_launch_work(a, ANA_WORK_SYNC, x->pid, x->correlation, 0, x->start_ns, x->end_ns);
 	}
 	}
 }
@@ -437,7 +437,7 @@ static int sweep_memory(ana_gpu_acc *a, uint64_t t, int inclusive, uint64_t t_sm
 		const ana_callstack *cs = &m->callstacks.v[a->stack_order[a->next_stack]];
 		if (cs->time_ns > t || (!inclusive && cs->time_ns == t))
 			break;
-		if ((rc = ana_launch_acc_stack(a->launch, cs)) < 0)
+		if ((rc = gs_launch_stack(a, cs)) < 0)
 			return rc;
 		a->next_stack++;
 	}
@@ -460,7 +460,8 @@ static void prefetch(ana_gpu_acc *a, const gs_ev *e)
 	default: pid = e->u.y.pid; corr = e->u.y.correlation; break;
 	}
 	uint64_t h = ana_hash_corr(pid, corr);
-	ana_launch_acc_prefetch(a->launch, h);
+	if (!a->lpipe) /* (else its thread does the lookups) */
+		ana_launch_acc_prefetch(a->launch, h);
 	if (e->type == GS_API)
 		gs_blame_prefetch(a, h);
 }

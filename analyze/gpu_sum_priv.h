@@ -167,7 +167,8 @@ struct ana_gpu_acc {
 	size_t cidx_cap, cidx_used;
 	ana_gpu_gap top[16];
 	size_t n_top;
-	struct gs_pipe *pipe;  /* the sweep's own thread (gpu_pipe.c), NULL: the caller's */
+	struct bpipe *pipe;    /* the sweep's own thread (gpu_pipe.c), NULL: the caller's */
+	struct bpipe *lpipe;   /* the launch estimator's, fed by the sweep's; NULL: the sweep's */
 };
 
 /* gpu_sum.c: the sweep's steps, on whichever thread runs it */
@@ -180,13 +181,19 @@ int gs_sample(ana_gpu_acc *a, const ana_sample *s, uint32_t leaf);
 int gs_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples);
 
 /* gpu_pipe.c */
-/* Start the sweep's thread (fed samples only: the caller's thread then only hands over). No
- * thread made: the caller's thread sweeps, as before. */
+/* Start the sweep's thread and the launch estimator's (fed samples only: the caller's thread
+ * then only hands over). No thread made: the caller's thread does that work, as before. */
 void gs_pipe_start(ana_gpu_acc *a);
-/* Hand over what is left, wait for the thread to sweep it and end it. 0 or the sweep's error. */
+/* Hand over what is left, wait for the threads to do it and end them. 0 or their error. */
 int gs_pipe_end(ana_gpu_acc *a);
 /* End the thread without sweeping what is left (the caller gave up). */
 void gs_pipe_stop(ana_gpu_acc *a);
+/* ana_launch_acc_api, _stack and _work on a->launch: handed to its thread when it has one. 0 or
+ * GTT_ENOMEM (possibly of an earlier call). */
+int gs_launch_api(ana_gpu_acc *a, const gtt_cuda_api *x);
+int gs_launch_stack(ana_gpu_acc *a, const ana_callstack *cs);
+int gs_launch_work(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint32_t corr, uint32_t name_id, uint64_t start_ns,
+                   uint64_t end_ns);
 
 /* gpu_blame.c */
 /* The thread (pid, tid), made when new; its index, or -1 on ENOMEM. */
