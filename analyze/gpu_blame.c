@@ -258,6 +258,12 @@ static gs_call *call_find(const ana_gpu_acc *a, uint32_t pid, uint32_t corr)
 	}
 }
 
+void gs_blame_prefetch(const ana_gpu_acc *a, uint64_t h)
+{
+	if (a->cidx_cap)
+		__builtin_prefetch(&a->cidx[h & (a->cidx_cap - 1)]);
+}
+
 static void cidx_put(ana_gpu_acc *a, size_t pos)
 {
 	const gs_call *c = &a->ring[pos & (a->ring_cap - 1)];
@@ -292,12 +298,18 @@ static int calls_room(ana_gpu_acc *a)
 		size_t cap = 1024;
 		while (cap < (live + 1) * 3)
 			cap *= 2;
-		uint64_t *x = calloc(cap, sizeof(*x));
-		if (!x)
-			return GTT_ENOMEM;
-		free(a->cidx);
-		a->cidx = x;
-		a->cidx_cap = cap;
+		if (cap == a->cidx_cap) {
+			/* the same size again (the usual case: stale slots filled it): cleared in place, not
+			 * freed and allocated anew, which faults every page of it in again */
+			memset(a->cidx, 0, cap * sizeof(*a->cidx));
+		} else {
+			uint64_t *x = calloc(cap, sizeof(*x));
+			if (!x)
+				return GTT_ENOMEM;
+			free(a->cidx);
+			a->cidx = x;
+			a->cidx_cap = cap;
+		}
 		a->cidx_used = 0;
 		for (size_t i = a->head; i < a->tail; i++)
 			cidx_put(a, i);
@@ -387,7 +399,7 @@ int gs_blame_api(ana_gpu_acc *a, const gs_ev *ev, const char *name, int state)
 
 /* ---- gaps ---- */
 
-static uint32_t leaf_frame(const ana_model *m, uint32_t stack_id)
+uint32_t gs_leaf_frame(const ana_model *m, uint32_t stack_id)
 {
 	if (stack_id >= m->stacks.n || !m->stacks.v[stack_id].n)
 		return ANA_NO_ID;
@@ -595,7 +607,7 @@ int gs_blame_work(ana_gpu_acc *a, int di, const gs_ev *ev, uint64_t s, uint64_t 
 	return gap_close(a, di, ev, s, end);
 }
 
-int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s)
+int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s, uint32_t leaf)
 {
 	long th = gs_thread_of(a, s->pid, s->tid, NULL);
 	if (th < 0)
@@ -614,7 +626,7 @@ int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s)
 		o->b.n_samples[st]++;
 		o->b.ns[st] = ana_sat_add(o->b.ns[st], s->weight_ns);
 		if (o->n_leaf < GS_LEAVES)
-			o->leaves[o->n_leaf++] = leaf_frame(a->m, s->stack_id);
+			o->leaves[o->n_leaf++] = leaf;
 	}
 	return 0;
 }

@@ -183,3 +183,9 @@ uint64_t gs_queue_min_before(const gs_queue *q, uint64_t w)
 	}
 	return m;
 }
+
+const gs_ev *gs_queue_peek(const gs_queue *q, size_t ahead)
+{
+	size_t i = q->next_batch + ahead;
+	return i < q->batch.n ? &q->pool.v[q->batch.v[i].idx] : NULL;
+}

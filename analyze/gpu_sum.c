@@ -335,7 +335,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		if (!n)
 			return GTT_ENOMEM;
 		row_count(&a->arows.v[n->row], ana_span(x->start_ns, x->end_ns), x->status != 0, ev->seq);
-		if ((rc = ana_launch_acc_api(a->launch, x)) < 0)
+		if ((rc = gs_launch_api(a, x)) < 0)
 			return rc;
 		return gs_blame_api(a, ev, n->name, n->state);
 	}
@@ -347,7 +347,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		if (!n)
 			return GTT_ENOMEM;
 		row_count(&a->krows.v[n->row], d, 0, ev->seq);
-		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_KERNEL, x->pid, x->correlation, x->name_id, x->start_ns,
+		if ((rc = gs_launch_work(a, ANA_WORK_KERNEL, x->pid, x->correlation, x->name_id, x->start_ns,
 		                              x->end_ns)) < 0)
 			return rc;
 		return sweep_work(a, ev, x->pid, x->device, 0, x->start_ns, x->end_ns);
@@ -359,7 +359,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		S->copy_bytes[k] = ana_sat_add(S->copy_bytes[k], x->bytes);
 		S->copy_ns[k] = ana_sat_add(S->copy_ns[k], ana_span(x->start_ns, x->end_ns));
 		S->copy_async[k] += x->flags & 1;
-		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_COPY, x->pid, x->correlation, x->kind <= 5 ? x->kind : 0,
+		if ((rc = gs_launch_work(a, ANA_WORK_COPY, x->pid, x->correlation, x->kind <= 5 ? x->kind : 0,
 		                              x->start_ns, x->end_ns)) < 0)
 			return rc;
 		return sweep_work(a, ev, x->pid, x->device, 1, x->start_ns, x->end_ns);
@@ -368,7 +368,7 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		const gtt_cuda_memset *x = &ev->u.s;
 		S->memset_bytes = ana_sat_add(S->memset_bytes, x->bytes);
 		S->memset_ns = ana_sat_add(S->memset_ns, ana_span(x->start_ns, x->end_ns));
-		if ((rc = ana_launch_acc_work(a->launch, ANA_WORK_MEMSET, x->pid, x->correlation, 0, x->start_ns,
+		if ((rc = gs_launch_work(a, ANA_WORK_MEMSET, x->pid, x->correlation, 0, x->start_ns,
 		                              x->end_ns)) < 0)
 			return rc;
 		return sweep_work(a, ev, x->pid, x->device, 2, x->start_ns, x->end_ns);
@@ -381,28 +381,37 @@ static int sweep_event(ana_gpu_acc *a, const gs_ev *ev)
 		S->sync_ns[k] = ana_sat_add(S->sync_ns[k], d);
 		if (d > S->sync_max[k])
 			S->sync_max[k] = d;
-		return ana_launch_acc_work(a->launch, ANA_WORK_SYNC, x->pid, x->correlation, 0, x->start_ns, x->end_ns);
+		return gs_launch_work(a, ANA_WORK_SYNC, x->pid, x->correlation, 0, x->start_ns, x->end_ns);
 	}
 	}
 }
 
-/* The next sample to sweep (the caller's fed ones, else the model's array), NULL when none. */
-static const ana_sample *next_sample(const ana_gpu_acc *a)
+/* The next sample to sweep (the caller's fed ones, else the model's array), NULL when none;
+ * *leaf its leaf frame. */
+static const ana_sample *next_sample(const ana_gpu_acc *a, uint32_t *leaf)
 {
-	if (a->fed)
-		return a->sfifo_head < a->sfifo.n ? &a->sfifo.v[a->sfifo_head] : NULL;
-	return a->next_sample < a->m->samples.n ? &a->m->samples.v[a->next_sample] : NULL;
+	if (a->fed) {
+		if (a->sfifo_head >= a->sfifo.n)
+			return NULL;
+		*leaf = a->sfifo.v[a->sfifo_head].leaf;
+		return &a->sfifo.v[a->sfifo_head].s;
+	}
+	if (a->next_sample >= a->m->samples.n)
+		return NULL;
+	*leaf = gs_leaf_frame(a->m, a->m->samples.v[a->next_sample].stack_id);
+	return &a->m->samples.v[a->next_sample];
 }
 
 /* Samples before t_smp (all of them at UINT64_MAX), in time order. */
 static int sweep_samples(ana_gpu_acc *a, uint64_t t_smp)
 {
 	const ana_sample *s;
+	uint32_t leaf;
 	int rc;
-	while ((s = next_sample(a)) != NULL) {
+	while ((s = next_sample(a, &leaf)) != NULL) {
 		if (s->time_ns >= t_smp && t_smp != UINT64_MAX)
 			break;
-		if ((rc = gs_blame_advance(a, s->time_ns)) < 0 || (rc = gs_blame_sample(a, s)) < 0)
+		if ((rc = gs_blame_advance(a, s->time_ns)) < 0 || (rc = gs_blame_sample(a, s, leaf)) < 0)
 			return rc;
 		if (a->fed)
 			a->sfifo_head++;
@@ -428,11 +437,33 @@ static int sweep_memory(ana_gpu_acc *a, uint64_t t, int inclusive, uint64_t t_sm
 		const ana_callstack *cs = &m->callstacks.v[a->stack_order[a->next_stack]];
 		if (cs->time_ns > t || (!inclusive && cs->time_ns == t))
 			break;
-		if ((rc = ana_launch_acc_stack(a->launch, cs)) < 0)
+		if ((rc = gs_launch_stack(a, cs)) < 0)
 			return rc;
 		a->next_stack++;
 	}
 	return sweep_samples(a, t_smp);
+}
+
+/* How far ahead of the sweep the tables' slots of a call are fetched: the calls' tables span the
+ * last 10 s of calls (tens of MiB), so nearly every new call's slot is a cache miss; fetched this
+ * many events early, the misses overlap instead of stalling the sweep one by one. */
+#define PREFETCH_AHEAD 12
+
+static void prefetch(ana_gpu_acc *a, const gs_ev *e)
+{
+	uint32_t pid, corr;
+	switch (e->type) {
+	case GS_API: pid = e->u.a.pid; corr = e->u.a.correlation; break;
+	case GS_KERNEL: pid = e->u.k.pid; corr = e->u.k.correlation; break;
+	case GS_COPY: pid = e->u.c.pid; corr = e->u.c.correlation; break;
+	case GS_MEMSET: pid = e->u.s.pid; corr = e->u.s.correlation; break;
+	default: pid = e->u.y.pid; corr = e->u.y.correlation; break;
+	}
+	uint64_t h = ana_hash_corr(pid, corr);
+	if (!a->lpipe) /* (else its thread does the lookups) */
+		ana_launch_acc_prefetch(a->launch, h);
+	if (e->type == GS_API)
+		gs_blame_prefetch(a, h);
 }
 
 /* Sweep every queued event before the watermark w whose samples before it are in (s_mark), with
@@ -448,6 +479,9 @@ static int sweep_until(ana_gpu_acc *a, uint64_t w)
 	while ((rc = gs_queue_next(&a->q, lim, &ev)) != 0) {
 		if (rc < 0)
 			return rc;
+		const gs_ev *ahead = gs_queue_peek(&a->q, PREFETCH_AHEAD);
+		if (ahead)
+			prefetch(a, ahead);
 		if ((rc = sweep_memory(a, ev.t, ev.type > GS_STACK, ev.t)) < 0)
 			return rc;
 		if (ev.t < a->now)
@@ -642,57 +676,58 @@ fail:
 	return NULL;
 }
 
-int ana_gpu_acc_add(ana_gpu_acc *a, const gtt_record *rec)
+int gs_ev_of(const gtt_record *rec, gs_ev *ev)
 {
-	gs_ev ev;
 	switch (rec->tag) {
-	case GTT_REC_CUDA_KERNEL: ev.type = GS_KERNEL; ev.t = rec->u.kernel.start_ns; ev.u.k = rec->u.kernel; a->sum->n_kernels++; break;
-	case GTT_REC_CUDA_MEMCPY: ev.type = GS_COPY; ev.t = rec->u.memcpy.start_ns; ev.u.c = rec->u.memcpy; a->sum->n_copies++; break;
-	case GTT_REC_CUDA_MEMSET: ev.type = GS_MEMSET; ev.t = rec->u.memset.start_ns; ev.u.s = rec->u.memset; a->sum->n_memsets++; break;
-	case GTT_REC_CUDA_SYNC: ev.type = GS_SYNC; ev.t = rec->u.sync.start_ns; ev.u.y = rec->u.sync; a->sum->n_syncs++; break;
-	case GTT_REC_CUDA_API:
-		ev.type = GS_API;
-		ev.t = rec->u.api.start_ns;
-		ev.u.a = rec->u.api;
+	case GTT_REC_CUDA_KERNEL: ev->type = GS_KERNEL; ev->t = rec->u.kernel.start_ns; ev->u.k = rec->u.kernel; return 1;
+	case GTT_REC_CUDA_MEMCPY: ev->type = GS_COPY; ev->t = rec->u.memcpy.start_ns; ev->u.c = rec->u.memcpy; return 1;
+	case GTT_REC_CUDA_MEMSET: ev->type = GS_MEMSET; ev->t = rec->u.memset.start_ns; ev->u.s = rec->u.memset; return 1;
+	case GTT_REC_CUDA_SYNC: ev->type = GS_SYNC; ev->t = rec->u.sync.start_ns; ev->u.y = rec->u.sync; return 1;
+	case GTT_REC_CUDA_API: ev->type = GS_API; ev->t = rec->u.api.start_ns; ev->u.a = rec->u.api; return 1;
+	default: return 0;
+	}
+}
+
+int gs_add(ana_gpu_acc *a, gs_ev *ev)
+{
+	switch (ev->type) {
+	case GS_KERNEL: a->sum->n_kernels++; break;
+	case GS_COPY: a->sum->n_copies++; break;
+	case GS_MEMSET: a->sum->n_memsets++; break;
+	case GS_SYNC: a->sum->n_syncs++; break;
+	default:
 		a->sum->n_apis++;
-		if (rec->u.api.domain == GTT_API_RUNTIME)
+		if (ev->u.a.domain == GTT_API_RUNTIME)
 			a->sum->n_api_runtime++;
 		else
 			a->sum->n_api_driver++;
 		break;
-	default:
-		return 0;
 	}
-	ev.seq = a->seq++;
+	ev->seq = a->seq++;
 	a->sum->n_fed++;
-	int rc = gs_queue_push(&a->q, &ev, &a->sum->peak_queued);
+	int rc = gs_queue_push(&a->q, ev, &a->sum->peak_queued);
 	if (rc < 0)
 		return rc;
-	if (ev.t > a->max_t)
-		a->max_t = ev.t;
+	if (ev->t > a->max_t)
+		a->max_t = ev->t;
 	if (a->horizon_ns != UINT64_MAX && a->max_t > a->horizon_ns && (a->sum->n_fed & 63) == 0)
 		return sweep_until(a, a->max_t - a->horizon_ns);
 	return 0;
 }
 
-void ana_gpu_acc_feed_samples(ana_gpu_acc *a)
+int gs_sample(ana_gpu_acc *a, const ana_sample *s, uint32_t leaf)
 {
-	a->fed = 1;
-	a->s_mark = 0;
-}
-
-int ana_gpu_acc_sample(ana_gpu_acc *a, const ana_sample *s)
-{
-	ana_sample *e = ana_vec_push(a->sfifo);
+	gs_smp *e = ana_vec_push(a->sfifo);
 	if (!e)
 		return GTT_ENOMEM;
-	*e = *s;
+	e->s = *s;
+	e->leaf = leaf;
 	if (a->sfifo.n - a->sfifo_head > a->sum->peak_samples)
 		a->sum->peak_samples = a->sfifo.n - a->sfifo_head;
 	return 0;
 }
 
-int ana_gpu_acc_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples)
+int gs_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples)
 {
 	a->s_mark = w_samples;
 	return sweep_until(a, w_records);
@@ -776,6 +811,8 @@ int ana_gpu_acc_finish(ana_gpu_acc *a, ana_gpu_sum **out)
 	ana_gpu_sum *S = a->sum;
 	int *map = NULL, rc;
 	*out = NULL;
+	if ((rc = gs_pipe_end(a)) < 0)
+		goto out;
 	a->s_mark = UINT64_MAX;
 	if ((rc = sweep_until(a, UINT64_MAX)) < 0 || (rc = finish_devices(a, &map)) < 0 ||
 	    (rc = gs_blame_finish(a, map)) < 0)
@@ -815,6 +852,7 @@ void ana_gpu_acc_free(ana_gpu_acc *a)
 {
 	if (!a)
 		return;
+	gs_pipe_stop(a);
 	gs_blame_free(a);
 	for (size_t i = 0; i < a->devs.n; i++) {
 		free(a->devs.v[i].busy.bins);

@@ -136,7 +136,11 @@ ana_gpu_acc *ana_gpu_acc_new(const ana_model *m, uint64_t horizon_ns);
  * order. Records behind the horizon are swept late and counted (n_late). 0 or GTT_ENOMEM. */
 int ana_gpu_acc_add(ana_gpu_acc *a, const gtt_record *rec);
 /* Samples come from the caller (ana_gpu_acc_sample, in time order), not the model's array: a
- * model that keeps none (ana_opts.stream_samples). Call before the first record. */
+ * model that keeps none (ana_opts.stream_samples). Call before the first record. From then on the
+ * sweep runs on a thread of its own (gpu_pipe.c; the caller's thread if none could be made): the
+ * calls below only hand their arguments over, an error surfaces at a later call, and until
+ * ana_gpu_acc_finish or _free the model's strings, CUDA devices and launch stacks (what the sweep
+ * reads) must not change; its stacks may grow (a sample's leaf frame is looked up when fed). */
 void ana_gpu_acc_feed_samples(ana_gpu_acc *a);
 /* One classified sample with its merged stack, in time order. 0 or GTT_ENOMEM. */
 int ana_gpu_acc_sample(ana_gpu_acc *a, const ana_sample *s);

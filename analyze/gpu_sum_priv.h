@@ -53,6 +53,9 @@ int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak);
  * 1 with *out filled, 0 when no event before w is left. Both 0 (1) or GTT_ENOMEM. */
 int gs_queue_release(gs_queue *q, uint64_t w);
 int gs_queue_next(gs_queue *q, uint64_t w, gs_ev *out);
+/* The event ahead places after the next one gs_queue_next hands out from the calendar's batch,
+ * NULL when the batch holds none (a hint: heaped events may come before it). */
+const gs_ev *gs_queue_peek(const gs_queue *q, size_t ahead);
 /* The earliest time queued if it is before w, else w. */
 uint64_t gs_queue_min_before(const gs_queue *q, uint64_t w);
 
@@ -122,6 +125,10 @@ typedef struct gs_call {
  * call (looked up once, not per record). */
 typedef struct gs_name { uint32_t kind, pid, name_id, domain, row; int state; const char *name; } gs_name;
 
+/* A sample fed by the caller, with its stack's leaf frame (looked up when it was fed: the model's
+ * stacks may grow meanwhile on another thread). */
+typedef struct gs_smp { ana_sample s; uint32_t leaf; } gs_smp;
+
 typedef struct gs_proc { uint32_t pid; int has; uint64_t s, e; ana_gpu_proc p; } gs_proc;
 
 struct ana_gpu_acc {
@@ -133,7 +140,7 @@ struct ana_gpu_acc {
 	/* samples fed by the caller (fed; ana_gpu_acc_sample) in sfifo.v[sfifo_head..n), else the
 	 * model's array from next_sample; every sample before s_mark is in */
 	int fed;
-	ANA_VEC(ana_sample) sfifo;
+	ANA_VEC(gs_smp) sfifo;
 	size_t sfifo_head;
 	uint64_t s_mark;
 	ana_launch_acc *launch;
@@ -160,13 +167,42 @@ struct ana_gpu_acc {
 	size_t cidx_cap, cidx_used;
 	ana_gpu_gap top[16];
 	size_t n_top;
+	struct bpipe *pipe;    /* the sweep's own thread (gpu_pipe.c), NULL: the caller's */
+	struct bpipe *lpipe;   /* the launch estimator's, fed by the sweep's; NULL: the sweep's */
 };
+
+/* gpu_sum.c: the sweep's steps, on whichever thread runs it */
+/* The event of a CUDA work, sync or API record: 1, else 0 (another tag). */
+int gs_ev_of(const gtt_record *rec, gs_ev *ev);
+/* Count and queue ev (its seq set), sweeping what fell behind the horizon. 0 or GTT_ENOMEM. */
+int gs_add(ana_gpu_acc *a, gs_ev *ev);
+/* A fed sample and its leaf frame. 0 or GTT_ENOMEM. */
+int gs_sample(ana_gpu_acc *a, const ana_sample *s, uint32_t leaf);
+int gs_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples);
+
+/* gpu_pipe.c */
+/* Start the sweep's thread and the launch estimator's (fed samples only: the caller's thread
+ * then only hands over). No thread made: the caller's thread does that work, as before. */
+void gs_pipe_start(ana_gpu_acc *a);
+/* Hand over what is left, wait for the threads to do it and end them. 0 or their error. */
+int gs_pipe_end(ana_gpu_acc *a);
+/* End the thread without sweeping what is left (the caller gave up). */
+void gs_pipe_stop(ana_gpu_acc *a);
+/* ana_launch_acc_api, _stack and _work on a->launch: handed to its thread when it has one. 0 or
+ * GTT_ENOMEM (possibly of an earlier call). */
+int gs_launch_api(ana_gpu_acc *a, const gtt_cuda_api *x);
+int gs_launch_stack(ana_gpu_acc *a, const ana_callstack *cs);
+int gs_launch_work(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint32_t corr, uint32_t name_id, uint64_t start_ns,
+                   uint64_t end_ns);
 
 /* gpu_blame.c */
 /* The thread (pid, tid), made when new; its index, or -1 on ENOMEM. */
 long gs_thread_of(ana_gpu_acc *a, uint32_t pid, uint32_t tid, const char *name);
 /* Everything at times before t is final: close the API spans that ended by then. 0 or <0. */
 int gs_blame_advance(ana_gpu_acc *a, uint64_t t);
+/* The call (pid, correlation) of hash h (ana_hash_corr) will be looked up soon: fetch its index
+ * slot into the cache. */
+void gs_blame_prefetch(const ana_gpu_acc *a, uint64_t h);
 /* An API call (its name and kind of call from the name cache). */
 int gs_blame_api(ana_gpu_acc *a, const gs_ev *e, const char *name, int state);
 /* The kind of call (ANA_ST_SYNC .. ANA_ST_API_OTHER) of an API name. */
@@ -174,7 +210,9 @@ int gs_api_state(const char *name);
 /* Device d (provisional) gets work [s, e) of ev: closes its idle gap when s is past its busy
  * end. Called before the busy span grows. */
 int gs_blame_work(ana_gpu_acc *a, int d, const gs_ev *e, uint64_t s, uint64_t end);
-int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s);
+int gs_blame_sample(ana_gpu_acc *a, const ana_sample *s, uint32_t leaf);
+/* The last frame of a model stack, ANA_NO_ID when none. */
+uint32_t gs_leaf_frame(const ana_model *m, uint32_t stack_id);
 /* After the sweep: the top gaps in final device numbers, thread list and blame arrays handed to
  * the sum. map[provisional] = final index. 0 or GTT_ENOMEM. */
 int gs_blame_finish(ana_gpu_acc *a, const int *map);

@@ -476,6 +476,12 @@ int ana_launch_acc_stack(ana_launch_acc *a, const ana_callstack *cs)
 	return flush_pending(a, c);
 }
 
+void ana_launch_acc_prefetch(const ana_launch_acc *a, uint64_t h)
+{
+	if (a->call_table.cap)
+		__builtin_prefetch(&a->call_table.slots[h & (a->call_table.cap - 1)]);
+}
+
 int ana_launch_acc_work(ana_launch_acc *a, uint32_t kind, uint32_t pid, uint32_t correlation, uint32_t name_id,
                         uint64_t start_ns, uint64_t end_ns)
 {

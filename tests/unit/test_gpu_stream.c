@@ -225,6 +225,16 @@ static void compare(const char *path, const char *what, int expect_bounded)
 	th_check(b && strstr(b, "GPU-idle blame, GPU 1") && strstr(b, "Longest GPU idle gaps") &&
 	         strstr(b, "submitted by thread") && strstr(b, "GPU 1: busy"),
 	         "%s: both devices, their blame and the top gaps are in it", what);
+	/* report's mode: samples streamed as well (pass 3), the sweep on a thread of its own */
+	o.stream_cuda = ANA_STREAM_CUDA_REPORT;
+	o.stream_samples = 1;
+	ana_model *piped = ana_model_load(path, &o, eb, sizeof(eb));
+	char *c = piped ? report_of(piped) : NULL;
+	th_check(a && c && strcmp(a, c) == 0, "%s: the report is the same with samples streamed and the GPU sweep on "
+	         "its own thread", what);
+	ana_model_free(piped);
+	o.stream_samples = 0;
+	free(c);
 	free(a);
 	free(b);
 	/* diff's and check's mode: the tables only, counted while pass 1 reads */
@@ -247,6 +257,85 @@ out:
 	ana_model_free(streamed);
 }
 
+static int cmp_sample_time(const void *x, const void *y)
+{
+	const ana_sample *a = x, *b = y;
+	return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
+}
+
+/* The accumulator fed samples (its sweep on a thread of its own: gpu_pipe.c) against the one that
+ * reads the model's arrays on the caller's thread, on the same records: the same report; and
+ * one given up half way (an error in the caller) ends its thread and frees all (ASan). */
+static void piped_vs_direct(const char *path)
+{
+	char eb[256] = "";
+	ana_opts o;
+	ana_opts_init(&o);
+	ana_model *m = ana_model_load(path, &o, eb, sizeof(eb));
+	ana_sample *smp = NULL;
+	char *a = NULL, *b = NULL;
+	th_check(m != NULL, "piped: loads (%s)", eb);
+	if (!m)
+		return;
+	a = report_of(m); /* the direct sweep, cached in the model */
+	smp = malloc((m->samples.n + 1) * sizeof(*smp));
+	ana_gpu_acc *acc = ana_gpu_acc_new(m, UINT64_MAX);
+	int rc = smp && acc ? 0 : -1;
+	if (acc)
+		ana_gpu_acc_feed_samples(acc);
+	if (smp)
+		memcpy(smp, m->samples.v, m->samples.n * sizeof(*smp));
+	qsort(smp, m->samples.n, sizeof(*smp), cmp_sample_time);
+	gtt_record rec;
+#define FEED(VEC, TAG, FIELD)                                              \
+	for (size_t i = 0; rc == 0 && i < m->VEC.n; i++) {                 \
+		rec.tag = TAG;                                             \
+		rec.u.FIELD = m->VEC.v[i];                                 \
+		rc = ana_gpu_acc_add(acc, &rec);                           \
+	}
+	FEED(apis, GTT_REC_CUDA_API, api)
+	FEED(kernels, GTT_REC_CUDA_KERNEL, kernel)
+	FEED(memcpys, GTT_REC_CUDA_MEMCPY, memcpy)
+	FEED(memsets, GTT_REC_CUDA_MEMSET, memset)
+	FEED(syncs, GTT_REC_CUDA_SYNC, sync)
+	for (size_t i = 0; rc == 0 && i < m->samples.n; i++)
+		rc = ana_gpu_acc_sample(acc, &smp[i]);
+	if (rc == 0)
+		rc = ana_gpu_acc_advance(acc, 0, 0); /* nothing is final before the end: a no-op */
+	ana_gpu_sum *s = NULL;
+	if (rc == 0)
+		rc = ana_gpu_acc_finish(acc, &s);
+	else
+		ana_gpu_acc_free(acc);
+	th_check(rc == 0 && s && s->n_fed == n_cuda && m->samples.n > 10000,
+	         "piped: %llu records and %zu samples swept on the accumulator's thread",
+	         s ? (unsigned long long)s->n_fed : 0ull, m->samples.n);
+	if (s) {
+		ana_gpu_sum_forget(m);
+		m->gpu = s; /* the report of the piped sums (freed with the model) */
+		b = report_of(m);
+	}
+	th_check(a && b && strcmp(a, b) == 0, "piped: the report equals the direct sweep's");
+	/* given up after a few batches: the thread ends, nothing leaks */
+	acc = ana_gpu_acc_new(m, 1000000);
+	if (acc) {
+		ana_gpu_acc_feed_samples(acc);
+		rc = 0;
+		for (size_t i = 0; rc == 0 && i < m->kernels.n && i < 20000; i++) {
+			rec.tag = GTT_REC_CUDA_KERNEL;
+			rec.u.kernel = m->kernels.v[i];
+			rc = ana_gpu_acc_add(acc, &rec);
+		}
+		ana_gpu_acc_free(acc);
+	}
+	th_check(acc && rc == 0, "piped: an accumulator freed without finishing ends its thread");
+#undef FEED
+	free(a);
+	free(b);
+	free(smp);
+	ana_model_free(m);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/gt-gpu-stream-XXXXXX";
@@ -256,6 +345,7 @@ int main(void)
 	close(fd);
 	th_check(write_trace(path, 1) == 0, "format 1.1 trace written (%llu CUDA records)", (unsigned long long)n_cuda);
 	compare(path, "1.1", 1);
+	piped_vs_direct(path);
 	th_check(write_trace(path, 0) == 0, "format 1.0 trace written");
 	compare(path, "1.0", 0);
 	unlink(path);

@@ -1,0 +1,322 @@
+/* gpu_pipe.c — the GPU sweep's entry points (gpu_sum.h) and, for an accumulator fed samples by a
+ * streaming loader, the sweep on a thread of its own and its launch estimator on another: the
+ * caller's thread only copies each record, sample and watermark into batches, in the order it
+ * makes the calls, and the sweep's thread makes the same calls in the same order; it hands the
+ * estimator's calls on the same way. So the sums are those of one thread. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "gpu_sum_priv.h"
+
+/* ---- a batch pipe: one thread hands items over in order, another runs them in that order ---- */
+
+/* Batches in a ring: the caller fills batch tail % PIPE_BATCHES (cur) while the thread runs batch
+ * head % ... up to tail; at most PIPE_BATCHES x PIPE_BATCH items wait. */
+#define PIPE_BATCH 4096
+#define PIPE_BATCHES 4
+
+typedef struct bpipe {
+	size_t size;           /* of an item */
+	int (*run)(void *ctx, void *item);
+	void *ctx;
+	char *buf;             /* PIPE_BATCHES batches of PIPE_BATCH items */
+	size_t n[PIPE_BATCHES];
+	char *cur;             /* the caller's batch being filled, NULL none */
+	size_t cur_n;
+	size_t head, tail;     /* [head, tail) handed over (under mu) */
+	int end, stop, err;    /* (under mu) no more batches; give up; the thread's error */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} bpipe;
+
+static void *bpipe_main(void *arg)
+{
+	bpipe *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->head == p->tail && !p->end && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop || p->head == p->tail) { /* given up, or every batch run after the end */
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		size_t k = p->head % PIPE_BATCHES, n = p->n[k];
+		char *b = p->buf + k * PIPE_BATCH * p->size;
+		pthread_mutex_unlock(&p->mu);
+		int rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = p->run(p->ctx, b + i * p->size);
+		pthread_mutex_lock(&p->mu);
+		p->head++;
+		if (rc < 0)
+			p->err = rc;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (rc < 0)
+			break; /* the caller learns it at its next hand-over */
+	}
+	return NULL;
+}
+
+/* A pipe running run(ctx, item) on a thread of its own; NULL when none could be made. */
+static bpipe *bpipe_new(size_t size, int (*run)(void *, void *), void *ctx)
+{
+	bpipe *p = calloc(1, sizeof(*p));
+	if (!p || !(p->buf = malloc(PIPE_BATCHES * PIPE_BATCH * size))) {
+		free(p);
+		return NULL;
+	}
+	p->size = size;
+	p->run = run;
+	p->ctx = ctx;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->th, NULL, bpipe_main, p) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		free(p->buf);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The next free item of the caller's batch, NULL when the thread failed (*err). */
+static void *bpipe_item(bpipe *p, int *err)
+{
+	if (!p->cur) {
+		pthread_mutex_lock(&p->mu);
+		while (p->tail - p->head == PIPE_BATCHES && !p->err)
+			pthread_cond_wait(&p->cv, &p->mu);
+		*err = p->err;
+		if (!*err) {
+			p->cur = p->buf + (p->tail % PIPE_BATCHES) * PIPE_BATCH * p->size;
+			p->cur_n = 0;
+		}
+		pthread_mutex_unlock(&p->mu);
+		if (*err)
+			return NULL;
+	}
+	return p->cur + p->cur_n * p->size;
+}
+
+/* The item just filled is in; a full batch goes to the thread. 0 or the thread's error. */
+static int bpipe_put(bpipe *p)
+{
+	int err;
+	if (++p->cur_n < PIPE_BATCH)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	p->n[p->tail % PIPE_BATCHES] = p->cur_n;
+	p->tail++;
+	p->cur = NULL;
+	err = p->err;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return err;
+}
+
+/* End the thread: after it ran every item (0 or its error), or (stop) at once. p is freed. */
+static int bpipe_end(bpipe *p, int stop)
+{
+	pthread_mutex_lock(&p->mu);
+	if (p->cur && !stop) { /* the last, partly filled batch */
+		p->n[p->tail % PIPE_BATCHES] = p->cur_n;
+		p->tail++;
+	}
+	p->cur = NULL;
+	p->end = 1;
+	p->stop = stop;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->th, NULL);
+	int rc = p->err;
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p->buf);
+	free(p);
+	return rc;
+}
+
+/* ---- the sweep's thread ---- */
+
+/* What the caller handed over: one call of ana_gpu_acc_add, _sample or _advance (104 bytes: 4
+ * batches of 4 096 are 1.7 MiB). */
+enum { IT_EV, IT_SAMPLE, IT_ADVANCE };
+typedef struct gs_item {
+	uint32_t what, leaf;   /* IT_*; a sample's leaf frame */
+	union {
+		gs_ev ev;
+		ana_sample s;
+		struct { uint64_t records, samples; } w;
+	} u;
+} gs_item;
+
+static int run_item(void *ctx, void *item)
+{
+	ana_gpu_acc *a = ctx;
+	gs_item *it = item;
+	switch (it->what) {
+	case IT_EV: return gs_add(a, &it->u.ev);
+	case IT_SAMPLE: return gs_sample(a, &it->u.s, it->leaf);
+	default: return gs_advance(a, it->u.w.records, it->u.w.samples);
+	}
+}
+
+/* ---- the launch estimator's thread (fed by the sweep's) ---- */
+
+/* One call of ana_launch_acc_api, _stack or _work, in the sweep's order. */
+enum { LT_API, LT_STACK, LT_WORK };
+typedef struct gs_litem {
+	uint32_t what, kind, pid, corr, name_id;
+	const ana_callstack *cs;
+	gtt_cuda_api api;      /* LT_API */
+	uint64_t start_ns, end_ns;
+} gs_litem;
+
+static int run_litem(void *ctx, void *item)
+{
+	ana_launch_acc *l = ctx;
+	gs_litem *it = item;
+	switch (it->what) {
+	case LT_API: return ana_launch_acc_api(l, &it->api);
+	case LT_STACK: return ana_launch_acc_stack(l, it->cs);
+	default: return ana_launch_acc_work(l, it->kind, it->pid, it->corr, it->name_id, it->start_ns, it->end_ns);
+	}
+}
+
+static gs_litem *litem(ana_gpu_acc *a, int *err)
+{
+	return bpipe_item(a->lpipe, err);
+}
+
+int gs_launch_api(ana_gpu_acc *a, const gtt_cuda_api *x)
+{
+	int err;
+	if (!a->lpipe)
+		return ana_launch_acc_api(a->launch, x);
+	gs_litem *it = litem(a, &err);
+	if (!it)
+		return err;
+	it->what = LT_API;
+	it->api = *x;
+	return bpipe_put(a->lpipe);
+}
+
+int gs_launch_stack(ana_gpu_acc *a, const ana_callstack *cs)
+{
+	int err;
+	if (!a->lpipe)
+		return ana_launch_acc_stack(a->launch, cs);
+	gs_litem *it = litem(a, &err);
+	if (!it)
+		return err;
+	it->what = LT_STACK;
+	it->cs = cs;
+	return bpipe_put(a->lpipe);
+}
+
+int gs_launch_work(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint32_t corr, uint32_t name_id, uint64_t start_ns,
+                   uint64_t end_ns)
+{
+	int err;
+	if (!a->lpipe)
+		return ana_launch_acc_work(a->launch, kind, pid, corr, name_id, start_ns, end_ns);
+	gs_litem *it = litem(a, &err);
+	if (!it)
+		return err;
+	*it = (gs_litem){ .what = LT_WORK, .kind = kind, .pid = pid, .corr = corr, .name_id = name_id,
+	                  .start_ns = start_ns, .end_ns = end_ns };
+	return bpipe_put(a->lpipe);
+}
+
+/* ---- starting and ending ---- */
+
+void gs_pipe_start(ana_gpu_acc *a)
+{
+	if (!(a->pipe = bpipe_new(sizeof(gs_item), run_item, a)))
+		return; /* the caller's thread sweeps (and estimates) */
+	/* the launch estimator (a third of the sweep's time) on a thread of its own too; it reads only
+	 * what it is handed and the model's launch stacks, which stay put */
+	a->lpipe = bpipe_new(sizeof(gs_litem), run_litem, a->launch);
+}
+
+int gs_pipe_end(ana_gpu_acc *a)
+{
+	int rc = 0;
+	if (a->pipe) {
+		rc = bpipe_end(a->pipe, 0);
+		a->pipe = NULL;
+	}
+	if (a->lpipe) { /* after the sweep's thread, which feeds it */
+		int lrc = bpipe_end(a->lpipe, rc < 0);
+		a->lpipe = NULL;
+		if (rc == 0)
+			rc = lrc;
+	}
+	return rc;
+}
+
+void gs_pipe_stop(ana_gpu_acc *a)
+{
+	if (a->pipe)
+		bpipe_end(a->pipe, 1);
+	if (a->lpipe)
+		bpipe_end(a->lpipe, 1);
+	a->pipe = a->lpipe = NULL;
+}
+
+/* ---- gpu_sum.h's entry points ---- */
+
+int ana_gpu_acc_add(ana_gpu_acc *a, const gtt_record *rec)
+{
+	gs_ev ev;
+	int err;
+	if (!a->pipe)
+		return gs_ev_of(rec, &ev) ? gs_add(a, &ev) : 0;
+	gs_item *it = bpipe_item(a->pipe, &err);
+	if (!it)
+		return err;
+	if (!gs_ev_of(rec, &it->u.ev))
+		return 0; /* not one the sweep takes: the item stays free */
+	it->what = IT_EV;
+	return bpipe_put(a->pipe);
+}
+
+void ana_gpu_acc_feed_samples(ana_gpu_acc *a)
+{
+	a->fed = 1;
+	a->s_mark = 0;
+	gs_pipe_start(a);
+}
+
+int ana_gpu_acc_sample(ana_gpu_acc *a, const ana_sample *s)
+{
+	/* the leaf now, on the caller's thread: the model's stacks grow while it merges */
+	uint32_t leaf = gs_leaf_frame(a->m, s->stack_id);
+	int err;
+	if (!a->pipe)
+		return gs_sample(a, s, leaf);
+	gs_item *it = bpipe_item(a->pipe, &err);
+	if (!it)
+		return err;
+	it->what = IT_SAMPLE;
+	it->leaf = leaf;
+	it->u.s = *s;
+	return bpipe_put(a->pipe);
+}
+
+int ana_gpu_acc_advance(ana_gpu_acc *a, uint64_t w_records, uint64_t w_samples)
+{
+	int err;
+	if (!a->pipe)
+		return gs_advance(a, w_records, w_samples);
+	gs_item *it = bpipe_item(a->pipe, &err);
+	if (!it)
+		return err;
+	it->what = IT_ADVANCE;
+	it->u.w.records = w_records;
+	it->u.w.samples = w_samples;
+	return bpipe_put(a->pipe);
+}
