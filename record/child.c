@@ -1,9 +1,13 @@
-/* child.c — fork, hold, release and reap the command gt-record records (launch mode). */
+/* child.c — fork, hold, release and reap the command gt-record records (launch mode), and the
+ * recorder's scheduling beside it. */
 #include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -131,4 +135,15 @@ int rec_child_exit_code(int wait_status)
 	if (WIFSIGNALED(wait_status))
 		return 128 + WTERMSIG(wait_status);
 	return 1;
+}
+
+int rec_child_sched_recorder(void)
+{
+	const char *k = getenv("GT_RECORD_SCHED");
+	if (k && strcmp(k, "normal") == 0)
+		return 0;
+	/* the policy of this thread only (and so of threads it creates): the real-time loops of
+	 * the Python reader set their own */
+	struct sched_param sp = { .sched_priority = 0 };
+	return sched_setscheduler(0, SCHED_BATCH, &sp) == 0;
 }

@@ -29,5 +29,11 @@ int rec_child_reap(rec_child *c, uint64_t wait_ns);
 void rec_child_close(rec_child *c);
 /* gt-record's exit status for a wait status: the code, or 128 + the signal. */
 int rec_child_exit_code(int wait_status);
+/* The recorder's own threads (the calling one and those it creates later) leave the CPU to the
+ * command's: SCHED_BATCH, so that the recorder's wake-ups do not preempt a running thread of
+ * the command (one holding the GIL, say: every other thread then waits on the recorder). Called
+ * after the fork, so that the command keeps its scheduling. GT_RECORD_SCHED=normal keeps the
+ * recorder as it was started. 1 set, 0 not (the knob, or the kernel refused). */
+int rec_child_sched_recorder(void);
 
 #endif

@@ -384,8 +384,10 @@ static void *stack_main(void *arg)
 		return NULL;
 	/* the same for the stack loop, below the GIL poll so that a long pass never delays it */
 	{
-		struct sched_param sp = { .sched_priority = 1 };
+		struct sched_param sp = { .sched_priority = 1 }, sp0 = { .sched_priority = 0 };
 		p->stack_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+		if (!p->stack_rt) /* not SCHED_BATCH as the rest of the recorder (child.h): on time */
+			pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp0);
 	}
 	while (!atomic_load(&p->stop)) {
 		uint64_t now = rec_ticker_wait(tk);
@@ -461,8 +463,10 @@ static void *gil_main(void *arg)
 	 * into wrong GIL holders; a low real-time priority keeps it on time (it sleeps between
 	 * polls and each poll is one system call). Without the privilege it stays as it is. */
 	{
-		struct sched_param sp = { .sched_priority = 2 };
+		struct sched_param sp = { .sched_priority = 2 }, sp0 = { .sched_priority = 0 };
 		p->gil_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+		if (!p->gil_rt)
+			pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp0);
 	}
 	while (!atomic_load(&p->stop)) {
 		uint64_t now = rec_ticker_wait(tk);

@@ -580,6 +580,7 @@ static int start_launch(sess *s, const char *command)
 		return GT_EXIT_BROKEN;
 	}
 	s->target = s->child.pid;
+	rec_child_sched_recorder();
 	write_meta(s, command);
 	if (top_start(s, command) != 0 || open_sampler(s) != 0)
 		goto fail;
@@ -613,6 +614,7 @@ static int start_attach(sess *s, const char *command)
 	pid_t *tids = NULL;
 	int n, i, rc;
 
+	rec_child_sched_recorder();
 	write_meta(s, command);
 	if (top_start(s, command) != 0 || open_sampler(s) != 0)
 		return GT_EXIT_BROKEN;

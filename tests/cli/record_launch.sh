@@ -60,3 +60,17 @@ if [ -x "$GT_BIN/gt-analyze" ]; then
 else
 	skip "gt-analyze not built"
 fi
+
+# The recorder leaves the CPU to the command: its threads are SCHED_BATCH (the Python reader's
+# loops real-time when permitted, else normal), the command keeps its own policy;
+# GT_RECORD_SCHED=normal keeps the recorder as started. Field 41 of /proc/TID/stat is the
+# policy: 0 normal, 1 FIFO, 3 batch.
+pol='awk "{ sub(/.*\\) /, \"\"); print \$39 }"'
+show="echo self \$($pol /proc/self/stat); echo main \$($pol /proc/\$PPID/stat); for t in /proc/\$PPID/task/*; do echo rec \$($pol \$t/stat); done"
+"$REC" -q -o "$TMP/s.gtt" -- sh -c "$show" >"$TMP/sched.txt" 2>&1
+check "launch: the command keeps normal scheduling ($(awk '$1 == "self" { print $2 }' "$TMP/sched.txt"))" grep -qx 'self 0' "$TMP/sched.txt"
+check "launch: the recorder's main thread is SCHED_BATCH, its others batch, FIFO or normal ($(awk '$1 != "self" { printf "%s ", $2 }' "$TMP/sched.txt"))" \
+	awk '$1 == "main" && $2 == 3 { m = 1 } $1 == "rec" { n++; if ($2 != 3 && $2 != 1 && $2 != 0) bad++ } END { exit !(m && n >= 1 && !bad) }' "$TMP/sched.txt"
+GT_RECORD_SCHED=normal "$REC" -q -o "$TMP/s2.gtt" -- sh -c "$show" >"$TMP/sched2.txt" 2>&1
+check "launch: GT_RECORD_SCHED=normal: no recorder thread in SCHED_BATCH" \
+	awk '$1 == "rec" { n++; if ($2 == 3) b++ } END { exit !(n >= 1 && !b) }' "$TMP/sched2.txt"
