@@ -461,7 +461,8 @@ static void *gil_main(void *arg)
 		return NULL;
 	/* A 1 kHz poll on a busy box is late by whole scheduler slices under CFS, which turns
 	 * into wrong GIL holders; a low real-time priority keeps it on time (it sleeps between
-	 * polls and each poll is one system call). Without the privilege it stays as it is. */
+	 * polls and each poll is one system call). Without the privilege: normal scheduling, not the
+	 * SCHED_BATCH of the rest of the recorder (child.h). */
 	{
 		struct sched_param sp = { .sched_priority = 2 }, sp0 = { .sched_priority = 0 };
 		p->gil_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
