@@ -895,12 +895,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		goto fail;
 	}
 	gtt_reader_version(L->r, &m->version_major, &m->version_minor);
-	/* zstd on a second core while the passes decode; not for a window: it reads a definitions
-	 * chunk of a few hundred bytes between every two others, and a hand-over to the thread
-	 * (a futex wake and a switch each way) costs more than expanding one (a 10 s window of a
-	 * 1-hour trace: 3.1 s of system time in the wakes) */
-	if (!opts->has_from && !opts->has_to)
-		gtt_reader_prefetch(L->r);
+	gtt_reader_prefetch(L->r); /* zstd on a second core while the passes decode */
 	if ((opts->has_from || opts->has_to) && ana_load_window_open(L, errbuf, errlen) < 0)
 		goto fail;
 	if (pass1(L, errbuf, errlen) < 0)

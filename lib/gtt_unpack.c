@@ -25,11 +25,17 @@ int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
 	return 0;
 }
 
+/* A chunk expanding to less is expanded by the reader itself: handing it to the worker (a futex
+ * wake and a switch each way) costs about what expanding it does. A recording's definitions
+ * chunks, one between every two others, expand to under 4 KiB (1 999 of the first 2 000 of a
+ * generated 1-hour trace); its data chunks to about 1 MiB. */
+#define PREFETCH_MIN_RAW (8u << 10)
+
 /* Hand the chunk the reader will read after file offset at to the worker when it is a whole
- * zstd-packed chunk (its checksum is checked when the reader gets to it; a chunk that fails it
- * is never taken). Under a window that is the window's next chunk, not the next in the file: a
- * window read meets a small definitions chunk between every two of the others, and expanding
- * the chunk after each of those would expand the whole trace. */
+ * zstd-packed chunk of PREFETCH_MIN_RAW or more (its checksum is checked when the reader gets to
+ * it; a chunk that fails it is never taken). Under a window that is the window's next chunk, not
+ * the next in the file: expanding the chunk after each definitions chunk a window reads would
+ * expand the whole trace. */
 static void prefetch_next(gtt_reader *r, uint64_t at)
 {
 	at = gtt_index_next_read(r, at);
@@ -39,7 +45,7 @@ static void prefetch_next(gtt_reader *r, uint64_t at)
 	uint32_t n = rd32(h + 4);
 	gtt_chunk_info ci;
 	if (rd32(h) != GTT_REC_PACKED || n > r->len - at - GTT_CHUNK_HEADER_LEN || gtt_unpack_header(p, n, &ci) != 0 ||
-	    ci.codec != GTT_CODEC_ZSTD || !ci.raw_len)
+	    ci.codec != GTT_CODEC_ZSTD || ci.raw_len < PREFETCH_MIN_RAW)
 		return;
 	gtt_prefetch_start(r->pf, at, p + GTT_PACKED_HEADER_LEN, n - GTT_PACKED_HEADER_LEN, ci.raw_len);
 	r->n_expanded++;

@@ -301,13 +301,13 @@ static buf make_defs_trace(void)
 	int err = 0, fd = memfd_create("gtt_defs", MFD_CLOEXEC);
 	gtt_writer_opts o;
 	gtt_writer_opts_init(&o);
-	o.block_bytes = 4096;
+	o.block_bytes = 16384; /* data chunks the prefetch takes (gtt_unpack.c: 8 KiB or more) */
 	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(dup(fd), 0, &o, &err) : NULL;
 	if (!w)
 		abort();
 	uint64_t ips[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
 	char name[32];
-	for (uint32_t i = 0; i < 20000; i++) {
+	for (uint32_t i = 0; i < 80000; i++) {
 		uint64_t t = 1000000000ull + (uint64_t)i * 500000;
 		gtt_record r;
 		memset(&r, 0, sizeof(r));
