@@ -626,8 +626,8 @@ uint64_t gtt_reader_size(const gtt_reader *r);
 #define GTT_KIND_BIT(tag) (1ull << (tag))
 void gtt_reader_only(gtt_reader *r, uint64_t tag_mask);
 /* Expand compressed chunks ahead on a thread of the reader's own (made at the first one, joined
- * by gtt_reader_close): the chunk after the one being read is decompressed while the caller
- * works on this one. Records and errors are the same as without; without a thread, nothing
+ * by gtt_reader_close): the chunk the reader reads next (under a window, the window's next), when
+ * it expands to 8 KiB or more, is decompressed while the caller works on this one. Records and errors are the same as without; without a thread, nothing
  * changes. For a caller that reads most of a big trace in order. */
 void gtt_reader_prefetch(gtt_reader *r);
 /* Compressed chunks expanded so far, by the reader or (handed to it) its prefetch thread: the

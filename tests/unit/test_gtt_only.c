@@ -7,11 +7,11 @@
  * A chunk's checksum checked once, and a chunk that fails it failing again. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "gtt.h"
 #include "gtt_priv.h"
+#include "memtrace.h"
 #include "testhelp.h"
 
 typedef struct buf { uint8_t *p; size_t n; } buf;
@@ -28,16 +28,14 @@ static uint32_t lcg(void)
  * Python stacks, CUDA kernels and API calls. */
 static buf make_trace(uint32_t minor, int level)
 {
-	int err = 0, fd = memfd_create("gtt_only", MFD_CLOEXEC);
+	int fd;
 	buf b = { 0 };
 	gtt_writer_opts o;
 	gtt_writer_opts_init(&o);
 	o.minor = minor;
 	o.level = level;
 	o.block_bytes = 16384;
-	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(dup(fd), 0, &o, &err) : NULL;
-	if (!w)
-		abort();
+	gtt_writer *w = memtrace_open("gtt_only", &o, &fd);
 	static uint8_t stack[256];
 	uint64_t regs[3] = { 1, 2, 3 }, ips[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
 	gtt_py_frame pf[2] = { { 0x7f00, 10, 0 }, { 0x7f10, 20, 0 } };
@@ -82,14 +80,7 @@ static buf make_trace(uint32_t minor, int level)
 		if (gtt_write(w, &r) != 0)
 			abort();
 	}
-	if (gtt_writer_close(w) != 0)
-		abort();
-	off_t n = lseek(fd, 0, SEEK_END);
-	b.p = malloc((size_t)n + 1);
-	if (!b.p || pread(fd, b.p, (size_t)n, 0) != n)
-		abort();
-	b.n = (size_t)n;
-	close(fd);
+	b.p = memtrace_close(w, fd, &b.n);
 	return b;
 }
 
@@ -298,13 +289,11 @@ static void test_checked_once(const buf *t)
  * and a new string every 100 records): many small definitions chunks. */
 static buf make_defs_trace(void)
 {
-	int err = 0, fd = memfd_create("gtt_defs", MFD_CLOEXEC);
+	int fd;
 	gtt_writer_opts o;
 	gtt_writer_opts_init(&o);
 	o.block_bytes = 16384; /* data chunks the prefetch takes (gtt_unpack.c: 8 KiB or more) */
-	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(dup(fd), 0, &o, &err) : NULL;
-	if (!w)
-		abort();
+	gtt_writer *w = memtrace_open("gtt_defs", &o, &fd);
 	uint64_t ips[4] = { 0x401000, 0x401100, 0x401200, 0x401300 };
 	char name[32];
 	for (uint32_t i = 0; i < 80000; i++) {
@@ -325,13 +314,8 @@ static buf make_defs_trace(void)
 		if (gtt_write(w, &r) != 0)
 			abort();
 	}
-	if (gtt_writer_close(w) != 0)
-		abort();
-	off_t n = lseek(fd, 0, SEEK_END);
-	buf b = { malloc((size_t)n + 1), (size_t)n };
-	if (!b.p || pread(fd, b.p, (size_t)n, 0) != n)
-		abort();
-	close(fd);
+	buf b = { 0 };
+	b.p = memtrace_close(w, fd, &b.n);
 	return b;
 }
 

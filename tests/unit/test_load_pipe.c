@@ -5,11 +5,11 @@
  * than a batch holds; and it stops cleanly when the pass ends early. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "gtt.h"
 #include "load_pipe.h"
+#include "memtrace.h"
 #include "testhelp.h"
 
 typedef struct buf { uint8_t *p; size_t n; } buf;
@@ -25,15 +25,13 @@ static uint32_t lcg(void)
  * kernels and API calls, strings and callchain definitions between them, in small blocks. */
 static buf make_trace(int level)
 {
-	int err = 0, fd = memfd_create("load_pipe", MFD_CLOEXEC);
+	int fd;
 	buf b = { 0 };
 	gtt_writer_opts o;
 	gtt_writer_opts_init(&o);
 	o.level = level;
 	o.block_bytes = 16384;
-	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(dup(fd), 0, &o, &err) : NULL;
-	if (!w)
-		abort();
+	gtt_writer *w = memtrace_open("load_pipe", &o, &fd);
 	static uint8_t stack[65536];
 	static gtt_py_frame pf[3000];
 	for (size_t i = 0; i < sizeof(stack); i++)
@@ -97,14 +95,7 @@ static buf make_trace(int level)
 		if (gtt_write(w, &r) != 0)
 			abort();
 	}
-	if (gtt_writer_close(w) != 0)
-		abort();
-	off_t n = lseek(fd, 0, SEEK_END);
-	b.p = malloc((size_t)n + 1);
-	if (!b.p || pread(fd, b.p, (size_t)n, 0) != n)
-		abort();
-	b.n = (size_t)n;
-	close(fd);
+	b.p = memtrace_close(w, fd, &b.n);
 	return b;
 }
 
@@ -186,12 +177,10 @@ static void seq_free(seq *q)
 static char line[65536];
 static int threaded = 1; /* piped(): ana_pipe_start's threaded */
 
-/* The results a pass reads itself (skip_bad: on after corrupt chunks, as the pipe does). */
-static seq direct(const buf *t, int mode, int skip_bad, int prefetch)
+/* A reader of t set up as the pass mode sets its own. */
+static gtt_reader *pass_reader(const buf *t, int mode, int prefetch)
 {
-	seq q = { 0 };
 	int err = 0;
-	gtt_record rec;
 	gtt_reader *r = gtt_reader_open_mem(t->p, t->n, &err);
 	if (!r)
 		abort();
@@ -199,13 +188,28 @@ static seq direct(const buf *t, int mode, int skip_bad, int prefetch)
 		gtt_reader_prefetch(r);
 	if (mode == ANA_PIPE_PASS2)
 		gtt_reader_only(r, GTT_KIND_BIT(GTT_REC_SAMPLE));
+	return r;
+}
+
+/* Whether the pass stops after the result rc (skip_bad: it reads on after corrupt chunks). */
+static int ends(int rc, int skip_bad)
+{
+	return rc == 0 || (rc < 0 && !(skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL)));
+}
+
+/* The results a pass reads itself (skip_bad: on after corrupt chunks, as the pipe does). */
+static seq direct(const buf *t, int mode, int skip_bad, int prefetch)
+{
+	seq q = { 0 };
+	gtt_record rec;
+	gtt_reader *r = pass_reader(t, mode, prefetch);
 	for (;;) {
 		gtt_pos pos = { 0, 0 };
 		int rc = gtt_reader_next(r, &rec);
 		gtt_reader_tell(r, &pos);
 		use_of(mode, rc, gtt_reader_offset(r), &pos, &rec, line, sizeof(line));
 		seq_add(&q, line);
-		if (rc == 0 || (rc < 0 && !(skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL))))
+		if (ends(rc, skip_bad))
 			break;
 	}
 	gtt_reader_close(r);
@@ -215,14 +219,7 @@ static seq direct(const buf *t, int mode, int skip_bad, int prefetch)
 static seq piped(const buf *t, int mode, int skip_bad, int prefetch, size_t stop_after)
 {
 	seq q = { 0 };
-	int err = 0;
-	gtt_reader *r = gtt_reader_open_mem(t->p, t->n, &err);
-	if (!r)
-		abort();
-	if (prefetch)
-		gtt_reader_prefetch(r);
-	if (mode == ANA_PIPE_PASS2)
-		gtt_reader_only(r, GTT_KIND_BIT(GTT_REC_SAMPLE));
+	gtt_reader *r = pass_reader(t, mode, prefetch);
 	ana_pipe *p = ana_pipe_start(r, mode, skip_bad, threaded);
 	if (!p)
 		abort();
@@ -232,7 +229,7 @@ static seq piped(const buf *t, int mode, int skip_bad, int prefetch, size_t stop
 		int rc = ana_pipe_next(p, &rec, &off);
 		use_of(mode, rc, off, ana_pipe_pos(p), rec, line, sizeof(line));
 		seq_add(&q, line);
-		if (rc == 0 || (rc < 0 && !(skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL)))) {
+		if (ends(rc, skip_bad)) {
 			/* called again after the end: the end again */
 			if (rc == 0)
 				th_check(ana_pipe_next(p, &rec, &off) == 0, "the end stays the end");
