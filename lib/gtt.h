@@ -75,8 +75,9 @@ enum gtt_tag {
 	GTT_REC_ARCHIVE = 30,     /* a piece of an embedded binary, keyed by build-id */
 	GTT_REC_END = 31,         /* clean end of recording */
 	GTT_REC_CAPTURE = 32,     /* capture control: sampling switched on/off, an NVTX capture range's edge */
+	GTT_REC_SWITCH_GATE = 33, /* context-switch records switched on/off (gt-record --switch-events=auto) */
 	/* Reserved for format 1.1 work under way (one owner each; take a number from here,
-	 * never another's): 33-39 free for later. */
+	 * never another's): 34-39 free for later. */
 };
 
 /* ---- record payloads (decoded form) ----
@@ -396,6 +397,25 @@ typedef struct gtt_capture {
 	const char *name;        /* the NVTX range name (nvtx), else "" */
 } gtt_capture;
 
+/* The switch gate (gt-record --switch-events=auto): from time_ns on, the trace's `switch`
+ * records are complete (OPEN: every context switch of the recorded tree is written) or absent
+ * (CLOSED: none is). A trace with no gate record has them complete (or, per --switch-events=off,
+ * none at all: meta switch_events). rate_per_s is the tree's switch rate that made the gate move
+ * (measured over the last interval; 0 when none was measured), limit_per_s the rate above which
+ * the gate closes (0 when no limit applies). */
+enum { GTT_GATE_OPEN = 1, GTT_GATE_CLOSED = 2 };
+enum { GTT_GATE_START = 1,     /* the recording (or a ring segment) starts in this state */
+       GTT_GATE_OVER = 2,      /* the rate went over the limit: closed, but for short windows */
+       GTT_GATE_WINDOW = 3,    /* one of those windows opens or closes */
+       GTT_GATE_UNDER = 4 };   /* a window found the rate back under the limit: open for good */
+typedef struct gtt_switch_gate {
+	uint64_t time_ns;
+	uint32_t event;          /* GTT_GATE_OPEN / CLOSED */
+	uint32_t reason;         /* GTT_GATE_START ... UNDER */
+	uint64_t rate_per_s;
+	uint64_t limit_per_s;
+} gtt_switch_gate;
+
 /* A clock pair (1.1): CLOCK_REALTIME read between trace-clock times mono_ns - uncertainty_ns
  * and mono_ns + uncertainty_ns (the tightest of several bracketing reads). gt-record writes one
  * at the start, one at the end and one periodically; gt-analyze merge aligns traces with them. */
@@ -479,6 +499,7 @@ typedef struct gtt_record {
 		gtt_end end;
 		gtt_callchain callchain;
 		gtt_capture capture;
+		gtt_switch_gate gate;
 		gtt_clock clock;
 	} u;
 } gtt_record;

@@ -302,6 +302,12 @@ int gtt_encode(enc *e, const gtt_record *rec)
 		put_u32(e, r->event); put_u32(e, r->source); put_str(e, r->name);
 		break;
 	}
+	case GTT_REC_SWITCH_GATE: {
+		const gtt_switch_gate *r = u;
+		put_u64(e, r->time_ns); put_u32(e, r->event); put_u32(e, r->reason);
+		put_u64(e, r->rate_per_s); put_u64(e, r->limit_per_s);
+		break;
+	}
 	case GTT_REC_CLOCK: {
 		const gtt_clock *r = u;
 		put_u64(e, r->mono_ns); put_u64(e, r->realtime_ns); put_u64(e, r->uncertainty_ns);
@@ -718,6 +724,12 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		r->event = get_u32(d); r->source = get_u32(d); r->name = get_str(d);
 		break;
 	}
+	case GTT_REC_SWITCH_GATE: {
+		gtt_switch_gate *r = u;
+		r->time_ns = get_u64(d); r->event = get_u32(d); r->reason = get_u32(d);
+		r->rate_per_s = get_u64(d); r->limit_per_s = get_u64(d);
+		break;
+	}
 	case GTT_REC_CLOCK: {
 		gtt_clock *r = u;
 		r->mono_ns = get_u64(d); r->realtime_ns = get_u64(d); r->uncertainty_ns = get_u64(d);
@@ -766,6 +778,7 @@ const char *gtt_tag_name(uint32_t tag)
 	case GTT_REC_ARCHIVE: return "archive";
 	case GTT_REC_END: return "end";
 	case GTT_REC_CAPTURE: return "capture";
+	case GTT_REC_SWITCH_GATE: return "switch_gate";
 	case GTT_REC_CLOCK: return "clock";
 	default: return "unknown";
 	}

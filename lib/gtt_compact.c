@@ -123,7 +123,7 @@ int gtt_is_defs_tag(uint32_t tag)
 	case GTT_REC_META: case GTT_REC_PROCESS: case GTT_REC_THREAD: case GTT_REC_MAPPING:
 	case GTT_REC_HEALTH: case GTT_REC_TICKS: case GTT_REC_PY_CODE: case GTT_REC_STRING:
 	case GTT_REC_CALLCHAIN: case GTT_REC_CUDA_DEVICE: case GTT_REC_ARCHIVE: case GTT_REC_END:
-	case GTT_REC_CAPTURE: case GTT_REC_CLOCK: case GTT_REC_PY_THREAD:
+	case GTT_REC_CAPTURE: case GTT_REC_CLOCK: case GTT_REC_PY_THREAD: case GTT_REC_SWITCH_GATE:
 		return 1;
 	default:
 		return 0;
@@ -156,6 +156,7 @@ int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1)
 	case GTT_REC_CUDA_CALLSTACK: *t0 = *t1 = r->u.callstack.time_ns; return 1;
 	case GTT_REC_END: *t0 = *t1 = r->u.end.time_ns; return 1;
 	case GTT_REC_CAPTURE: *t0 = *t1 = r->u.capture.time_ns; return 1;
+	case GTT_REC_SWITCH_GATE: *t0 = *t1 = r->u.gate.time_ns; return 1;
 	case GTT_REC_CLOCK: *t0 = *t1 = r->u.clock.mono_ns; return 1;
 	default: return 0;
 	}
@@ -203,6 +204,7 @@ void gtt_rec_shift(gtt_record *rec, int64_t delta_ns)
 	case GTT_REC_CUDA_CALLSTACK: shift1(&r->u.callstack.time_ns, delta_ns); break;
 	case GTT_REC_END: shift1(&r->u.end.time_ns, delta_ns); break;
 	case GTT_REC_CAPTURE: shift1(&r->u.capture.time_ns, delta_ns); break;
+	case GTT_REC_SWITCH_GATE: shift1(&r->u.gate.time_ns, delta_ns); break;
 	case GTT_REC_CLOCK: shift1(&r->u.clock.mono_ns, delta_ns); break;
 	default: break;
 	}
