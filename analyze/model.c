@@ -513,6 +513,8 @@ void ana_model_free(ana_model *m)
 	free(m->thread_cpu.v);
 	free(m->captures.v);
 	free(m->captured.v);
+	free(m->gates.v);
+	free(m->sw_closed.v);
 	free(m->health.v);
 	free(m->ticks.v);
 	for (size_t i = 0; i < m->pycodes.n; i++) {

@@ -121,6 +121,7 @@ typedef struct ana_thread {
 	uint64_t sampled_ns;   /* sum of sample weights */
 	uint64_t cpu_ns;       /* utime+stime growth over the recording, from thread_cpu records */
 	uint64_t oncpu_ns;     /* on-CPU time from switch records (0 when none recorded) */
+	uint64_t n_csw;        /* context switches (voluntary + involuntary) over the /proc readings */
 	uint64_t n_class[ANA_CLASS_COUNT];
 	int is_python;         /* seen in a Python stack read */
 	uint8_t cpu_known;     /* cpu_ns was measured (the thread has /proc readings) */
@@ -228,6 +229,10 @@ typedef struct ana_model {
 	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
 	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (captured.c) */
 	int capture_controlled;          /* the trace has pid-0 capture records */
+	ANA_VEC(gtt_switch_gate) gates;  /* switch gate records (swcover.h), sorted by time */
+	ANA_VEC(ana_interval) sw_closed; /* stretches of the span without switch records, sorted */
+	uint64_t sw_closed_ns;           /* the captured time they cover */
+	uint64_t sw_rate_max, sw_limit;  /* the highest switch rate the gate records give, the last limit */
 	struct ana_gpu_sum *gpu;         /* the GPU report's aggregates (gpu_sum.h): streamed by the loader
 	                                  * (cuda_streamed), or made from the arrays on first use */
 	int cuda_streamed;               /* loaded with ana_opts.stream_cuda */

@@ -22,6 +22,7 @@
 #include "perf_tree.h"
 #include "procfs.h"
 #include "rec_err.h"
+#include "swgate.h"
 
 #define MAX_RECORD_BYTES 65536
 /* records newer than this before a drain round began may still be in flight in another ring;
@@ -59,6 +60,9 @@ struct rec_perf {
 	struct perf_event_attr attr;
 	struct perf_event_attr track; /* o.capture: the side-band event that stays on (mmap, comm, task) */
 	struct perf_event_attr sw;    /* lean: the side-band and context-switch event (sample_id: the time) */
+	struct perf_event_attr swonly; /* lean, REC_SW_AUTO: the context switches alone (the switch gate) */
+	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
+	int switches_open;
 	gtt_writer *w;
 	int n_cpus;
 	int *cpus;              /* online CPU numbers */
@@ -132,7 +136,8 @@ static void fill_attr(rec_perf *p, int mode)
 	a->mmap2 = 1;
 	a->build_id = 1;
 	a->task = 1;
-	a->context_switch = 1;    /* per CPU: PERF_RECORD_SWITCH_CPU_WIDE, with the other task */
+	/* per CPU: PERF_RECORD_SWITCH_CPU_WIDE, with the other task */
+	a->context_switch = p->o.switches != REC_SW_OFF;
 	a->inherit = mode != MODE_SYSTEM;
 	a->disabled = mode == MODE_LAUNCH;
 	a->enable_on_exec = mode == MODE_LAUNCH;
@@ -157,6 +162,17 @@ static void fill_attr(rec_perf *p, int mode)
 		p->sw.exclude_idle = 0;
 		a->comm = a->comm_exec = a->mmap = a->mmap2 = a->build_id = a->task = 0;
 		a->context_switch = 0;
+		if (p->o.switches == REC_SW_AUTO) {
+			/* the switch gate: the switches on an event of their own, so that closing it
+			 * stops them and nothing else. A closed event costs the switch path nothing (an
+			 * existing one, even disabled, is looked at on every switch); an open one costs
+			 * a little more than the side band's (two events per CPU for that path to look
+			 * at). */
+			p->swonly = p->sw;
+			p->swonly.comm = p->swonly.comm_exec = p->swonly.mmap = p->swonly.mmap2 = 0;
+			p->swonly.build_id = p->swonly.task = 0;
+			p->sw.context_switch = 0;
+		}
 		return;
 	}
 	if (!p->o.capture)
@@ -295,6 +311,76 @@ static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen
 	return open_into(p, &p->sw, -1, cpu, sfd, "side band and context switches", err, errlen);
 }
 
+int rec_perf_switch_gateable(const rec_perf *p)
+{
+	return p && p->lean && p->o.switches == REC_SW_AUTO;
+}
+
+static void close_switches(rec_perf *p)
+{
+	for (int i = 0; i < p->n_cpus; i++)
+		if (p->swfds[i] >= 0) {
+			close(p->swfds[i]);
+			p->swfds[i] = -1;
+		}
+	p->switches_open = 0;
+}
+
+int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns)
+{
+	int rc = 0;
+
+	if (!rec_perf_switch_gateable(p) || !p->swfds)
+		return -EINVAL;
+	if (!on) {
+		close_switches(p);
+		*when_ns = gtt_now_ns();
+		return 0;
+	}
+	*when_ns = gtt_now_ns();
+	if (p->switches_open)
+		return 0;
+	if ((rc = rec_perf_decoder_switches_opened(p->dec, *when_ns - (uint64_t)p->clock_off_ns)) < 0)
+		return rc;
+	for (int i = 0; i < p->n_cpus && rc == 0; i++) {
+		int fd = p->rings[i].fd >= 0 ? open_event(p, &p->swonly, -1, p->cpus[i]) : -EBADF;
+		if (fd < 0) {
+			rc = fd;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->rings[i].fd) < 0) {
+			rc = -errno;
+			close(fd);
+		} else {
+			p->swfds[i] = fd;
+		}
+	}
+	if (rc < 0) {
+		close_switches(p);
+		return rc;
+	}
+	p->switches_open = 1;
+	return 0;
+}
+
+/* Gateable: every CPU's switch event, opened at the start (the gate starts open). 0 or -errno
+ * with the reason in err. */
+static int open_gate_events(rec_perf *p, char *err, size_t errlen)
+{
+	uint64_t when;
+	int rc;
+
+	if (!rec_perf_switch_gateable(p))
+		return 0;
+	if (!(p->swfds = malloc((size_t)p->n_cpus * sizeof(*p->swfds)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < p->n_cpus; i++)
+		p->swfds[i] = -1;
+	if ((rc = rec_perf_switches(p, 1, &when)) < 0)
+		open_error(-rc, "(context switches)", err, errlen);
+	return rc;
+}
+
 static size_t choose_ring_bytes(const rec_perf *p)
 {
 	/* per CPU at most one thread runs, so the fill rate is ~rate x record size per CPU;
@@ -416,7 +502,7 @@ static int open_per_cpu(rec_perf *p, pid_t pid, char *err, size_t errlen)
 		if ((rc = open_switches(p, p->cpus[i], fd, err, errlen)) < 0)
 			return rc;
 	}
-	return 0;
+	return open_gate_events(p, err, errlen);
 }
 
 rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
@@ -561,6 +647,8 @@ void rec_perf_disable(rec_perf *p)
 		return;
 	for (i = 0; i < p->n_fds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (p->swfds)
+		close_switches(p);
 	p->sampling = 0;
 }
 
@@ -764,7 +852,7 @@ void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 		return;
 	}
 	*s = p->st;
-	s->samples = s->lost = s->throttled = s->switches = s->sample_bytes = s->stack_bytes = s->foreign = 0;
+	s->samples = s->lost = s->throttled = s->switches = s->switch_outs = s->sample_bytes = s->stack_bytes = s->foreign = 0;
 	rec_perf_decoder_stats(p->dec, s);
 }
 
@@ -801,6 +889,9 @@ void rec_perf_close(rec_perf *p)
 			munmap(p->rings[i].meta, p->rings[i].size + (size_t)page);
 	for (k = 0; k < p->n_fds; k++)
 		close(p->fds[k]);
+	if (p->swfds)
+		close_switches(p);
+	free(p->swfds);
 	free(p->fds);
 	free(p->sfds);
 	free(p->rings);

@@ -16,6 +16,7 @@
 #include "flame.h"
 #include "gtt.h"
 #include "procs.h"
+#include "swcover.h"
 
 #include "timeline_priv.h"
 
@@ -239,6 +240,8 @@ static void draw_offcpu(ren_tl *t, const gtt_switch *const *v, size_t n, double 
 			if (!out)
 				continue;
 			out = 0;
+			if (ana_swcover_gap(t->m, out_t, s->time_ns))
+				continue; /* switches were not recorded in between: what it did there is unknown */
 			if (merged && (double)out_t - (double)ge < px_ns) {
 				ge = s->time_ns;
 				total += s->time_ns - out_t;
@@ -732,6 +735,24 @@ static void draw_lag(ren_tl *t, double y0, double y1)
 	}
 }
 
+/* The stretches without switch records (gt-record's switch gate), faint behind the rows: the
+ * off-CPU gaps drawn are only the recorded ones. Drawn with draw_lag (heights patched alike). */
+static void draw_noswitch(ren_tl *t, double y0, double y1)
+{
+	const ana_model *m = t->m;
+	for (size_t i = 0; i < m->sw_closed.n; i++) {
+		const ana_interval *iv = &m->sw_closed.v[i];
+		if (iv->end_ns < t->t0 || iv->start_ns > t->t1)
+			continue;
+		ren_item *it = ren_tl_span(t, iv->start_ns, iv->end_ns, y0, y1 - y0, C_NOSW, NULL,
+		                           ren_tl_tipf(t, "context switches not recorded (the processes switched faster than "
+		                                       "gt-record's limit): off-CPU gaps unknown\n%.3f - %.3f s",
+		                                       ren_tl_rel_s(t, iv->start_ns), ren_tl_rel_s(t, iv->end_ns)));
+		if (it)
+			it->alpha = 22;
+	}
+}
+
 /* drawn before the rows; the grid lines' length is patched when the rows are done */
 static void draw_axis(ren_tl *t, double y_axis, double y_end)
 {
@@ -787,6 +808,8 @@ static double draw_legend(ren_tl *t, double y, const legend_entry *e, size_t n)
 		ren_item *r = ren_rect(t->sc, x, y - FS / 2 - e[i].h / 2 + 1, 14, e[i].h, e[i].color, NULL);
 		if (r && e[i].color == C_LAG)
 			r->alpha = 70;
+		if (r && e[i].color == C_NOSW)
+			r->alpha = 50;
 		if (!r || !ren_text(t->sc, x + 18, y + 2, e[i].label, FS, REN_ANCHOR_START, 0x222222)) {
 			t->oom = 1;
 			return y;
@@ -855,6 +878,8 @@ static size_t legend_of(const ana_model *m, legend_entry *le)
 		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;
 	if (has_lag)
 		le[nl++] = (legend_entry){"sampler behind", C_LAG, 12};
+	if (m->sw_closed.n)
+		le[nl++] = (legend_entry){"context switches not recorded", C_NOSW, 12};
 	return nl;
 }
 
@@ -935,6 +960,7 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	draw_axis(&t, y_axis, rows_top);
 	size_t g1 = ren_scene_count(t.sc);
 	draw_lag(&t, rows_top, rows_top + 1);
+	draw_noswitch(&t, rows_top, rows_top + 1);
 	size_t l1 = ren_scene_count(t.sc);
 	if (t.oom)
 		goto oom;

@@ -33,6 +33,7 @@
 #define C_COUNTER 0x1f77b4
 #define C_WATERMARK 0x8b0000
 #define C_LAG 0xff3030
+#define C_NOSW 0x8a8a8a  /* context switches not recorded (the switch gate) */
 #define C_GRID 0xdddddd
 
 /* the layout in progress */
