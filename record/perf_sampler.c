@@ -63,6 +63,7 @@ struct rec_perf {
 	struct perf_event_attr swonly; /* lean, REC_SW_AUTO: the context switches alone (the switch gate) */
 	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
 	int switches_open;
+	uint64_t decoded_to_ns; /* trace time up to which the last drain decoded every record */
 	gtt_writer *w;
 	int n_cpus;
 	int *cpus;              /* online CPU numbers */
@@ -815,6 +816,8 @@ int rec_perf_drain(rec_perf *p, int final)
 	/* decode in time order everything older than the round start minus the in-flight margin */
 	upto = final ? UINT64_MAX : round_ns - ORDER_MARGIN_NS;
 	sort_pending(p);
+	if (!final)
+		p->decoded_to_ns = upto + (uint64_t)p->clock_off_ns;
 	for (i = 0; i < p->n_pend && p->pend[i].time_ns <= upto; i++)
 		rec_perf_decode(p->dec, &p->rings[p->pend[i].ring].rs, p->arena + p->pend[i].off, p->pend[i].size);
 	/* compact what waits for the next round (arena order = read order; keep it) */
@@ -843,6 +846,11 @@ int rec_perf_drain(rec_perf *p, int final)
 	if (rec_perf_decoder_write_rc(p->dec) < 0)
 		return rec_perf_decoder_write_rc(p->dec);
 	return n;
+}
+
+uint64_t rec_perf_decoded_to(const rec_perf *p)
+{
+	return p ? p->decoded_to_ns : 0;
 }
 
 void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)

@@ -63,6 +63,9 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid);
  * could still have older company in flight in another ring); final writes everything.
  * Returns records read, or -EIO (a trace write error). */
 int rec_perf_drain(rec_perf *p, int final);
+/* The trace time up to which the last (non-final) drain decoded every record: what a count of
+ * decoded records covers. 0 before the first. */
+uint64_t rec_perf_decoded_to(const rec_perf *p);
 /* Install a stack-copy trimmer (NULL: keep what the kernel copied). */
 /* Our CLOCK_MONOTONIC minus perf's timestamps (non-zero inside a time namespace, clock.h):
  * records are written on our clock. Before the first drain. */

@@ -76,7 +76,8 @@ void rec_sess_gate_step(sess *s, uint64_t now)
 	if (!s->gate)
 		return;
 	rec_perf_get_stats(s->perf, &st);
-	if (!rec_swgate_step(s->gate, now, st.switch_outs, st.samples, &mv))
+	rec_swgate_counts c = { st.switch_outs, st.samples, rec_perf_decoded_to(s->perf) };
+	if (!rec_swgate_step(s->gate, now, &c, &mv))
 		return;
 	if (mv.event == GTT_GATE_CLOSED || mv.reason != GTT_GATE_UNDER) {
 		rc = rec_perf_switches(s->perf, mv.event == GTT_GATE_OPEN, &t);

@@ -13,7 +13,8 @@ struct rec_swgate {
 	rec_swgate_opts o;
 	state st;
 	uint64_t since_ns;       /* start of the interval being judged (open, window) or of the close */
-	uint64_t sw0, smp0;      /* the counts at since_ns */
+	uint64_t base_ns;        /* the counted time the rates start from */
+	uint64_t sw0, smp0;      /* the counts at base_ns */
 	uint64_t next_ns;        /* closed: when the next window opens; window: when it ends */
 	uint64_t open_ns, open_from_ns;
 	rec_swgate_stats st_;
@@ -34,7 +35,7 @@ rec_swgate *rec_swgate_create(const rec_swgate_opts *o, uint64_t now_ns)
 	if (!(g->o.sample_hz > 0))
 		g->o.sample_hz = 99;
 	g->st = ST_OPEN;
-	g->since_ns = g->open_from_ns = now_ns;
+	g->since_ns = g->base_ns = g->open_from_ns = now_ns;
 	g->st_.open = 1;
 	return g;
 }
@@ -44,27 +45,36 @@ void rec_swgate_destroy(rec_swgate *g)
 	free(g);
 }
 
-/* The rate and the limit over [since, now): switches per second, and the limit for the CPUs the
- * tree kept busy (its samples over the rate: system-wide, each busy CPU's clock samples at the
- * rate; at least one CPU). */
-static void judge(rec_swgate *g, uint64_t now_ns, uint64_t n_sw, uint64_t n_smp, uint64_t *rate, uint64_t *limit)
+/* Whether at least half of want_ns of counted time has passed since the base: enough to judge. */
+static int enough(const rec_swgate *g, const rec_swgate_counts *c, uint64_t want_ns)
 {
-	double secs = gt_ns_to_s(now_ns - g->since_ns);
-	double busy = secs > 0 ? (double)(n_smp - g->smp0) / (g->o.sample_hz * secs) : 1;
+	return c->upto_ns > g->base_ns && c->upto_ns - g->base_ns >= want_ns / 2;
+}
+
+/* The rate and the limit over the counted time since the base: switches per second, and the
+ * limit for the CPUs the tree kept busy (its samples over the rate: system-wide, each busy CPU's
+ * clock samples at the rate; at least one CPU). */
+static void judge(rec_swgate *g, const rec_swgate_counts *c, uint64_t *rate, uint64_t *limit)
+{
+	double secs = gt_ns_to_s(c->upto_ns - g->base_ns);
+	double busy = secs > 0 ? (double)(c->n_samples - g->smp0) / (g->o.sample_hz * secs) : 1;
 	if (busy < 1)
 		busy = 1;
-	*rate = secs > 0 ? (uint64_t)((double)(n_sw - g->sw0) / secs) : 0;
+	*rate = secs > 0 ? (uint64_t)((double)(c->n_switches - g->sw0) / secs) : 0;
 	*limit = (uint64_t)((double)g->o.limit_per_cpu * busy);
 	if (*rate > g->st_.max_rate_per_s)
 		g->st_.max_rate_per_s = *rate;
 	g->st_.last_limit_per_s = *limit;
 }
 
-static void restart(rec_swgate *g, uint64_t now_ns, uint64_t n_sw, uint64_t n_smp)
+/* A new interval from now_ns, its rates counted from base_ns (what is counted up to then is not
+ * in it). */
+static void restart(rec_swgate *g, uint64_t now_ns, uint64_t base_ns, const rec_swgate_counts *c)
 {
 	g->since_ns = now_ns;
-	g->sw0 = n_sw;
-	g->smp0 = n_smp;
+	g->base_ns = base_ns;
+	g->sw0 = c->n_switches;
+	g->smp0 = c->n_samples;
 }
 
 static void set_open(rec_swgate *g, uint64_t now_ns, int open)
@@ -76,7 +86,7 @@ static void set_open(rec_swgate *g, uint64_t now_ns, int open)
 	g->st_.open = open;
 }
 
-int rec_swgate_step(rec_swgate *g, uint64_t now_ns, uint64_t n_switches, uint64_t n_samples, rec_swgate_move *mv)
+int rec_swgate_step(rec_swgate *g, uint64_t now_ns, const rec_swgate_counts *c, rec_swgate_move *mv)
 {
 	uint64_t rate = 0, limit = 0;
 
@@ -85,10 +95,10 @@ int rec_swgate_step(rec_swgate *g, uint64_t now_ns, uint64_t n_switches, uint64_
 		return 0;
 	switch (g->st) {
 	case ST_OPEN:
-		if (now_ns - g->since_ns < g->o.judge_ns)
+		if (now_ns - g->since_ns < g->o.judge_ns || !enough(g, c, g->o.judge_ns))
 			return 0;
-		judge(g, now_ns, n_switches, n_samples, &rate, &limit);
-		restart(g, now_ns, n_switches, n_samples);
+		judge(g, c, &rate, &limit);
+		restart(g, now_ns, c->upto_ns, c);
 		if (rate <= limit)
 			return 0;
 		g->st = ST_CLOSED;
@@ -100,18 +110,19 @@ int rec_swgate_step(rec_swgate *g, uint64_t now_ns, uint64_t n_switches, uint64_
 	case ST_CLOSED:
 		if (now_ns < g->next_ns)
 			return 0;
+		/* no switch is written while closed: the window's rates count from its opening */
 		g->st = ST_WINDOW;
-		restart(g, now_ns, n_switches, n_samples);
+		restart(g, now_ns, now_ns, c);
 		g->next_ns = now_ns + g->o.window_ns;
 		g->st_.windows++;
 		set_open(g, now_ns, 1);
 		*mv = (rec_swgate_move){ 1, GTT_GATE_OPEN, GTT_GATE_WINDOW, 0, g->st_.last_limit_per_s };
 		return 1;
 	case ST_WINDOW:
-		if (now_ns < g->next_ns)
+		if (now_ns < g->next_ns || !enough(g, c, g->o.window_ns))
 			return 0;
-		judge(g, now_ns, n_switches, n_samples, &rate, &limit);
-		restart(g, now_ns, n_switches, n_samples);
+		judge(g, c, &rate, &limit);
+		restart(g, now_ns, c->upto_ns, c);
 		if (rate * 2 <= limit) {
 			/* well under the limit (half of it: a rate near the limit does not flap): open for good */
 			g->st = ST_OPEN;

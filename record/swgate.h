@@ -50,10 +50,15 @@ typedef struct rec_swgate rec_swgate;
 
 /* A gate that starts open at now_ns. NULL on ENOMEM. */
 rec_swgate *rec_swgate_create(const rec_swgate_opts *o, uint64_t now_ns);
-/* One step at now_ns (the drain loop's, every 25 ms or so). n_switches: the tree's switches
- * written so far (switch-outs, cumulative); n_samples: the tree's samples so far (cumulative).
- * Fills mv; 1 when the gate moved, else 0. */
-int rec_swgate_step(rec_swgate *g, uint64_t now_ns, uint64_t n_switches, uint64_t n_samples, rec_swgate_move *mv);
+/* What the caller has counted at a step: the tree's switches written so far (switch-outs,
+ * cumulative), its samples so far (cumulative), and the time up to which the records counted are
+ * complete (the drain decodes a little behind real time, and a starved drain further: rates are
+ * judged over the counted time, never over time whose records are still in the rings). */
+typedef struct rec_swgate_counts { uint64_t n_switches, n_samples, upto_ns; } rec_swgate_counts;
+/* One step at now_ns (the drain loop's, every 25 ms or so). Fills mv; 1 when the gate moved,
+ * else 0. A rate is judged only over at least half the interval it is meant for (an open
+ * stretch's judging interval, a window): a window lasts longer while the records are late. */
+int rec_swgate_step(rec_swgate *g, uint64_t now_ns, const rec_swgate_counts *c, rec_swgate_move *mv);
 /* The gate as it stands at now_ns (open time counted up to it). */
 void rec_swgate_get_stats(const rec_swgate *g, uint64_t now_ns, rec_swgate_stats *st);
 void rec_swgate_destroy(rec_swgate *g);
