@@ -277,6 +277,18 @@ void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns, const char *cmdline)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void rec_py_mapped(rec_py *p, pid_t pid)
+{
+	long i;
+
+	if (!p || pid <= 0)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if ((i = find_live(p, pid)) >= 0 && rec_pyproc_state(p->procs[i]) == REC_PY_LOOKING)
+		rec_pyproc_maps_moved(p->procs[i]);
+	pthread_mutex_unlock(&p->lock);
+}
+
 void rec_py_exit(rec_py *p, pid_t pid)
 {
 	long i;

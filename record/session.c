@@ -109,6 +109,7 @@ static void observe(void *ctx, const gtt_record *r)
 		break;
 	case GTT_REC_MAPPING:
 		rec_archive_add(s->arch, &r->u.mapping);
+		rec_py_mapped(s->py, (pid_t)r->u.mapping.pid); /* libpython may have come */
 		break;
 	case GTT_REC_PROCESS:
 		/* the Python reader follows the tree too (a NULL reader ignores it) */
