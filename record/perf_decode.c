@@ -608,6 +608,7 @@ static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, ui
 		return;
 	}
 	p->st.switches++;
+	p->st.switch_outs += r.u.sw.kind != GTT_SWITCH_IN;
 	emit(p, &r);
 }
 

@@ -63,6 +63,7 @@ struct rec_perf {
 	struct perf_event_attr swonly; /* lean, REC_SW_AUTO: the context switches alone (the switch gate) */
 	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
 	int switches_open;
+	int gate_open;          /* gateable: the switch gate's state (rec_perf_switches) */
 	uint64_t decoded_to_ns; /* trace time up to which the last drain decoded every record */
 	gtt_writer *w;
 	int n_cpus;
@@ -189,6 +190,17 @@ static void fill_attr(rec_perf *p, int mode)
 	a->comm = a->comm_exec = a->mmap = a->mmap2 = a->build_id = a->task = 0;
 	a->disabled = 1;
 	a->enable_on_exec = 0;
+	if (mode == MODE_SYSTEM && p->o.switches == REC_SW_AUTO) {
+		/* the switch gate under capture control: the switches on an event of their own, with
+		 * the sampling event's full sample_id (each record names its task: no pairs to keep
+		 * across a stop of sampling), open while sampling is on and the gate is open */
+		p->swonly = p->track;
+		p->swonly.comm = p->swonly.comm_exec = p->swonly.mmap = p->swonly.mmap2 = 0;
+		p->swonly.build_id = p->swonly.task = 0;
+		p->swonly.context_switch = 1;
+		p->swonly.disabled = 0;
+		a->context_switch = 0;
+	}
 }
 
 static void open_error(int e, const char *what, char *err, size_t errlen)
@@ -314,7 +326,7 @@ static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen
 
 int rec_perf_switch_gateable(const rec_perf *p)
 {
-	return p && p->lean && p->o.switches == REC_SW_AUTO;
+	return p && p->system && p->o.switches == REC_SW_AUTO;
 }
 
 static void close_switches(rec_perf *p)
@@ -327,13 +339,14 @@ static void close_switches(rec_perf *p)
 	p->switches_open = 0;
 }
 
-int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns)
+/* Open or close the switch events as the gate and capture control together say: open while
+ * the gate is open and (under capture control) sampling is on. 0, or -errno of the first open
+ * that failed (the ones opened are closed again). */
+static int apply_switches(rec_perf *p, uint64_t *when_ns)
 {
-	int rc = 0;
+	int rc = 0, want = p->gate_open && (!p->o.capture || p->sampling);
 
-	if (!rec_perf_switch_gateable(p) || !p->swfds)
-		return -EINVAL;
-	if (!on) {
+	if (!want) {
 		close_switches(p);
 		*when_ns = gtt_now_ns();
 		return 0;
@@ -362,6 +375,17 @@ int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns)
 	return 0;
 }
 
+int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns)
+{
+	if (!rec_perf_switch_gateable(p) || !p->swfds)
+		return -EINVAL;
+	p->gate_open = on;
+	int rc = apply_switches(p, when_ns);
+	if (rc < 0)
+		p->gate_open = 0;
+	return rc;
+}
+
 /* Gateable: every CPU's switch event, opened at the start (the gate starts open). 0 or -errno
  * with the reason in err. */
 static int open_gate_events(rec_perf *p, char *err, size_t errlen)
@@ -377,6 +401,7 @@ static int open_gate_events(rec_perf *p, char *err, size_t errlen)
 	}
 	for (int i = 0; i < p->n_cpus; i++)
 		p->swfds[i] = -1;
+	/* the gate starts open; under capture control the events come with sampling */
 	if ((rc = rec_perf_switches(p, 1, &when)) < 0)
 		open_error(-rc, "(context switches)", err, errlen);
 	return rc;
@@ -666,6 +691,14 @@ int rec_perf_sampling(rec_perf *p, int on)
 		if (ioctl(p->sfds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 && !rc)
 			rc = -errno;
 	p->sampling = on;
+	if (p->swfds) {
+		/* the gate's switch events follow sampling (a start opens them after the sampling
+		 * events, so no switch comes before the first sample can) */
+		uint64_t when;
+		int src = apply_switches(p, &when);
+		if (src < 0 && !rc)
+			rc = src;
+	}
 	return rc;
 }
 

@@ -22,10 +22,10 @@ typedef struct rec_perf_opts {
 	                          * rec_perf_sampling; a dummy event per CPU (per task: per thread
 	                          * and CPU) keeps the mapping, name, fork and exit records coming */
 	int switches;            /* rec_sw_mode (swgate.h): REC_SW_ON records every context switch;
-	                          * REC_SW_OFF none; REC_SW_AUTO (0), system-wide without capture
-	                          * control: the switches on an event per CPU of their own, which
-	                          * rec_perf_switches closes and opens again (the switch gate; opened
-	                          * at the start); elsewhere AUTO is ON */
+	                          * REC_SW_OFF none; REC_SW_AUTO (0), system-wide: the switches on an
+	                          * event per CPU of their own, which rec_perf_switches closes and opens
+	                          * again (the switch gate; open at the start; under capture control
+	                          * open only while sampling too); per task AUTO is ON */
 } rec_perf_opts;
 
 /* Called for every record the sampler writes (and for nothing else), after it was written;
@@ -78,8 +78,8 @@ void rec_perf_disable(rec_perf *p);
  * usual. 0, -EINVAL without o.capture, or the first ioctl's -errno. */
 int rec_perf_sampling(rec_perf *p, int on);
 
-/* REC_SW_AUTO, system-wide without capture control: 1 when the switch events can be closed and
- * opened again (rec_perf_switches), else 0. */
+/* REC_SW_AUTO, system-wide: 1 when the switch events can be closed and opened again
+ * (rec_perf_switches), else 0. */
 int rec_perf_switch_gateable(const rec_perf *p);
 /* Close (on = 0) or open again (on = 1) the switch events of every CPU (a gateable sampler). The
  * records already in the rings are drained as usual; after an opening each CPU's switch pairs

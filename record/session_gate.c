@@ -33,8 +33,8 @@ void rec_sess_gate_start(sess *s)
 		return;
 	}
 	if (!rec_perf_switch_gateable(s->perf)) {
-		/* per task, or under capture control: every switch (auto needs the per-CPU switch events
-		 * of a system-wide recording without capture control) */
+		/* per task: every switch (auto needs the per-CPU switch events of a system-wide
+		 * recording; per-task events pay at every switch whatever is recorded) */
 		rec_sess_meta(s, "switch_events", "on");
 		return;
 	}
@@ -109,9 +109,13 @@ void rec_sess_gate_summary(sess *s, uint64_t end_ns)
 	rec_swgate_get_stats(s->gate, end_ns, &gs);
 	if (!s->o->quiet && gs.closes) {
 		fmt_rate(gs.max_rate_per_s, rate, sizeof(rate));
-		rec_sess_say("context switches recorded %.1f %% of the time (up to %s a second; on-CPU time from /proc)",
-		             end_ns > s->start_ns ? 100.0 * (double)gs.open_ns / (double)(end_ns - s->start_ns) : 0.0,
-		             rate);
+		if (rec_capture_switchable(s->cap)) /* the gate's time is not the captured time */
+			rec_sess_say("context switches recorded only in windows while sampling (up to %s a second; on-CPU "
+			             "time from /proc)", rate);
+		else
+			rec_sess_say("context switches recorded %.1f %% of the time (up to %s a second; on-CPU time from /proc)",
+			             end_ns > s->start_ns ? 100.0 * (double)gs.open_ns / (double)(end_ns - s->start_ns) : 0.0,
+			             rate);
 	}
 }
 

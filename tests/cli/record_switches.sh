@@ -78,6 +78,17 @@ for bad in bogus auto,0 auto,x auto, on,5; do
 	check_rc "--switch-events=$bad: usage error (64)" 64 "$REC" --switch-events="$bad" -- true
 done
 
+# under capture control: the gate works from the start of sampling; no switch outside capture
+check_rc "delay: records (exit 0)" 0 "$REC" --delay 0.5 -o "$TMP/d.gtt" -- "$P/pingpong" 2 2
+check "delay: the gate closed once sampling began" awk '$6 == 2 && $7 == 2 { f = 1 } END { exit !f }' \
+	<("$CAT" "$TMP/d.gtt" switch_gate)
+start_cap=$("$CAT" "$TMP/d.gtt" capture | awk '$4 == 0 && $6 == 1 { print $2; exit }')
+check "delay: sampling started (a capture start record)" test -n "$start_cap"
+check "delay: no switch before sampling started" \
+	test "$("$CAT" "$TMP/d.gtt" switch | awk -v s="${start_cap:-0}" '$2 + 0 < s + 0' | wc -l)" -eq 0
+check "delay: every switch record lies in an open stretch" switches_inside "$TMP/d.gtt"
+check "delay: the summary says windows, not a share of the run" grep -q 'recorded only in windows while sampling' "$TMP/err"
+
 # a ring window starts in the gate's state: closed, the fast program going on
 check_rc "ring: records (exit 0)" 0 "$REC" -q --ring 1 -o "$TMP/r.gtt" -- "$P/pingpong" 2.5 2
 "$CAT" "$TMP/r.gtt" switch_gate >"$TMP/r.gates"
