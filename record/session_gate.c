@@ -11,7 +11,7 @@
 static int write_gate(sess *s, uint64_t t, uint32_t event, uint32_t reason, uint64_t rate, uint64_t limit)
 {
 	gtt_record r = { .tag = GTT_REC_SWITCH_GATE };
-	r.u.gate = (gtt_switch_gate){ t, event, reason, rate, limit };
+	r.u.gate = (gtt_switch_gate){ t, event, reason, rate, limit, (uint32_t)s->target };
 	return gtt_write(s->w, &r) < 0 ? -1 : 0;
 }
 

@@ -240,7 +240,7 @@ static void draw_offcpu(ren_tl *t, const gtt_switch *const *v, size_t n, double 
 			if (!out)
 				continue;
 			out = 0;
-			if (ana_swcover_gap(t->m, out_t, s->time_ns))
+			if (ana_swcover_gap(t->m, s->pid, out_t, s->time_ns))
 				continue; /* switches were not recorded in between: what it did there is unknown */
 			if (merged && (double)out_t - (double)ge < px_ns) {
 				ge = s->time_ns;
@@ -740,8 +740,13 @@ static void draw_lag(ren_tl *t, double y0, double y1)
 static void draw_noswitch(ren_tl *t, double y0, double y1)
 {
 	const ana_model *m = t->m;
-	for (size_t i = 0; i < m->sw_closed.n; i++) {
-		const ana_interval *iv = &m->sw_closed.v[i];
+	/* the longest-closed recording's stretches (a merged trace's inputs each have their own) */
+	const ana_swgroup *g = NULL;
+	for (size_t i = 0; i < m->swgroups.n; i++)
+		if (!g || m->swgroups.v[i].closed_ns > g->closed_ns)
+			g = &m->swgroups.v[i];
+	for (size_t i = 0; g && i < g->closed.n; i++) {
+		const ana_interval *iv = &g->closed.v[i];
 		if (iv->end_ns < t->t0 || iv->start_ns > t->t1)
 			continue;
 		ren_item *it = ren_tl_span(t, iv->start_ns, iv->end_ns, y0, y1 - y0, C_NOSW, NULL,
@@ -878,7 +883,7 @@ static size_t legend_of(const ana_model *m, legend_entry *le)
 		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;
 	if (has_lag)
 		le[nl++] = (legend_entry){"sampler behind", C_LAG, 12};
-	if (m->sw_closed.n)
+	if (ana_swcover_partial(m))
 		le[nl++] = (legend_entry){"context switches not recorded", C_NOSW, 12};
 	return nl;
 }

@@ -71,6 +71,16 @@ check "auto, slow: switches recorded" test "$(count switch "$TMP/slow.gtt")" -gt
 "$ANA" report "$TMP/slow.gtt" >"$TMP/slow.rep" 2>&1
 check "auto, slow: no partial-switches line in the report" sh -c "! grep -q 'context switches recorded over' '$TMP/slow.rep'"
 
+# a merged trace keeps each recording's gate to its own processes
+check_rc "merge: the gated and the slow recording merge (exit 0)" 0 "$ANA" merge "$TMP/a.gtt" "$TMP/slow.gtt" -o "$TMP/m.gtt"
+"$ANA" report "$TMP/m.gtt" >"$TMP/m.rep" 2>&1
+pid_a=$(meta pid "$TMP/a.gtt") pid_s=$(meta pid "$TMP/slow.gtt")
+check "merge: the gated recording's threads have no on-CPU time from switches" \
+	awk -v p="$pid_a" '$1 == p && $3 == "pingpong" { n++; if ($8 != "-") bad++ } END { exit !(n > 0 && !bad) }' "$TMP/m.rep"
+check "merge: the slow recording's threads keep theirs" \
+	awk -v p="$pid_s" '$1 == p && $3 == "pingpong" { n++; if ($8 !~ /^[0-9]+\.[0-9]+$/) bad++ } END { exit !(n > 0 && !bad) }' "$TMP/m.rep"
+check "merge: the report says in which of the recordings" grep -q 'not recorded over [0-9.]* s in 1 of the 2 recordings merged here' "$TMP/m.rep"
+
 # per task: every switch (the gate needs the per-CPU events)
 check_rc "per task: records (exit 0)" 0 "$REC" -q --scope process -o "$TMP/pt.gtt" -- "$P/pingpong" 0.5 1
 check "per task: meta switch_events on" test "$(meta switch_events "$TMP/pt.gtt")" = on

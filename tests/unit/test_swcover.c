@@ -67,15 +67,15 @@ static int write_trace(const char *path, int gates)
 	put(w, &r);
 	if (gates) {
 		r = (gtt_record){ .tag = GTT_REC_SWITCH_GATE };
-		r.u.gate = (gtt_switch_gate){ T0, GTT_GATE_OPEN, GTT_GATE_START, 0, 0 };
+		r.u.gate = (gtt_switch_gate){ T0, GTT_GATE_OPEN, GTT_GATE_START, 0, 0, 0 };
 		put(w, &r);
-		r.u.gate = (gtt_switch_gate){ closes[0], GTT_GATE_CLOSED, GTT_GATE_OVER, 120000, 10000 };
+		r.u.gate = (gtt_switch_gate){ closes[0], GTT_GATE_CLOSED, GTT_GATE_OVER, 120000, 10000, 0 };
 		put(w, &r);
-		r.u.gate = (gtt_switch_gate){ opens[0], GTT_GATE_OPEN, GTT_GATE_WINDOW, 0, 10000 };
+		r.u.gate = (gtt_switch_gate){ opens[0], GTT_GATE_OPEN, GTT_GATE_WINDOW, 0, 10000, 0 };
 		put(w, &r);
-		r.u.gate = (gtt_switch_gate){ closes[1], GTT_GATE_CLOSED, GTT_GATE_WINDOW, 130000, 20000 };
+		r.u.gate = (gtt_switch_gate){ closes[1], GTT_GATE_CLOSED, GTT_GATE_WINDOW, 130000, 20000, 0 };
 		put(w, &r);
-		r.u.gate = (gtt_switch_gate){ opens[1], GTT_GATE_OPEN, GTT_GATE_WINDOW, 0, 20000 };
+		r.u.gate = (gtt_switch_gate){ opens[1], GTT_GATE_OPEN, GTT_GATE_WINDOW, 0, 20000, 0 };
 		put(w, &r);
 	}
 	uint64_t ips[2] = { 0x401000, 0x402000 };
@@ -155,9 +155,11 @@ int main(void)
 	th_check(m != NULL, "the gated trace loads");
 	if (m) {
 		th_check(m->gates.n == 5, "5 gate records kept (%zu)", m->gates.n);
-		th_check(m->sw_closed.n == 2 && m->sw_closed.v[0].start_ns == T0 + 2 * SEC &&
-		         m->sw_closed.v[0].end_ns == T0 + 5 * SEC && m->sw_closed.v[1].start_ns == T0 + 5200 * MS &&
-		         m->sw_closed.v[1].end_ns == T0 + 8 * SEC, "closed over [2 s, 5 s) and [5.2 s, 8 s)");
+		size_t nc = 0;
+		const ana_interval *cl = ana_swcover_closed(m, PID, &nc);
+		th_check(m->swgroups.n == 1 && nc == 2 && cl[0].start_ns == T0 + 2 * SEC && cl[0].end_ns == T0 + 5 * SEC &&
+		         cl[1].start_ns == T0 + 5200 * MS && cl[1].end_ns == T0 + 8 * SEC,
+		         "closed over [2 s, 5 s) and [5.2 s, 8 s)");
 		th_check(m->sw_closed_ns == 5800 * MS, "5.8 s of the 10 s without switches (%.3f)", m->sw_closed_ns / 1e9);
 		th_check(ana_swcover_partial(m), "switches partial");
 		th_check(m->sw_rate_max == 130000 && m->sw_limit == 20000, "the highest rate and the last limit");
@@ -166,8 +168,9 @@ int main(void)
 		         "on-CPU time from /proc, not from the switches (known %d, cpu %.3f s)", t ? t->oncpu_known : -1,
 		         t ? t->cpu_ns / 1e9 : 0.0);
 		th_check(t && t->n_csw == 200000, "the switches /proc counted (%llu)", t ? (unsigned long long)t->n_csw : 0);
-		th_check(ana_swcover_gap(m, T0 + 1990 * MS, T0 + 5 * SEC + MS), "a switch pair across a closed stretch is a gap");
-		th_check(!ana_swcover_gap(m, T0 + 100 * MS, T0 + 150 * MS) && !ana_swcover_gap(m, T0 + 5050 * MS, T0 + 5100 * MS),
+		th_check(ana_swcover_gap(m, PID, T0 + 1990 * MS, T0 + 5 * SEC + MS), "a switch pair across a closed stretch is a gap");
+		th_check(!ana_swcover_gap(m, PID, T0 + 100 * MS, T0 + 150 * MS) &&
+		         !ana_swcover_gap(m, PID, T0 + 5050 * MS, T0 + 5100 * MS),
 		         "pairs inside open stretches are not");
 		health_text(m, text, sizeof(text));
 		th_check(strstr(text, "context switches recorded over 42.0% of the time") != NULL &&
@@ -196,7 +199,7 @@ int main(void)
 	th_check(m != NULL, "the ungated trace loads");
 	if (m) {
 		ana_thread *t = ana_thread_find(m, PID, 11);
-		th_check(!ana_swcover_partial(m) && m->sw_closed.n == 0, "no stretch without switches");
+		th_check(!ana_swcover_partial(m) && m->swgroups.n == 0, "no stretch without switches");
 		th_check(t && t->oncpu_known && t->oncpu_ns == 5 * SEC, "on-CPU time from switches (%.3f s)",
 		         t ? t->oncpu_ns / 1e9 : 0.0);
 		health_text(m, text, sizeof(text));
