@@ -133,6 +133,20 @@ int32_t rec_py_tcb_tid_offset(void)
 	return tmp.tcb_tid_off;
 }
 
+/* Wait on cv (lock held) for at most ns, or until signalled. */
+static void wait_for(pthread_cond_t *cv, pthread_mutex_t *lock, uint64_t ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(ns / GT_NS_PER_SEC);
+	ts.tv_nsec += (long)(ns % GT_NS_PER_SEC);
+	if (ts.tv_nsec >= (long)GT_NS_PER_SEC) {
+		ts.tv_sec++;
+		ts.tv_nsec -= (long)GT_NS_PER_SEC;
+	}
+	pthread_cond_timedwait(cv, lock, &ts);
+}
+
 /* ---- the process table ---- */
 
 static uint64_t thread_cpu_ns(void)
@@ -370,15 +384,7 @@ static void *look_main(void *arg)
 		pthread_mutex_lock(&p->lock);
 		now = gtt_now_ns();
 		if (!atomic_load(&p->stop) && next > now) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (time_t)((next - now) / GT_NS_PER_SEC);
-			ts.tv_nsec += (long)((next - now) % GT_NS_PER_SEC);
-			if (ts.tv_nsec >= (long)GT_NS_PER_SEC) {
-				ts.tv_sec++;
-				ts.tv_nsec -= (long)GT_NS_PER_SEC;
-			}
-			pthread_cond_timedwait(&p->look_cv, &p->lock, &ts);
+			wait_for(&p->look_cv, &p->lock, next - now);
 		}
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -439,14 +445,7 @@ static void *stack_main(void *arg)
 			 * thread signals a process it starts reading; a timeout is the backstop. */
 			rec_ticker_pause(tk, now);
 			while (!atomic_load(&p->stop) && !any_reading(p)) {
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += (long)IDLE_WAIT_NS;
-				if (ts.tv_nsec >= (long)GT_NS_PER_SEC) {
-					ts.tv_sec++;
-					ts.tv_nsec -= (long)GT_NS_PER_SEC;
-				}
-				pthread_cond_timedwait(&p->stack_cv, &p->lock, &ts);
+				wait_for(&p->stack_cv, &p->lock, IDLE_WAIT_NS);
 			}
 			pthread_mutex_unlock(&p->lock);
 			rec_ticker_resume(tk, gtt_now_ns());
@@ -538,14 +537,7 @@ static void *gil_main(void *arg)
 			rec_ticker_pause(tk, now);
 			p->gil_wake = 0;
 			while (!p->gil_wake && !atomic_load(&p->stop)) {
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += (long)IDLE_WAIT_NS;
-				if (ts.tv_nsec >= (long)GT_NS_PER_SEC) {
-					ts.tv_sec++;
-					ts.tv_nsec -= (long)GT_NS_PER_SEC;
-				}
-				pthread_cond_timedwait(&p->gil_cv, &p->lock, &ts);
+				wait_for(&p->gil_cv, &p->lock, IDLE_WAIT_NS);
 				/* a process found meanwhile starts out in the poll */
 				for (i = 0; i < p->n_procs && !p->gil_wake; i++)
 					if (!p->want_end[i] && rec_pyproc_state(p->procs[i]) == REC_PY_READING &&
