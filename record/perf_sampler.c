@@ -60,7 +60,7 @@ struct rec_perf {
 	struct perf_event_attr attr;
 	struct perf_event_attr track; /* o.capture: the side-band event that stays on (mmap, comm, task) */
 	struct perf_event_attr sw;    /* lean: the side-band and context-switch event (sample_id: the time) */
-	struct perf_event_attr swonly; /* lean, REC_SW_AUTO: the context switches alone (the switch gate) */
+	struct perf_event_attr swonly; /* system-wide, REC_SW_AUTO: the context switches alone (the switch gate) */
 	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
 	int switches_open;
 	int gate_open;          /* gateable: the switch gate's state (rec_perf_switches) */
@@ -247,9 +247,9 @@ static int open_event(rec_perf *p, struct perf_event_attr *a, pid_t pid, int cpu
 		} else {
 			p->st.user_only = 1;
 			/* the other event of a capture pair is refused the same way */
-			p->attr.exclude_kernel = p->track.exclude_kernel = p->sw.exclude_kernel = 1;
+			p->attr.exclude_kernel = p->track.exclude_kernel = p->sw.exclude_kernel = p->swonly.exclude_kernel = 1;
 			p->attr.exclude_callchain_kernel = p->track.exclude_callchain_kernel = 1;
-			p->sw.exclude_callchain_kernel = 1;
+			p->sw.exclude_callchain_kernel = p->swonly.exclude_callchain_kernel = 1;
 		}
 	}
 	if (fd < 0 && errno == EMFILE) {
