@@ -9,6 +9,8 @@
 #include "model_priv.h"
 #include "swcover.h"
 
+#define MAX_TREES 256 /* recordings' gates in one trace (a merge of that many) */
+
 static int gate_cmp(const void *a, const void *b)
 {
 	const gtt_switch_gate *x = a, *y = b;
@@ -72,6 +74,18 @@ int ana_swcover_build(ana_model *m)
 	if (!m->gates.n)
 		return 0;
 	qsort(m->gates.v, m->gates.n, sizeof(*m->gates.v), gate_cmp);
+	size_t n_trees = 1;
+	for (size_t i = 1; i < m->gates.n; i++)
+		n_trees += m->gates.v[i].pid != m->gates.v[i - 1].pid;
+	if (n_trees > MAX_TREES) {
+		/* no merge of recordings has that many: a damaged or hostile trace. One gate for all,
+		 * in time order (conservative: any closed stretch counts for every thread) */
+		ana_warn(m, "%s: switch gate records of %zu recorded trees (at most %d expected): they are taken as one",
+		         m->path, n_trees, MAX_TREES);
+		for (size_t i = 0; i < m->gates.n; i++)
+			m->gates.v[i].pid = 0;
+		qsort(m->gates.v, m->gates.n, sizeof(*m->gates.v), gate_cmp);
+	}
 	for (size_t i = 0; i < m->gates.n;) {
 		size_t j = i;
 		while (j < m->gates.n && m->gates.v[j].pid == m->gates.v[i].pid)
@@ -94,25 +108,38 @@ int ana_swcover_partial(const ana_model *m)
 	return m->sw_closed_ns > 0;
 }
 
+/* The group whose root is pid, NULL when none (a binary search). */
+static const ana_swgroup *find_group(const ana_model *m, uint32_t pid)
+{
+	size_t lo = 0, hi = m->swgroups.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->swgroups.v[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->swgroups.n && m->swgroups.v[lo].pid == pid ? &m->swgroups.v[lo] : NULL;
+}
+
 /* The gate of pid's tree: pid's own or its nearest ancestor's; the only one of a trace with one
  * (a recording: every process in it is of the tree); NULL when none. */
 static const ana_swgroup *group_of(const ana_model *m, uint32_t pid)
 {
 	if (m->swgroups.n == 1)
 		return &m->swgroups.v[0];
+	/* groups are in pid order (built from the sorted gates); at most 64 ancestors (a hostile
+	 * trace's parents may loop) */
 	for (int depth = 0; depth < 64 && pid; depth++) {
-		for (size_t i = 0; i < m->swgroups.n; i++)
-			if (m->swgroups.v[i].pid == pid)
-				return &m->swgroups.v[i];
+		const ana_swgroup *g = find_group(m, pid);
+		if (g)
+			return g;
 		const gtt_process *parent = ana_process_parent(m, pid);
 		if (!parent || parent->ppid == pid)
 			break;
 		pid = parent->ppid;
 	}
-	for (size_t i = 0; i < m->swgroups.n; i++) /* a gate of the whole trace */
-		if (m->swgroups.v[i].pid == 0)
-			return &m->swgroups.v[i];
-	return NULL;
+	return find_group(m, 0); /* a gate of the whole trace */
 }
 
 void ana_swcover_apply(ana_model *m)

@@ -109,6 +109,27 @@ static int write_trace(const char *path, int gates)
 	return gtt_writer_close(w);
 }
 
+/* A hostile trace: gate records of 300 different trees, each closing at 1 s. */
+static int write_many(const char *path)
+{
+	int err = 0, fd = open(path, O_WRONLY | O_TRUNC);
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(fd, 0, NULL, &err) : NULL;
+	if (!w)
+		return -1;
+	gtt_record r = { .tag = GTT_REC_THREAD };
+	r.u.thread = (gtt_thread){ .time_ns = T0, .pid = PID, .tid = 11, .event = GTT_THREAD_START, .name = "eleven" };
+	put(w, &r);
+	for (uint32_t k = 0; k < 300; k++) {
+		r = (gtt_record){ .tag = GTT_REC_SWITCH_GATE };
+		r.u.gate = (gtt_switch_gate){ T0 + SEC, GTT_GATE_CLOSED, GTT_GATE_OVER, 50000, 10000, 100 + k };
+		put(w, &r);
+	}
+	r = (gtt_record){ .tag = GTT_REC_SWITCH };
+	r.u.sw = (gtt_switch){ .time_ns = T0 + 2 * SEC, .pid = PID, .tid = 11, .kind = GTT_SWITCH_IN };
+	put(w, &r);
+	return gtt_writer_close(w);
+}
+
 static ana_model *load(const char *path, double from_s, double to_s, int keep_switches)
 {
 	char err[512] = "";
@@ -205,6 +226,19 @@ int main(void)
 		health_text(m, text, sizeof(text));
 		th_check(!strstr(text, "context switches recorded over"), "no word of it in the health section");
 		ana_model_free(m);
+	}
+	/* a hostile trace's gates of 300 trees are taken as one, with a warning */
+	if (write_many(path2) == 0 && (m = load(path2, -1, -1, 0)) != NULL) {
+		size_t nw = 0;
+		const char *const *warn = ana_model_warnings(m, &nw);
+		int said = 0;
+		for (size_t i = 0; i < nw; i++)
+			said |= strstr(warn[i], "switch gate records of 300 recorded trees") != NULL;
+		th_check(said && m->swgroups.n == 1 && ana_swcover_partial(m),
+		         "300 trees' gates: one gate for all, partial, and a warning (%zu groups)", m->swgroups.n);
+		ana_model_free(m);
+	} else {
+		th_check(0, "the hostile trace loads");
 	}
 	unlink(path);
 	unlink(path2);
