@@ -10,8 +10,9 @@
 /* Which pass reads (what it uses of each record decides what the batches keep). */
 enum {
 	ANA_PIPE_PASS1_STREAM, /* pass 1 of a streamed model: a sample's or Python read's figures only */
-	ANA_PIPE_PASS3,        /* pass 3 (load_stream.c): samples' figures, Python reads' frames, GIL,
-	                        * switches and CUDA records; other kinds by their tag only */
+	ANA_PIPE_PASS3,        /* pass 3 (load_stream.c, a reader set to the kinds it merges):
+	                        * samples' figures, Python reads' frames, GIL and CUDA records; other
+	                        * kinds by their tag only */
 	ANA_PIPE_PASS2,        /* pass 2 of a streamed model (a reader set to samples only): samples
 	                        * whole (callchain, registers, stack copy) and their positions */
 };

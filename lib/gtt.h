@@ -536,6 +536,9 @@ typedef struct gtt_writer_opts {
 	uint32_t block_bytes; /* raw bytes that close a block; 0 = GTT_BLOCK_BYTES_DEFAULT; at most
 	                       * GTT_PACKED_MAX_RAW / 2 */
 	int no_index;         /* 1: no index chunk at close (readers then rebuild it by a scan) */
+	int one_data_stream;  /* 1: every data record in the data stream (GTT_STREAM_DATA), as writers
+	                       * before the kinds' streams did: traces of that layout, for testing and
+	                       * measuring readers on them */
 } gtt_writer_opts;
 /* The defaults: 1.1, zstd at level 3, 1 MiB blocks, an index at close. */
 void gtt_writer_opts_init(gtt_writer_opts *o);
@@ -641,7 +644,9 @@ uint64_t gtt_reader_size(const gtt_reader *r);
 /* From now on gtt_reader_next returns only records of the kinds in tag_mask (bit 1ull << tag;
  * kinds 64 and above always come), and passes over the others with the least decoding that
  * keeps the block's delta state right for the rest: for a pass that wants a few kinds of a big
- * trace. Errors inside a record passed over are not reported. Callchain definitions are always
+ * trace. A packed chunk of a stream that holds none of the kinds asked for (gtt_stream_kinds)
+ * is passed over whole: its checksum is checked, it is not expanded. Errors inside a record
+ * (or such a chunk's compressed data) passed over are not reported. Callchain definitions are always
  * read (entered in the reader's table) and returned only when asked for. 0 (the default):
  * every record. Seeking and gtt_reader_tell are unchanged (positions count every record). */
 #define GTT_KIND_BIT(tag) (1ull << (tag))
@@ -686,7 +691,20 @@ typedef struct gtt_chunk_info {
 	uint64_t first_ns, last_ns;
 } gtt_chunk_info;
 enum { GTT_CODEC_NONE = 0, GTT_CODEC_ZSTD = 1 };
-enum { GTT_STREAM_DATA = 0, GTT_STREAM_DEFS = 1 };
+/* The stream of a packed chunk says which kinds of records it can hold (docs/FORMAT.md): data
+ * and definitions hold any kind; samples, switches and CUDA hold only their own kinds, so that
+ * a reader asked for other kinds (gtt_reader_only) passes over the whole chunk unexpanded. */
+enum {
+	GTT_STREAM_DATA = 0,     /* data records of any kind (every data chunk before the kinds' streams) */
+	GTT_STREAM_DEFS = 1,     /* definitions */
+	GTT_STREAM_SAMPLES = 2,  /* samples only */
+	GTT_STREAM_SWITCHES = 3, /* context switches only */
+	GTT_STREAM_CUDA = 4,     /* CUDA kernels, copies, memsets, syncs and API calls only */
+	GTT_STREAMS = 5          /* streams a writer of this version writes */
+};
+/* The kinds (GTT_KIND_BIT) a packed chunk of stream can hold; 0 when it can hold any (data,
+ * definitions, and a stream of a newer writer, which this reader does not know). */
+uint64_t gtt_stream_kinds(uint32_t stream);
 void gtt_reader_chunk(const gtt_reader *r, gtt_chunk_info *ci);
 
 /* ---- chunk index and time windows (1.1) ----
