@@ -536,13 +536,42 @@ static int pass1_next(loader *L, ana_pipe *pp, gtt_record *buf, gtt_record **rec
 	return rc;
 }
 
+/* Pass 1's context switches on a streamed model, on the pipe's thread (ana_pipe_divert): folded
+ * into on-CPU time there (the fold reads nothing the loader's thread changes meanwhile) and their
+ * times kept for the bounds, which the loader takes once the pass is over. Most of a GIL-contended
+ * trace's records are switches: they need not cross to the loader's thread one by one. */
+typedef struct pass1_switches {
+	loader *L;
+	uint64_t t_min, t_max; /* the times see_time would have seen (0: none) */
+} pass1_switches;
+
+static int pass1_switch(void *ctx, gtt_record *rec)
+{
+	pass1_switches *ps = ctx;
+	ana_model *m = ps->L->m;
+	uint64_t t = rec->u.sw.time_ns;
+	if (!ana_window_keep(&m->window, rec))
+		return 0; /* as pass1 passes over it (no switch is carried into a window) */
+	if (t) { /* (inside the window, if any: see_time's test is ana_window_keep's) */
+		if (!ps->t_min || t < ps->t_min)
+			ps->t_min = t;
+		if (t > ps->t_max)
+			ps->t_max = t;
+	}
+	return ana_oncpu_add(ps->L->oncpu, m, &rec->u.sw);
+}
+
 static int pass1(loader *L, char *errbuf, size_t errlen)
 {
 	gtt_record buf, *rec;
 	int rc = 0;
 	uint64_t n = 0, off = 0, size = gtt_reader_size(L->r);
+	pass1_switches ps = { .L = L };
+	ana_pipe_divert d = { GTT_KIND_BIT(GTT_REC_SWITCH), pass1_switch, &ps };
 	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
-	ana_pipe *pp = L->stream ? ana_pipe_start(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on) : NULL;
+	ana_pipe *pp = L->stream ? ana_pipe_start_divert(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on,
+	                                                 L->o->keep_switches ? NULL : &d)
+	                         : NULL;
 	if (L->stream && !pp) {
 		snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
 		return GTT_ENOMEM;
@@ -575,7 +604,9 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 			ana_load_progress(L, "reading", off, size);
 	}
 out:
-	ana_pipe_free(pp); /* the reader is this thread's again */
+	ana_pipe_free(pp); /* the reader is this thread's again, the switches' fold this one's */
+	see_time(L->m, ps.t_min);
+	see_time(L->m, ps.t_max);
 	return rc;
 }
 
