@@ -511,8 +511,7 @@ static int take_record(loader *L, const gtt_record *rec)
 	}
 }
 
-/* off: the reader's offset after the failed read */
-static int read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t errlen)
+int ana_load_read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t errlen)
 {
 	if (rc == GTT_ECORRUPT)
 		snprintf(errbuf, errlen, "%s: corrupt chunk at byte %" PRIu64 " (checksum mismatch or impossible length)",
@@ -536,41 +535,73 @@ static int pass1_next(loader *L, ana_pipe *pp, gtt_record *buf, gtt_record **rec
 	return rc;
 }
 
-/* Pass 1's context switches on a streamed model, on the pipe's thread (ana_pipe_divert): folded
- * into on-CPU time there (the fold reads nothing the loader's thread changes meanwhile) and their
- * times kept for the bounds, which the loader takes once the pass is over. Most of a GIL-contended
- * trace's records are switches: they need not cross to the loader's thread one by one. */
-typedef struct pass1_switches {
+/* Pass 1's context switches and CUDA work, sync and API records on a streamed model, on the
+ * pipe's thread (ana_pipe_divert): switches folded into on-CPU time there (the fold reads nothing
+ * the loader's thread changes meanwhile), the CUDA records counted (pass 3 reads them for the GPU
+ * report), and the times of both kept for the bounds, which the loader takes once the pass is
+ * over. They are nearly all of a GIL-contended GPU trace's records: they need not cross to the
+ * loader's thread one by one. */
+typedef struct pass1_divert {
 	loader *L;
-	uint64_t t_min, t_max; /* the times see_time would have seen (0: none) */
-} pass1_switches;
+	uint64_t t_min, t_max; /* the earliest and latest time see_time would have taken (0: none) */
+	uint64_t n_streamed;
+} pass1_divert;
 
-static int pass1_switch(void *ctx, gtt_record *rec)
+/* see_time's test, on the pipe's thread: the window does not change during pass 1. */
+static void divert_see(pass1_divert *pd, uint64_t t)
 {
-	pass1_switches *ps = ctx;
-	ana_model *m = ps->L->m;
-	uint64_t t = rec->u.sw.time_ns;
-	if (!ana_window_keep(&m->window, rec))
-		return 0; /* as pass1 passes over it (no switch is carried into a window) */
-	if (t) { /* (inside the window, if any: see_time's test is ana_window_keep's) */
-		if (!ps->t_min || t < ps->t_min)
-			ps->t_min = t;
-		if (t > ps->t_max)
-			ps->t_max = t;
-	}
-	return ana_oncpu_add(ps->L->oncpu, m, &rec->u.sw);
+	const ana_window *w = &pd->L->m->window;
+	if (!t || (w->on && (t < w->from_ns || t >= w->to_ns)))
+		return;
+	if (!pd->t_min || t < pd->t_min)
+		pd->t_min = t;
+	if (t > pd->t_max)
+		pd->t_max = t;
 }
+
+static int pass1_divert_fn(void *ctx, gtt_record *rec)
+{
+	pass1_divert *pd = ctx;
+	ana_model *m = pd->L->m;
+	/* as pass1 and take_record take them: the window's own (no such record is carried into a
+	 * window), an interval cut at its edges */
+	if (!ana_window_keep(&m->window, rec))
+		return 0;
+	switch (rec->tag) {
+	case GTT_REC_SWITCH:
+		divert_see(pd, rec->u.sw.time_ns);
+		return ana_oncpu_add(pd->L->oncpu, m, &rec->u.sw);
+	case GTT_REC_CUDA_KERNEL: divert_see(pd, rec->u.kernel.start_ns); divert_see(pd, rec->u.kernel.end_ns); break;
+	case GTT_REC_CUDA_MEMCPY: divert_see(pd, rec->u.memcpy.start_ns); divert_see(pd, rec->u.memcpy.end_ns); break;
+	case GTT_REC_CUDA_MEMSET: divert_see(pd, rec->u.memset.start_ns); divert_see(pd, rec->u.memset.end_ns); break;
+	case GTT_REC_CUDA_SYNC: divert_see(pd, rec->u.sync.start_ns); divert_see(pd, rec->u.sync.end_ns); break;
+	default: divert_see(pd, rec->u.api.start_ns); divert_see(pd, rec->u.api.end_ns); break;
+	}
+	pd->n_streamed++; /* take_streamed's count; the report's tables are pass 3's */
+	return 0;
+}
+
+#define PASS1_DIVERTED                                                                                    \
+	(GTT_KIND_BIT(GTT_REC_SWITCH) | GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) |   \
+	 GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | GTT_KIND_BIT(GTT_REC_CUDA_SYNC) | GTT_KIND_BIT(GTT_REC_CUDA_API))
 
 static int pass1(loader *L, char *errbuf, size_t errlen)
 {
 	gtt_record buf, *rec;
 	int rc = 0;
 	uint64_t n = 0, off = 0, size = gtt_reader_size(L->r);
-	pass1_switches ps = { .L = L };
-	ana_pipe_divert d = { GTT_KIND_BIT(GTT_REC_SWITCH), pass1_switch, &ps };
+	pass1_divert pd = { .L = L };
+	gtt_summary sum;
+	/* the CUDA records' chunks: their headers say all that pass 1 takes of them (how many, and
+	 * the earliest and latest time), so they are not expanded; pass 3 reads them, and reports
+	 * what only their records could show wrong (load_stream.c) */
+	L->cuda_summed = L->stream && !L->m->window.on;
+	gtt_reader_summarize(L->r, L->cuda_summed ? 1u << GTT_STREAM_CUDA : 0);
+	/* (a model that keeps its switches takes them here: gt-render's) */
+	ana_pipe_divert d = { PASS1_DIVERTED & ~(L->o->keep_switches ? GTT_KIND_BIT(GTT_REC_SWITCH) : 0), pass1_divert_fn,
+	                      &pd };
 	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
-	ana_pipe *pp = L->stream ? ana_pipe_start_divert(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on,
-	                                                 L->o->keep_switches ? NULL : &d)
+	ana_pipe *pp = L->stream ? ana_pipe_start_divert(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on, &d)
 	                         : NULL;
 	if (L->stream && !pp) {
 		snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
@@ -582,7 +613,7 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 				L->m->n_corrupt++;
 				continue;
 			}
-			read_error(L, rc, off, errbuf, errlen);
+			ana_load_read_error(L, rc, off, errbuf, errlen);
 			goto out;
 		}
 		if (!ana_window_keep(&L->m->window, rec)) {
@@ -605,8 +636,16 @@ static int pass1(loader *L, char *errbuf, size_t errlen)
 	}
 out:
 	ana_pipe_free(pp); /* the reader is this thread's again, the switches' fold this one's */
-	see_time(L->m, ps.t_min);
-	see_time(L->m, ps.t_max);
+	see_time(L->m, pd.t_min);
+	see_time(L->m, pd.t_max);
+	L->n_streamed += pd.n_streamed;
+	gtt_reader_summary(L->r, &sum);
+	gtt_reader_summarize(L->r, 0);
+	if (sum.first_ns <= sum.last_ns) { /* (their times are not 0: see gtt_reader_summarize) */
+		see_time(L->m, sum.first_ns);
+		see_time(L->m, sum.last_ns);
+	}
+	L->n_streamed += sum.n_records;
 	return rc;
 }
 

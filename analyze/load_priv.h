@@ -92,11 +92,14 @@ typedef struct loader {
 	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
 	uint64_t n_streamed;       /* CUDA records not kept (ana_opts.stream_cuda) */
+	int cuda_summed;           /* pass 1 took the CUDA chunks' headers only (gtt_reader_summarize) */
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
 	uint32_t frames[MAX_DEPTH];
 } loader;
 
+/* A read error of a pass (rc, at the reader's offset off) in words, as pass 1 gives them; rc. */
+int ana_load_read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t errlen);
 /* Progress on stderr for long loads (--progress): phase and done of total. */
 void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t total);
 /* Pass 2: symbolize and unwind every sample read in pass 1 and intern its stack; count it for

@@ -157,6 +157,8 @@ typedef struct p3 {
 	ANA_VEC(sev) heap;
 	uint64_t seq, max_t, w, horizon_ns, n_late;
 	size_t next_stack;     /* the next sample's entry in L->sstack */
+	int read_rc;           /* a read error pass 1 did not meet, at read_off: the load fails */
+	uint64_t read_off;
 } p3;
 
 static int sev_less(const sev *x, const sev *y)
@@ -286,6 +288,16 @@ static int take(p3 *P, gtt_record *rec)
 	return heap_push(P, &e);
 }
 
+/* 1 when a read error at offset off lies in a chunk pass 1 did not expand (a CUDA chunk whose
+ * header was all it took, gtt_reader_summarize): pass 3 reports it as pass 1 would have. A chunk
+ * whose checksum fails was met by pass 1 like any other. */
+static int unmet_error(loader *L, uint64_t off)
+{
+	gtt_chunk_info ci;
+	return L->cuda_summed && gtt_reader_chunk_at(L->r, off, &ci) == 1 && ci.tag == GTT_REC_PACKED &&
+	       ci.stream == GTT_STREAM_CUDA && ci.first_ns != 0;
+}
+
 /* What pass 3 reads: samples, Python reads, GIL records and the CUDA records of the GPU sweep. */
 #define PASS3_KINDS                                                                                       \
 	(GTT_KIND_BIT(GTT_REC_SAMPLE) | GTT_KIND_BIT(GTT_REC_PY_STACK) | GTT_KIND_BIT(GTT_REC_GIL) |            \
@@ -323,8 +335,17 @@ static int read_all(p3 *P)
 		rc = GTT_ENOMEM;
 	while (rc == 0) {
 		int k = ana_pipe_next(pp, &rec, &off);
-		if (k == GTT_ECORRUPT || k == GTT_EINVAL)
-			continue;
+		if ((k == GTT_ECORRUPT || k == GTT_EINVAL) && !unmet_error(L, off))
+			continue; /* pass 1 met it and said so (or, with --skip-corrupt, counted it) */
+		if (k == GTT_ECORRUPT || k == GTT_EINVAL) {
+			if (L->o->skip_corrupt) {
+				m->n_corrupt++;
+				continue;
+			}
+			P->read_rc = rc = k;
+			P->read_off = off;
+			break;
+		}
 		if (k <= 0)
 			break;
 		if ((rc = take(P, rec)) < 0)
@@ -377,7 +398,9 @@ out:
 	ana_pymerge_free(P.merge);
 	ana_gpu_acc_free(P.gpu);
 	free(P.heap.v);
-	if (rc == GTT_EINVAL)
+	if (P.read_rc)
+		ana_load_read_error(L, P.read_rc, P.read_off, errbuf, errlen);
+	else if (rc == GTT_EINVAL)
 		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
 	else if (rc < 0)
 		snprintf(errbuf, errlen, "%s: out of memory while merging samples, Python and CUDA records", m->path);

@@ -651,6 +651,19 @@ uint64_t gtt_reader_size(const gtt_reader *r);
  * every record. Seeking and gtt_reader_tell are unchanged (positions count every record). */
 #define GTT_KIND_BIT(tag) (1ull << (tag))
 void gtt_reader_only(gtt_reader *r, uint64_t tag_mask);
+/* Pass over the packed chunks of the streams in stream_mask (bit 1u << GTT_STREAM_*) whole,
+ * reading only their headers, and sum those up (gtt_reader_summary): for a pass that needs no more
+ * of those records than how many there are and when they fall. A chunk whose earliest time is 0
+ * (a record without a time: the header cannot tell the others) is read as usual, and so is one
+ * of a kind gtt_reader_only passes over (not summed). Its checksum is checked; what only
+ * expanding it could find wrong goes unreported (gtt_reader_chunk_at tells such chunks apart
+ * later: a caller can report those when it reads them). 0 (the default): none. The summary starts over. */
+void gtt_reader_summarize(gtt_reader *r, uint32_t stream_mask);
+typedef struct gtt_summary {
+	uint64_t n_chunks, n_records;
+	uint64_t first_ns, last_ns; /* the earliest and latest time in them; first > last when none */
+} gtt_summary;
+void gtt_reader_summary(const gtt_reader *r, gtt_summary *s);
 /* Expand compressed chunks ahead on a thread of the reader's own (made at the first one, joined
  * by gtt_reader_close): the chunk the reader reads next (under a window, the window's next), when
  * it expands to 8 KiB or more, is decompressed while the caller works on this one. Records and errors are the same as without; without a thread, nothing
@@ -706,6 +719,9 @@ enum {
  * definitions, and a stream of a newer writer, which this reader does not know). */
 uint64_t gtt_stream_kinds(uint32_t stream);
 void gtt_reader_chunk(const gtt_reader *r, gtt_chunk_info *ci);
+/* The chunk that begins at file offset off (a whole one, its checksum matching): 1 with what it
+ * is in *ci (for a packed chunk its header: stream, records, times), 0 when there is none. */
+int gtt_reader_chunk_at(const gtt_reader *r, uint64_t off, gtt_chunk_info *ci);
 
 /* ---- chunk index and time windows (1.1) ----
  * The index lists every chunk with the time range of its records; a trace whose index is

@@ -269,6 +269,8 @@ struct gtt_reader {
 	uint64_t win_from, win_to;
 	int seeked_plain;   /* the next chunk is read where seek put it, window or not */
 	uint64_t only;      /* gtt_reader_only's mask, 0 every kind */
+	uint32_t summarize; /* gtt_reader_summarize's streams */
+	gtt_summary summary;
 	int want_prefetch;  /* gtt_reader_prefetch: pf made at the first zstd chunk */
 	struct gtt_prefetch *pf;
 	uint64_t n_expanded;  /* gtt_reader_expanded */
@@ -294,6 +296,8 @@ int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
 /* 1 when the packed chunk whose payload is p[0..len) is of a stream that holds none of the kinds
  * the reader was asked for (gtt_reader_only): passed over whole, never expanded. */
 int gtt_unpack_unwanted(const gtt_reader *r, const uint8_t *p, uint32_t len);
+/* 1 when that chunk is one gtt_reader_summarize passes over, with its header in *ci. */
+int gtt_unpack_summarized(const gtt_reader *r, const uint8_t *p, uint32_t len, gtt_chunk_info *ci);
 /* Next record of the open packed chunk: 1, 2 when it is of a kind the reader does not return
  * (gtt_reader_only: passed over, rec not filled), or GTT_EINVAL/GTT_ENOMEM. */
 int gtt_unpack_next(gtt_reader *r, gtt_record *rec);

@@ -33,6 +33,14 @@ int gtt_unpack_unwanted(const gtt_reader *r, const uint8_t *p, uint32_t len)
 	return kinds && !(kinds & r->only);
 }
 
+int gtt_unpack_summarized(const gtt_reader *r, const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
+{
+	if (!r->summarize || len < GTT_PACKED_HEADER_LEN || p[1] >= 32 || !(r->summarize >> p[1] & 1))
+		return 0;
+	/* a header that does not parse is unpack_open's to refuse; a time 0 hides the others */
+	return gtt_unpack_header(p, len, ci) == 0 && ci->first_ns != 0;
+}
+
 /* A chunk expanding to less is expanded by the reader itself: handing it to the worker (a futex
  * wake and a switch each way) costs about what expanding it does. A recording's definitions
  * chunks, one between every two others, expand to under 4 KiB (1 999 of the first 2 000 of a
@@ -43,8 +51,8 @@ int gtt_unpack_unwanted(const gtt_reader *r, const uint8_t *p, uint32_t len)
  * zstd-packed chunk of PREFETCH_MIN_RAW or more (its checksum is checked when the reader gets to
  * it; a chunk that fails it is never taken). Under a window that is the window's next chunk, not
  * the next in the file: expanding the chunk after each definitions chunk a window reads would
- * expand the whole trace. Chunks of streams the reader passes over whole (gtt_reader_only) are
- * looked past the same way. */
+ * expand the whole trace. Chunks the reader passes over whole (gtt_reader_only,
+ * gtt_reader_summarize) are looked past the same way. */
 static void prefetch_next(gtt_reader *r, uint64_t at)
 {
 	const uint8_t *h, *p;
@@ -58,7 +66,8 @@ static void prefetch_next(gtt_reader *r, uint64_t at)
 		n = rd32(h + 4);
 		if (rd32(h) != GTT_REC_PACKED || n > r->len - at - GTT_CHUNK_HEADER_LEN)
 			return;
-		if (!gtt_unpack_unwanted(r, p, n))
+		gtt_chunk_info si;
+		if (!gtt_unpack_unwanted(r, p, n) && !gtt_unpack_summarized(r, p, n, &si))
 			break;
 		at += GTT_CHUNK_HEADER_LEN + (uint64_t)n;
 	}

@@ -5,7 +5,8 @@
  * trace written in one data stream (the layout before the kinds' streams), in order; a masked
  * read returns exactly a full read's records of its kinds and expands only the chunks whose
  * stream can hold them (with and without prefetch, under a window, and on a cut trace); a
- * trace of one data stream is read as before, every data chunk expanded. */
+ * trace of one data stream is read as before, every data chunk expanded. gtt_reader_summarize
+ * passes over the CUDA stream's chunks and sums their headers; gtt_reader_chunk_at. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -339,6 +340,117 @@ static void test_cuts(const buf *t)
 	th_check(bad == 0, "%d cuts: masked reads give the cut's records of their kinds, no error (%d differ)", n, bad);
 }
 
+/* gtt_reader_summarize: the CUDA stream's chunks passed over, their headers summed; the other
+ * records read as without; a CUDA record with a time 0 keeps its chunk read. gtt_reader_chunk_at
+ * tells chunk starts (and their streams) from other offsets and from chunks that fail their
+ * checksum. */
+static void test_summarize(const buf *t, int streams)
+{
+	int err = 0;
+	gtt_record rec;
+	uint64_t cuda = GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_API) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY);
+	uint64_t n_cuda = 0, lo = UINT64_MAX, hi = 0, n_other = 0, n_read = 0, n_read_cuda = 0;
+	gtt_reader *rd = gtt_reader_open_mem(t->p, t->n, &err);
+	while (rd && gtt_reader_next(rd, &rec) > 0) {
+		uint64_t t0, t1;
+		if (rec.tag < 64 && (cuda & GTT_KIND_BIT(rec.tag)) && gtt_rec_times(&rec, &t0, &t1)) {
+			n_cuda++;
+			lo = t0 < lo ? t0 : lo;
+			hi = t1 > hi ? t1 : hi;
+		} else {
+			n_other++;
+		}
+	}
+	uint64_t x_full = gtt_reader_expanded(rd);
+	gtt_reader_rewind(rd);
+	gtt_reader_summarize(rd, 1u << GTT_STREAM_CUDA);
+	while (rd && gtt_reader_next(rd, &rec) > 0) {
+		n_read++;
+		n_read_cuda += rec.tag < 64 && (cuda & GTT_KIND_BIT(rec.tag));
+	}
+	gtt_summary sum;
+	gtt_reader_summary(rd, &sum);
+	uint64_t x_sum = gtt_reader_expanded(rd) - x_full;
+	if (streams) {
+		th_check(n_read == n_other && n_read_cuda == 0 && sum.n_records == n_cuda && sum.first_ns == lo &&
+		         sum.last_ns == hi && x_sum < x_full,
+		         "summarized: %llu other records read, %llu CUDA records in %llu chunks summed (%llu), times equal, "
+		         "%llu of %llu chunks expanded", (unsigned long long)n_read, (unsigned long long)sum.n_records,
+		         (unsigned long long)sum.n_chunks, (unsigned long long)n_cuda, (unsigned long long)x_sum,
+		         (unsigned long long)x_full);
+	} else {
+		th_check(n_read == n_other + n_cuda && sum.n_chunks == 0 && x_sum == x_full,
+		         "one data stream: nothing to summarize, every record read (%llu)", (unsigned long long)n_read);
+	}
+	/* chunk starts: each one's stream as the reader saw it; an offset inside a chunk is none */
+	int bad = 0, n_chunks = 0;
+	for (size_t off = GTT_HEADER_LEN; off + GTT_CHUNK_HEADER_LEN <= t->n; off += GTT_CHUNK_HEADER_LEN + rd32(t->p + off + 4)) {
+		gtt_chunk_info ci;
+		n_chunks++;
+		bad += gtt_reader_chunk_at(rd, off, &ci) != 1 || ci.offset != off ||
+		       (ci.tag == GTT_REC_PACKED && ci.stream != t->p[off + GTT_CHUNK_HEADER_LEN + 1]);
+		bad += gtt_reader_chunk_at(rd, off + 5, &ci) != 0;
+	}
+	th_check(bad == 0 && n_chunks > 10, "chunk_at: %d chunk starts told, offsets inside them not (%d wrong)", n_chunks, bad);
+	gtt_reader_close(rd);
+	if (!streams)
+		return;
+	/* a CUDA chunk whose checksum fails is no chunk start for chunk_at, and is met (corrupt) by a
+	 * summarizing read as by any other */
+	buf d = { malloc(t->n), t->n };
+	memcpy(d.p, t->p, t->n);
+	size_t at = 0;
+	for (size_t off = GTT_HEADER_LEN; !at && off + GTT_CHUNK_HEADER_LEN <= d.n; off += GTT_CHUNK_HEADER_LEN + rd32(d.p + off + 4))
+		if (rd32(d.p + off) == GTT_REC_PACKED && d.p[off + GTT_CHUNK_HEADER_LEN + 1] == GTT_STREAM_CUDA)
+			at = off;
+	d.p[at + GTT_CHUNK_HEADER_LEN + GTT_PACKED_HEADER_LEN + 2] ^= 0x40;
+	rd = gtt_reader_open_mem(d.p, d.n, &err);
+	gtt_reader_summarize(rd, 1u << GTT_STREAM_CUDA);
+	int n_err = 0, rc;
+	uint64_t err_at = 0;
+	while ((rc = gtt_reader_next(rd, &rec)) != 0)
+		if (rc < 0) {
+			n_err++;
+			err_at = gtt_reader_offset(rd);
+		}
+	gtt_chunk_info ci;
+	th_check(at && n_err == 1 && err_at == at && gtt_reader_chunk_at(rd, at, &ci) == 0,
+	         "a CUDA chunk with a bad checksum: one error there while summarizing (%d), no chunk for chunk_at", n_err);
+	gtt_reader_close(rd);
+	free(d.p);
+}
+
+/* A CUDA record with no time (0) keeps its chunk read: its header's times cannot tell the rest. */
+static void test_summarize_zero(void)
+{
+	int fd, err = 0;
+	gtt_writer_opts o;
+	gtt_writer_opts_init(&o);
+	gtt_writer *w = memtrace_open("gtt_streams0", &o, &fd);
+	gtt_record r;
+	memset(&r, 0, sizeof(r));
+	r.tag = GTT_REC_CUDA_API;
+	r.u.api = (gtt_cuda_api){ .start_ns = 0, .end_ns = 5000, .pid = 1, .tid = 1, .correlation = 1 };
+	if (gtt_write(w, &r) != 0)
+		abort();
+	r.u.api = (gtt_cuda_api){ .start_ns = 7000, .end_ns = 9000, .pid = 1, .tid = 1, .correlation = 2 };
+	if (gtt_write(w, &r) != 0)
+		abort();
+	buf b = { 0 };
+	b.p = memtrace_close(w, fd, &b.n);
+	gtt_reader *rd = gtt_reader_open_mem(b.p, b.n, &err);
+	gtt_reader_summarize(rd, 1u << GTT_STREAM_CUDA);
+	int n = 0;
+	while (gtt_reader_next(rd, &r) > 0)
+		n += r.tag == GTT_REC_CUDA_API;
+	gtt_summary sum;
+	gtt_reader_summary(rd, &sum);
+	th_check(n == 2 && sum.n_chunks == 0, "a CUDA chunk with a time 0 is read, not summed (%d records, %llu chunks)", n,
+	         (unsigned long long)sum.n_chunks);
+	gtt_reader_close(rd);
+	free(b.p);
+}
+
 int main(void)
 {
 	buf z = make_trace(0, 0), s = make_trace(0, -1), one = make_trace(1, 0);
@@ -351,6 +463,9 @@ int main(void)
 	test_layouts(&z, &one);
 	test_window(&z);
 	test_cuts(&z);
+	test_summarize(&z, 1);
+	test_summarize(&one, 0);
+	test_summarize_zero();
 	free(z.p);
 	free(s.p);
 	free(one.p);
