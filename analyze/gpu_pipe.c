@@ -54,10 +54,12 @@ static void *bpipe_main(void *arg)
 		int rc = 0;
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			/* the caller wrote the items on another core: fetched a few ahead, their cache
-			 * lines come over while the ones before them run */
+			 * lines come over while the ones before them run; for writing, since a run may
+			 * change its item (gs_add numbers an event) and a line only shared would then
+			 * cost a second trip */
 			if (i + ITEM_AHEAD < n) {
-				__builtin_prefetch(b + (i + ITEM_AHEAD) * p->size);
-				__builtin_prefetch(b + (i + ITEM_AHEAD) * p->size + 64);
+				__builtin_prefetch(b + (i + ITEM_AHEAD) * p->size, 1);
+				__builtin_prefetch(b + (i + ITEM_AHEAD) * p->size + 64, 1);
 			}
 			if (p->ahead && i + AHEAD_FAR < n)
 				p->ahead(p->ctx, b + (i + AHEAD_FAR) * p->size, 0);
