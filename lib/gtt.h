@@ -521,8 +521,9 @@ uint32_t gtt_crc32c_sw(uint32_t crc, const void *buf, size_t len);
  * Thread-safe: records from several threads may be written concurrently.
  * Records are buffered; gtt_writer_flush() pushes them to the file so that a killed recorder
  * loses at most the unflushed tail. A new trace is written in format 1.1 by default: records
- * go into packed blocks (one for definitions, one for data, docs/FORMAT.md), encoded compactly
- * under the writer's lock and compressed with zstd when a block is full or at a flush.
+ * go into packed blocks (one per stream: definitions, samples, switches, CUDA and the other data,
+ * docs/FORMAT.md), encoded compactly under the writer's lock and compressed with zstd when
+ * blocks are full or at a flush.
  * Callchains of samples are interned by the writer. Without libzstd.so.1 blocks are stored
  * uncompressed and the meta key "compression" says so. */
 typedef struct gtt_writer gtt_writer;
@@ -578,7 +579,8 @@ typedef struct gtt_writer_stats {
 	uint64_t packed_bytes;   /* bytes of packed chunks on disk (headers included) */
 	uint64_t n_chains;       /* callchains interned */
 	uint64_t n_chain_refs;   /* samples that referred to an interned callchain */
-	uint64_t block_seq;      /* sequence number of the next data block (see gtt_writer_redefine) */
+	uint64_t block_seq;      /* sequence number of the next data blocks (one number for the blocks of
+	                          * the data streams closed together; see gtt_writer_redefine) */
 	uint64_t pending_bytes;  /* raw bytes in open or queued blocks (part of raw_bytes, not yet in
 	                          * packed_bytes) */
 } gtt_writer_stats;
