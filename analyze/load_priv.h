@@ -98,8 +98,15 @@ typedef struct loader {
 	uint32_t frames[MAX_DEPTH];
 } loader;
 
+/* load_pass1.c: pass 1, every record into the model (ana_load_take_record). 0 or <0 with words
+ * in errbuf. */
+int ana_load_pass1(loader *L, char *errbuf, size_t errlen);
 /* A read error of a pass (rc, at the reader's offset off) in words, as pass 1 gives them; rc. */
 int ana_load_read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t errlen);
+/* load.c: one record of pass 1 into the model (or the loader's accumulators). 0 or <0. */
+int ana_load_take_record(loader *L, const gtt_record *rec);
+/* A time seen: the model's bounds grow to it (0, and in a window a time outside it, do not). */
+void ana_load_see_time(ana_model *m, uint64_t t);
 /* Progress on stderr for long loads (--progress): phase and done of total. */
 void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t total);
 /* Pass 2: symbolize and unwind every sample read in pass 1 and intern its stack; count it for
