@@ -170,8 +170,9 @@ UNIT_ANA := bounds clockfit counter_sum demangle diff dwfl_batch export fold gpu
             textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
 UNIT_ANA += gpu_queue
 UNIT_ANA += load_pipe
+UNIT_ANA += swcover
 UNIT_REN := bounds render_flame render_timeline svg_escape fuzz_render
-UNIT_REC := counters tracestop gpu_merge pyoffsets pyreader pysnap rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top \
+UNIT_REC := counters tracestop gpu_merge pyoffsets pyreader pysnap rec_archive rec_capture rec_elf rec_trace rec_tree rec_unwind top swgate \
             fuzz_pyreader fuzz_elf fuzz_unwind
 UNIT_PL  := kernels
 UNIT_DW  := rec_archive

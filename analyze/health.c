@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "captured.h"
 #include "health.h"
+#include "swcover.h"
 #include "report.h"
 #include "sample_sum.h"
 
@@ -100,6 +102,26 @@ static void print_config(FILE *out, const ana_model *m, uint64_t period)
 	fputc('\n', out);
 }
 
+/* Samples short of the on-CPU time with nothing lost, throttled or late: say what the sampling
+ * clock cannot see, with the switch rate the /proc readings give. */
+static void print_unseen(FILE *out, const ana_model *m)
+{
+	uint64_t csw = 0, secs_ns = ana_captured_ns(m, NULL);
+	for (size_t i = 0; i < m->health.n; i++) {
+		uint32_t k = m->health.v[i].kind;
+		if (k == GTT_HEALTH_LOST || k == GTT_HEALTH_THROTTLE || k == GTT_HEALTH_LAG_WINDOW)
+			return;
+	}
+	for (size_t i = 0; i < m->threads.n; i++)
+		csw = ana_sat_add(csw, m->threads.v[i].n_csw);
+	fprintf(out, "  nothing was lost, throttled or late: cpu-clock samples come from a timer interrupt, which "
+	        "the kernel holds off while it runs with interrupts off (switching tasks, entering idle), and one "
+	        "that comes when the CPU has gone idle is not taken");
+	if (csw && secs_ns)
+		fprintf(out, "; the threads switched %.0f times a second", (double)csw / gt_ns_to_s(secs_ns));
+	fprintf(out, " (docs/RECORD.md, \"Samples received vs intended\")\n");
+}
+
 static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int top_n)
 {
 	uint64_t sum_i = 0, sum_r = 0, sum_on = 0, unknown_samples = 0, on;
@@ -114,6 +136,11 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 	}
 	fprintf(out, "  intended samples = on-CPU time (from context switches, else /proc) x rate;"
 	        " received = samples in the trace\n");
+	if (ana_swcover_partial(m)) {
+		char why[512];
+		ana_swcover_describe(m, why, sizeof(why));
+		fprintf(out, "  %s\n", why);
+	}
 	fprintf(out, "  %7s  %-16s %9s %9s %9s %7s\n", "TID", "NAME", "ONCPU_S", "INTENDED", "RECEIVED", "RATIO");
 	/* threads in (pid, tid) order; a long list is cut after the first rows */
 	for (size_t i = 0; i < m->threads.n; i++) {
@@ -148,10 +175,12 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 	if (n_unknown)
 		fprintf(out, "  (%" PRIu64 " samples of %zu thread%s without on-CPU records not counted)\n", unknown_samples,
 		        n_unknown, n_unknown == 1 ? "" : "s");
-	if (sum_i && ana_sat_mul(sum_r, 10) < ana_sat_mul(sum_i, 9))
+	if (sum_i && ana_sat_mul(sum_r, 10) < ana_sat_mul(sum_i, 9)) {
 		fprintf(out, "  WARNING: only %.1f%% of the intended samples arrived: the profile under-represents "
 		        "where CPU time went (see lost, throttled and lag below)\n",
 		        100.0 * (double)sum_r / (double)sum_i);
+		print_unseen(out, m);
+	}
 }
 
 static void print_losses(FILE *out, const ana_model *m)

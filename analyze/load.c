@@ -16,6 +16,7 @@
 #include "model.h"
 #include "model_priv.h"
 #include "captured.h"
+#include "swcover.h"
 #include "python.h"
 #include "sample_sum.h"
 #include "source.h"
@@ -451,6 +452,14 @@ int ana_load_take_record(loader *L, const gtt_record *rec)
 			return GTT_ENOMEM;
 		*e = rec->u.capture;
 		e->name = NULL;
+		ana_load_see_time(m, e->time_ns);
+		return 0;
+	}
+	case GTT_REC_SWITCH_GATE: {
+		gtt_switch_gate *e = ana_vec_push(m->gates);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = rec->u.gate;
 		ana_load_see_time(m, e->time_ns);
 		return 0;
 	}
@@ -893,10 +902,11 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	if (m->window.on)
 		ana_load_window_captured(m);
-	if (ana_threads_cpu(m) < 0 || ana_load_finish_oncpu(L) < 0) {
+	if (ana_swcover_build(m) < 0 || ana_threads_cpu(m) < 0 || ana_load_finish_oncpu(L) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}
+	ana_swcover_apply(m); /* switches missing somewhere: on-CPU time from /proc */
 	if (L->stream) {
 		/* samples, Python reads, GIL and CUDA records read once more, in time order: merged,
 		 * classified and summed (load_stream.c) */

@@ -48,6 +48,7 @@ static void remap(gtt_record *r, uint32_t base)
 	case GTT_REC_COUNTER: mv(&r->u.counter.pid, base); break;
 	case GTT_REC_CUDA_CALLSTACK: mv(&r->u.callstack.pid, base); mv(&r->u.callstack.tid, base); break;
 	case GTT_REC_CAPTURE: mv(&r->u.capture.pid, base); mv(&r->u.capture.tid, base); break;
+	case GTT_REC_SWITCH_GATE: mv(&r->u.gate.pid, base); break;
 	default: break;
 	}
 }

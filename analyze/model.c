@@ -503,6 +503,10 @@ void ana_model_free(ana_model *m)
 	free(m->thread_cpu.v);
 	free(m->captures.v);
 	free(m->captured.v);
+	free(m->gates.v);
+	for (size_t i = 0; i < m->swgroups.n; i++)
+		free(m->swgroups.v[i].closed.v);
+	free(m->swgroups.v);
 	free(m->health.v);
 	free(m->ticks.v);
 	for (size_t i = 0; i < m->pycodes.n; i++) {

@@ -121,6 +121,7 @@ typedef struct ana_thread {
 	uint64_t sampled_ns;   /* sum of sample weights */
 	uint64_t cpu_ns;       /* utime+stime growth over the recording, from thread_cpu records */
 	uint64_t oncpu_ns;     /* on-CPU time from switch records (0 when none recorded) */
+	uint64_t n_csw;        /* context switches (voluntary + involuntary) over the /proc readings */
 	uint64_t n_class[ANA_CLASS_COUNT];
 	int is_python;         /* seen in a Python stack read */
 	uint8_t cpu_known;     /* cpu_ns was measured (the thread has /proc readings) */
@@ -169,6 +170,13 @@ typedef struct ana_callstack {
 typedef struct ana_pythread { uint64_t time_ns; uint32_t pid, tid; char *name; } ana_pythread;
 /* A stretch of time (captured intervals, captured.h). */
 typedef struct ana_interval { uint64_t start_ns, end_ns; } ana_interval;
+/* The switch gate of one recorded tree (swcover.h): the stretches of the span its recording wrote
+ * no switch in, sorted, and the captured time they cover. */
+typedef struct ana_swgroup {
+	uint32_t pid;          /* the tree's root (the gate records' pid; 0: the whole trace) */
+	ANA_VEC(ana_interval) closed;
+	uint64_t closed_ns;
+} ana_swgroup;
 
 /* The time window a model covers (--from/--to, window.h). When on, every record kind holds only
  * what falls in [from_ns, to_ns) (intervals cut at its edges), start_ns/end_ns are the window's
@@ -228,6 +236,10 @@ typedef struct ana_model {
 	ANA_VEC(gtt_capture) captures;   /* capture records (name not kept) */
 	ANA_VEC(ana_interval) captured;      /* captured intervals, sorted (captured.c) */
 	int capture_controlled;          /* the trace has pid-0 capture records */
+	ANA_VEC(gtt_switch_gate) gates;  /* switch gate records (swcover.h), by (pid, time) */
+	ANA_VEC(ana_swgroup) swgroups;   /* the gates of each recorded tree (one for a recording) */
+	uint64_t sw_closed_ns;           /* the most captured time without switches of any tree */
+	uint64_t sw_rate_max, sw_limit;  /* the highest switch rate the gate records give, the last limit */
 	struct ana_gpu_sum *gpu;         /* the GPU report's aggregates (gpu_sum.h): streamed by the loader
 	                                  * (cuda_streamed), or made from the arrays on first use */
 	int cuda_streamed;               /* loaded with ana_opts.stream_cuda */

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "sample_sum.h"
 #include "procs.h"
+#include "swcover.h"
 #include "gt_termsafe.h"
 
 void ana_report_opts_init(ana_report_opts *o)
@@ -266,6 +267,8 @@ static void print_threads(FILE *out, const ana_model *m, const funcs *F, int top
 	}
 	if (n > shown)
 		fprintf(out, "  (%zu more threads with less activity)\n", n - shown);
+	if (ana_swcover_partial(m))
+		fprintf(out, "  (ONCPU_S \"-\": context switches recorded over only part of the time; see Sampler health)\n");
 	if (idle)
 		fprintf(out, "  (%zu thread%s without samples and below 0.5%% CPU not shown)\n", idle, idle == 1 ? "" : "s");
 	free(order);

@@ -201,6 +201,9 @@ int ana_threads_cpu(ana_model *m)
 		int born_later = t && t->start_ns > loop_start;
 		if (born_later)
 			base = 0;
+		uint64_t csw0 = ana_sat_add(first->nvcsw, first->nivcsw), csw1 = ana_sat_add(last->nvcsw, last->nivcsw);
+		if (t)
+			t->n_csw = csw1 > csw0 ? csw1 - csw0 : 0;
 		if (t && ana_capture_controlled(m)) {
 			/* only growth between two readings of one captured interval: the loop is paused
 			 * outside capture, so a reading pair across a gap holds uncaptured time */

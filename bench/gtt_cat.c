@@ -3,7 +3,8 @@
  * One line per record, "KIND t0 t1 pid tid", the kind's own fields after it for meta
  * ("meta KEY VALUE"), process (event, ppid, comm), thread (event, name), clock (realtime,
  * uncertainty, kind, host, boot id), cuda_device (device, name), string (id, text) and counter
- * (name id, value), switch (cpu, kind); t0 = t1
+ * (name id, value), switch (cpu, kind), switch_gate (event, reason, rate, limit), capture
+ * (event, source); t0 = t1
  * for a record with one time, "-" for a record without. Only the named kinds when given.
  * Exit 0, or 2 when the trace does not open or a chunk is corrupt. */
 #include <inttypes.h>
@@ -115,6 +116,13 @@ int main(int argc, char **argv)
 			break;
 		case GTT_REC_SWITCH:
 			printf(" %u %u", rec.u.sw.cpu, rec.u.sw.kind);
+			break;
+		case GTT_REC_CAPTURE:
+			printf(" %u %u", rec.u.capture.event, rec.u.capture.source);
+			break;
+		case GTT_REC_SWITCH_GATE:
+			printf(" %u %u %" PRIu64 " %" PRIu64, rec.u.gate.event, rec.u.gate.reason, rec.u.gate.rate_per_s,
+			       rec.u.gate.limit_per_s);
 			break;
 		default:
 			break;

@@ -400,7 +400,8 @@ typedef struct gtt_capture {
 /* The switch gate (gt-record --switch-events=auto): from time_ns on, the trace's `switch`
  * records are complete (OPEN: every context switch of the recorded tree is written) or absent
  * (CLOSED: none is). A trace with no gate record has them complete (or, per --switch-events=off,
- * none at all: meta switch_events). rate_per_s is the tree's switch rate that made the gate move
+ * none at all: meta switch_events); pid says whose (a merged trace holds several
+ * recordings' gates). rate_per_s is the tree's switch rate that made the gate move
  * (measured over the last interval; 0 when none was measured), limit_per_s the rate above which
  * the gate closes (0 when no limit applies). */
 enum { GTT_GATE_OPEN = 1, GTT_GATE_CLOSED = 2 };
@@ -414,6 +415,8 @@ typedef struct gtt_switch_gate {
 	uint32_t reason;         /* GTT_GATE_START ... UNDER */
 	uint64_t rate_per_s;
 	uint64_t limit_per_s;
+	uint32_t pid;            /* whose switches: the recorded process (the root of its tree: the gate
+	                          * is its descendants' too); 0: the whole trace's */
 } gtt_switch_gate;
 
 /* A clock pair (1.1): CLOCK_REALTIME read between trace-clock times mono_ns - uncertainty_ns

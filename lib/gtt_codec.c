@@ -305,7 +305,7 @@ int gtt_encode(enc *e, const gtt_record *rec)
 	case GTT_REC_SWITCH_GATE: {
 		const gtt_switch_gate *r = u;
 		put_u64(e, r->time_ns); put_u32(e, r->event); put_u32(e, r->reason);
-		put_u64(e, r->rate_per_s); put_u64(e, r->limit_per_s);
+		put_u64(e, r->rate_per_s); put_u64(e, r->limit_per_s); put_u32(e, r->pid);
 		break;
 	}
 	case GTT_REC_CLOCK: {
@@ -728,6 +728,9 @@ int gtt_decode(uint32_t tag, const uint8_t *payload, uint32_t len, gtt_record *r
 		gtt_switch_gate *r = u;
 		r->time_ns = get_u64(d); r->event = get_u32(d); r->reason = get_u32(d);
 		r->rate_per_s = get_u64(d); r->limit_per_s = get_u64(d);
+		r->pid = 0;
+		if (!d->err && d->left >= 4) /* appended (absent: the gate of the whole trace) */
+			r->pid = get_u32(d);
 		break;
 	}
 	case GTT_REC_CLOCK: {

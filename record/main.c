@@ -45,6 +45,12 @@ static void usage(FILE *f)
 	        "                           target's process tree (no cost per context switch; needs root\n"
 	        "                           or perf_event_paranoid <= 0); process: events on the target's\n"
 	        "                           tasks (default: system when permitted, else process, with a note)\n"
+	        "  --switch-events=auto[,RATE]|on|off\n"
+	        "                           context-switch records (on/off-CPU time, the timeline's gaps):\n"
+	        "                           auto (default): all of them while the tree switches at most\n"
+	        "                           RATE times a second per CPU it keeps busy (default %u), else\n"
+	        "                           0.2 s of every 4 s (on-CPU time then from /proc); on: every\n"
+	        "                           switch, whatever it costs; off: none\n"
 	        "  --no-stack-copy          keep no bytes of thread stacks in the trace (they can hold\n"
 	        "                           secrets): frame-pointer callchains only, as --call-graph fp\n"
 	        "  --no-archive             do not embed the symbols of the binaries that samples hit\n"
@@ -81,7 +87,7 @@ static void usage(FILE *f)
 	        "Exit status: the command's (128+N when killed by signal N); 127 command not found;\n"
 	        "2 fatal (perf_event_open not permitted, no such PID, write error); 64 usage;\n"
 	        "attach mode: 0, or 1 when the process exited during the recording.\n"
-	        "See docs/RECORD.md.\n");
+	        "See docs/RECORD.md.\n", REC_SWGATE_LIMIT);
 }
 
 static int bad(const char *fmt, const char *arg)
@@ -152,6 +158,25 @@ static int capture_conflict(const rec_opts *o, int want_dump)
 	return 0;
 }
 
+/* --switch-events=auto[,RATE]|on|off into o. 0, or -1 when malformed. */
+static int parse_switch_events(const char *arg, rec_opts *o)
+{
+	double v;
+	if (strcmp(arg, "on") == 0) {
+		o->switches = REC_SW_ON;
+	} else if (strcmp(arg, "off") == 0) {
+		o->switches = REC_SW_OFF;
+	} else if (strcmp(arg, "auto") == 0) {
+		o->switches = REC_SW_AUTO;
+	} else if (strncmp(arg, "auto,", 5) == 0 && parse_double(arg + 5, 1, 1e8, &v) == 0 && v == (double)(uint64_t)v) {
+		o->switches = REC_SW_AUTO;
+		o->switch_limit = (uint64_t)v;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 /* The command line as parsed, before the checks that look at options together. */
 typedef struct {
 	rec_opts o;
@@ -162,7 +187,7 @@ typedef struct {
 
 enum { OPT_CALL_GRAPH = 256, OPT_NO_ARCHIVE, OPT_PYTHON, OPT_NO_CUDA, OPT_PREPARE, OPT_DUMP, OPT_CHILDREN,
        OPT_JSON, OPT_ALL_FRAMES, OPT_TOP, OPT_CUDA_STACKS, OPT_NO_STACK_COPY, OPT_SCOPE, OPT_DELAY,
-       OPT_CAPTURE_RANGE, OPT_RING, OPT_MAX_SIZE };
+       OPT_CAPTURE_RANGE, OPT_RING, OPT_MAX_SIZE, OPT_SWITCH_EVENTS };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -172,6 +197,7 @@ static const struct option longopts[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "no-stack-copy", no_argument, NULL, OPT_NO_STACK_COPY },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
+	{ "switch-events", required_argument, NULL, OPT_SWITCH_EVENTS },
 	{ "no-archive", no_argument, NULL, OPT_NO_ARCHIVE },
 	{ "python", optional_argument, NULL, OPT_PYTHON },
 	{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
@@ -235,6 +261,11 @@ static int take_opt(int c, cli *k)
 			k->o.scope = REC_SCOPE_SYSTEM;
 		else
 			return bad("--scope %s: expected process or system", optarg);
+		break;
+	case OPT_SWITCH_EVENTS:
+		if (parse_switch_events(optarg, &k->o) < 0)
+			return bad("--switch-events=%s: expected auto, auto,RATE (switches a second per busy CPU, "
+			           "1..100000000), on or off", optarg);
 		break;
 	case OPT_NO_ARCHIVE:
 		k->o.no_archive = 1;

@@ -41,6 +41,8 @@ struct rec_perf_decoder {
 	struct { uint32_t pid, tid; } *on_cpu; /* per CPU: the task last switched in */
 	size_t cap_on_cpu;
 	int lean;               /* side band and CPU-wide switches with the time alone as sample_id */
+	uint64_t *opens;        /* perf times the switch events were (re)opened (the switch gate) */
+	size_t n_opens, cap_opens;
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -70,6 +72,7 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d)
 	free(d->names);
 	free(d->forked);
 	free(d->on_cpu);
+	free(d->opens);
 	free(d);
 }
 
@@ -488,8 +491,24 @@ static void put_switch(rec_perf_decoder *p, uint64_t time_ns, uint32_t cpu, uint
 	r.u.sw.cpu = cpu;
 	r.u.sw.kind = kind;
 	p->st.switches++;
+	p->st.switch_outs += kind != GTT_SWITCH_IN;
 	emit(p, &r);
 }
+
+/* The switch events were opened again at opens[k] (the switch gate): a ring's pair state from
+ * before the gap says nothing about the CPU after it. The first switch record at or after an
+ * opening starts the state afresh, on the read side (skip) and the decode side alike. */
+static int reopened(const rec_perf_decoder *p, uint32_t *epoch, uint64_t t)
+{
+	int again = 0;
+	while (*epoch < p->n_opens && t >= p->opens[*epoch]) {
+		(*epoch)++;
+		again = 1;
+	}
+	return again;
+}
+
+static void lean_reset(rec_perf_ring_state *rg);
 
 /* A lean CPU-wide switch record: header, next_prev pid and tid, time. On one CPU they come
  * in pairs, a switch-out (in the task going out; next_prev = the task coming in) and a
@@ -510,6 +529,8 @@ static void do_lean_switch(rec_perf_decoder *p, rec_perf_ring_state *rg, const u
 	memcpy(&pid, rec + sizeof(struct perf_event_header), 4);
 	memcpy(&tid, rec + sizeof(struct perf_event_header) + 4, 4);
 	memcpy(&t, rec + size - 8, 8);
+	if (reopened(p, &rg->epoch, t))
+		lean_reset(rg);
 	if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
 		uint32_t kind = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? GTT_SWITCH_OUT_PREEMPT : GTT_SWITCH_OUT;
 		if (rg->cur_known) {
@@ -587,6 +608,7 @@ static void do_switch(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, ui
 		return;
 	}
 	p->st.switches++;
+	p->st.switch_outs += r.u.sw.kind != GTT_SWITCH_IN;
 	emit(p, &r);
 }
 
@@ -767,6 +789,7 @@ void rec_perf_decoder_stats(const rec_perf_decoder *d, rec_perf_stats *s)
 	s->lost += d->st.lost;
 	s->throttled += d->st.throttled;
 	s->switches += d->st.switches;
+	s->switch_outs += d->st.switch_outs;
 	s->sample_bytes += d->st.sample_bytes;
 	s->stack_bytes += d->st.stack_bytes;
 	s->foreign += d->st.foreign;
@@ -795,6 +818,10 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 			 * far (a switch-out's next_prev comes in): skip it when both are outsiders
 			 * (its partner then is skipped too, and nothing of the tree is lost); never
 			 * while the one on the CPU is not known (the start, after a loss) */
+			uint64_t t;
+			memcpy(&t, rec + size - 8, 8);
+			if (reopened(d, &rs->rd_epoch, t))
+				rs->rd_known = 0;
 			uint32_t other = rs->rd_pid;
 			int known = rs->rd_known;
 			memcpy(&pid, rec + sizeof(h), 4);
@@ -819,6 +846,14 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 		return 0;
 	d->st.foreign++;
 	return 1;
+}
+
+int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t perf_ns)
+{
+	if (GT_GROW(d->opens, d->cap_opens, d->n_opens + 1) < 0)
+		return -ENOMEM;
+	d->opens[d->n_opens++] = perf_ns;
+	return 0;
 }
 
 void rec_perf_decoder_set_lean(rec_perf_decoder *d)

@@ -27,6 +27,7 @@ typedef struct rec_perf_ring_state {
 	uint16_t out_misc;
 	int rd_known;               /* read side (skip): rd_pid is the task switched in last */
 	uint32_t rd_pid;
+	uint32_t epoch, rd_epoch;   /* the switch gate: openings of the switch events seen (decode, read) */
 } rec_perf_ring_state;
 
 /* A decoder writing to w and calling obs after each record. sample_type and regs_mask are
@@ -44,6 +45,10 @@ uint64_t rec_perf_record_time(const rec_perf_decoder *d, const uint8_t *rec, uin
  * coming in, the switch-in the task that went out; the decoder pairs them per ring into the
  * same `switch` records as before. */
 void rec_perf_decoder_set_lean(rec_perf_decoder *d);
+/* Lean: the switch events were opened again at perf time perf_ns (after a stretch closed by the
+ * switch gate); each ring's pair state starts afresh at its first switch record from then on.
+ * 0 or -ENOMEM. */
+int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t perf_ns);
 /* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);

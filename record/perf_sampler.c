@@ -22,6 +22,7 @@
 #include "perf_tree.h"
 #include "procfs.h"
 #include "rec_err.h"
+#include "swgate.h"
 
 #define MAX_RECORD_BYTES 65536
 /* records newer than this before a drain round began may still be in flight in another ring;
@@ -59,6 +60,11 @@ struct rec_perf {
 	struct perf_event_attr attr;
 	struct perf_event_attr track; /* o.capture: the side-band event that stays on (mmap, comm, task) */
 	struct perf_event_attr sw;    /* lean: the side-band and context-switch event (sample_id: the time) */
+	struct perf_event_attr swonly; /* system-wide, REC_SW_AUTO: the context switches alone (the switch gate) */
+	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
+	int switches_open;
+	int gate_open;          /* gateable: the switch gate's state (rec_perf_switches) */
+	uint64_t decoded_to_ns; /* trace time up to which the last drain decoded every record */
 	gtt_writer *w;
 	int n_cpus;
 	int *cpus;              /* online CPU numbers */
@@ -132,7 +138,8 @@ static void fill_attr(rec_perf *p, int mode)
 	a->mmap2 = 1;
 	a->build_id = 1;
 	a->task = 1;
-	a->context_switch = 1;    /* per CPU: PERF_RECORD_SWITCH_CPU_WIDE, with the other task */
+	/* per CPU: PERF_RECORD_SWITCH_CPU_WIDE, with the other task */
+	a->context_switch = p->o.switches != REC_SW_OFF;
 	a->inherit = mode != MODE_SYSTEM;
 	a->disabled = mode == MODE_LAUNCH;
 	a->enable_on_exec = mode == MODE_LAUNCH;
@@ -157,6 +164,17 @@ static void fill_attr(rec_perf *p, int mode)
 		p->sw.exclude_idle = 0;
 		a->comm = a->comm_exec = a->mmap = a->mmap2 = a->build_id = a->task = 0;
 		a->context_switch = 0;
+		if (p->o.switches == REC_SW_AUTO) {
+			/* the switch gate: the switches on an event of their own, so that closing it
+			 * stops them and nothing else. A closed event costs the switch path nothing (an
+			 * existing one, even disabled, is looked at on every switch); an open one costs
+			 * a little more than the side band's (two events per CPU for that path to look
+			 * at). */
+			p->swonly = p->sw;
+			p->swonly.comm = p->swonly.comm_exec = p->swonly.mmap = p->swonly.mmap2 = 0;
+			p->swonly.build_id = p->swonly.task = 0;
+			p->sw.context_switch = 0;
+		}
 		return;
 	}
 	if (!p->o.capture)
@@ -172,6 +190,17 @@ static void fill_attr(rec_perf *p, int mode)
 	a->comm = a->comm_exec = a->mmap = a->mmap2 = a->build_id = a->task = 0;
 	a->disabled = 1;
 	a->enable_on_exec = 0;
+	if (mode == MODE_SYSTEM && p->o.switches == REC_SW_AUTO) {
+		/* the switch gate under capture control: the switches on an event of their own, with
+		 * the sampling event's full sample_id (each record names its task: no pairs to keep
+		 * across a stop of sampling), open while sampling is on and the gate is open */
+		p->swonly = p->track;
+		p->swonly.comm = p->swonly.comm_exec = p->swonly.mmap = p->swonly.mmap2 = 0;
+		p->swonly.build_id = p->swonly.task = 0;
+		p->swonly.context_switch = 1;
+		p->swonly.disabled = 0;
+		a->context_switch = 0;
+	}
 }
 
 static void open_error(int e, const char *what, char *err, size_t errlen)
@@ -218,9 +247,9 @@ static int open_event(rec_perf *p, struct perf_event_attr *a, pid_t pid, int cpu
 		} else {
 			p->st.user_only = 1;
 			/* the other event of a capture pair is refused the same way */
-			p->attr.exclude_kernel = p->track.exclude_kernel = p->sw.exclude_kernel = 1;
+			p->attr.exclude_kernel = p->track.exclude_kernel = p->sw.exclude_kernel = p->swonly.exclude_kernel = 1;
 			p->attr.exclude_callchain_kernel = p->track.exclude_callchain_kernel = 1;
-			p->sw.exclude_callchain_kernel = 1;
+			p->sw.exclude_callchain_kernel = p->swonly.exclude_callchain_kernel = 1;
 		}
 	}
 	if (fd < 0 && errno == EMFILE) {
@@ -293,6 +322,89 @@ static int open_switches(rec_perf *p, int cpu, int sfd, char *err, size_t errlen
 	if (!p->lean)
 		return 0;
 	return open_into(p, &p->sw, -1, cpu, sfd, "side band and context switches", err, errlen);
+}
+
+int rec_perf_switch_gateable(const rec_perf *p)
+{
+	return p && p->system && p->o.switches == REC_SW_AUTO;
+}
+
+static void close_switches(rec_perf *p)
+{
+	for (int i = 0; i < p->n_cpus; i++)
+		if (p->swfds[i] >= 0) {
+			close(p->swfds[i]);
+			p->swfds[i] = -1;
+		}
+	p->switches_open = 0;
+}
+
+/* Open or close the switch events as the gate and capture control together say: open while
+ * the gate is open and (under capture control) sampling is on. 0, or -errno of the first open
+ * that failed (the ones opened are closed again). */
+static int apply_switches(rec_perf *p, uint64_t *when_ns)
+{
+	int rc = 0, want = p->gate_open && (!p->o.capture || p->sampling);
+
+	if (!want) {
+		close_switches(p);
+		*when_ns = gtt_now_ns();
+		return 0;
+	}
+	*when_ns = gtt_now_ns();
+	if (p->switches_open)
+		return 0;
+	if ((rc = rec_perf_decoder_switches_opened(p->dec, *when_ns - (uint64_t)p->clock_off_ns)) < 0)
+		return rc;
+	for (int i = 0; i < p->n_cpus && rc == 0; i++) {
+		int fd = p->rings[i].fd >= 0 ? open_event(p, &p->swonly, -1, p->cpus[i]) : -EBADF;
+		if (fd < 0) {
+			rc = fd;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->rings[i].fd) < 0) {
+			rc = -errno;
+			close(fd);
+		} else {
+			p->swfds[i] = fd;
+		}
+	}
+	if (rc < 0) {
+		close_switches(p);
+		return rc;
+	}
+	p->switches_open = 1;
+	return 0;
+}
+
+int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns)
+{
+	if (!rec_perf_switch_gateable(p) || !p->swfds)
+		return -EINVAL;
+	p->gate_open = on;
+	int rc = apply_switches(p, when_ns);
+	if (rc < 0)
+		p->gate_open = 0;
+	return rc;
+}
+
+/* Gateable: every CPU's switch event, opened at the start (the gate starts open). 0 or -errno
+ * with the reason in err. */
+static int open_gate_events(rec_perf *p, char *err, size_t errlen)
+{
+	uint64_t when;
+	int rc;
+
+	if (!rec_perf_switch_gateable(p))
+		return 0;
+	if (!(p->swfds = malloc((size_t)p->n_cpus * sizeof(*p->swfds)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < p->n_cpus; i++)
+		p->swfds[i] = -1;
+	/* the gate starts open; under capture control the events come with sampling */
+	if ((rc = rec_perf_switches(p, 1, &when)) < 0)
+		open_error(-rc, "(context switches)", err, errlen);
+	return rc;
 }
 
 static size_t choose_ring_bytes(const rec_perf *p)
@@ -416,7 +528,7 @@ static int open_per_cpu(rec_perf *p, pid_t pid, char *err, size_t errlen)
 		if ((rc = open_switches(p, p->cpus[i], fd, err, errlen)) < 0)
 			return rc;
 	}
-	return 0;
+	return open_gate_events(p, err, errlen);
 }
 
 rec_perf *rec_perf_open_launch(pid_t pid, const rec_perf_opts *o, gtt_writer *w,
@@ -561,6 +673,8 @@ void rec_perf_disable(rec_perf *p)
 		return;
 	for (i = 0; i < p->n_fds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (p->swfds)
+		close_switches(p);
 	p->sampling = 0;
 }
 
@@ -577,6 +691,14 @@ int rec_perf_sampling(rec_perf *p, int on)
 		if (ioctl(p->sfds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 && !rc)
 			rc = -errno;
 	p->sampling = on;
+	if (p->swfds) {
+		/* the gate's switch events follow sampling (a start opens them after the sampling
+		 * events, so no switch comes before the first sample can) */
+		uint64_t when;
+		int src = apply_switches(p, &when);
+		if (src < 0 && !rc)
+			rc = src;
+	}
 	return rc;
 }
 
@@ -727,6 +849,8 @@ int rec_perf_drain(rec_perf *p, int final)
 	/* decode in time order everything older than the round start minus the in-flight margin */
 	upto = final ? UINT64_MAX : round_ns - ORDER_MARGIN_NS;
 	sort_pending(p);
+	if (!final)
+		p->decoded_to_ns = upto + (uint64_t)p->clock_off_ns;
 	for (i = 0; i < p->n_pend && p->pend[i].time_ns <= upto; i++)
 		rec_perf_decode(p->dec, &p->rings[p->pend[i].ring].rs, p->arena + p->pend[i].off, p->pend[i].size);
 	/* compact what waits for the next round (arena order = read order; keep it) */
@@ -757,6 +881,11 @@ int rec_perf_drain(rec_perf *p, int final)
 	return n;
 }
 
+uint64_t rec_perf_decoded_to(const rec_perf *p)
+{
+	return p ? p->decoded_to_ns : 0;
+}
+
 void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 {
 	if (!p) {
@@ -764,7 +893,7 @@ void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 		return;
 	}
 	*s = p->st;
-	s->samples = s->lost = s->throttled = s->switches = s->sample_bytes = s->stack_bytes = s->foreign = 0;
+	s->samples = s->lost = s->throttled = s->switches = s->switch_outs = s->sample_bytes = s->stack_bytes = s->foreign = 0;
 	rec_perf_decoder_stats(p->dec, s);
 }
 
@@ -801,6 +930,9 @@ void rec_perf_close(rec_perf *p)
 			munmap(p->rings[i].meta, p->rings[i].size + (size_t)page);
 	for (k = 0; k < p->n_fds; k++)
 		close(p->fds[k]);
+	if (p->swfds)
+		close_switches(p);
+	free(p->swfds);
 	free(p->fds);
 	free(p->sfds);
 	free(p->rings);

@@ -21,6 +21,11 @@ typedef struct rec_perf_opts {
 	int capture;             /* capture control: sampling starts off and is switched by
 	                          * rec_perf_sampling; a dummy event per CPU (per task: per thread
 	                          * and CPU) keeps the mapping, name, fork and exit records coming */
+	int switches;            /* rec_sw_mode (swgate.h): REC_SW_ON records every context switch;
+	                          * REC_SW_OFF none; REC_SW_AUTO (0), system-wide: the switches on an
+	                          * event per CPU of their own, which rec_perf_switches closes and opens
+	                          * again (the switch gate; open at the start; under capture control
+	                          * open only while sampling too); per task AUTO is ON */
 } rec_perf_opts;
 
 /* Called for every record the sampler writes (and for nothing else), after it was written;
@@ -58,6 +63,9 @@ int rec_perf_saw_thread(const rec_perf *p, pid_t tid);
  * could still have older company in flight in another ring); final writes everything.
  * Returns records read, or -EIO (a trace write error). */
 int rec_perf_drain(rec_perf *p, int final);
+/* The trace time up to which the last (non-final) drain decoded every record: what a count of
+ * decoded records covers. 0 before the first. */
+uint64_t rec_perf_decoded_to(const rec_perf *p);
 /* Install a stack-copy trimmer (NULL: keep what the kernel copied). */
 /* Our CLOCK_MONOTONIC minus perf's timestamps (non-zero inside a time namespace, clock.h):
  * records are written on our clock. Before the first drain. */
@@ -70,11 +78,23 @@ void rec_perf_disable(rec_perf *p);
  * usual. 0, -EINVAL without o.capture, or the first ioctl's -errno. */
 int rec_perf_sampling(rec_perf *p, int on);
 
+/* REC_SW_AUTO, system-wide: 1 when the switch events can be closed and opened again
+ * (rec_perf_switches), else 0. */
+int rec_perf_switch_gateable(const rec_perf *p);
+/* Close (on = 0) or open again (on = 1) the switch events of every CPU (a gateable sampler). The
+ * records already in the rings are drained as usual; after an opening each CPU's switch pairs
+ * start afresh. *when_ns gets the trace-clock time that bounds the change: for a close, taken
+ * after the last event was closed (no switch record is later); for an opening, before the
+ * first was opened (none is earlier). 0, -EINVAL when not gateable, or -errno of the first open
+ * that failed (the events opened are closed again: the switches stay off). */
+int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns);
+
 typedef struct rec_perf_stats {
 	uint64_t samples;        /* samples written */
 	uint64_t lost;           /* records the kernel could not write (LOST + LOST_SAMPLES) */
 	uint64_t throttled;      /* THROTTLE events */
 	uint64_t switches;       /* context switch records */
+	uint64_t switch_outs;    /* of them, switch-outs (the tree's context switches) */
 	uint64_t sample_bytes;   /* perf bytes of sample records read */
 	uint64_t stack_bytes;    /* user stack bytes kept (dwarf) */
 	uint64_t foreign;        /* system-wide: records of other processes, dropped unwritten */

@@ -158,6 +158,22 @@ int rec_pydisc_name_verdict(const char *cmdline, char *reason, size_t len)
 	return 1;
 }
 
+/* The candidates' paths, starts and offsets, hashed (FNV-1a). */
+static uint64_t maps_sig(const mapping *maps, int n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < n; i++) {
+		const uint64_t v[2] = { maps[i].start, maps[i].off };
+		const unsigned char *p = (const unsigned char *)v;
+		for (size_t k = 0; k < sizeof(v); k++)
+			h = (h ^ p[k]) * 0x100000001b3ull;
+		for (p = (const unsigned char *)maps[i].path; *p; p++)
+			h = (h ^ *p) * 0x100000001b3ull;
+		h = (h ^ 0xff) * 0x100000001b3ull;
+	}
+	return h;
+}
+
 int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, size_t len)
 {
 	mapping maps[16];
@@ -172,6 +188,15 @@ int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, s
 			snprintf(reason, len, "no CPython interpreter found in pid %d before it exited", (int)pid);
 		return -ESRCH;
 	}
+	/* a process that is not Python is looked at all the recording long (it may load libpython
+	 * later): while its candidates stay the same, opening and searching them again finds
+	 * nothing new (a non-Python target paid ~300 file opens and ELF parses per 5 s) */
+	uint64_t sig = maps_sig(maps, n);
+	if (py->have_nothing_sig && py->nothing_sig == sig) {
+		py->same_looks++;
+		return 0;
+	}
+	py->same_looks = 0;
 	/* a libpython mapping wins over the executable (pyenv's --enable-shared builds) */
 	for (libpy_first = 1; libpy_first >= 0; libpy_first--) {
 		for (i = 0; i < n; i++) {
@@ -215,6 +240,8 @@ int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, s
 			         "%s has no _PyRuntime symbol (stripped interpreter?): CPU samples only",
 			         maps[stripped_at].path);
 	}
+	py->nothing_sig = sig;
+	py->have_nothing_sig = 1;
 	return 0;
 }
 

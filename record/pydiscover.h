@@ -24,10 +24,16 @@ typedef struct rec_pyinterp {
 	 * final (in launch mode the executable is mapped before its libpython): the reason to
 	 * give when nothing better turns up. */
 	char tentative[320];
+	/* The candidate mappings of the last look that found nothing (their paths, starts and
+	 * offsets, hashed): while they stay the same, a look opens no file again. */
+	uint64_t nothing_sig;
+	int have_nothing_sig;
+	int same_looks;            /* looks in a row that met the same candidates (0: they changed) */
 } rec_pyinterp;
 
 /* One look at pid's mappings (read through m). Returns 1 found (py filled), 0 not yet (look
- * again later), or final: -ESRCH the process is gone (reason: py->tentative when set, else
+ * again later; a look at the same candidate mappings as the last that found nothing reads only
+ * /proc/PID/maps), or final: -ESRCH the process is gone (reason: py->tentative when set, else
  * no CPython was found), -ENOTSUP a CPython it cannot read (unsupported version, unknown
  * version, refused debug offsets). A one-line reason goes to reason[0..len) when final. */
 int rec_pydisc_find(pid_t pid, rec_procmem *m, rec_pyinterp *py, char *reason, size_t len);

@@ -184,6 +184,11 @@ void rec_pyproc_inherit(rec_pyproc *p, const rec_pyproc *parent, uint64_t fork_n
 	pthread_mutex_unlock(&p->lock);
 }
 
+void rec_pyproc_maps_moved(rec_pyproc *p)
+{
+	atomic_store(&p->maps_moved, 1);
+}
+
 uint64_t rec_pyproc_next_look(const rec_pyproc *p)
 {
 	return p->next_look_ns;
@@ -282,7 +287,18 @@ int rec_pyproc_look(rec_pyproc *p, uint64_t now)
 
 	if (!p->look_start_ns)
 		p->look_start_ns = now;
+	/* fast looks while the process starts (ld.so mapping its libraries after an exec); once its
+	 * candidates stayed the same over a few looks (a process attached to, long started) or
+	 * after the first seconds, only a new mapping or the quiet period brings another */
+	int settled = now - p->look_start_ns >= FAST_LOOK_NS || p->py.same_looks >= SETTLED_LOOKS;
+	if (!p->found && settled && p->py.have_nothing_sig && now - p->maps_read_ns < QUIET_LOOK_NS &&
+	    !atomic_exchange(&p->maps_moved, 0) && (kill(p->pid, 0) == 0 || errno != ESRCH)) {
+		/* nothing mapped since a look that found nothing: nothing to find */
+		p->next_look_ns = now + SLOW_LOOK_PERIOD_NS;
+		return 0;
+	}
 	if (!p->found) {
+		p->maps_read_ns = now;
 		rc = rec_pydisc_find(p->pid, p->mem, &p->py, reason, sizeof(reason));
 		if (rc == 0) {
 			uint64_t waited = now - p->look_start_ns;

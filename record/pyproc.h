@@ -54,6 +54,11 @@ void rec_pyproc_exec_cmd(rec_pyproc *p, const char *cmdline);
  * why: NOT_FOUND, REFUSED, EXITED_EARLY). */
 int rec_pyproc_look(rec_pyproc *p, uint64_t now_ns);
 uint64_t rec_pyproc_next_look(const rec_pyproc *p);
+/* A new mapping of the process was recorded (its perf MMAP2 record): the next look reads its
+ * mappings again. Past the first seconds of fast looks, a process that was not Python is looked
+ * at again only then (or every QUIET_LOOK_NS): reading /proc/PID/maps four times a second was
+ * a fifth of the recorder's CPU on a non-Python target. Any thread. */
+void rec_pyproc_maps_moved(rec_pyproc *p);
 
 /* ---- the stack loop ---- */
 

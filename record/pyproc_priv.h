@@ -19,6 +19,9 @@
 #define FAST_LOOK_PERIOD_NS (10 * GT_NS_PER_MS)   /* ... every 10 ms, */
 #define SLOW_LOOK_PERIOD_NS (250 * GT_NS_PER_MS)  /* then every 250 ms (the recorded process) */
 #define CHILD_LOOK_NS (200 * GT_NS_PER_MS)        /* a child without python in its name: this long */
+#define SETTLED_LOOKS 5                           /* fast looks that met the same mappings: settled */
+#define QUIET_LOOK_NS (5 * GT_NS_PER_SEC)         /* after the fast looks, without a new mapping:
+                                                   * /proc/PID/maps read again this often only */
 #define READY_PERIOD_NS (5 * GT_NS_PER_MS)        /* waiting for its initialization */
 #define HEALTH_INTERVAL_NS GT_NS_PER_SEC          /* READ_ERRORS records cover 1 s each */
 #define GIL_IDLE_NS (100 * GT_NS_PER_MS)          /* the GIL poll stops after this long without a change */
@@ -102,6 +105,8 @@ struct rec_pyproc {
 	char version[32];
 	char name_verdict[320]; /* rec_pydisc_name_verdict() of the exec'd command, "" none (lock) */
 	uint64_t look_start_ns, next_look_ns;
+	uint64_t maps_read_ns;  /* when a look last read /proc/PID/maps */
+	atomic_int maps_moved;  /* a mapping record of the process came since (rec_pyproc_maps_moved) */
 	int found;              /* discovery found the interpreter, waiting for its initialization */
 	int inherited;          /* layout taken from the parent (fork without exec) */
 

@@ -40,7 +40,7 @@ struct rec_py {
 	 * counters and outcome once retired. The lock guards both arrays and want_end[], and wakes
 	 * the look thread and the poll. */
 	pthread_mutex_t lock;
-	pthread_cond_t look_cv, gil_cv;
+	pthread_cond_t look_cv, gil_cv, stack_cv;
 	rec_pyproc **procs;
 	uint8_t *want_end;      /* 1: exited, 2: exec'd into a new image (per procs[] entry) */
 	size_t n_procs, cap_procs, cap_want;
@@ -131,6 +131,20 @@ int32_t rec_py_tcb_tid_offset(void)
 		return -1;
 	pthread_join(t, NULL);
 	return tmp.tcb_tid_off;
+}
+
+/* Wait on cv (lock held) for at most ns, or until signalled. */
+static void wait_for(pthread_cond_t *cv, pthread_mutex_t *lock, uint64_t ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(ns / GT_NS_PER_SEC);
+	ts.tv_nsec += (long)(ns % GT_NS_PER_SEC);
+	if (ts.tv_nsec >= (long)GT_NS_PER_SEC) {
+		ts.tv_sec++;
+		ts.tv_nsec -= (long)GT_NS_PER_SEC;
+	}
+	pthread_cond_timedwait(cv, lock, &ts);
 }
 
 /* ---- the process table ---- */
@@ -277,6 +291,18 @@ void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns, const char *cmdline)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void rec_py_mapped(rec_py *p, pid_t pid)
+{
+	long i;
+
+	if (!p || pid <= 0)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if ((i = find_live(p, pid)) >= 0 && rec_pyproc_state(p->procs[i]) == REC_PY_LOOKING)
+		rec_pyproc_maps_moved(p->procs[i]);
+	pthread_mutex_unlock(&p->lock);
+}
+
 void rec_py_exit(rec_py *p, pid_t pid)
 {
 	long i;
@@ -348,20 +374,17 @@ static void *look_main(void *arg)
 				next = rec_pyproc_next_look(c);
 			else if (rec_pyproc_state(c) != REC_PY_LOOKING)
 				next = now; /* retire or start reading it at once */
+			if (rec_pyproc_state(c) == REC_PY_READING) { /* the stack loop has one to read */
+				pthread_mutex_lock(&p->lock);
+				pthread_cond_signal(&p->stack_cv);
+				pthread_mutex_unlock(&p->lock);
+			}
 		}
 		atomic_store(&p->look_cpu_ns, thread_cpu_ns());
 		pthread_mutex_lock(&p->lock);
 		now = gtt_now_ns();
 		if (!atomic_load(&p->stop) && next > now) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (time_t)((next - now) / GT_NS_PER_SEC);
-			ts.tv_nsec += (long)((next - now) % GT_NS_PER_SEC);
-			if (ts.tv_nsec >= (long)GT_NS_PER_SEC) {
-				ts.tv_sec++;
-				ts.tv_nsec -= (long)GT_NS_PER_SEC;
-			}
-			pthread_cond_timedwait(&p->look_cv, &p->lock, &ts);
+			wait_for(&p->look_cv, &p->lock, next - now);
 		}
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -369,6 +392,15 @@ static void *look_main(void *arg)
 }
 
 /* ---- the stack loop ---- */
+
+/* Some process is being read (lock held). */
+static int any_reading(const rec_py *p)
+{
+	for (size_t i = 0; i < p->n_procs; i++)
+		if (rec_pyproc_state(p->procs[i]) == REC_PY_READING && !rec_pyproc_ended(p->procs[i]))
+			return 1;
+	return 0;
+}
 
 static void *stack_main(void *arg)
 {
@@ -406,6 +438,18 @@ static void *stack_main(void *arg)
 				pending[n] = p->procs[i];
 				ends[n++] = p->want_end[i];
 			}
+		}
+		if (!n) {
+			/* nothing to read (no interpreter found yet, or none in the tree): no wake-ups at
+			 * the stack rate; the ticks that fall due meanwhile are not intended. The look
+			 * thread signals a process it starts reading; a timeout is the backstop. */
+			rec_ticker_pause(tk, now);
+			while (!atomic_load(&p->stop) && !any_reading(p)) {
+				wait_for(&p->stack_cv, &p->lock, IDLE_WAIT_NS);
+			}
+			pthread_mutex_unlock(&p->lock);
+			rec_ticker_resume(tk, gtt_now_ns());
+			continue;
 		}
 		pthread_mutex_unlock(&p->lock);
 		for (i = 0; i < n; i++) {
@@ -493,14 +537,7 @@ static void *gil_main(void *arg)
 			rec_ticker_pause(tk, now);
 			p->gil_wake = 0;
 			while (!p->gil_wake && !atomic_load(&p->stop)) {
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += (long)IDLE_WAIT_NS;
-				if (ts.tv_nsec >= (long)GT_NS_PER_SEC) {
-					ts.tv_sec++;
-					ts.tv_nsec -= (long)GT_NS_PER_SEC;
-				}
-				pthread_cond_timedwait(&p->gil_cv, &p->lock, &ts);
+				wait_for(&p->gil_cv, &p->lock, IDLE_WAIT_NS);
 				/* a process found meanwhile starts out in the poll */
 				for (i = 0; i < p->n_procs && !p->gil_wake; i++)
 					if (!p->want_end[i] && rec_pyproc_state(p->procs[i]) == REC_PY_READING &&
@@ -556,6 +593,7 @@ rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *er
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->look_cv, NULL);
 	pthread_cond_init(&p->gil_cv, NULL);
+	pthread_cond_init(&p->stack_cv, NULL);
 	p->n_tcb_cands = tcb_candidates(p->tcb_cands, 64);
 	/* the look thread calibrates the 3.10 tid offset before anything is read */
 	if (pthread_create(&p->look_thr, NULL, look_main, p) != 0) {
@@ -655,6 +693,7 @@ void rec_py_stop(rec_py *p, rec_py_result *res)
 	pthread_mutex_lock(&p->lock);
 	pthread_cond_broadcast(&p->look_cv);
 	pthread_cond_broadcast(&p->gil_cv);
+	pthread_cond_broadcast(&p->stack_cv);
 	pthread_mutex_unlock(&p->lock);
 	if (p->have_look)
 		pthread_join(p->look_thr, NULL);
@@ -684,6 +723,7 @@ void rec_py_stop(rec_py *p, rec_py_result *res)
 	free(p->want_end);
 	pthread_cond_destroy(&p->look_cv);
 	pthread_cond_destroy(&p->gil_cv);
+	pthread_cond_destroy(&p->stack_cv);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

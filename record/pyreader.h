@@ -56,6 +56,10 @@ rec_py *rec_py_start(pid_t pid, gtt_writer *w, const rec_py_opts *opts, char *er
 void rec_py_fork(rec_py *p, pid_t parent, pid_t child, uint64_t time_ns);
 void rec_py_exec(rec_py *p, pid_t pid, uint64_t time_ns, const char *cmdline);
 void rec_py_exit(rec_py *p, pid_t pid);
+/* A mapping record of pid was written (an MMAP2, or one /proc synthesized): a process still
+ * being looked at for an interpreter reads its mappings again at the next look (pyproc.h,
+ * rec_pyproc_maps_moved). NULL p ok. */
+void rec_py_mapped(rec_py *p, pid_t pid);
 /* One-line status of a running reader ("python 3.12: 1234 stacks ...", "python: looking for
  * CPython in pid N", "python: <reason>"); also the text of the NOTE written at the end. */
 void rec_py_status(rec_py *p, char *buf, size_t len);

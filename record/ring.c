@@ -339,6 +339,9 @@ void rec_ring_tap(rec_ring *r, const gtt_record *rec)
 	case GTT_REC_CUDA_DEVICE:
 		def_put(t, mix(rec->u.cuda_device.pid, rec->u.cuda_device.device), rec->u.cuda_device.pid, rec);
 		break;
+	case GTT_REC_SWITCH_GATE:
+		def_put(t, 1, 0, rec); /* the latest: the gate as the next segment starts */
+		break;
 	case GTT_REC_HEALTH: {
 		const gtt_health *h = &rec->u.health;
 		if (h->kind == GTT_HEALTH_CONFIG) {
@@ -391,6 +394,11 @@ static int replay(void *ctx, gtt_writer *w, gtt_writer_put put)
 		}
 		if (rec.tag == GTT_REC_MAPPING)
 			rec.u.mapping.time_ns = 0;
+		if (rec.tag == GTT_REC_SWITCH_GATE) {
+			/* the segment starts in the state the gate is in */
+			rec.u.gate.time_ns = r->replay_ns;
+			rec.u.gate.reason = GTT_GATE_START;
+		}
 		rc = put(w, &rec);
 	}
 	free(scratch);

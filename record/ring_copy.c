@@ -69,6 +69,8 @@ typedef struct copier {
 	size_t enc_cap;
 	gil_last *gil;         /* the GIL state of each process at the cut */
 	size_t n_gil, cap_gil;
+	gtt_switch_gate gate;  /* the switch gate at the cut (have_gate: there was one before it) */
+	int have_gate;
 	uint64_t start_ns, start_rt_ns, run_start_ns; /* from the sources' meta */
 	int rc;
 } copier;
@@ -224,6 +226,15 @@ static int copy_one(copier *c, gtt_record *r)
 		if (r->u.capture.pid == 0)
 			return 0; /* the window's own are written from the history */
 		return before_cut(c, r) ? 0 : put(c, r);
+	case GTT_REC_SWITCH_GATE:
+		/* as the GIL: the state at the cut is the last change before it */
+		if (r->u.gate.time_ns < cut) {
+			if (!c->have_gate || r->u.gate.time_ns >= c->gate.time_ns)
+				c->gate = r->u.gate;
+			c->have_gate = 1;
+			return 0;
+		}
+		return put(c, r);
 	case GTT_REC_SAMPLE: {
 		if (before_cut(c, r))
 			return 0;
@@ -341,6 +352,13 @@ int rec_ring_copy_window(const rec_ring_copy_in *in, gtt_writer *w, rec_ring_cop
 		gtt_record r = { .tag = GTT_REC_GIL };
 		r.u.gil = c.gil[i].g;
 		r.u.gil.time_ns = in->cut_ns;
+		rc = put(&c, &r);
+	}
+	if (rc == 0 && c.have_gate) {
+		gtt_record r = { .tag = GTT_REC_SWITCH_GATE };
+		r.u.gate = c.gate;
+		r.u.gate.time_ns = in->cut_ns;
+		r.u.gate.reason = GTT_GATE_START;
 		rc = put(&c, &r);
 	}
 	if (rc == 0)

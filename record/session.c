@@ -50,6 +50,8 @@ void rec_opts_init(rec_opts *o)
 	o->python = REC_PY_AUTO;
 	o->procstat_hz = 10;
 	o->drain_hz = DRAIN_HZ;
+	o->switches = REC_SW_AUTO;
+	o->switch_limit = REC_SWGATE_LIMIT;
 }
 
 void rec_sess_say(const char *fmt, ...)
@@ -107,6 +109,7 @@ static void observe(void *ctx, const gtt_record *r)
 		break;
 	case GTT_REC_MAPPING:
 		rec_archive_add(s->arch, &r->u.mapping);
+		rec_py_mapped(s->py, (pid_t)r->u.mapping.pid); /* libpython may have come */
 		break;
 	case GTT_REC_PROCESS:
 		/* the Python reader follows the tree too (a NULL reader ignores it) */
@@ -326,6 +329,7 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 		fprintf(stderr, "gt-record: %s\n", s->out_note);
 	if (s->py_note[0] && !s->py_failed)
 		fprintf(stderr, "gt-record: %s\n", s->py_note);
+	rec_sess_gate_summary(s, end_ns);
 }
 
 static int setup_signals(const rec_opts *o)
@@ -369,6 +373,7 @@ static void run_loop(sess *s)
 			s->end_reason = GTT_END_ERROR;
 			return;
 		}
+		rec_sess_gate_step(s, now);
 		if (g_n_signals > 0) {
 			s->end_reason = GTT_END_SIGNAL;
 			return;
@@ -506,6 +511,7 @@ static void perf_opts(const rec_opts *o, rec_perf_opts *po)
 	po->freq_hz = o->freq_hz;
 	po->dwarf = o->dwarf;
 	po->stack_bytes = o->stack_bytes;
+	po->switches = o->switches;
 }
 
 /* Open the events in the scope asked for: system-wide (per-CPU events filtered to the
@@ -585,6 +591,7 @@ static int start_launch(sess *s, const char *command)
 	if (top_start(s, command) != 0 || open_sampler(s) != 0)
 		goto fail;
 	rec_sess_job_sampler(s);
+	rec_sess_gate_start(s);
 	rec_perf_set_stack_trim(s->perf, trim_stack, s);
 	rec_perf_write_config(s->perf, s->start_ns);
 	process_record(s, GTT_PROC_START, s->target, getpid(), 0, command);
@@ -619,6 +626,7 @@ static int start_attach(sess *s, const char *command)
 	if (top_start(s, command) != 0 || open_sampler(s) != 0)
 		return GT_EXIT_BROKEN;
 	rec_sess_job_sampler(s);
+	rec_sess_gate_start(s);
 	rec_perf_get_stats(s->perf, &st);
 	/* names first, so threads created from now on inherit them (nothing is decoded before
 	 * the first drain) */
@@ -893,6 +901,7 @@ static int cleanup(sess *s, int rc)
 	rec_cuda_finish(s->cuda, NULL);
 	rec_counters_finish(s->counters, NULL);
 	rec_perf_close(s->perf);
+	rec_sess_gate_close(s);
 	rec_ticker_destroy(s->drain);
 	rec_archive_destroy(s->arch);
 	if (s->w && gtt_writer_close(s->w) < 0 && rc == GT_EXIT_OK)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "capture.h"
+#include "swgate.h"
 
 enum { REC_PY_AUTO = 0, REC_PY_ON = 1, REC_PY_OFF = 2 };
 /* --scope: system-wide when permitted (auto), or forced either way. */
@@ -20,6 +21,8 @@ typedef struct rec_opts {
 	pid_t pid;               /* > 0: attach mode */
 	int dwarf;               /* call-graph mode: 1 dwarf, 0 fp */
 	int scope;               /* REC_SCOPE_* */
+	int switches;            /* --switch-events: rec_sw_mode (swgate.h) */
+	uint64_t switch_limit;   /* auto: switches a second per busy CPU (REC_SWGATE_LIMIT) */
 	uint32_t stack_bytes;    /* dwarf stack copy size */
 	int no_archive;
 	int python;              /* REC_PY_* */

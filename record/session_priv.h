@@ -21,6 +21,7 @@
 #include "pyreader.h"
 #include "ring.h"
 #include "session.h"
+#include "swgate.h"
 #include "ticker.h"
 #include "top.h"
 
@@ -62,6 +63,9 @@ typedef struct sess {
 	rec_clock_offset clk;   /* perf's clock against ours */
 	uint64_t clock_next_ns; /* when the next periodic clock pair is due */
 	rec_procid *ids;        /* rank/role of each process (NULL: out of memory, none written) */
+	/* the switch gate (session_gate.c) */
+	rec_swgate *gate;       /* --switch-events=auto on a gateable sampler, else NULL */
+	int gate_said;          /* its first close was said on stderr */
 } sess;
 
 /* One line on stderr, "gt-record: ..." */
@@ -107,6 +111,17 @@ void rec_sess_capture_ring_commit(sess *s);
 void rec_sess_capture_summary(sess *s, uint64_t end_ns);
 /* Free the capture state (after the writer is closed). */
 void rec_sess_capture_close(sess *s);
+
+/* ---- the switch gate (session_gate.c) ---- */
+/* After the sampler is open: the meta key switch_events, and with --switch-events=auto on a
+ * system-wide sampler without capture control the gate (open) and its first record. */
+void rec_sess_gate_start(sess *s);
+/* After each drain: the gate's decision, the switch events closed or opened, its record. */
+void rec_sess_gate_step(sess *s, uint64_t now);
+/* The summary's line when the gate closed at least once. */
+void rec_sess_gate_summary(sess *s, uint64_t end_ns);
+/* Free the gate. */
+void rec_sess_gate_close(sess *s);
 
 /* ---- a job's clock and identities (session_job.c) ---- */
 /* In write_meta: measure perf's clock against ours, write the clock meta keys and the first

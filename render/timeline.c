@@ -16,6 +16,7 @@
 #include "flame.h"
 #include "gtt.h"
 #include "procs.h"
+#include "swcover.h"
 
 #include "timeline_priv.h"
 
@@ -239,6 +240,8 @@ static void draw_offcpu(ren_tl *t, const gtt_switch *const *v, size_t n, double 
 			if (!out)
 				continue;
 			out = 0;
+			if (ana_swcover_gap(t->m, s->pid, out_t, s->time_ns))
+				continue; /* switches were not recorded in between: what it did there is unknown */
 			if (merged && (double)out_t - (double)ge < px_ns) {
 				ge = s->time_ns;
 				total += s->time_ns - out_t;
@@ -707,155 +710,10 @@ out:
 	return rc;
 }
 
-/* ---- sampler-behind windows, axis, legend ---- */
-
-/* drawn before the rows (y1 patched afterwards), so that spans stay on top */
-static void draw_lag(ren_tl *t, double y0, double y1)
-{
-	const ana_model *m = t->m;
-	for (size_t i = 0; i < m->health.n; i++) {
-		const gtt_health *h = &m->health.v[i];
-		if (h->kind != GTT_HEALTH_LAG_WINDOW || h->end_ns < t->t0 || h->time_ns > t->t1)
-			continue;
-		char d[32], late[32];
-		ren_tl_fmt_dur(d, sizeof(d), (double)(h->end_ns - h->time_ns));
-		ren_tl_fmt_dur(late, sizeof(late), (double)h->value[0]);
-		static const char *const src[] = {"?", "perf sampler", "Python stack reader",
-		                                  "GIL poller", "/proc reader", "CUDA agent", "writer"};
-		const char *who = h->source < 7 ? src[h->source] : "sampler";
-		ren_item *it = ren_tl_span(t, h->time_ns, h->end_ns, y0, y1 - y0, C_LAG,
-		                    NULL, ren_tl_tipf(t, "%s behind for %s (up to %s late)\n%.3f - %.3f s%s%s", who,
-		                               d, late, ren_tl_rel_s(t, h->time_ns), ren_tl_rel_s(t, h->end_ns),
-		                               h->text && h->text[0] ? "\n" : "", h->text ? h->text : ""));
-		if (it)
-			it->alpha = 40;
-	}
-}
-
-/* drawn before the rows; the grid lines' length is patched when the rows are done */
-static void draw_axis(ren_tl *t, double y_axis, double y_end)
-{
-	double span_ns = (double)(t->t1 - t->t0);
-	int max_ticks = (int)((t->x1 - t->x0) / 90);
-	double step = ren_nice_step(span_ns > 0 ? span_ns : 1, max_ticks);
-	double rel0 = ana_rel_ns(t->t0, ana_model_origin(t->m));
-	double first = ceil(rel0 / step) * step;
-	ren_item *it = ren_line(t->sc, t->x0, y_axis, t->x1, y_axis, 0x555555, 1);
-	if (it)
-		it->flags |= REN_F_AXIS;
-	/* counted, not stepped: far from zero a double may not change when a small step is added */
-	for (int i = 0; i <= max_ticks + 2; i++) {
-		double v = first + i * step;
-		if (v > rel0 + span_ns + step * 1e-6)
-			break;
-		double x = t->x0 + (v - rel0) * t->px_per_ns;
-		char buf[48];
-		ren_fmt_time(buf, sizeof(buf), v, step, fabs(rel0 + span_ns) > fabs(rel0) ? fabs(rel0 + span_ns) : fabs(rel0));
-		/* an item pointer lives until the next add (the scene's array may move): flag each at once */
-		ren_item *g = ren_line(t->sc, x, y_axis, x, y_end, C_GRID, 1);
-		if (g)
-			g->flags |= REN_F_AXIS;
-		ren_item *k = g ? ren_line(t->sc, x, y_axis - 4, x, y_axis, 0x555555, 1) : NULL;
-		if (k)
-			k->flags |= REN_F_AXIS;
-		char *s = k ? ren_scene_strdup(t->sc, buf) : NULL;
-		/* labels at the edges stay inside the image */
-		double half = ren_text_width(strlen(buf), FS - 1) / 2;
-		int anchor = x + half > ren_scene_width(t->sc) - 2 ? REN_ANCHOR_END : REN_ANCHOR_MIDDLE;
-		ren_item *l = s ? ren_text(t->sc, anchor == REN_ANCHOR_END ? x + 3 : x, y_axis - 7, s, FS - 1,
-		                           anchor, 0x333333) : NULL;
-		if (!l) {
-			t->oom = 1;
-			return;
-		}
-		l->flags |= REN_F_AXIS;
-	}
-}
-
-typedef struct legend_entry { const char *label; uint32_t color; double h; } legend_entry;
-
-/* legend lines from y; returns the y under them */
-static double draw_legend(ren_tl *t, double y, const legend_entry *e, size_t n)
-{
-	double x = 10, W = ren_scene_width(t->sc);
-	for (size_t i = 0; i < n; i++) {
-		double w = 14 + 4 + ren_text_width(strlen(e[i].label), FS) + 16;
-		if (x + w > W - 10) {
-			x = 10;
-			y += FS + 8;
-		}
-		ren_item *r = ren_rect(t->sc, x, y - FS / 2 - e[i].h / 2 + 1, 14, e[i].h, e[i].color, NULL);
-		if (r && e[i].color == C_LAG)
-			r->alpha = 70;
-		if (!r || !ren_text(t->sc, x + 18, y + 2, e[i].label, FS, REN_ANCHOR_START, 0x222222)) {
-			t->oom = 1;
-			return y;
-		}
-		x += w;
-	}
-	return y + FS + 8;
-}
-
 void ren_timeline_opts_init(ren_timeline_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->width_px = 1400;
-}
-
-/* The legend names what this trace has: le gets at most LEGEND_MAX entries; their number. */
-#define LEGEND_MAX 24
-static size_t legend_of(const ana_model *m, legend_entry *le)
-{
-	size_t nl = 0;
-	int cls_seen[ANA_CLASS_COUNT] = {0};
-	for (size_t i = 0; i < m->samples.n; i++)
-		if (m->samples.v[i].cls < ANA_CLASS_COUNT)
-			cls_seen[m->samples.v[i].cls] = 1;
-	for (int c = 1; c < ANA_CLASS_COUNT; c++)
-		if (cls_seen[c])
-			le[nl++] = (legend_entry){ana_class_name(c), ren_class_color(c), 12};
-	if (cls_seen[0]) {
-		const char *label = nl ? "on-CPU, not Python" : "on-CPU (sampled)";
-		le[nl++] = (legend_entry){label, ren_class_color(0), 12};
-	}
-	if (m->switches.n)
-		le[nl++] = (legend_entry){"off-CPU", C_OFFCPU, 3};
-	if (m->gil.n)
-		le[nl++] = (legend_entry){"holds the GIL", C_GIL, 3};
-	if (m->apis.n)
-		le[nl++] = (legend_entry){"CUDA API call", C_API, 4};
-	if (m->kernels.n)
-		le[nl++] = (legend_entry){"kernel", 0x5fbcd3, 12};
-	int ck[6] = {0};
-	for (size_t i = 0; i < m->memcpys.n; i++)
-		ck[m->memcpys.v[i].kind < 6 ? m->memcpys.v[i].kind : 0] = 1;
-	if (ck[GTT_MEMCPY_HTOD])
-		le[nl++] = (legend_entry){"copy HtoD", C_HTOD, 12};
-	if (ck[GTT_MEMCPY_DTOH])
-		le[nl++] = (legend_entry){"copy DtoH", C_DTOH, 12};
-	if (ck[GTT_MEMCPY_DTOD])
-		le[nl++] = (legend_entry){"copy DtoD", C_DTOD, 12};
-	if (ck[0] || ck[GTT_MEMCPY_HTOH] || ck[GTT_MEMCPY_PTOP])
-		le[nl++] = (legend_entry){"other copy", C_COPY, 12};
-	if (m->memsets.n)
-		le[nl++] = (legend_entry){"memset", C_MEMSET, 12};
-	if (m->syncs.n)
-		le[nl++] = (legend_entry){"synchronize", C_SYNC, 3};
-	if (m->nvtx.n)
-		le[nl++] = (legend_entry){"NVTX range", 0xa6cee3, 12};
-	if (m->counters.n)
-		le[nl++] = (legend_entry){"counter value", C_COUNTER, 12};
-	int has_wm = 0;
-	for (size_t i = 0; i < m->counters.n && !has_wm; i++)
-		has_wm = ana_counter_watermark_of(ana_string_get(m, m->counters.v[i].pid, m->counters.v[i].name_id)) > 0;
-	if (has_wm)
-		le[nl++] = (legend_entry){"counter watermark", C_WATERMARK, 2};
-	int has_lag = 0;
-	for (size_t i = 0; i < m->health.n; i++)
-		has_lag |= m->health.v[i].kind == GTT_HEALTH_LAG_WINDOW;
-	if (has_lag)
-		le[nl++] = (legend_entry){"sampler behind", C_LAG, 12};
-	return nl;
 }
 
 ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, int *err, char *why,
@@ -923,18 +781,19 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 		goto oom;
 	it->flags |= REN_F_SVGONLY;
 
-	legend_entry le[LEGEND_MAX];
-	size_t nl = legend_of(m, le);
-	double y = draw_legend(&t, 62, le, nl);
+	ren_tl_legend le[REN_TL_LEGEND_MAX];
+	size_t nl = ren_tl_legend_of(m, le);
+	double y = ren_tl_draw_legend(&t, 62, le, nl);
 	if (t.oom)
 		goto oom;
 	double y_axis = y + 16;
 	t.y = y_axis + 4;
 	double rows_top = t.y;
 	size_t g0 = ren_scene_count(t.sc);
-	draw_axis(&t, y_axis, rows_top);
+	ren_tl_draw_axis(&t, y_axis, rows_top);
 	size_t g1 = ren_scene_count(t.sc);
-	draw_lag(&t, rows_top, rows_top + 1);
+	ren_tl_draw_lag(&t, rows_top, rows_top + 1);
+	ren_tl_draw_noswitch(&t, rows_top, rows_top + 1);
 	size_t l1 = ren_scene_count(t.sc);
 	if (t.oom)
 		goto oom;

@@ -1,5 +1,5 @@
-/* timeline_priv.h — what timeline.c (threads, axis, legend, layout) and timeline_gpu.c (GPU
- * streams, counters) share: the layout state and the span/label helpers. Not for other files.
+/* timeline_priv.h — what timeline.c (threads, layout), timeline_frame.c (shading, axis, legend)
+ * and timeline_gpu.c (GPU streams, counters) share: the layout state and the span/label helpers. Not for other files.
  * Return rule: render/'s (layout.h): 0 or a negative REN_E* code, NULL + *err for objects. */
 #ifndef REN_TIMELINE_PRIV_H
 #define REN_TIMELINE_PRIV_H
@@ -33,6 +33,7 @@
 #define C_COUNTER 0x1f77b4
 #define C_WATERMARK 0x8b0000
 #define C_LAG 0xff3030
+#define C_NOSW 0x8a8a8a  /* context switches not recorded (the switch gate) */
 #define C_GRID 0xdddddd
 
 /* the layout in progress */
@@ -67,6 +68,20 @@ void ren_tl_row_label(ren_tl *t, double y, double h, const char *text, const cha
 void ren_tl_stripe(ren_tl *t, double y, double h, int odd);
 /* a section header row ("GPU streams") at t->y */
 void ren_tl_header(ren_tl *t, const char *text);
+/* ---- around the rows (timeline_frame.c) ---- */
+/* Shading spans over [y0, y1) (their heights are patched once the rows are drawn): the stretches
+ * a sampler was behind, and those without context switches (gt-record's switch gate). */
+void ren_tl_draw_lag(ren_tl *t, double y0, double y1);
+void ren_tl_draw_noswitch(ren_tl *t, double y0, double y1);
+/* The time axis at y_axis with grid lines down to y_end (patched when the rows are done). */
+void ren_tl_draw_axis(ren_tl *t, double y_axis, double y_end);
+/* One legend entry, the legend of what m holds (at most REN_TL_LEGEND_MAX entries into le;
+ * their number), and the legend drawn from y (the y under it). */
+typedef struct ren_tl_legend { const char *label; uint32_t color; double h; } ren_tl_legend;
+#define REN_TL_LEGEND_MAX 24
+size_t ren_tl_legend_of(const ana_model *m, ren_tl_legend *le);
+double ren_tl_draw_legend(ren_tl *t, double y, const ren_tl_legend *e, size_t n);
+
 /* the GPU stream rows and the counter rows at t->y (grouped: only_pid's); 0 or -1 on ENOMEM */
 int ren_tl_streams(ren_tl *t);
 int ren_tl_counters(ren_tl *t);

@@ -446,11 +446,75 @@ static void test_lean(void)
 	rec_ptree_destroy(t);
 }
 
+/* The switch gate: switch events closed (a pair cut in two by the close), then opened again.
+ * The pair state from before the gap must not name the task on the CPU after it, on the decode
+ * side (no "in" for the task the cut pair named) and on the read side (no skip on the old
+ * task); the first whole pair after the opening is written as usual. */
+static void test_gate_epoch(void)
+{
+	char path[] = "/tmp/gt-gate-XXXXXX";
+	int fd = mkstemp(path), err = 0, sk = -1;
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
+	rec_ptree *t = rec_ptree_create();
+	rec_perf_ring_state rs = { .cpu = 1 }, rs2 = { .cpu = 2 };
+	const uint32_t R = 700, C = 701, X = 960, Y = 961;
+	const uint16_t OUT = PERF_RECORD_MISC_SWITCH_OUT;
+	gtt_reader *r;
+	gtt_record rec;
+	struct { uint64_t t; uint32_t tid, kind; } got[16];
+	size_t n_got = 0;
+
+	if (!w || !t) {
+		th_check(0, "gate: a trace to write to");
+		return;
+	}
+	rec_perf_decoder *d = rec_perf_decoder_create(w, NULL, NULL,
+	                                              PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+	                                                  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN, 0);
+	rec_perf_decoder_set_lean(d);
+	rec_ptree_add_root(t, R, 0);
+	rec_perf_decoder_set_tree(d, t);
+	task_lean(d, &rs, C, R, 5);
+	lean(d, &rs, R, OUT, 10, NULL);  /* X (unknown yet) out, R in */
+	lean(d, &rs, X, 0, 11, NULL);    /* R in at 11 */
+	lean(d, &rs, C, OUT, 50, NULL);  /* R out at 50, C coming in ... and the gate closes: no in */
+	task_lean(d, &rs2, X, 1, 55);    /* X and Y: processes known to be outside the tree */
+	task_lean(d, &rs2, Y, 1, 56);
+	lean(d, &rs2, X, OUT, 60, NULL); /* another CPU: X coming in, and the gate closes */
+	th_check(rec_perf_decoder_switches_opened(d, 100) == 0, "gate: an opening noted");
+	lean(d, &rs, Y, 0, 105, NULL);   /* an in whose out came before the opening: who came in is unknown */
+	lean(d, &rs2, Y, 0, 106, &sk);   /* the same on the other CPU: X is not known to be on it */
+	th_check(sk == 0, "gate: not skipped at the read on the task the state knew before the gap");
+	lean(d, &rs, R, OUT, 110, NULL); /* unknown out (C, says the in), R in */
+	lean(d, &rs, C, 0, 111, NULL);
+	rec_perf_decoder_destroy(d);
+	th_check(gtt_writer_close(w) == 0, "gate: trace written");
+	r = gtt_reader_open(path, &err);
+	while (r && gtt_reader_next(r, &rec) > 0)
+		if (rec.tag == GTT_REC_SWITCH && n_got < 16) {
+			got[n_got].t = rec.u.sw.time_ns;
+			got[n_got].tid = rec.u.sw.tid;
+			got[n_got].kind = rec.u.sw.kind;
+			n_got++;
+		}
+	gtt_reader_close(r);
+	unlink(path);
+	int ok = n_got == 4 && got[0].t == 11 && got[0].tid == R && got[0].kind == GTT_SWITCH_IN && got[1].t == 50 &&
+	         got[1].tid == R && got[1].kind == GTT_SWITCH_OUT && got[2].t == 111 && got[2].tid == C &&
+	         got[2].kind == GTT_SWITCH_OUT && got[3].t == 111 && got[3].tid == R && got[3].kind == GTT_SWITCH_IN;
+	th_check(ok, "gate: R in at 11 and out at 50, nothing at 105 (C never came in as far as the trace knows), "
+	             "C out and R in at 111 (%zu records)", n_got);
+	for (size_t i = 0; !ok && i < n_got; i++)
+		fprintf(stderr, "  got t=%" PRIu64 " tid=%u kind=%u\n", got[i].t, got[i].tid, got[i].kind);
+	rec_ptree_destroy(t);
+}
+
 int main(void)
 {
 	test_tree();
 	test_lossy();
 	test_decode();
 	test_lean();
+	test_gate_epoch();
 	return th_report();
 }
