@@ -18,6 +18,9 @@
 typedef struct bpipe {
 	size_t size;           /* of an item */
 	int (*run)(void *ctx, void *item);
+	/* NULL, or what to fetch into the cache for an item run soon: called for the item
+	 * AHEAD_FAR places ahead (stage 0) and again AHEAD_NEAR ahead (stage 1) */
+	void (*ahead)(void *ctx, const void *item, int stage);
 	void *ctx;
 	char *buf;             /* PIPE_BATCHES batches of PIPE_BATCH items */
 	size_t n[PIPE_BATCHES];
@@ -29,6 +32,10 @@ typedef struct bpipe {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 } bpipe;
+
+#define ITEM_AHEAD 6
+#define AHEAD_FAR 16
+#define AHEAD_NEAR 8
 
 static void *bpipe_main(void *arg)
 {
@@ -45,8 +52,21 @@ static void *bpipe_main(void *arg)
 		char *b = p->buf + k * PIPE_BATCH * p->size;
 		pthread_mutex_unlock(&p->mu);
 		int rc = 0;
-		for (size_t i = 0; i < n && rc == 0; i++)
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			/* the caller wrote the items on another core: fetched a few ahead, their cache
+			 * lines come over while the ones before them run; for writing, since a run may
+			 * change its item (gs_add numbers an event) and a line only shared would then
+			 * cost a second trip */
+			if (i + ITEM_AHEAD < n) {
+				__builtin_prefetch(b + (i + ITEM_AHEAD) * p->size, 1);
+				__builtin_prefetch(b + (i + ITEM_AHEAD) * p->size + 64, 1);
+			}
+			if (p->ahead && i + AHEAD_FAR < n)
+				p->ahead(p->ctx, b + (i + AHEAD_FAR) * p->size, 0);
+			if (p->ahead && i + AHEAD_NEAR < n)
+				p->ahead(p->ctx, b + (i + AHEAD_NEAR) * p->size, 1);
 			rc = p->run(p->ctx, b + i * p->size);
+		}
 		pthread_mutex_lock(&p->mu);
 		p->head++;
 		if (rc < 0)
@@ -59,8 +79,9 @@ static void *bpipe_main(void *arg)
 	return NULL;
 }
 
-/* A pipe running run(ctx, item) on a thread of its own; NULL when none could be made. */
-static bpipe *bpipe_new(size_t size, int (*run)(void *, void *), void *ctx)
+/* A pipe running run(ctx, item) on a thread of its own (ahead: bpipe.ahead); NULL when none
+ * could be made. */
+static bpipe *bpipe_new(size_t size, int (*run)(void *, void *), void (*ahead)(void *, const void *, int), void *ctx)
 {
 	bpipe *p = calloc(1, sizeof(*p));
 	if (!p || !(p->buf = malloc(PIPE_BATCHES * PIPE_BATCH * size))) {
@@ -69,6 +90,7 @@ static bpipe *bpipe_new(size_t size, int (*run)(void *, void *), void *ctx)
 	}
 	p->size = size;
 	p->run = run;
+	p->ahead = ahead;
 	p->ctx = ctx;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
@@ -186,6 +208,21 @@ static int run_litem(void *ctx, void *item)
 	}
 }
 
+/* The estimator looks each call up in its table of the last 10 s of calls (tens of MiB: nearly
+ * every lookup a cache miss, then a second for the call's entry): the slot is fetched early, the
+ * entry it names later, so the misses overlap the items run meanwhile. */
+static void litem_ahead(void *ctx, const void *item, int stage)
+{
+	const gs_litem *it = item;
+	uint32_t pid = it->what == LT_API ? it->api.pid : it->pid, corr = it->what == LT_API ? it->api.correlation : it->corr;
+	if (it->what == LT_STACK)
+		return; /* a bounded sample of calls: not worth it */
+	if (stage == 0)
+		ana_launch_acc_prefetch(ctx, ana_hash_corr(pid, corr));
+	else
+		ana_launch_acc_prefetch_call(ctx, ana_hash_corr(pid, corr));
+}
+
 static gs_litem *litem(ana_gpu_acc *a, int *err)
 {
 	return bpipe_item(a->lpipe, err);
@@ -235,11 +272,11 @@ int gs_launch_work(ana_gpu_acc *a, uint32_t kind, uint32_t pid, uint32_t corr, u
 
 void gs_pipe_start(ana_gpu_acc *a)
 {
-	if (!(a->pipe = bpipe_new(sizeof(gs_item), run_item, a)))
+	if (!(a->pipe = bpipe_new(sizeof(gs_item), run_item, NULL, a)))
 		return; /* the caller's thread sweeps (and estimates) */
 	/* the launch estimator (a third of the sweep's time) on a thread of its own too; it reads only
 	 * what it is handed and the model's launch stacks, which stay put */
-	a->lpipe = bpipe_new(sizeof(gs_litem), run_litem, a->launch);
+	a->lpipe = bpipe_new(sizeof(gs_litem), run_litem, litem_ahead, a->launch);
 }
 
 int gs_pipe_end(ana_gpu_acc *a)

@@ -37,7 +37,7 @@ int gs_queue_init(gs_queue *q, uint64_t horizon_ns)
 void gs_queue_free(gs_queue *q)
 {
 	free(q->pool.v);
-	free(q->next.v);
+	free(q->link.v);
 	free(q->free_ev.v);
 	free(q->heap.v);
 	free(q->batch.v);
@@ -52,11 +52,15 @@ int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak)
 	if (q->free_ev.n) {
 		idx = q->free_ev.v[--q->free_ev.n];
 	} else {
-		if (!ana_vec_push(q->pool) || !ana_vec_push(q->next))
+		if (!ana_vec_push(q->pool) || !ana_vec_push(q->link))
 			return GTT_ENOMEM;
 		idx = (uint32_t)(q->pool.n - 1);
 	}
 	q->pool.v[idx] = *e;
+	gs_link *l = &q->link.v[idx];
+	l->t = e->t;
+	l->seq = e->seq;
+	l->type = e->type;
 	uint64_t b = e->t >> BUCKET_SHIFT;
 	if (!q->started) {
 		q->started = 1;
@@ -64,7 +68,7 @@ int gs_queue_push(gs_queue *q, const gs_ev *e, uint64_t *peak)
 	}
 	if (e->t >= q->released && b >= q->base && b - q->base < q->n_cal) {
 		uint32_t *head = &q->cal[b & (q->n_cal - 1)];
-		q->next.v[idx] = *head;
+		l->next = *head;
 		*head = idx + 1;
 		q->n_in_cal++;
 	} else {
@@ -112,16 +116,16 @@ int gs_queue_release(gs_queue *q, uint64_t w)
 			size_t from = q->batch.n;
 			while (*link) {
 				uint32_t idx = *link - 1;
-				const gs_ev *e = &q->pool.v[idx];
+				const gs_link *e = &q->link.v[idx];
 				if (e->t >= w) {
-					link = &q->next.v[idx];
+					link = &q->link.v[idx].next;
 					continue;
 				}
 				gs_key *k = ana_vec_push(q->batch);
 				if (!k)
 					return GTT_ENOMEM;
 				*k = (gs_key){ e->t, e->seq, e->type, idx };
-				*link = q->next.v[idx];
+				*link = e->next;
 				q->n_in_cal--;
 			}
 			if (q->batch.n > from) /* (an empty batch has no array yet) */
@@ -136,9 +140,19 @@ int gs_queue_release(gs_queue *q, uint64_t w)
 	return 0;
 }
 
+/* How far ahead in a release's batch gs_queue_next fetches events into the cache: they were
+ * queued a horizon ago (a sweep's other tables have pushed them out since), and the sweep reads
+ * the one PREFETCH_AHEAD (gpu_sum.c: 12) ahead of the next for its own prefetches. */
+#define POOL_AHEAD 20
+
 int gs_queue_next(gs_queue *q, uint64_t w, gs_ev *out)
 {
 	gs_key k;
+	if (q->next_batch + POOL_AHEAD < q->batch.n) {
+		const char *p = (const char *)&q->pool.v[q->batch.v[q->next_batch + POOL_AHEAD].idx];
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 64);
+	}
 	int from_heap = q->heap.n && q->heap.v[0].t < w;
 	if (q->next_batch < q->batch.n) {
 		if (from_heap && key_less(&q->heap.v[0], &q->batch.v[q->next_batch]))
@@ -176,9 +190,9 @@ uint64_t gs_queue_min_before(const gs_queue *q, uint64_t w)
 		uint32_t l = q->cal[b & (q->n_cal - 1)];
 		if (!l)
 			continue;
-		for (; l; l = q->next.v[l - 1])
-			if (q->pool.v[l - 1].t < m)
-				m = q->pool.v[l - 1].t;
+		for (; l; l = q->link.v[l - 1].next)
+			if (q->link.v[l - 1].t < m)
+				m = q->link.v[l - 1].t;
 		break;
 	}
 	return m;

@@ -482,6 +482,16 @@ void ana_launch_acc_prefetch(const ana_launch_acc *a, uint64_t h)
 		__builtin_prefetch(&a->call_table.slots[h & (a->call_table.cap - 1)]);
 }
 
+void ana_launch_acc_prefetch_call(const ana_launch_acc *a, uint64_t h)
+{
+	if (!a->call_table.cap)
+		return;
+	/* the home slot only: a probe further is rare, and a wrong guess costs one fetch */
+	const ana_idslot *s = &a->call_table.slots[h & (a->call_table.cap - 1)];
+	if (s->id && s->hash == h && s->id <= a->calls.n)
+		__builtin_prefetch(&a->calls.v[s->id - 1]);
+}
+
 int ana_launch_acc_work(ana_launch_acc *a, uint32_t kind, uint32_t pid, uint32_t correlation, uint32_t name_id,
                         uint64_t start_ns, uint64_t end_ns)
 {

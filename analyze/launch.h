@@ -78,6 +78,9 @@ int ana_launch_acc_stack(ana_launch_acc *a, const ana_callstack *cs);
 /* A call (pid, correlation) will be looked up soon: its table slot is fetched into the cache now
  * (h: ana_hash_corr(pid, correlation)). Changes nothing else. */
 void ana_launch_acc_prefetch(const ana_launch_acc *a, uint64_t h);
+/* The same, a few lookups later: the call's own entry is fetched when the slot (fetched by
+ * ana_launch_acc_prefetch earlier, so no stall) names it. Changes nothing else. */
+void ana_launch_acc_prefetch_call(const ana_launch_acc *a, uint64_t h);
 int ana_launch_acc_work(ana_launch_acc *a, uint32_t kind, uint32_t pid, uint32_t correlation, uint32_t name_id,
                         uint64_t start_ns, uint64_t end_ns);
 /* Close every call, apply the estimator, fill *out (free with ana_launches_free). The

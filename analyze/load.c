@@ -12,7 +12,6 @@
 #include "dwfl.h"
 #include "gpu_sum.h"
 #include "gt_util.h"
-#include "load_pipe.h"
 #include "load_priv.h"
 #include "model.h"
 #include "model_priv.h"
@@ -35,7 +34,7 @@ static const char *keep(ana_model *m, const char *s)
 	return ana_intern_str(m, s ? s : "");
 }
 
-static void see_time(ana_model *m, uint64_t t)
+void ana_load_see_time(ana_model *m, uint64_t t)
 {
 	/* in a window, definitions outside it (a thread started before it) do not stretch it */
 	if (!t || (m->window.on && (t < m->window.from_ns || t >= m->window.to_ns)))
@@ -293,7 +292,7 @@ static int take_python(ana_model *m, const gtt_record *rec)
 	e->tid = p->tid;
 	e->flags = p->flags;
 	e->n_frames = p->n_frames;
-	see_time(m, p->time_ns);
+	ana_load_see_time(m, p->time_ns);
 	/* a thread's Python stack changes little between reads: one copy per distinct stack */
 	if (p->n_frames && !(e->frames = ana_pyframes_intern(m, p->frames, p->n_frames)))
 		return GTT_ENOMEM;
@@ -330,12 +329,12 @@ static int take_definition(loader *L, const gtt_record *rec)
 			return GTT_ENOMEM;
 		*e = rec->u.process;
 		e->comm = keep(m, rec->u.process.comm);
-		see_time(m, e->time_ns);
+		ana_load_see_time(m, e->time_ns);
 		return e->comm ? 0 : GTT_ENOMEM;
 	}
 	case GTT_REC_THREAD: {
 		const gtt_thread *t = &rec->u.thread;
-		see_time(m, t->time_ns);
+		ana_load_see_time(m, t->time_ns);
 		ana_thread *th = loader_thread(L, t->pid, t->tid);
 		if (!th)
 			return GTT_ENOMEM;
@@ -358,7 +357,7 @@ static int take_definition(loader *L, const gtt_record *rec)
 			return GTT_ENOMEM;
 		e->m = rec->u.mapping;
 		e->m.path = keep(m, rec->u.mapping.path);
-		see_time(m, e->m.time_ns);
+		ana_load_see_time(m, e->m.time_ns);
 		return e->m.path ? 0 : GTT_ENOMEM;
 	}
 	case GTT_REC_HEALTH: {
@@ -392,7 +391,7 @@ static int take_definition(loader *L, const gtt_record *rec)
 	case GTT_REC_END:
 		m->has_end = 1;
 		m->end = rec->u.end;
-		see_time(m, rec->u.end.time_ns);
+		ana_load_see_time(m, rec->u.end.time_ns);
 		return 0;
 	default:
 		return 1;
@@ -412,18 +411,18 @@ static int take_streamed(loader *L, const gtt_record *rec)
 }
 
 /* One record into the model (or into the loader's accumulators). 0 or <0. */
-static int take_record(loader *L, const gtt_record *rec)
+int ana_load_take_record(loader *L, const gtt_record *rec)
 {
 	ana_model *m = L->m;
 	switch (rec->tag) {
 	case GTT_REC_SAMPLE:
-		see_time(m, rec->u.sample.time_ns);
+		ana_load_see_time(m, rec->u.sample.time_ns);
 		if (L->stream)
 			return count_streamed(L, rec);
 		L->n_samples_seen++;
 		return take_sample(L, rec);
 	case GTT_REC_SWITCH: {
-		see_time(m, rec->u.sw.time_ns);
+		ana_load_see_time(m, rec->u.sw.time_ns);
 		if (L->o->keep_switches) {
 			gtt_switch *e = ana_vec_push(m->switches);
 			if (!e)
@@ -437,7 +436,7 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.thread_cpu;
-		see_time(m, e->time_ns);
+		ana_load_see_time(m, e->time_ns);
 		return 0;
 	}
 	case GTT_REC_TICKS: {
@@ -453,7 +452,7 @@ static int take_record(loader *L, const gtt_record *rec)
 			return GTT_ENOMEM;
 		*e = rec->u.capture;
 		e->name = NULL;
-		see_time(m, e->time_ns);
+		ana_load_see_time(m, e->time_ns);
 		return 0;
 	}
 	case GTT_REC_SWITCH_GATE: {
@@ -461,12 +460,12 @@ static int take_record(loader *L, const gtt_record *rec)
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.gate;
-		see_time(m, e->time_ns);
+		ana_load_see_time(m, e->time_ns);
 		return 0;
 	}
 	case GTT_REC_PY_STACK:
 		if (L->stream) {
-			see_time(m, rec->u.py_stack.time_ns);
+			ana_load_see_time(m, rec->u.py_stack.time_ns);
 			return count_streamed(L, rec);
 		}
 		return take_python(m, rec);
@@ -474,29 +473,29 @@ static int take_record(loader *L, const gtt_record *rec)
 		return take_python(m, rec);
 	case GTT_REC_GIL: {
 		if (L->stream) {
-			see_time(m, rec->u.gil.time_ns);
+			ana_load_see_time(m, rec->u.gil.time_ns);
 			return count_streamed(L, rec);
 		}
 		gtt_gil *e = ana_vec_push(m->gil);
 		if (!e)
 			return GTT_ENOMEM;
 		*e = rec->u.gil;
-		see_time(m, e->time_ns);
+		ana_load_see_time(m, e->time_ns);
 		return 0;
 	}
 #define SIMPLE(TAG, VEC, FIELD, T0, T1)                   \
 	case TAG: {                                       \
 		if (L->o->stream_cuda && ana_load_streamed(TAG)) { \
-			see_time(m, rec->u.FIELD.T0);     \
-			see_time(m, rec->u.FIELD.T1);     \
+			ana_load_see_time(m, rec->u.FIELD.T0);     \
+			ana_load_see_time(m, rec->u.FIELD.T1);     \
 			return take_streamed(L, rec); \
 		}                                         \
 		void *e = ana_vec_push(m->VEC);           \
 		if (!e)                                   \
 			return GTT_ENOMEM;                \
 		memcpy(e, &rec->u.FIELD, sizeof(rec->u.FIELD)); \
-		see_time(m, rec->u.FIELD.T0);             \
-		see_time(m, rec->u.FIELD.T1);             \
+		ana_load_see_time(m, rec->u.FIELD.T0);             \
+		ana_load_see_time(m, rec->u.FIELD.T1);             \
 		return 0;                                 \
 	}
 	SIMPLE(GTT_REC_CUDA_KERNEL, kernels, kernel, start_ns, end_ns)
@@ -509,7 +508,7 @@ static int take_record(loader *L, const gtt_record *rec)
 	SIMPLE(GTT_REC_COUNTER, counters, counter, time_ns, time_ns)
 #undef SIMPLE
 	case GTT_REC_CUDA_CALLSTACK:
-		see_time(m, rec->u.callstack.time_ns);
+		ana_load_see_time(m, rec->u.callstack.time_ns);
 		if (!L->launch && !(L->launch = ana_launch_loader_new()))
 			return GTT_ENOMEM;
 		return ana_launch_loader_add(L->launch, &rec->u.callstack);
@@ -518,74 +517,6 @@ static int take_record(loader *L, const gtt_record *rec)
 		return rc > 0 ? 0 : rc; /* a newer record kind: skipped, as the format promises */
 	}
 	}
-}
-
-/* off: the reader's offset after the failed read */
-static int read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t errlen)
-{
-	if (rc == GTT_ECORRUPT)
-		snprintf(errbuf, errlen, "%s: corrupt chunk at byte %" PRIu64 " (checksum mismatch or impossible length)",
-		         L->m->path, off);
-	else if (rc == GTT_EINVAL)
-		snprintf(errbuf, errlen, "%s: record at byte %" PRIu64 " does not decode", L->m->path, off);
-	else
-		snprintf(errbuf, errlen, "%s: %s", L->m->path, gtt_strerror(rc));
-	return rc;
-}
-
-/* The next record of pass 1: from the pipe (a streamed model: decoded on a thread of its own),
- * else read here. gtt_reader_next's result; *off the reader's offset after it. */
-static int pass1_next(loader *L, ana_pipe *pp, gtt_record *buf, gtt_record **rec, uint64_t *off)
-{
-	if (pp)
-		return ana_pipe_next(pp, rec, off);
-	int rc = gtt_reader_next(L->r, buf);
-	*rec = buf;
-	*off = gtt_reader_offset(L->r);
-	return rc;
-}
-
-static int pass1(loader *L, char *errbuf, size_t errlen)
-{
-	gtt_record buf, *rec;
-	int rc = 0;
-	uint64_t n = 0, off = 0, size = gtt_reader_size(L->r);
-	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
-	ana_pipe *pp = L->stream ? ana_pipe_start(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on) : NULL;
-	if (L->stream && !pp) {
-		snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
-		return GTT_ENOMEM;
-	}
-	while ((rc = pass1_next(L, pp, &buf, &rec, &off)) != 0) {
-		if (rc < 0) {
-			if ((rc == GTT_ECORRUPT || rc == GTT_EINVAL) && L->o->skip_corrupt) {
-				L->m->n_corrupt++;
-				continue;
-			}
-			read_error(L, rc, off, errbuf, errlen);
-			goto out;
-		}
-		if (!ana_window_keep(&L->m->window, rec)) {
-			/* before the window: what it says about the state when the window begins */
-			uint64_t from = L->m->window.from_ns;
-			if ((rec->tag == GTT_REC_GIL && rec->u.gil.time_ns < from && (rc = ana_load_carry_gil(L, &rec->u.gil)) < 0) ||
-			    (rec->tag == GTT_REC_THREAD_CPU && rec->u.thread_cpu.time_ns < from &&
-			     (rc = ana_load_carry_cpu(L, &rec->u.thread_cpu)) < 0)) {
-				snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
-				goto out;
-			}
-			continue;
-		}
-		if ((rc = take_record(L, rec)) < 0) {
-			snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
-			goto out;
-		}
-		if ((++n & 0xffff) == 0)
-			ana_load_progress(L, "reading", off, size);
-	}
-out:
-	ana_pipe_free(pp); /* the reader is this thread's again */
-	return rc;
 }
 
 /* ---- derived figures ---- */
@@ -907,7 +838,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	gtt_reader_prefetch(L->r); /* zstd on a second core while the passes decode */
 	if ((opts->has_from || opts->has_to) && ana_load_window_open(L, errbuf, errlen) < 0)
 		goto fail;
-	if (pass1(L, errbuf, errlen) < 0)
+	if (ana_load_pass1(L, errbuf, errlen) < 0)
 		goto fail;
 	m->truncated = gtt_reader_truncated(L->r);
 	/* every process record is read: the symbolizer (pass 2) and the thread names look them up */

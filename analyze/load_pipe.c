@@ -36,6 +36,7 @@ struct ana_pipe {
 	int mode;                /* ANA_PIPE_* */
 	int skip_bad;            /* read on after a corrupt chunk or a record that does not decode */
 	int threaded;            /* 0: no thread could be made, the pass reads itself */
+	ana_pipe_divert divert;  /* mask 0: none */
 	pipe_batch b[PIPE_BATCHES];
 	size_t head, tail;       /* [head, tail) filled, head the one being taken */
 	size_t pos;              /* the next record of batch head */
@@ -148,6 +149,25 @@ static int goes_on(const ana_pipe *p, int rc)
 	return rc > 0 || (p->skip_bad && (rc == GTT_ECORRUPT || rc == GTT_EINVAL));
 }
 
+/* gtt_reader_next for the pass, into e: the records diverted (ana_pipe_divert) are given to
+ * their function on the way; e gets the next other result, or the function's error. */
+static void read_one(ana_pipe *p, pipe_rec *e)
+{
+	for (;;) {
+		e->rc = gtt_reader_next(p->r, &e->rec);
+		if (e->rc > 0 && e->rec.tag < 64 && (p->divert.mask >> e->rec.tag & 1)) {
+			int rc = p->divert.fn(p->divert.ctx, &e->rec);
+			if (rc >= 0)
+				continue;
+			e->rc = rc;
+		}
+		break;
+	}
+	e->off = gtt_reader_offset(p->r);
+	if (p->mode == ANA_PIPE_PASS2)
+		gtt_reader_tell(p->r, &e->pos);
+}
+
 static void *reader_main(void *arg)
 {
 	ana_pipe *p = arg;
@@ -180,10 +200,7 @@ static void *reader_main(void *arg)
 		}
 		while (!wait && b->n < PIPE_BATCH) {
 			pipe_rec *e = &b->r[b->n];
-			e->rc = gtt_reader_next(p->r, &e->rec);
-			e->off = gtt_reader_offset(p->r);
-			if (p->mode == ANA_PIPE_PASS2)
-				gtt_reader_tell(p->r, &e->pos);
+			read_one(p, e);
 			if (!goes_on(p, e->rc)) {
 				b->n++;
 				b->last = 1;
@@ -222,12 +239,19 @@ static void *reader_main(void *arg)
 
 ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad, int threaded)
 {
+	return ana_pipe_start_divert(r, mode, skip_bad, threaded, NULL);
+}
+
+ana_pipe *ana_pipe_start_divert(gtt_reader *r, int mode, int skip_bad, int threaded, const ana_pipe_divert *d)
+{
 	ana_pipe *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->r = r;
 	p->mode = mode;
 	p->skip_bad = skip_bad;
+	if (d && d->fn)
+		p->divert = *d;
 	if (!threaded)
 		return p; /* the pass reads itself (p->threaded 0) */
 	for (size_t i = 0; i < PIPE_BATCHES; i++) {
@@ -274,10 +298,7 @@ int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off)
 	pipe_rec *e;
 	if (!p->threaded) {
 		e = &p->one;
-		e->rc = gtt_reader_next(p->r, &e->rec);
-		e->off = gtt_reader_offset(p->r);
-		if (p->mode == ANA_PIPE_PASS2)
-			gtt_reader_tell(p->r, &e->pos);
+		read_one(p, e);
 	} else {
 		pipe_batch *b = &p->b[p->head % PIPE_BATCHES];
 		if (p->taking && p->pos == b->n) {

@@ -10,8 +10,9 @@
 /* Which pass reads (what it uses of each record decides what the batches keep). */
 enum {
 	ANA_PIPE_PASS1_STREAM, /* pass 1 of a streamed model: a sample's or Python read's figures only */
-	ANA_PIPE_PASS3,        /* pass 3 (load_stream.c): samples' figures, Python reads' frames, GIL,
-	                        * switches and CUDA records; other kinds by their tag only */
+	ANA_PIPE_PASS3,        /* pass 3 (load_stream.c, a reader set to the kinds it merges):
+	                        * samples' figures, Python reads' frames, GIL and CUDA records; other
+	                        * kinds by their tag only */
 	ANA_PIPE_PASS2,        /* pass 2 of a streamed model (a reader set to samples only): samples
 	                        * whole (callchain, registers, stack copy) and their positions */
 };
@@ -25,6 +26,18 @@ typedef struct ana_pipe ana_pipe;
  * definitions over one at a time cost such a read more than the thread saved (a 10 s window of
  * a 1-hour trace: twice the context switches, 6.2 s wall against 3.6 s). */
 ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad, int threaded);
+/* Records a pass only folds into state of its own, taken where they are read instead of being
+ * handed over: fn(ctx, rec) runs on the pipe's thread (on the pass's own without one), in file
+ * order, for every record of the kinds in mask that gtt_reader_next returns; those records never
+ * come out of ana_pipe_next. fn must touch nothing the pass's thread uses until ana_pipe_free
+ * (which joins the thread). fn's error (< 0) ends the reading: ana_pipe_next returns it there. */
+typedef struct ana_pipe_divert {
+	uint64_t mask;          /* GTT_KIND_BIT of the kinds */
+	int (*fn)(void *ctx, gtt_record *rec); /* rec: the pipe's own, fn may change it */
+	void *ctx;
+} ana_pipe_divert;
+/* ana_pipe_start with d (NULL: none; copied). */
+ana_pipe *ana_pipe_start_divert(gtt_reader *r, int mode, int skip_bad, int threaded, const ana_pipe_divert *d);
 /* The next result of gtt_reader_next (1: *rec, valid until the next call; 0 at the end, also
  * when called again after it; or GTT_E*), with gtt_reader_offset after it in *off. */
 int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off);

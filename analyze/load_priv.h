@@ -92,11 +92,21 @@ typedef struct loader {
 	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
 	uint64_t n_streamed;       /* CUDA records not kept (ana_opts.stream_cuda) */
+	int cuda_summed;           /* pass 1 took the CUDA chunks' headers only (gtt_reader_summarize) */
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
 	uint32_t frames[MAX_DEPTH];
 } loader;
 
+/* load_pass1.c: pass 1, every record into the model (ana_load_take_record). 0 or <0 with words
+ * in errbuf. */
+int ana_load_pass1(loader *L, char *errbuf, size_t errlen);
+/* A read error of a pass (rc, at the reader's offset off) in words, as pass 1 gives them; rc. */
+int ana_load_read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t errlen);
+/* load.c: one record of pass 1 into the model (or the loader's accumulators). 0 or <0. */
+int ana_load_take_record(loader *L, const gtt_record *rec);
+/* A time seen: the model's bounds grow to it (0, and in a window a time outside it, do not). */
+void ana_load_see_time(ana_model *m, uint64_t t);
 /* Progress on stderr for long loads (--progress): phase and done of total. */
 void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t total);
 /* Pass 2: symbolize and unwind every sample read in pass 1 and intern its stack; count it for

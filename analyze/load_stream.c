@@ -157,6 +157,8 @@ typedef struct p3 {
 	ANA_VEC(sev) heap;
 	uint64_t seq, max_t, w, horizon_ns, n_late;
 	size_t next_stack;     /* the next sample's entry in L->sstack */
+	int read_rc;           /* a read error pass 1 did not meet, at read_off: the load fails */
+	uint64_t read_off;
 } p3;
 
 static int sev_less(const sev *x, const sev *y)
@@ -233,7 +235,6 @@ static int take(p3 *P, gtt_record *rec)
 	case GTT_REC_SAMPLE: t = rec->u.sample.time_ns; break;
 	case GTT_REC_PY_STACK: t = rec->u.py_stack.time_ns; break;
 	case GTT_REC_GIL: t = rec->u.gil.time_ns; break;
-	case GTT_REC_SWITCH: t = rec->u.sw.time_ns; break;
 	case GTT_REC_CUDA_KERNEL: t = rec->u.kernel.start_ns; break;
 	case GTT_REC_CUDA_MEMCPY: t = rec->u.memcpy.start_ns; break;
 	case GTT_REC_CUDA_MEMSET: t = rec->u.memset.start_ns; break;
@@ -241,10 +242,12 @@ static int take(p3 *P, gtt_record *rec)
 	case GTT_REC_CUDA_API: t = rec->u.api.start_ns; break;
 	default: return 0;
 	}
-	/* the latest start read: nothing later in the file starts a horizon before it */
+	/* the latest start read: nothing later in the file starts a horizon before it. (Of the
+	 * kinds this pass reads: the bound holds for any records of the file, and a lower one
+	 * only holds the queue's records a little longer) */
 	if (t > P->max_t)
 		P->max_t = t;
-	if (rec->tag == GTT_REC_SWITCH || !ana_window_keep(&m->window, rec))
+	if (!ana_window_keep(&m->window, rec))
 		return 0;
 	if (ana_load_streamed(rec->tag))
 		return ana_gpu_acc_add(P->gpu, rec);
@@ -285,6 +288,22 @@ static int take(p3 *P, gtt_record *rec)
 	return heap_push(P, &e);
 }
 
+/* 1 when a read error at offset off lies in a chunk pass 1 did not expand (a CUDA chunk whose
+ * header was all it took, gtt_reader_summarize): pass 3 reports it as pass 1 would have. A chunk
+ * whose checksum fails was met by pass 1 like any other. */
+static int unmet_error(loader *L, uint64_t off)
+{
+	gtt_chunk_info ci;
+	return L->cuda_summed && gtt_reader_chunk_at(L->r, off, &ci) == 1 && ci.tag == GTT_REC_PACKED &&
+	       ci.stream == GTT_STREAM_CUDA && ci.first_ns != 0;
+}
+
+/* What pass 3 reads: samples, Python reads, GIL records and the CUDA records of the GPU sweep. */
+#define PASS3_KINDS                                                                                       \
+	(GTT_KIND_BIT(GTT_REC_SAMPLE) | GTT_KIND_BIT(GTT_REC_PY_STACK) | GTT_KIND_BIT(GTT_REC_GIL) |            \
+	 GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) | GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | \
+	 GTT_KIND_BIT(GTT_REC_CUDA_SYNC) | GTT_KIND_BIT(GTT_REC_CUDA_API))
+
 static int read_all(p3 *P)
 {
 	loader *L = P->L;
@@ -305,6 +324,10 @@ static int read_all(p3 *P)
 		rc = heap_push(P, &e);
 	}
 	gtt_reader_rewind(L->r); /* the window, if any, stays */
+	/* the kinds merged here only: the others (context switches above all: most of a
+	 * GIL-contended trace's records) are passed over, their chunks not even expanded where
+	 * they have a stream of their own */
+	gtt_reader_only(L->r, PASS3_KINDS);
 	/* decoded on a thread of its own, in file order (load_pipe.c); corrupt chunks skipped as
 	 * pass 1 skipped them, the reading ends where pass 1's ended */
 	ana_pipe *pp = rc == 0 ? ana_pipe_start(L->r, ANA_PIPE_PASS3, 1, !L->m->window.on) : NULL;
@@ -312,8 +335,17 @@ static int read_all(p3 *P)
 		rc = GTT_ENOMEM;
 	while (rc == 0) {
 		int k = ana_pipe_next(pp, &rec, &off);
-		if (k == GTT_ECORRUPT || k == GTT_EINVAL)
-			continue;
+		if ((k == GTT_ECORRUPT || k == GTT_EINVAL) && !unmet_error(L, off))
+			continue; /* pass 1 met it and said so (or, with --skip-corrupt, counted it) */
+		if (k == GTT_ECORRUPT || k == GTT_EINVAL) {
+			if (L->o->skip_corrupt) {
+				m->n_corrupt++;
+				continue;
+			}
+			P->read_rc = rc = k;
+			P->read_off = off;
+			break;
+		}
 		if (k <= 0)
 			break;
 		if ((rc = take(P, rec)) < 0)
@@ -326,6 +358,7 @@ static int read_all(p3 *P)
 		}
 	}
 	ana_pipe_free(pp); /* the reader is this thread's again */
+	gtt_reader_only(L->r, 0);
 	if (rc == 0 && P->next_stack != L->sstack.n)
 		rc = GTT_EINVAL;
 	return rc == 0 ? flush(P, UINT64_MAX) : rc;
@@ -365,7 +398,9 @@ out:
 	ana_pymerge_free(P.merge);
 	ana_gpu_acc_free(P.gpu);
 	free(P.heap.v);
-	if (rc == GTT_EINVAL)
+	if (P.read_rc)
+		ana_load_read_error(L, P.read_rc, P.read_off, errbuf, errlen);
+	else if (rc == GTT_EINVAL)
 		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
 	else if (rc < 0)
 		snprintf(errbuf, errlen, "%s: out of memory while merging samples, Python and CUDA records", m->path);

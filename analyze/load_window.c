@@ -142,6 +142,7 @@ int ana_load_finish_oncpu(loader *L)
 	gtt_record rec;
 	int rc = o ? 0 : GTT_ENOMEM;
 	gtt_reader_rewind(L->r); /* the window, if any, stays */
+	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_SWITCH)); /* the other kinds passed over */
 	while (rc == 0) {
 		int n = gtt_reader_next(L->r, &rec);
 		if (n == 0 || (n < 0 && n != GTT_ECORRUPT && n != GTT_EINVAL))
@@ -149,6 +150,7 @@ int ana_load_finish_oncpu(loader *L)
 		if (n > 0 && rec.tag == GTT_REC_SWITCH && ana_window_keep(&m->window, &rec))
 			rc = ana_oncpu_add(o, m, &rec.u.sw);
 	}
+	gtt_reader_only(L->r, 0);
 	if (rc == 0)
 		rc = ana_oncpu_finish(o, m);
 	ana_oncpu_free(o);

@@ -153,16 +153,6 @@ uint64_t ana_hash_words(const void *p, size_t n_words, uint64_t h)
 	return ana_hash_u64(h);
 }
 
-uint64_t ana_hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 /* Open-addressing table of u32 ids (0 = empty slot), each beside its 64-bit hash: a probe reads
  * one slot (hash and id in one cache line), not two arrays. */
 static int table_grow(ana_idtable *t)

@@ -14,7 +14,17 @@ typedef struct ana_arena { struct ana_arena_block *head; } ana_arena;
 void *ana_arena_alloc(ana_arena *a, size_t len);
 void ana_arena_free(ana_arena *a);
 
-uint64_t ana_hash_u64(uint64_t x);
+/* A 64-bit mix (murmur3's finalizer). Inline: the sweep, the launch estimator and the loaders
+ * hash a key per record, and a call cost them more than the mix. */
+static inline uint64_t ana_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
 uint64_t ana_hash_bytes(const void *p, size_t len, uint64_t seed);
 /* Hash of n_words 32-bit words at p (4-aligned), for callchains and frame id lists. */
 uint64_t ana_hash_words(const void *p, size_t n_words, uint64_t seed);

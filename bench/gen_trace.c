@@ -6,7 +6,7 @@
  *   gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]
  *             [--switch-rate N/s] [--cuda-rate N/s] [--py-hz HZ] [--gil-rate N/s]
  *             [--max-bytes N] [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index]
- *             [--seed N] [--stack-variants K] [--unordered-switches]
+ *             [--seed N] [--stack-variants K] [--unordered-switches] [--one-data-stream]
  * Defaults: the H200 torch workload of issue 13 (8 threads, 99 Hz DWARF 8 KiB, 100 000
  * switches/s, 57 000 CUDA records/s, Python stacks at 100 Hz per thread, 1 000 GIL changes/s)
  * for 10 s. --max-bytes stops at a file size (a 10 GB trace: --seconds 100000 --max-bytes 10e9).
@@ -19,6 +19,9 @@
  * --unordered-switches writes each millisecond's in the order they were drawn instead (random
  * within the millisecond, an in up to 5 ms after its out: the analyzer's reorder queue's worst
  * case, and what gen_trace wrote before 2026-12-01 14:00).
+ * --one-data-stream writes every data record into one stream of packed chunks, the layout of
+ * writers before samples, switches and CUDA records had streams of their own (the same records:
+ * for measuring readers on traces of that layout).
  * Prints what it wrote on stderr; exit 0, 2 on a write error, 64 on usage. */
 #include <errno.h>
 #include <getopt.h>
@@ -43,7 +46,7 @@ typedef struct opts {
 	const char *out;
 	double seconds, sample_hz, switch_rate, cuda_rate, py_hz, gil_rate, max_bytes;
 	uint32_t threads, stack_bytes, block_bytes, minor;
-	int fp, level, no_index, unordered_switches;
+	int fp, level, no_index, unordered_switches, one_data_stream;
 	uint64_t seed;
 } opts;
 
@@ -437,7 +440,7 @@ static int usage(void)
 	fprintf(stderr, "usage: gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]\n"
 	                "                 [--switch-rate N] [--cuda-rate N] [--py-hz HZ] [--gil-rate N] [--max-bytes N]\n"
 	                "                 [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index] [--seed N]\n"
-	                "                 [--stack-variants K] [--unordered-switches]\n");
+	                "                 [--stack-variants K] [--unordered-switches] [--one-data-stream]\n");
 	return GT_EXIT_USAGE;
 }
 
@@ -448,7 +451,8 @@ static int parse(int argc, char **argv, opts *o)
 		{ "fp", 0, 0, 'f' }, { "switch-rate", 1, 0, 'w' }, { "cuda-rate", 1, 0, 'c' }, { "py-hz", 1, 0, 'p' },
 		{ "gil-rate", 1, 0, 'g' }, { "max-bytes", 1, 0, 'm' }, { "format", 1, 0, 'v' }, { "level", 1, 0, 'l' },
 		{ "block-bytes", 1, 0, 'B' }, { "no-index", 0, 0, 'n' }, { "seed", 1, 0, 'S' },
-		{ "stack-variants", 1, 0, 'K' }, { "unordered-switches", 0, 0, 'U' }, { 0, 0, 0, 0 },
+		{ "stack-variants", 1, 0, 'K' }, { "unordered-switches", 0, 0, 'U' }, { "one-data-stream", 0, 0, 'D' },
+		{ 0, 0, 0, 0 },
 	};
 	*o = (opts){ .seconds = 10, .sample_hz = 99, .switch_rate = 100000, .cuda_rate = 57000, .py_hz = 100,
 	             .gil_rate = 1000, .threads = 8, .stack_bytes = 8192, .minor = 1, .seed = 1 };
@@ -473,6 +477,7 @@ static int parse(int argc, char **argv, opts *o)
 		case 'S': o->seed = strtoull(optarg, NULL, 0); break;
 		case 'K': stack_variants = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'U': o->unordered_switches = 1; break;
+		case 'D': o->one_data_stream = 1; break;
 		default: return -1;
 		}
 	}
@@ -506,6 +511,7 @@ int main(int argc, char **argv)
 	wo.level = o.level;
 	wo.block_bytes = o.block_bytes;
 	wo.no_index = o.no_index;
+	wo.one_data_stream = o.one_data_stream;
 	W = gtt_writer_fdopen_opts(dup(fileno(probe)), 0, &wo, &err);
 	fclose(probe);
 	if (!W) {

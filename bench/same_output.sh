@@ -3,8 +3,9 @@
 # must not change a report): stdout, stderr and exit status of `report`, `report --top 3`,
 # `report --from 0.5 --to 2`, `fold`, `diff` and `check` (the trace against itself) and
 # `export --format chrome`, on every .gtt under testdata/ (bad/ included) and on gen_trace
-# traces made here (default, --fp, --unordered-switches, --stack-variants 500, format 1.0, and
-# a copy of the default one cut mid-chunk).
+# traces made here (default, --fp, --unordered-switches, --stack-variants 500, format 1.0,
+# --one-data-stream (the packed layout before the kinds' streams), and a copy of the default one
+# cut mid-chunk).
 #
 #   bench/same_output.sh BEFORE_GT_ANALYZE [AFTER_GT_ANALYZE]   (after: build/bin/gt-analyze)
 #
@@ -36,6 +37,7 @@ gen fp --fp
 gen unordered --unordered-switches
 gen variants --stack-variants 500
 gen v10 --format 1.0
+gen onestream --one-data-stream
 if [ -f "$OUT/gen/default.gtt" ]; then
 	size=$(stat -c %s "$OUT/gen/default.gtt")
 	head -c $((size * 2 / 3 + 1234)) "$OUT/gen/default.gtt" >"$OUT/gen/cut.gtt"

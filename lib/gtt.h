@@ -524,8 +524,9 @@ uint32_t gtt_crc32c_sw(uint32_t crc, const void *buf, size_t len);
  * Thread-safe: records from several threads may be written concurrently.
  * Records are buffered; gtt_writer_flush() pushes them to the file so that a killed recorder
  * loses at most the unflushed tail. A new trace is written in format 1.1 by default: records
- * go into packed blocks (one for definitions, one for data, docs/FORMAT.md), encoded compactly
- * under the writer's lock and compressed with zstd when a block is full or at a flush.
+ * go into packed blocks (one per stream: definitions, samples, switches, CUDA and the other data,
+ * docs/FORMAT.md), encoded compactly under the writer's lock and compressed with zstd when
+ * blocks are full or at a flush.
  * Callchains of samples are interned by the writer. Without libzstd.so.1 blocks are stored
  * uncompressed and the meta key "compression" says so. */
 typedef struct gtt_writer gtt_writer;
@@ -539,6 +540,9 @@ typedef struct gtt_writer_opts {
 	uint32_t block_bytes; /* raw bytes that close a block; 0 = GTT_BLOCK_BYTES_DEFAULT; at most
 	                       * GTT_PACKED_MAX_RAW / 2 */
 	int no_index;         /* 1: no index chunk at close (readers then rebuild it by a scan) */
+	int one_data_stream;  /* 1: every data record in the data stream (GTT_STREAM_DATA), as writers
+	                       * before the kinds' streams did: traces of that layout, for testing and
+	                       * measuring readers on them */
 } gtt_writer_opts;
 /* The defaults: 1.1, zstd at level 3, 1 MiB blocks, an index at close. */
 void gtt_writer_opts_init(gtt_writer_opts *o);
@@ -578,7 +582,8 @@ typedef struct gtt_writer_stats {
 	uint64_t packed_bytes;   /* bytes of packed chunks on disk (headers included) */
 	uint64_t n_chains;       /* callchains interned */
 	uint64_t n_chain_refs;   /* samples that referred to an interned callchain */
-	uint64_t block_seq;      /* sequence number of the next data block (see gtt_writer_redefine) */
+	uint64_t block_seq;      /* sequence number of the next data blocks (one number for the blocks of
+	                          * the data streams closed together; see gtt_writer_redefine) */
 	uint64_t pending_bytes;  /* raw bytes in open or queued blocks (part of raw_bytes, not yet in
 	                          * packed_bytes) */
 } gtt_writer_stats;
@@ -644,11 +649,26 @@ uint64_t gtt_reader_size(const gtt_reader *r);
 /* From now on gtt_reader_next returns only records of the kinds in tag_mask (bit 1ull << tag;
  * kinds 64 and above always come), and passes over the others with the least decoding that
  * keeps the block's delta state right for the rest: for a pass that wants a few kinds of a big
- * trace. Errors inside a record passed over are not reported. Callchain definitions are always
+ * trace. A packed chunk of a stream that holds none of the kinds asked for (gtt_stream_kinds)
+ * is passed over whole: its checksum is checked, it is not expanded. Errors inside a record
+ * (or such a chunk's compressed data) passed over are not reported. Callchain definitions are always
  * read (entered in the reader's table) and returned only when asked for. 0 (the default):
  * every record. Seeking and gtt_reader_tell are unchanged (positions count every record). */
 #define GTT_KIND_BIT(tag) (1ull << (tag))
 void gtt_reader_only(gtt_reader *r, uint64_t tag_mask);
+/* Pass over the packed chunks of the streams in stream_mask (bit 1u << GTT_STREAM_*) whole,
+ * reading only their headers, and sum those up (gtt_reader_summary): for a pass that needs no more
+ * of those records than how many there are and when they fall. A chunk whose earliest time is 0
+ * (a record without a time: the header cannot tell the others) is read as usual, and so is one
+ * of a kind gtt_reader_only passes over (not summed). Its checksum is checked; what only
+ * expanding it could find wrong goes unreported (gtt_reader_chunk_at tells such chunks apart
+ * later: a caller can report those when it reads them). 0 (the default): none. The summary starts over. */
+void gtt_reader_summarize(gtt_reader *r, uint32_t stream_mask);
+typedef struct gtt_summary {
+	uint64_t n_chunks, n_records;
+	uint64_t first_ns, last_ns; /* the earliest and latest time in them; first > last when none */
+} gtt_summary;
+void gtt_reader_summary(const gtt_reader *r, gtt_summary *s);
 /* Expand compressed chunks ahead on a thread of the reader's own (made at the first one, joined
  * by gtt_reader_close): the chunk the reader reads next (under a window, the window's next), when
  * it expands to 8 KiB or more, is decompressed while the caller works on this one. Records and errors are the same as without; without a thread, nothing
@@ -689,8 +709,24 @@ typedef struct gtt_chunk_info {
 	uint64_t first_ns, last_ns;
 } gtt_chunk_info;
 enum { GTT_CODEC_NONE = 0, GTT_CODEC_ZSTD = 1 };
-enum { GTT_STREAM_DATA = 0, GTT_STREAM_DEFS = 1 };
+/* The stream of a packed chunk says which kinds of records it can hold (docs/FORMAT.md): data
+ * and definitions hold any kind; samples, switches and CUDA hold only their own kinds, so that
+ * a reader asked for other kinds (gtt_reader_only) passes over the whole chunk unexpanded. */
+enum {
+	GTT_STREAM_DATA = 0,     /* data records of any kind (every data chunk before the kinds' streams) */
+	GTT_STREAM_DEFS = 1,     /* definitions */
+	GTT_STREAM_SAMPLES = 2,  /* samples only */
+	GTT_STREAM_SWITCHES = 3, /* context switches only */
+	GTT_STREAM_CUDA = 4,     /* CUDA kernels, copies, memsets, syncs and API calls only */
+	GTT_STREAMS = 5          /* streams a writer of this version writes */
+};
+/* The kinds (GTT_KIND_BIT) a packed chunk of stream can hold; 0 when it can hold any (data,
+ * definitions, and a stream of a newer writer, which this reader does not know). */
+uint64_t gtt_stream_kinds(uint32_t stream);
 void gtt_reader_chunk(const gtt_reader *r, gtt_chunk_info *ci);
+/* The chunk that begins at file offset off (a whole one, its checksum matching): 1 with what it
+ * is in *ci (for a packed chunk its header: stream, records, times), 0 when there is none. */
+int gtt_reader_chunk_at(const gtt_reader *r, uint64_t off, gtt_chunk_info *ci);
 
 /* ---- chunk index and time windows (1.1) ----
  * The index lists every chunk with the time range of its records; a trace whose index is

@@ -130,6 +130,35 @@ int gtt_is_defs_tag(uint32_t tag)
 	}
 }
 
+#define CUDA_KINDS                                                                                        \
+	(GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) | GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | \
+	 GTT_KIND_BIT(GTT_REC_CUDA_SYNC) | GTT_KIND_BIT(GTT_REC_CUDA_API))
+
+uint64_t gtt_stream_kinds(uint32_t stream)
+{
+	switch (stream) {
+	case GTT_STREAM_SAMPLES: return GTT_KIND_BIT(GTT_REC_SAMPLE);
+	case GTT_STREAM_SWITCHES: return GTT_KIND_BIT(GTT_REC_SWITCH);
+	case GTT_STREAM_CUDA: return CUDA_KINDS;
+	default: return 0; /* data, definitions, or a newer writer's stream: any kind */
+	}
+}
+
+uint32_t gtt_stream_of(uint32_t tag)
+{
+	if (gtt_is_defs_tag(tag))
+		return GTT_STREAM_DEFS;
+	/* the kinds that are most of a trace's records and bytes, each read by passes that want
+	 * little else (docs/FORMAT.md, "Streams") */
+	if (tag == GTT_REC_SAMPLE)
+		return GTT_STREAM_SAMPLES;
+	if (tag == GTT_REC_SWITCH)
+		return GTT_STREAM_SWITCHES;
+	if (tag < 64 && (CUDA_KINDS >> tag & 1))
+		return GTT_STREAM_CUDA;
+	return GTT_STREAM_DATA;
+}
+
 int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1)
 {
 	const gtt_record *r = rec;

@@ -1,6 +1,7 @@
-/* gtt_pack.c — the writer's side of format 1.1: records go into two open blocks (definitions
- * and data) in compact encodings, callchains are interned once per recording, and a full block
- * (or a flush) becomes one packed chunk compressed with zstd. Compression runs on a worker
+/* gtt_pack.c — the writer's side of format 1.1: records go into open blocks, one per stream
+ * (definitions; samples, switches and CUDA activity each in their own; the other data kinds
+ * together), in compact encodings, callchains are interned once per recording, and full blocks
+ * (or a flush) become packed chunks compressed with zstd. Compression runs on a worker
  * thread of the writer, so that a thread writing a record never waits the milliseconds a block
  * takes; chunks still go out in the order their blocks closed. Every chunk written is noted for
  * the index that gtt_writer_close puts at the end. All functions run under the writer's lock. */
@@ -16,7 +17,7 @@ typedef struct block {
 	enc raw;              /* inner records */
 	uint32_t n;
 	uint64_t first_ns, last_ns;
-	int stream;           /* GTT_STREAM_* */
+	uint32_t stream;      /* GTT_STREAM_* */
 	gtt_blkstate st;
 } block;
 
@@ -34,12 +35,14 @@ typedef struct job {
 	size_t n, cap;
 	uint32_t n_rec;
 	uint64_t first_ns, last_ns;
-	int stream;
+	uint32_t stream;
 } job;
-#define PACK_QUEUE 4      /* closed blocks waiting: beyond, a writing thread waits */
+/* closed blocks waiting: beyond, a writing thread waits. Room for two flushes of every stream:
+ * a flush queues all its blocks at once (gtt_pack_emit) */
+#define PACK_QUEUE (2 * GTT_STREAMS)
 
 struct gtt_pack {
-	block blk[2];         /* indexed by GTT_STREAM_* */
+	block blk[GTT_STREAMS]; /* indexed by GTT_STREAM_* */
 	job q[PACK_QUEUE];
 	unsigned q_head, q_count;
 	uint64_t q_bytes;
@@ -51,6 +54,7 @@ struct gtt_pack {
 	int no_zstd;          /* compression wanted, libzstd missing */
 	uint32_t block_bytes;
 	int no_index;
+	int one_data_stream;  /* gtt_writer_opts.one_data_stream */
 	void *cctx;
 	uint8_t *zbuf;
 	size_t zcap;
@@ -96,6 +100,7 @@ gtt_pack *gtt_pack_new(const gtt_writer_opts *o, int *err)
 	if (pk->block_bytes > GTT_PACKED_MAX_RAW / 2)
 		pk->block_bytes = GTT_PACKED_MAX_RAW / 2;
 	pk->no_index = o->no_index;
+	pk->one_data_stream = o->one_data_stream;
 	pk->codec = GTT_CODEC_NONE;
 	if (pk->level > 0) {
 		pk->cctx = gtt_zstd_cctx_new();
@@ -104,7 +109,7 @@ gtt_pack *gtt_pack_new(const gtt_writer_opts *o, int *err)
 		else
 			pk->no_zstd = 1;
 	}
-	for (int i = 0; i < 2; i++) {
+	for (uint32_t i = 0; i < GTT_STREAMS; i++) {
 		pk->blk[i].stream = i;
 		block_reset(&pk->blk[i]);
 	}
@@ -117,7 +122,7 @@ void gtt_pack_free(gtt_pack *pk)
 {
 	if (!pk)
 		return;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < GTT_STREAMS; i++)
 		free(pk->blk[i].raw.p);
 	for (int i = 0; i < PACK_QUEUE; i++)
 		free(pk->q[i].raw);
@@ -287,7 +292,7 @@ static int drain(gtt_writer *w)
 
 /* Hand block b's records to job j (the block's buffer goes to the job, the job's old one, done
  * with, to the block) and reset b. */
-static void take_block(gtt_pack *pk, block *b, job *j)
+static void take_block(block *b, job *j)
 {
 	uint8_t *p = j->raw;
 	size_t cap = j->cap;
@@ -300,8 +305,6 @@ static void take_block(gtt_pack *pk, block *b, job *j)
 	j->stream = b->stream;
 	b->raw.p = p;
 	b->raw.cap = cap;
-	if (b->stream == GTT_STREAM_DATA)
-		pk->data_seq++;
 	block_reset(b);
 }
 
@@ -309,7 +312,7 @@ static void take_block(gtt_pack *pk, block *b, job *j)
 static void queue_block(gtt_pack *pk, block *b)
 {
 	job *j = &pk->q[(pk->q_head + pk->q_count) % PACK_QUEUE];
-	take_block(pk, b, j);
+	take_block(b, j);
 	pk->q_count++;
 	pk->q_bytes += j->n;
 	pthread_cond_signal(&pk->cv_work);
@@ -342,7 +345,7 @@ static int emit_block(gtt_writer *w, block *b)
 		return 0;
 	}
 	job j = { 0 };
-	take_block(pk, b, &j);
+	take_block(b, &j);
 	uint32_t len = 0;
 	rc = compress_job(pk, &j, &len);
 	if (!rc)
@@ -354,20 +357,43 @@ static int emit_block(gtt_writer *w, block *b)
 	return rc;
 }
 
+/* Raw bytes in the open data blocks (every stream but the definitions). */
+static size_t data_pending(const gtt_pack *pk)
+{
+	size_t n = 0;
+	for (int i = 0; i < GTT_STREAMS; i++)
+		if (i != GTT_STREAM_DEFS)
+			n += pk->blk[i].raw.n;
+	return n;
+}
+
 int gtt_pack_emit(gtt_writer *w)
 {
 	gtt_pack *pk = w->pk;
-	/* room for both blocks first: a wait between the two would let another thread define a
-	 * callchain in the next definitions block and use it in the data block still open, which
+	unsigned n_open = 0;
+	for (int i = 0; i < GTT_STREAMS; i++)
+		n_open += pk->blk[i].n != 0;
+	/* room for every block first: a wait between two would let another thread define a
+	 * callchain in the next definitions block and use it in a data block still open, which
 	 * would then reach the file before its definition */
 	start_worker(w);
-	while (pk->thr_on && pk->q_count > PACK_QUEUE - 2 && !w->err)
+	while (pk->thr_on && pk->q_count > PACK_QUEUE - n_open && !w->err)
 		pthread_cond_wait(&pk->cv_done, &w->lock);
 	if (w->err)
 		return w->err;
 	/* definitions first: a data block may refer to callchains defined in the open one */
 	int rc = emit_block(w, &pk->blk[GTT_STREAM_DEFS]);
-	return rc ? rc : emit_block(w, &pk->blk[GTT_STREAM_DATA]);
+	/* the data blocks close together, so that each flush's chunks cover the same stretch of
+	 * time: a reader's reorder horizon (the chunk index's time ranges) stays what one data
+	 * block per flush gave, and a data block sequence number (gtt_writer_redefine) names them
+	 * all */
+	int any = data_pending(pk) != 0;
+	for (int i = 0; i < GTT_STREAMS && !rc; i++)
+		if (i != GTT_STREAM_DEFS)
+			rc = emit_block(w, &pk->blk[i]);
+	if (!rc && any)
+		pk->data_seq++;
+	return rc;
 }
 
 int gtt_pack_sync(gtt_writer *w)
@@ -581,7 +607,10 @@ int gtt_pack_write(gtt_writer *w, const gtt_record *rec)
 		return rc; /* the end record comes after every other */
 	if (rec->tag == GTT_REC_SAMPLE && (rc = intern(w, &rec->u.sample, &chain_id)) < 0)
 		return rc;
-	block *b = &pk->blk[gtt_is_defs_tag(rec->tag) ? GTT_STREAM_DEFS : GTT_STREAM_DATA];
+	uint32_t stream = gtt_stream_of(rec->tag);
+	if (pk->one_data_stream && stream != GTT_STREAM_DEFS)
+		stream = GTT_STREAM_DATA;
+	block *b = &pk->blk[stream];
 	size_t at = b->raw.n;
 	undo u;
 	undo_save(&u, &b->st, rec->tag);
@@ -610,9 +639,11 @@ int gtt_pack_write(gtt_writer *w, const gtt_record *rec)
 	}
 	if (rec->tag == GTT_REC_END)
 		return emit_block(w, b);
-	if (b->raw.n >= pk->block_bytes)
-		return b->stream == GTT_STREAM_DATA ? gtt_pack_emit(w) : emit_block(w, b);
-	return 0;
+	if (b->stream == GTT_STREAM_DEFS)
+		return b->raw.n >= pk->block_bytes ? emit_block(w, b) : 0;
+	/* the data streams together make a block's worth (one chunk per stream, as one data block
+	 * made one chunk before the kinds had streams) */
+	return data_pending(pk) >= pk->block_bytes ? gtt_pack_emit(w) : 0;
 }
 
 int gtt_pack_write_raw(gtt_writer *w, uint32_t tag, const uint8_t *payload, uint32_t len)
@@ -645,14 +676,14 @@ int gtt_pack_write_raw(gtt_writer *w, uint32_t tag, const uint8_t *payload, uint
 		memcpy(b->raw.p + b->raw.n, payload, len);
 	b->raw.n += len;
 	b->n++;
-	if (b->raw.n >= pk->block_bytes)
+	if (data_pending(pk) >= pk->block_bytes)
 		return gtt_pack_emit(w);
 	return 0;
 }
 
 uint64_t gtt_pack_pending(const gtt_pack *pk)
 {
-	return pk ? pk->blk[0].raw.n + pk->blk[1].raw.n + pk->q_bytes : 0;
+	return pk ? data_pending(pk) + pk->blk[GTT_STREAM_DEFS].raw.n + pk->q_bytes : 0;
 }
 
 void gtt_pack_stats(const gtt_pack *pk, gtt_writer_stats *st)

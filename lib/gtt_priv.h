@@ -138,6 +138,9 @@ void gtt_blkstate_reset(gtt_blkstate *st);
 int gtt_compact_has(uint32_t tag);
 /* 1 when records of tag go to the definitions stream. */
 int gtt_is_defs_tag(uint32_t tag);
+/* The stream (GTT_STREAM_*) a 1.1 writer puts records of tag into; gtt_stream_kinds of it
+ * holds tag, or is 0 (any kind). */
+uint32_t gtt_stream_of(uint32_t tag);
 /* The times a record covers: 1 with [*t0, *t1], or 0 when the kind has no time. */
 int gtt_rec_times(const gtt_record *rec, uint64_t *t0, uint64_t *t1);
 /* Append one inner record (varint tag, varint length, body) to e. chain_id: for a sample, the
@@ -266,6 +269,8 @@ struct gtt_reader {
 	uint64_t win_from, win_to;
 	int seeked_plain;   /* the next chunk is read where seek put it, window or not */
 	uint64_t only;      /* gtt_reader_only's mask, 0 every kind */
+	uint32_t summarize; /* gtt_reader_summarize's streams */
+	gtt_summary summary;
 	int want_prefetch;  /* gtt_reader_prefetch: pf made at the first zstd chunk */
 	struct gtt_prefetch *pf;
 	uint64_t n_expanded;  /* gtt_reader_expanded */
@@ -288,6 +293,11 @@ int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t z
 
 /* Start expanding the packed chunk whose payload is p[0..len) at file offset off. 0 or GTT_E*. */
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off);
+/* 1 when the packed chunk whose payload is p[0..len) is of a stream that holds none of the kinds
+ * the reader was asked for (gtt_reader_only): passed over whole, never expanded. */
+int gtt_unpack_unwanted(const gtt_reader *r, const uint8_t *p, uint32_t len);
+/* 1 when that chunk is one gtt_reader_summarize passes over, with its header in *ci. */
+int gtt_unpack_summarized(const gtt_reader *r, const uint8_t *p, uint32_t len, gtt_chunk_info *ci);
 /* Next record of the open packed chunk: 1, 2 when it is of a kind the reader does not return
  * (gtt_reader_only: passed over, rec not filled), or GTT_EINVAL/GTT_ENOMEM. */
 int gtt_unpack_next(gtt_reader *r, gtt_record *rec);

@@ -25,27 +25,54 @@ int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
 	return 0;
 }
 
+int gtt_unpack_unwanted(const gtt_reader *r, const uint8_t *p, uint32_t len)
+{
+	if (!r->only || len < GTT_PACKED_HEADER_LEN)
+		return 0; /* every kind wanted; a header too short is unpack_open's to refuse */
+	uint64_t kinds = gtt_stream_kinds(p[1]);
+	return kinds && !(kinds & r->only);
+}
+
+int gtt_unpack_summarized(const gtt_reader *r, const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
+{
+	if (!r->summarize || len < GTT_PACKED_HEADER_LEN || p[1] >= 32 || !(r->summarize >> p[1] & 1))
+		return 0;
+	/* a header that does not parse is unpack_open's to refuse; a time 0 hides the others */
+	return gtt_unpack_header(p, len, ci) == 0 && ci->first_ns != 0;
+}
+
 /* A chunk expanding to less is expanded by the reader itself: handing it to the worker (a futex
  * wake and a switch each way) costs about what expanding it does. A recording's definitions
  * chunks, one between every two others, expand to under 4 KiB (1 999 of the first 2 000 of a
  * generated 1-hour trace); its data chunks to about 1 MiB. */
 #define PREFETCH_MIN_RAW (8u << 10)
 
-/* Hand the chunk the reader will read after file offset at to the worker when it is a whole
+/* Hand the chunk the reader will expand after file offset at to the worker when it is a whole
  * zstd-packed chunk of PREFETCH_MIN_RAW or more (its checksum is checked when the reader gets to
  * it; a chunk that fails it is never taken). Under a window that is the window's next chunk, not
  * the next in the file: expanding the chunk after each definitions chunk a window reads would
- * expand the whole trace. */
+ * expand the whole trace. Chunks the reader passes over whole (gtt_reader_only,
+ * gtt_reader_summarize) are looked past the same way. */
 static void prefetch_next(gtt_reader *r, uint64_t at)
 {
-	at = gtt_index_next_read(r, at);
-	if (at > r->len || r->len - at < GTT_CHUNK_HEADER_LEN + GTT_PACKED_HEADER_LEN)
-		return;
-	const uint8_t *h = r->data + at, *p = h + GTT_CHUNK_HEADER_LEN;
-	uint32_t n = rd32(h + 4);
+	const uint8_t *h, *p;
+	uint32_t n;
+	for (;;) {
+		at = gtt_index_next_read(r, at);
+		if (at > r->len || r->len - at < GTT_CHUNK_HEADER_LEN + GTT_PACKED_HEADER_LEN)
+			return;
+		h = r->data + at;
+		p = h + GTT_CHUNK_HEADER_LEN;
+		n = rd32(h + 4);
+		if (rd32(h) != GTT_REC_PACKED || n > r->len - at - GTT_CHUNK_HEADER_LEN)
+			return;
+		gtt_chunk_info si;
+		if (!gtt_unpack_unwanted(r, p, n) && !gtt_unpack_summarized(r, p, n, &si))
+			break;
+		at += GTT_CHUNK_HEADER_LEN + (uint64_t)n;
+	}
 	gtt_chunk_info ci;
-	if (rd32(h) != GTT_REC_PACKED || n > r->len - at - GTT_CHUNK_HEADER_LEN || gtt_unpack_header(p, n, &ci) != 0 ||
-	    ci.codec != GTT_CODEC_ZSTD || ci.raw_len < PREFETCH_MIN_RAW)
+	if (gtt_unpack_header(p, n, &ci) != 0 || ci.codec != GTT_CODEC_ZSTD || ci.raw_len < PREFETCH_MIN_RAW)
 		return;
 	gtt_prefetch_start(r->pf, at, p + GTT_PACKED_HEADER_LEN, n - GTT_PACKED_HEADER_LEN, ci.raw_len);
 	r->n_expanded++;

@@ -43,6 +43,7 @@ static buf packed_trace(void)
 	o.level = -1;        /* stored: converted below */
 	o.no_index = 1;
 	o.block_bytes = 256;  /* several data blocks: a cut or a bad one leaves the others */
+	o.one_data_stream = 1; /* the layout these files were first made in (no kinds' streams) */
 	if (memfd < 0)
 		memfd = memfd_create("badgen", MFD_CLOEXEC);
 	if (memfd < 0 || ftruncate(memfd, 0) != 0 || lseek(memfd, 0, SEEK_SET) != 0)

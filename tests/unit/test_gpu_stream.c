@@ -6,7 +6,8 @@
  * API rows); the streamed model keeps no CUDA record, and its reorder
  * queue never holds more than a small part of them (a count, not a time: memory bounded by the
  * chunk index's horizon, not by the trace). A format 1.0 trace (no time ranges) holds them all,
- * and still agrees. */
+ * and still agrees. A damaged CUDA chunk is reported by report's mode as when every chunk is
+ * expanded in pass 1. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,63 @@ static void piped_vs_direct(const char *path)
 	ana_model_free(m);
 }
 
+/* A CUDA chunk whose compressed data does not expand (its checksum made right): report's pass 1
+ * takes only the header of CUDA chunks, so pass 3 meets the damage; it must be reported as pass 1
+ * reports it when it expands every chunk (the records kept): the same words without
+ * --skip-corrupt, the same count and report with it. */
+static void damaged_cuda(const char *path)
+{
+	char bad[] = "/tmp/gt-gpu-stream-bad-XXXXXX", eb[256] = "", eb2[256] = "";
+	int fd = open(path, O_RDONLY), bfd = mkstemp(bad);
+	off_t n = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+	uint8_t *b = n > 0 ? malloc((size_t)n) : NULL;
+	if (!b || bfd < 0 || pread(fd, b, (size_t)n, 0) != n)
+		exit(1);
+	close(fd);
+	size_t at = 0;
+	int k = 1;
+	for (size_t off = GTT_HEADER_LEN; !at && off + GTT_CHUNK_HEADER_LEN <= (size_t)n;) {
+		uint32_t len = (uint32_t)b[off + 4] | (uint32_t)b[off + 5] << 8 | (uint32_t)b[off + 6] << 16 | (uint32_t)b[off + 7] << 24;
+		const uint8_t *p = b + off + GTT_CHUNK_HEADER_LEN;
+		if (b[off] == GTT_REC_PACKED && p[0] == GTT_CODEC_ZSTD && p[1] == GTT_STREAM_CUDA && k-- == 0) {
+			at = off;
+			b[off + GTT_CHUNK_HEADER_LEN + GTT_PACKED_HEADER_LEN + len / 2] ^= 0x5a;
+			uint32_t crc = gtt_crc32c(gtt_crc32c(0, b + off, 8), p, len);
+			for (int i = 0; i < 4; i++)
+				b[off + 8 + i] = (uint8_t)(crc >> (8 * i));
+		}
+		off += GTT_CHUNK_HEADER_LEN + len;
+	}
+	if (!at || write(bfd, b, (size_t)n) != n)
+		exit(1);
+	close(bfd);
+	free(b);
+	ana_opts o;
+	ana_opts_init(&o);
+	ana_model *kept = ana_model_load(bad, &o, eb, sizeof(eb));
+	o.stream_cuda = ANA_STREAM_CUDA_REPORT;
+	o.stream_samples = 1;
+	ana_model *piped = ana_model_load(bad, &o, eb2, sizeof(eb2));
+	th_check(!kept && !piped && eb[0] && strcmp(eb, eb2) == 0 && strstr(eb, "corrupt chunk"),
+	         "a damaged CUDA chunk: report's load fails with pass 1's words (%s)", eb2);
+	ana_model_free(kept);
+	ana_model_free(piped);
+	o.skip_corrupt = 1;
+	piped = ana_model_load(bad, &o, eb2, sizeof(eb2));
+	o.stream_cuda = 0;
+	o.stream_samples = 0;
+	kept = ana_model_load(bad, &o, eb, sizeof(eb));
+	char *a = kept ? report_of(kept) : NULL, *c = piped ? report_of(piped) : NULL;
+	th_check(a && c && strcmp(a, c) == 0 && kept->n_corrupt == 1 && piped->n_corrupt == 1,
+	         "--skip-corrupt: the damaged CUDA chunk counted once (%llu, %llu), the reports the same",
+	         kept ? (unsigned long long)kept->n_corrupt : 0ull, piped ? (unsigned long long)piped->n_corrupt : 0ull);
+	free(a);
+	free(c);
+	ana_model_free(kept);
+	ana_model_free(piped);
+	unlink(bad);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/gt-gpu-stream-XXXXXX";
@@ -346,6 +404,7 @@ int main(void)
 	th_check(write_trace(path, 1) == 0, "format 1.1 trace written (%llu CUDA records)", (unsigned long long)n_cuda);
 	compare(path, "1.1", 1);
 	piped_vs_direct(path);
+	damaged_cuda(path);
 	th_check(write_trace(path, 0) == 0, "format 1.0 trace written");
 	compare(path, "1.0", 0);
 	unlink(path);

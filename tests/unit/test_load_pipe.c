@@ -2,7 +2,9 @@
  * results as its own gtt_reader_next calls would: every result and offset in order, and of each
  * record what the pass uses (a sample's figures, a Python read's frames, definitions whole), on
  * whole, damaged and cut packed traces (pass 2: samples whole, with their positions), with and without zstd prefetch, with more Python frames
- * than a batch holds; and it stops cleanly when the pass ends early. */
+ * than a batch holds; and it stops cleanly when the pass ends early. Records diverted
+ * (ana_pipe_divert: pass 1's switches) reach their function in order and never come out, the
+ * rest comes out as read, and the function's error ends the reading there. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -269,6 +271,97 @@ static void compare(const char *what, const buf *t, int skip_bad)
 		}
 }
 
+/* ---- records diverted (ana_pipe_divert): pass 1's switches folded on the pipe's thread ---- */
+
+typedef struct div_ctx { seq q; int fail_at; } div_ctx;
+
+static int div_fn(void *ctx, gtt_record *rec)
+{
+	div_ctx *c = ctx;
+	static const gtt_pos none = { 0, 0 };
+	char s[512];
+	if (c->fail_at >= 0 && (int)c->q.n == c->fail_at)
+		return GTT_ENOMEM;
+	use_of(ANA_PIPE_PASS1_STREAM, 1, 0, &none, rec, s, sizeof(s));
+	seq_add(&c->q, s);
+	return 0;
+}
+
+/* The switches a pass reads (as div_fn describes them) and its other results, read directly. */
+static void direct_split(const buf *t, int skip_bad, int prefetch, seq *sw, seq *rest)
+{
+	static const gtt_pos none = { 0, 0 };
+	gtt_record rec;
+	gtt_reader *r = pass_reader(t, ANA_PIPE_PASS1_STREAM, prefetch);
+	for (;;) {
+		gtt_pos pos = { 0, 0 };
+		int rc = gtt_reader_next(r, &rec);
+		gtt_reader_tell(r, &pos);
+		if (rc > 0 && rec.tag == GTT_REC_SWITCH) {
+			use_of(ANA_PIPE_PASS1_STREAM, 1, 0, &none, &rec, line, sizeof(line));
+			seq_add(sw, line);
+			continue;
+		}
+		use_of(ANA_PIPE_PASS1_STREAM, rc, gtt_reader_offset(r), &pos, &rec, line, sizeof(line));
+		seq_add(rest, line);
+		if (ends(rc, skip_bad))
+			break;
+	}
+	gtt_reader_close(r);
+}
+
+/* The pipe's results with the switches diverted to c (NULL: results only up to the error). */
+static seq piped_divert(const buf *t, int skip_bad, int prefetch, div_ctx *c, int *last_rc)
+{
+	seq q = { 0 };
+	gtt_reader *r = pass_reader(t, ANA_PIPE_PASS1_STREAM, prefetch);
+	ana_pipe_divert d = { GTT_KIND_BIT(GTT_REC_SWITCH), div_fn, c };
+	ana_pipe *p = ana_pipe_start_divert(r, ANA_PIPE_PASS1_STREAM, skip_bad, threaded, &d);
+	if (!p)
+		abort();
+	for (;;) {
+		gtt_record *rec = NULL;
+		uint64_t off = 0;
+		int rc = ana_pipe_next(p, &rec, &off);
+		use_of(ANA_PIPE_PASS1_STREAM, rc, off, ana_pipe_pos(p), rec, line, sizeof(line));
+		seq_add(&q, line);
+		*last_rc = rc;
+		if (ends(rc, skip_bad))
+			break;
+	}
+	ana_pipe_free(p);
+	gtt_reader_close(r);
+	return q;
+}
+
+static void test_divert(const char *what, const buf *t)
+{
+	for (int pf = 0; pf < 2; pf++) {
+		seq sw = { 0 }, rest = { 0 };
+		div_ctx c = { .fail_at = -1 };
+		int last = 0;
+		direct_split(t, 1, pf, &sw, &rest);
+		seq b = piped_divert(t, 1, pf, &c, &last);
+		size_t at1, at2;
+		int ok1 = same(&sw, &c.q, &at1), ok2 = same(&rest, &b, &at2);
+		th_check(ok1 && sw.n > 100, "%s, prefetch %d%s: the %zu switches go to the divert function, in order (%zu)",
+		         what, pf, threaded ? "" : ", no thread", sw.n, c.q.n);
+		th_check(ok2 && rest.n > 100, "%s, prefetch %d%s: the other %zu results come out as read (%zu)", what, pf,
+		         threaded ? "" : ", no thread", rest.n, b.n);
+		seq_free(&b);
+		seq_free(&c.q);
+		/* the function fails at the 100th switch: the reading ends there with its error */
+		div_ctx f = { .fail_at = 100 };
+		b = piped_divert(t, 1, pf, &f, &last);
+		th_check(last == GTT_ENOMEM && f.q.n == 100 && b.n < rest.n, "%s, prefetch %d%s: the function's error ends the reading (%zu results)",
+		         what, pf, threaded ? "" : ", no thread", b.n);
+		seq_free(&b);
+		seq_free(&f.q);
+		seq_free(&sw);
+		seq_free(&rest);
+	}
+}
+
 int main(void)
 {
 	buf z = make_trace(3), plain = make_trace(-1);
@@ -288,6 +381,12 @@ int main(void)
 	/* cut inside a chunk */
 	buf c = { z.p, z.n * 3 / 5 + 17 };
 	compare("cut", &c, 1);
+
+	test_divert("zstd", &z);
+	test_divert("damaged", &d);
+	threaded = 0;
+	test_divert("zstd", &z);
+	threaded = 1;
 
 	/* the pass ends early (an error of its own): the thread stops, nothing leaks or hangs */
 	for (size_t k = 0; k < 5000; k += 1237) {
