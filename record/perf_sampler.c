@@ -64,6 +64,7 @@ struct rec_perf {
 	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
 	int switches_open;
 	int gate_open;          /* gateable: the switch gate's state (rec_perf_switches) */
+	int keeper_fd;          /* gateable: a do-nothing event on our own thread, -1 none (below) */
 	uint64_t decoded_to_ns; /* trace time up to which the last drain decoded every record */
 	gtt_writer *w;
 	int n_cpus;
@@ -354,6 +355,7 @@ static int apply_switches(rec_perf *p, uint64_t *when_ns)
 	*when_ns = gtt_now_ns();
 	if (p->switches_open)
 		return 0;
+	/* the pairs start afresh from before the first event opens (no record is earlier) */
 	if ((rc = rec_perf_decoder_switches_opened(p->dec, *when_ns - (uint64_t)p->clock_off_ns)) < 0)
 		return rc;
 	for (int i = 0; i < p->n_cpus && rc == 0; i++) {
@@ -372,6 +374,7 @@ static int apply_switches(rec_perf *p, uint64_t *when_ns)
 		return rc;
 	}
 	p->switches_open = 1;
+	*when_ns = gtt_now_ns(); /* every CPU's switches are written from here on */
 	return 0;
 }
 
@@ -401,6 +404,23 @@ static int open_gate_events(rec_perf *p, char *err, size_t errlen)
 	}
 	for (int i = 0; i < p->n_cpus; i++)
 		p->swfds[i] = -1;
+	/* The kernel turns its scheduler hooks for perf on when the first event that needs them
+	 * is made, and waits for an RCU grace period to do so (kernel/events/core.c,
+	 * account_event); closing the last one turns them off a second later. Opening the switch
+	 * events for a window 3.8 s after the gate closed then paid that wait every time: on the
+	 * 2-CPU VM with four busy threads it held the drain for up to 650 ms (a lag window, and a
+	 * window judged on no switches). A per-task event, disabled, on our own thread keeps the
+	 * hooks on for the whole recording: they cost a task without perf events a test or two
+	 * per switch. Without it (refused) the gate still works, only slower to open. */
+	struct perf_event_attr k;
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.type = PERF_TYPE_SOFTWARE;
+	k.config = PERF_COUNT_SW_DUMMY;
+	k.disabled = 1;
+	k.exclude_kernel = p->attr.exclude_kernel;
+	k.exclude_hv = 1;
+	p->keeper_fd = (int)perf_open(&k, 0, -1);
 	/* the gate starts open; under capture control the events come with sampling */
 	if ((rc = rec_perf_switches(p, 1, &when)) < 0)
 		open_error(-rc, "(context switches)", err, errlen);
@@ -482,6 +502,7 @@ static rec_perf *create(const rec_perf_opts *o, gtt_writer *w, rec_perf_observer
 		p->rings[i].fd = -1;
 		p->rings[i].rs.cpu = p->cpus[i];
 	}
+	p->keeper_fd = -1;
 	if (p->o.ring_bytes == 0)
 		p->o.ring_bytes = choose_ring_bytes(p);
 	p->st.n_cpus = (uint32_t)p->n_cpus;
@@ -932,6 +953,8 @@ void rec_perf_close(rec_perf *p)
 		close(p->fds[k]);
 	if (p->swfds)
 		close_switches(p);
+	if (p->keeper_fd >= 0)
+		close(p->keeper_fd);
 	free(p->swfds);
 	free(p->fds);
 	free(p->sfds);

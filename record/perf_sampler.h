@@ -83,9 +83,10 @@ int rec_perf_sampling(rec_perf *p, int on);
 int rec_perf_switch_gateable(const rec_perf *p);
 /* Close (on = 0) or open again (on = 1) the switch events of every CPU (a gateable sampler). The
  * records already in the rings are drained as usual; after an opening each CPU's switch pairs
- * start afresh. *when_ns gets the trace-clock time that bounds the change: for a close, taken
- * after the last event was closed (no switch record is later); for an opening, before the
- * first was opened (none is earlier). 0, -EINVAL when not gateable, or -errno of the first open
+ * start afresh. *when_ns gets the trace-clock time from which the new state holds whole: for a
+ * close, taken after the last event was closed (no switch record is later); for an opening,
+ * after the last was opened (every switch from then on is recorded; a few of the CPUs opened
+ * first may have written some before). 0, -EINVAL when not gateable, or -errno of the first open
  * that failed (the events opened are closed again: the switches stay off). */
 int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns);
 

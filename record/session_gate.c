@@ -93,6 +93,8 @@ void rec_sess_gate_step(sess *s, uint64_t now)
 			return;
 		}
 	}
+	if (mv.event == GTT_GATE_OPEN && mv.reason == GTT_GATE_WINDOW)
+		rec_swgate_opened(s->gate, t, &c); /* the window counts from when it was open */
 	if (write_gate(s, t, mv.event, mv.reason, mv.rate_per_s, mv.limit_per_s) < 0)
 		s->write_rc = -EIO;
 	if (mv.event == GTT_GATE_CLOSED && mv.reason == GTT_GATE_OVER)

@@ -138,6 +138,17 @@ int rec_swgate_step(rec_swgate *g, uint64_t now_ns, const rec_swgate_counts *c, 
 	return 0;
 }
 
+void rec_swgate_opened(rec_swgate *g, uint64_t open_ns, const rec_swgate_counts *c)
+{
+	if (g->st != ST_WINDOW || open_ns < g->base_ns)
+		return;
+	g->base_ns = open_ns;
+	g->sw0 = c->n_switches;
+	g->smp0 = c->n_samples;
+	if (open_ns + g->o.window_ns > g->next_ns)
+		g->next_ns = open_ns + g->o.window_ns;
+}
+
 void rec_swgate_get_stats(const rec_swgate *g, uint64_t now_ns, rec_swgate_stats *st)
 {
 	*st = g->st_;

@@ -59,6 +59,10 @@ typedef struct rec_swgate_counts { uint64_t n_switches, n_samples, upto_ns; } re
  * else 0. A rate is judged only over at least half the interval it is meant for (an open
  * stretch's judging interval, a window): a window lasts longer while the records are late. */
 int rec_swgate_step(rec_swgate *g, uint64_t now_ns, const rec_swgate_counts *c, rec_swgate_move *mv);
+/* The caller opened the switch events for a window the last step asked for, and they were all
+ * open at open_ns (opening can take a while on a loaded machine): the window's rate counts from
+ * then, and it lasts its full length from then. c: the counts at open_ns. */
+void rec_swgate_opened(rec_swgate *g, uint64_t open_ns, const rec_swgate_counts *c);
 /* The gate as it stands at now_ns (open time counted up to it). */
 void rec_swgate_get_stats(const rec_swgate *g, uint64_t now_ns, rec_swgate_stats *st);
 void rec_swgate_destroy(rec_swgate *g);
