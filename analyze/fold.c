@@ -15,6 +15,7 @@
 #include "gt_util.h"
 #include "launch.h"
 #include "model_priv.h"
+#include "python.h"
 #include "textin.h"
 
 void ana_fold_opts_init(ana_fold_opts *o)
@@ -172,7 +173,131 @@ int ana_fold_weight_parse(const char *word)
 		return ANA_WEIGHT_SAMPLES;
 	if (strcmp(word, "gpu-time") == 0)
 		return ANA_WEIGHT_GPU_TIME;
+	if (strcmp(word, "wall") == 0)
+		return ANA_WEIGHT_WALL;
 	return -1;
+}
+
+/* ---- wall time from the Python reader's reads (ANA_WEIGHT_WALL) ---- */
+
+/* One read's key: its interned frames (equal stacks share them), its thread when rooted. */
+typedef struct read_key { const gtt_py_frame *frames; uint32_t n, pid, thread_idx; uint64_t count; } read_key;
+
+static int read_key_cmp(const void *pa, const void *pb)
+{
+	const read_key *a = pa, *b = pb;
+	if (a->frames != b->frames)
+		return (uintptr_t)a->frames < (uintptr_t)b->frames ? -1 : 1;
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->thread_idx < b->thread_idx ? -1 : a->thread_idx > b->thread_idx;
+}
+
+/* Whether a read passes --gil: held = the thread held the GIL at the read (python, native-gil
+ * classes), released = it did not (nogil, wait). */
+static int read_gil_ok(const ana_fold_opts *o, const ana_pystack *r)
+{
+	if (o->gil < 0)
+		return 1;
+	int held = (r->flags & 1) != 0;
+	int want_held = (o->gil & ((1 << ANA_CLASS_PY_GIL) | (1 << ANA_CLASS_NATIVE_GIL))) != 0;
+	int want_released = (o->gil & ((1 << ANA_CLASS_NATIVE_NOGIL) | (1 << ANA_CLASS_WAIT_GIL))) != 0;
+	return held ? want_held : want_released;
+}
+
+/* The line of one key: [process;thread;] Python frames, root first. 0 or GTT_ENOMEM. */
+static int wall_line(const ana_model *m, const ana_fold_opts *o, ana_pynamer *nm, const read_key *k,
+                     uint64_t period_ns, sbuf *b, ana_folded *out)
+{
+	b->n = 0;
+	sb_put(b, "", 0);
+	if (o->threads) {
+		const ana_thread *t = &m->threads.v[k->thread_idx];
+		char buf[300];
+		sb_name(b, proc_name(m, t->pid, buf, sizeof(buf)));
+		snprintf(buf, sizeof(buf), "%s %u", t->name ? t->name : "?", t->tid);
+		sb_put(b, ";", 1);
+		sb_name(b, buf);
+	}
+	for (uint32_t f = k->n; f-- > 0;) {
+		uint32_t id = ana_pynamer_id(nm, k->pid, &k->frames[f]);
+		if (id == ANA_NO_ID)
+			return GTT_ENOMEM;
+		if (b->n)
+			sb_put(b, ";", 1);
+		sb_name(b, m->frames.v[id].name);
+	}
+	if (b->oom || !(out->lines[out->n].stack = strdup(b->p)))
+		return GTT_ENOMEM;
+	out->lines[out->n].count = k->count;
+	out->lines[out->n].weight_ns = ana_sat_mul(k->count, period_ns);
+	out->lines[out->n].base_count = 0;
+	out->lines[out->n].cls_mask = 0;
+	out->n++;
+	out->total = ana_sat_add(out->total, k->count);
+	return 0;
+}
+
+/* Folded wall time of the Python threads (ANA_WEIGHT_WALL). The model is named into (Python
+ * frames are interned as the merge interns them; nothing another view reads changes). 0 or
+ * GTT_ENOMEM. */
+static int fold_wall(ana_model *m, const ana_fold_opts *o, ana_folded *out)
+{
+	uint32_t *tids = NULL;
+	size_t n_tids = 0, n = 0;
+	read_key *keys = NULL;
+	ana_pynamer *nm = NULL;
+	sbuf b = { 0 };
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if ((rc = parse_tids(o->tid_filter, &tids, &n_tids)) < 0)
+		return rc;
+	uint64_t from = o->from_ns ? ana_sat_add(m->start_ns, o->from_ns) : 0;
+	uint64_t to = ana_sat_add(m->start_ns, o->to_ns);
+	const char *hz = ana_meta_get(m, "frequency_hz");
+	double rate = hz ? strtod(hz, NULL) : 0;
+	uint64_t period_ns = rate > 0 ? gt_hz_to_period_ns(rate) : 0;
+	rc = GTT_ENOMEM;
+	if (!(keys = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*keys))))
+		goto out;
+	for (size_t i = 0; i < m->pystacks.n; i++) {
+		const ana_pystack *r = &m->pystacks.v[i];
+		if (!r->n_frames || r->time_ns < from || (o->to_ns && r->time_ns >= to) || !read_gil_ok(o, r))
+			continue;
+		size_t t = 0;
+		while (t < n_tids && tids[t] != r->tid)
+			t++;
+		if (n_tids && t == n_tids)
+			continue;
+		const ana_thread *th = o->threads ? ana_thread_find(m, r->pid, r->tid) : NULL;
+		keys[n++] = (read_key){ r->frames, r->n_frames, r->pid, th ? (uint32_t)(th - m->threads.v) : 0, 1 };
+	}
+	if (n > 1)
+		qsort(keys, n, sizeof(*keys), read_key_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && read_key_cmp(&keys[k - 1], &keys[i]) == 0)
+			keys[k - 1].count++;
+		else
+			keys[k++] = keys[i];
+	}
+	if (!(out->lines = calloc(k ? k : 1, sizeof(*out->lines))) || !(nm = ana_pynamer_create_mode(m, o->python_frames)))
+		goto out;
+	for (size_t i = 0; i < k; i++)
+		if (wall_line(m, o, nm, &keys[i], period_ns, &b, out) < 0)
+			goto out;
+	sort_merge(out);
+	rc = 0;
+out:
+	if (rc < 0)
+		ana_folded_free(out);
+	ana_pynamer_destroy(nm);
+	free(keys);
+	free(b.p);
+	free(tids);
+	return rc;
 }
 
 /* One folded line of GPU work: [threads roots;] stack (or [no launch stack]) ;[kind NAME]. */
@@ -414,6 +539,8 @@ out:
 
 int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 {
+	if (o->weight == ANA_WEIGHT_WALL)
+		return fold_wall((ana_model *)m, o, out); /* interns Python frame names only */
 	return o->weight == ANA_WEIGHT_GPU_TIME ? fold_gpu(m, o, out) : fold_samples(m, o, out);
 }
 
@@ -648,7 +775,10 @@ static void fold_usage(FILE *out)
 	        "  --weight WHAT    samples (default: CPU samples), or gpu-time: the device ns of each\n"
 	        "                   kernel, copy and memset under the launch stack of the call that\n"
 	        "                   started it (Python + native, then [kernel NAME]); work whose call has\n"
-	        "                   no stack, and that no sampled stack stands for, under [no launch stack]\n"
+	        "                   no stack, and that no sampled stack stands for, under [no launch stack];\n"
+	        "                   or wall: the Python threads' wall time by Python stack, from the Python\n"
+	        "                   reader's reads of every thread, running or blocked (counts are reads;\n"
+	        "                   py-spy's and Austin's view; --gil held|released by the GIL at the read)\n"
 	        "  --threads        start each stack with \"PROCESS PID;THREAD TID\"\n"
 	        "  --gil WHICH      only samples of these GIL classes: " ANA_GIL_WORDS "\n"
 	        "                   (held = python,native-gil; released = nogil,wait; any = every sample)\n"
@@ -693,7 +823,7 @@ int ana_cmd_fold(int argc, char **argv)
 		case O_ANNOTATE: fo.annotate_class = 1; break;
 		case O_WEIGHT:
 			if ((fo.weight = ana_fold_weight_parse(optarg)) < 0)
-				return ana_cli_usage_error("fold", "--weight wants samples or gpu-time, not '%s'", optarg);
+				return ana_cli_usage_error("fold", "--weight wants samples, gpu-time or wall, not '%s'", optarg);
 			break;
 		case O_GIL:
 			if ((fo.gil = ana_gil_parse(optarg)) < -1)
@@ -718,6 +848,9 @@ int ana_cmd_fold(int argc, char **argv)
 		return ana_cli_usage_error("fold", optind == argc ? "missing TRACE" : "one TRACE only");
 	if (fo.weight == ANA_WEIGHT_GPU_TIME && (fo.gil >= 0 || fo.annotate_class))
 		return ana_cli_usage_error("fold", "--gil and --annotate select CPU samples; not with --weight gpu-time");
+	if (fo.weight == ANA_WEIGHT_WALL && fo.annotate_class)
+		return ana_cli_usage_error("fold", "--annotate marks CPU samples' classes; not with --weight wall");
+	fo.python_frames = o.python_frames;
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;
@@ -742,6 +875,12 @@ int ana_cmd_fold(int argc, char **argv)
 				        argv[optind]);
 			else if (fd.total == 0)
 				fprintf(stderr, "gt-analyze fold: warning: no GPU work is in the selection (time window, --tid)\n");
+		} else if (fo.weight == ANA_WEIGHT_WALL) {
+			if (!m->pystacks.n)
+				fprintf(stderr, "gt-analyze fold: warning: %s has no Python stack reads\n", argv[optind]);
+			else if (fd.total == 0)
+				fprintf(stderr, "gt-analyze fold: warning: none of the %zu Python stack reads is in the selection "
+				                "(time window, --gil, --tid; reads of idle threads have no frame)\n", m->pystacks.n);
 		} else if (fd.total == 0 && m->samples.n)
 			fprintf(stderr, "gt-analyze fold: warning: none of the %zu samples is in the selection "
 			                "(time window, --gil, --python-only, --threads)\n", m->samples.n);

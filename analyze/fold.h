@@ -15,14 +15,22 @@ typedef struct ana_fold_opts {
 	const char *tid_filter;   /* NULL, or comma list of tids (ana_fold_tids_check) */
 	uint64_t from_ns, to_ns;  /* window as offsets from model->start_ns; 0 = from the start / to the end */
 	int weight;           /* ANA_WEIGHT_*: what a line counts */
+	int python_frames;    /* ANA_WEIGHT_WALL: how Python frames are named (enum ana_pyframes) */
 } ana_fold_opts;
 /* --weight: CPU samples (each line's count is samples), or the device time of GPU work, in ns,
  * under the launch stack of the call that started it (launch.h's estimator): stacks are launch
  * site + "[kernel NAME]" (or "[memcpy HtoD]" and the other directions, "[memset]"), work no stack stands for under
  * "[no launch stack]"; --threads roots name the launching thread; --tid and the window select
  * by launching thread and work start; gil and annotate_class do not apply. */
-enum { ANA_WEIGHT_SAMPLES = 0, ANA_WEIGHT_GPU_TIME = 1 };
-/* "samples" or "gpu-time" as ANA_WEIGHT_*, -1 for another word. */
+/* --weight wall: the Python threads' wall time by Python stack, from the Python reader's stack
+ * reads (every thread at every pass, on the CPU or blocked: a py-spy/Austin view, where CPU
+ * samples see only running threads); a line counts reads, its weight_ns the reader's period per
+ * read; reads without a frame (idle) are left out; --threads, --tid and the window select by the
+ * read's thread and time, --gil held|released by whether the thread held the GIL at the read
+ * (held = python,native-gil; released = nogil,wait); annotate_class does not apply. Needs a
+ * model that keeps its Python reads (not ana_opts.stream_samples). */
+enum { ANA_WEIGHT_SAMPLES = 0, ANA_WEIGHT_GPU_TIME = 1, ANA_WEIGHT_WALL = 2 };
+/* "samples", "gpu-time" or "wall" as ANA_WEIGHT_*, -1 for another word. */
 int ana_fold_weight_parse(const char *word);
 void ana_fold_opts_init(ana_fold_opts *o);
 /* The leaf suffix annotate_class appends for a class: "_[py]", "_[gil]", "_[nogil]", "_[wait]";

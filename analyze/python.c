@@ -938,14 +938,22 @@ out:
 
 /* ---- Python frames for other stacks (launch stacks, launch.c) ---- */
 
-struct ana_pynamer { merger M; };
+struct ana_pynamer { merger M; ana_opts o; };
 
 ana_pynamer *ana_pynamer_create(ana_model *m)
+{
+	return ana_pynamer_create_mode(m, ANA_PYFRAMES_AUTO);
+}
+
+ana_pynamer *ana_pynamer_create_mode(ana_model *m, int python_frames)
 {
 	ana_pynamer *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->M.m = m;
+	ana_opts_init(&p->o);
+	p->o.python_frames = python_frames;
+	p->M.o = &p->o;
 	if (build_codes(&p->M) < 0) {
 		ana_pynamer_destroy(p);
 		return NULL;

@@ -41,6 +41,8 @@ void ana_pymerge_free(ana_pymerge *p); /* NULL ok */
  * record is in the model; NULL on ENOMEM. ana_pynamer_id returns ANA_NO_ID on ENOMEM. */
 typedef struct ana_pynamer ana_pynamer;
 ana_pynamer *ana_pynamer_create(ana_model *m);
+/* The same, naming frames under --python-frames mode (enum ana_pyframes) as the merge does. */
+ana_pynamer *ana_pynamer_create_mode(ana_model *m, int python_frames);
 uint32_t ana_pynamer_id(ana_pynamer *p, uint32_t pid, const gtt_py_frame *pf);
 void ana_pynamer_destroy(ana_pynamer *p); /* NULL ok */
 /* After the merge (and when there was nothing to merge): a warning naming each process with

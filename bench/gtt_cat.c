@@ -4,7 +4,7 @@
  * ("meta KEY VALUE"), process (event, ppid, comm), thread (event, name), clock (realtime,
  * uncertainty, kind, host, boot id), cuda_device (device, name), string (id, text) and counter
  * (name id, value), switch (cpu, kind), switch_gate (event, reason, rate, limit), capture
- * (event, source); t0 = t1
+ * (event, source), py_stack (flags, frames); t0 = t1
  * for a record with one time, "-" for a record without. Only the named kinds when given.
  * Exit 0, or 2 when the trace does not open or a chunk is corrupt. */
 #include <inttypes.h>
@@ -116,6 +116,9 @@ int main(int argc, char **argv)
 			break;
 		case GTT_REC_SWITCH:
 			printf(" %u %u", rec.u.sw.cpu, rec.u.sw.kind);
+			break;
+		case GTT_REC_PY_STACK:
+			printf(" %u %u", rec.u.py_stack.flags, rec.u.py_stack.n_frames);
 			break;
 		case GTT_REC_CAPTURE:
 			printf(" %u %u", rec.u.capture.event, rec.u.capture.source);

@@ -58,7 +58,9 @@ static const char usage_text[] =
 	"      --weight WHAT     samples (default), or gpu-time (trace input): the device time of\n"
 	"                        each kernel, copy and memset under the launch stack of the call that\n"
 	"                        started it, [kernel NAME] as leaf, [no launch stack] for work no\n"
-	"                        captured stack stands for (gt-analyze fold --weight gpu-time)\n"
+	"                        captured stack stands for (gt-analyze fold --weight gpu-time); or\n"
+	"                        wall: the Python threads' wall time by Python stack from the Python\n"
+	"                        reader's reads, running or blocked (gt-analyze fold --weight wall)\n"
 	"      --python-frames function|line  Python frames by name only, or each as\n"
 	"                        \"function (file:line)\" (default: the place where a name is\n"
 	"                        ambiguous: <module>, <lambda>, ...; trace input)\n"
@@ -260,8 +262,9 @@ static int input_folded(const cli *c, const ana_source *in, ana_folded *out, int
 	o.tid_filter = c->tid;
 	/* --from/--to: the loader read only the window (window_opts), nothing to cut here */
 	*owned = 1;
-	if (c->weight == ANA_WEIGHT_GPU_TIME) {
-		o.weight = ANA_WEIGHT_GPU_TIME;
+	if (c->weight == ANA_WEIGHT_GPU_TIME || c->weight == ANA_WEIGHT_WALL) {
+		o.weight = c->weight;
+		o.python_frames = c->python_frames;
 		return ana_fold(in->model, &o, out) < 0 ? REN_ENOMEM : 0; /* fails for memory only */
 	}
 	return ren_input_fold_classes(in->model, &o, out);
@@ -294,11 +297,13 @@ static int cmd_flame(cli *c)
 	if (c->minwidth_pct >= 0)
 		o.minwidth_px = (o.width_px - 20) * c->minwidth_pct / 100.0;
 	o.title = c->title ? c->title : c->flamechart ? "Flame Chart" : c->diff ? "Differential "
-	          "Flame Graph" : c->weight == ANA_WEIGHT_GPU_TIME ? "GPU time by launch site" : "Flame Graph";
+	          "Flame Graph" : c->weight == ANA_WEIGHT_GPU_TIME ? "GPU time by launch site"
+	          : c->weight == ANA_WEIGHT_WALL ? "Python wall time (every thread, running or not)" : "Flame Graph";
 	o.subtitle = c->subtitle;
 	o.inverted = c->inverted;
 	o.flamechart = c->flamechart;
-	o.unit = c->countname ? c->countname : c->weight == ANA_WEIGHT_GPU_TIME ? "ns GPU time" : "samples";
+	o.unit = c->countname ? c->countname : c->weight == ANA_WEIGHT_GPU_TIME ? "ns GPU time"
+	         : c->weight == ANA_WEIGHT_WALL ? "Python stack reads" : "samples";
 	if (c->colors)
 		o.palette = ren_palette_find(c->colors);
 
@@ -336,7 +341,7 @@ static int cmd_flame(cli *c)
 		fprintf(stderr, "gt-render: %s: %s\n", c->input, ren_strerror(rc));
 		goto out;
 	}
-	if (!c->colors && in.model && !c->diff && c->weight != ANA_WEIGHT_GPU_TIME)
+	if (!c->colors && in.model && !c->diff && c->weight == ANA_WEIGHT_SAMPLES)
 		for (size_t i = 0; i < in.model->threads.n; i++)
 			if (in.model->threads.v[i].is_python)
 				o.palette = REN_PAL_GIL;
@@ -345,7 +350,8 @@ static int cmd_flame(cli *c)
 	if (!(f = ren_flame_build(&fd, flags, &rc))) {
 		if (rc == REN_EEMPTY)
 			fprintf(stderr, "gt-render: %s: %s%s\n", c->input,
-			        c->weight == ANA_WEIGHT_GPU_TIME ? "no GPU work to draw" : "no samples to draw",
+			        c->weight == ANA_WEIGHT_GPU_TIME ? "no GPU work to draw"
+			        : c->weight == ANA_WEIGHT_WALL ? "no Python stack reads to draw" : "no samples to draw",
 			        in.model ? " (in the selected threads, classes and time window)" : "");
 		else
 			fprintf(stderr, "gt-render: %s\n", ren_strerror(rc));
@@ -562,7 +568,7 @@ int main(int argc, char **argv)
 		case OPT_COUNTNAME: c.countname = optarg; break;
 		case OPT_WEIGHT:
 			if ((c.weight = ana_fold_weight_parse(optarg)) < 0)
-				return usage_error("--weight wants samples or gpu-time, not '%s'", optarg);
+				return usage_error("--weight wants samples, gpu-time or wall, not '%s'", optarg);
 			break;
 		case OPT_FORMAT: c.format = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -583,6 +589,8 @@ int main(int argc, char **argv)
 	if (c.weight == ANA_WEIGHT_GPU_TIME && (c.gil || c.flamechart || c.diff || strcmp(c.cmd, "flame") != 0))
 		return usage_error("--weight gpu-time is for flame graphs of a trace, without --gil, --flamechart "
 		                   "or --diff%s", "");
+	if (c.weight == ANA_WEIGHT_WALL && (c.flamechart || c.diff || strcmp(c.cmd, "flame") != 0))
+		return usage_error("--weight wall is for flame graphs of a trace, without --flamechart or --diff%s", "");
 	if (c.search) {
 		regex_t re;
 		if (regcomp(&re, c.search, REG_EXTENDED | REG_NOSUB) != 0)
