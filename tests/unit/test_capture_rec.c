@@ -7,34 +7,27 @@
 
 #include "gtt.h"
 #include "gtt_priv.h"
+#include "memtrace.h"
 #include "testhelp.h"
+
+typedef struct caps { gtt_capture *out; char (*names)[64]; int n, cap; } caps;
+
+static void keep_capture(void *ctx, const gtt_record *r)
+{
+	caps *c = ctx;
+	if (c->n >= c->cap)
+		return;
+	c->out[c->n] = r->u.capture;
+	snprintf(c->names[c->n], 64, "%s", r->u.capture.name);
+	c->out[c->n].name = c->names[c->n];
+	c->n++;
+}
 
 /* Write recs to a trace of the given minor version and read every capture record back into out. */
 static int roundtrip(uint32_t minor, const gtt_record *recs, int n, gtt_capture *out, char names[][64], int cap)
 {
-	char path[] = "/tmp/gtt-cap-XXXXXX";
-	int fd = mkstemp(path), err = 0, got = 0;
-	gtt_writer_opts o;
-	gtt_writer_opts_init(&o);
-	o.minor = minor;
-	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(fd, 0, &o, &err) : NULL;
-	if (!w)
-		return -1;
-	for (int i = 0; i < n; i++)
-		gtt_write(w, &recs[i]);
-	gtt_writer_close(w);
-	gtt_reader *rd = gtt_reader_open(path, &err);
-	gtt_record back;
-	while (rd && gtt_reader_next(rd, &back) == 1)
-		if (back.tag == GTT_REC_CAPTURE && got < cap) {
-			out[got] = back.u.capture;
-			snprintf(names[got], 64, "%s", back.u.capture.name);
-			out[got].name = names[got];
-			got++;
-		}
-	gtt_reader_close(rd);
-	unlink(path);
-	return got;
+	caps c = { out, names, 0, cap };
+	return memtrace_roundtrip(minor, recs, n, GTT_REC_CAPTURE, keep_capture, &c);
 }
 
 int main(void)

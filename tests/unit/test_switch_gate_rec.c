@@ -7,29 +7,25 @@
 
 #include "gtt.h"
 #include "gtt_priv.h"
+#include "memtrace.h"
 #include "testhelp.h"
+
+typedef struct gates { gtt_switch_gate v[4]; int n; } gates;
+
+static void keep_gate(void *ctx, const gtt_record *r)
+{
+	gates *g = ctx;
+	if (g->n < 4)
+		g->v[g->n++] = r->u.gate;
+}
 
 /* Write recs to a trace of the given minor version and read every gate record back into out. */
 static int roundtrip(uint32_t minor, const gtt_record *recs, int n, gtt_switch_gate *out, int cap)
 {
-	char path[] = "/tmp/gtt-gate-XXXXXX";
-	int fd = mkstemp(path), err = 0, got = 0;
-	gtt_writer_opts o;
-	gtt_writer_opts_init(&o);
-	o.minor = minor;
-	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(fd, 0, &o, &err) : NULL;
-	if (!w)
-		return -1;
-	for (int i = 0; i < n; i++)
-		gtt_write(w, &recs[i]);
-	gtt_writer_close(w);
-	gtt_reader *rd = gtt_reader_open(path, &err);
-	gtt_record back;
-	while (rd && gtt_reader_next(rd, &back) == 1)
-		if (back.tag == GTT_REC_SWITCH_GATE && got < cap)
-			out[got++] = back.u.gate;
-	gtt_reader_close(rd);
-	unlink(path);
+	gates g = { .n = 0 };
+	int got = memtrace_roundtrip(minor, recs, n, GTT_REC_SWITCH_GATE, keep_gate, &g);
+	for (int i = 0; i < g.n && i < cap; i++)
+		out[i] = g.v[i];
 	return got;
 }
 
