@@ -89,7 +89,7 @@ check_rc "fold --weight gpu-time of a trace without launch stacks" 0 "$A" fold -
 	"$GT_ROOT/testdata/gpu/torch_small.gtt"
 check "every line of it is under [no launch stack]" bash -c \
 	"[ -s '$TMP/out' ] && ! grep -v '^\[no launch stack\];\[\(kernel\|memcpy\|memset\)' '$TMP/out'"
-check_rc "fold: --weight wants a known word" 64 "$A" fold --weight wall "$T"
+check_rc "fold: --weight wants a known word" 64 "$A" fold --weight banana "$T"
 check_rc "fold: --gil does not go with --weight gpu-time" 64 "$A" fold --weight gpu-time --gil held "$T"
 
 if [ -x "$R" ]; then
