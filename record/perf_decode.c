@@ -36,6 +36,8 @@ struct rec_perf_decoder {
 	int write_rc;
 	rec_perf_stack_trim trim;
 	void *trim_ctx;
+	rec_perf_found_fn found;
+	void *found_ctx;
 	rec_ptree *tree;        /* system-wide: the processes to keep; NULL: keep everything */
 	int64_t clock_off_ns;   /* trace clock minus perf's (a time namespace; clock.h) */
 	struct { uint32_t pid, tid; } *on_cpu; /* per CPU: the task last switched in */
@@ -669,13 +671,24 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	int foreign = 0;
 
 	memcpy(&h, rec, sizeof(h));
-	if (p->tree && !member(p, &h, rec, size, &foreign)) {
-		p->st.foreign++;
-		sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(p, rec, size) }
-		                                   : trailer(p, rec, size);
-		if (sid.time_ns)
-			rg->last_time_ns = sid.time_ns;
-		return;
+	if (p->tree) {
+		int in = member(p, &h, rec, size, &foreign);
+		pid_t found;
+		/* a process whose FORK record was lost: described before its first record */
+		while ((found = rec_ptree_take_found(p->tree)) > 0) {
+			uint64_t t = h.type == PERF_RECORD_SAMPLE ? rec_perf_record_time(p, rec, size)
+			                                          : trailer(p, rec, size).time_ns;
+			if (p->found)
+				p->found(p->found_ctx, p->w, found, t + (uint64_t)p->clock_off_ns);
+		}
+		if (!in) {
+			p->st.foreign++;
+			sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(p, rec, size) }
+			                                   : trailer(p, rec, size);
+			if (sid.time_ns)
+				rg->last_time_ns = sid.time_ns;
+			return;
+		}
 	}
 	switch (h.type) {
 	case PERF_RECORD_SAMPLE:
@@ -865,6 +878,12 @@ void rec_perf_decoder_set_lean(rec_perf_decoder *d)
 void rec_perf_decoder_set_tree(rec_perf_decoder *d, rec_ptree *t)
 {
 	d->tree = t;
+}
+
+void rec_perf_decoder_set_found(rec_perf_decoder *d, rec_perf_found_fn fn, void *ctx)
+{
+	d->found = fn;
+	d->found_ctx = ctx;
 }
 
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx)

@@ -65,6 +65,8 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 void rec_perf_decoder_set_clock_offset(rec_perf_decoder *d, int64_t offset_ns);
 /* Cut DWARF stack copies to what fn says is used (see rec_perf_set_stack_trim). */
 void rec_perf_decoder_set_trim(rec_perf_decoder *d, rec_perf_stack_trim fn, void *ctx);
+/* System-wide: call fn for each process found in the tree through /proc (rec_ptree_take_found). */
+void rec_perf_decoder_set_found(rec_perf_decoder *d, rec_perf_found_fn fn, void *ctx);
 /* First write error (-EIO), 0 when none. */
 int rec_perf_decoder_write_rc(const rec_perf_decoder *d);
 

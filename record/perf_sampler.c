@@ -687,6 +687,12 @@ void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx)
 		rec_perf_decoder_set_trim(p->dec, fn, ctx);
 }
 
+void rec_perf_set_found(rec_perf *p, rec_perf_found_fn fn, void *ctx)
+{
+	if (p)
+		rec_perf_decoder_set_found(p->dec, fn, ctx);
+}
+
 void rec_perf_disable(rec_perf *p)
 {
 	size_t i;

@@ -71,6 +71,11 @@ uint64_t rec_perf_decoded_to(const rec_perf *p);
  * records are written on our clock. Before the first drain. */
 void rec_perf_set_clock_offset(rec_perf *p, int64_t offset_ns);
 void rec_perf_set_stack_trim(rec_perf *p, rec_perf_stack_trim fn, void *ctx);
+/* System-wide: a process of the tree whose FORK record was lost (found through /proc when
+ * one of its records came): fn writes what the trace needs of it to w at time_ns (trace
+ * clock), before that record is decoded. */
+typedef void (*rec_perf_found_fn)(void *ctx, gtt_writer *w, pid_t pid, uint64_t time_ns);
+void rec_perf_set_found(rec_perf *p, rec_perf_found_fn fn, void *ctx);
 /* Stop sampling (the buffers can still be drained). */
 void rec_perf_disable(rec_perf *p);
 /* o.capture: switch the sampling events on or off (PERF_EVENT_IOC_ENABLE/DISABLE; inherited

@@ -9,6 +9,7 @@
 
 #define MIN_SLOTS 1024
 #define MAX_ANCESTORS 64 /* a /proc walk up the parents gives up after this many */
+#define MAX_FOUND 64     /* members found through /proc, waiting for rec_ptree_take_found */
 
 enum { EMPTY = 0, MEMBER = 1, OTHER = 2, WAITING = 3 /* a root before its exec */ };
 
@@ -21,6 +22,8 @@ struct rec_ptree {
 	slot *v;
 	size_t cap, n;
 	int lossy;
+	int32_t found[MAX_FOUND]; /* members found through /proc since the last take */
+	unsigned n_found;
 	rec_ptree_stats st;
 };
 
@@ -148,6 +151,13 @@ int rec_ptree_has(rec_ptree *t, pid_t pid)
 	 * its FORK record was lost */
 	member = t->lossy && pid > 0 ? resolve(t, (int32_t)pid) : 0;
 	set(t, (int32_t)pid, member ? MEMBER : OTHER);
+	if (member) {
+		/* its FORK record was lost: whoever writes the trace says what the process is */
+		if (t->n_found < MAX_FOUND)
+			t->found[t->n_found++] = (int32_t)pid;
+		else
+			t->st.found_dropped++;
+	}
 	return member;
 }
 
@@ -171,6 +181,15 @@ int rec_ptree_exec(rec_ptree *t, pid_t pid)
 int rec_ptree_known_other(const rec_ptree *t, pid_t pid)
 {
 	return find(t, (int32_t)pid)->state == OTHER;
+}
+
+pid_t rec_ptree_take_found(rec_ptree *t)
+{
+	if (!t->n_found)
+		return 0;
+	t->n_found--;
+	t->st.found++;
+	return (pid_t)t->found[t->n_found];
 }
 
 void rec_ptree_lossy(rec_ptree *t)

@@ -32,13 +32,18 @@ int rec_ptree_exec(rec_ptree *t, pid_t pid);
 /* 1 when pid is already known not to be a member (no lookup, nothing learned): the drain
  * uses it to skip copying records of outsiders before they are sorted. */
 int rec_ptree_known_other(const rec_ptree *t, pid_t pid);
+/* A member found through /proc (its FORK record lost) since the last call, or 0: the trace
+ * has no process record of it yet. Each such pid is handed out once. */
+pid_t rec_ptree_take_found(rec_ptree *t);
 /* Records were lost: from now on unknown pids are resolved through /proc. */
 void rec_ptree_lossy(rec_ptree *t);
 
-/* Counters: member processes, pids known not to be members, /proc resolutions. */
+/* Counters: member processes, pids known not to be members, /proc resolutions, members
+ * found through /proc and handed out, and those not handed out (more than 64 at once). */
 typedef struct rec_ptree_stats {
 	uint32_t members, others;
 	uint32_t resolved;
+	uint32_t found, found_dropped;
 } rec_ptree_stats;
 void rec_ptree_get_stats(const rec_ptree *t, rec_ptree_stats *s);
 

@@ -134,6 +134,35 @@ static void observe(void *ctx, const gtt_record *r)
 	}
 }
 
+/* System-wide, after lost records: a process of the tree whose FORK record was among them
+ * (rec_perf_found_fn). Without a process record the analyzer has no name, parent or mappings
+ * for its samples, and the Python reader never learns of it: both come from /proc now, as for
+ * an attached process, dated at its first record decoded. */
+static void found_proc(void *ctx, gtt_writer *w, pid_t pid, uint64_t time_ns)
+{
+	sess *s = ctx;
+	char cmd[512] = "", text[700];
+	int n = rec_procfs_synth(pid, time_ns, w, observe, s);
+
+	s->n_found++;
+	if (n >= 0) {
+		rec_procstat_add(s->ps, pid);
+		rec_procfs_cmdline(pid, cmd, sizeof(cmd));
+		rec_py_exec(s->py, pid, time_ns, cmd);
+	}
+	if (s->n_found > 8)
+		return;
+	if (n >= 0)
+		snprintf(text, sizeof(text), "pid %d (%.200s): its fork record was among the lost records; "
+		         "its name, threads and mappings were read from /proc at its first record%s", (int)pid,
+		         cmd[0] ? cmd : "?", s->n_found == 8 ? " (further processes found so are not named)" : "");
+	else
+		snprintf(text, sizeof(text), "pid %d: its fork record was among the lost records and it exited before "
+		         "/proc could be read: its samples have no name or mappings%s", (int)pid,
+		         s->n_found == 8 ? " (further processes found so are not named)" : "");
+	gtt_write_note(w, GTT_SRC_PERF, time_ns, (uint32_t)pid, 0, text);
+}
+
 static void join_args(char **argv, char *buf, size_t len)
 {
 	size_t n = 0;
@@ -556,6 +585,8 @@ static int open_sampler(sess *s)
 	}
 	rec_perf_get_stats(s->perf, &st);
 	rec_sess_meta(s, "scope", "%s", st.system ? "system" : "process");
+	if (st.system)
+		rec_perf_set_found(s->perf, found_proc, s);
 	return 0;
 }
 

@@ -66,6 +66,7 @@ typedef struct sess {
 	/* the switch gate (session_gate.c) */
 	rec_swgate *gate;       /* --switch-events=auto on a gateable sampler, else NULL */
 	int gate_said;          /* its first close was said on stderr */
+	uint32_t n_found;       /* processes of the tree found through /proc after lost records */
 } sess;
 
 /* One line on stderr, "gt-record: ..." */

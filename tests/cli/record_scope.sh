@@ -3,7 +3,8 @@
 # keeps the target's process tree only — threads and children born later included, in launch
 # and attach mode — while an unrelated busy process runs beside it and appears nowhere in the
 # trace (no sample, no name, no mapping, no switch); --scope process still works; without the
-# privilege the default falls back to per-task events with a one-line note.
+# privilege the default falls back to per-task events with a one-line note; a child whose FORK
+# record was lost is described from /proc.
 . "$(dirname "$0")/lib.sh"
 REC=$GT_BIN/gt-record P=$GT_TESTS/progs SUM=$GT_TESTS/test_rec_trace
 for t in "$REC" "$SUM" "$P/faulty" "$P/forker" "$P/threads_late" "$P/calltree"; do
@@ -88,6 +89,37 @@ if [ "$system" = 1 ]; then
 		test "$(samples_of late "$TMP/a.sum")" -gt 0
 	check "system, attach: the unrelated process appears nowhere" absent "$TMP/a.gtt" 0
 	check "system, attach: mappings synthesized for the target" test "$(val mappings_build_id "$TMP/a.sum")" -ge 2
+
+	# a child forked while the rings were full (gt-record stopped: the unrelated spinner's
+	# samples fill them in ~4 s at 999 Hz): its FORK record is lost, and the child is found
+	# through /proc at its first record, named, with its threads and mappings, and a note
+	ANA=$GT_BIN/gt-analyze CAT=$GT_TESTS/../bench/gtt_cat
+	if [ -x "$ANA" ] && [ -x "$CAT" ] && [ -x "$P/known_tree" ]; then
+		"$REC" -q -F 999 --switch-events=on -o "$TMP/lost.gtt" -- sh -c "sleep 5.5; '$P/known_tree' 2.5; true" \
+			>/dev/null 2>"$TMP/lost.err" & rpid=$!
+		sleep 0.5
+		kill -STOP "$rpid"
+		sleep 6.5
+		kill -CONT "$rpid"
+		wait "$rpid"; rc=$?
+		check "system, lost fork: the recording ends well (exit $rc)" test "$rc" -eq 0
+		"$ANA" report "$TMP/lost.gtt" >"$TMP/lost.rep" 2>&1
+		kpid=$(awk '$NF == "2.5" && $(NF-1) ~ /\/known_tree$/ { print $1; exit }' "$TMP/lost.rep")
+		[ -n "$kpid" ] || sed -n '/^Processes/,/^Top func/p' "$TMP/lost.rep"
+		check "system, lost fork: the child is in the process table by its command (pid ${kpid:-none})" test -n "$kpid"
+		check "system, lost fork: its thread is named and its samples symbolized (kt_spin)" \
+			awk -v p="$kpid" '$1 == p && $3 == "known_tree" && / kt_spin/ { ok = 1 } END { exit !ok }' "$TMP/lost.rep"
+		check "system, lost fork: the unrelated process still appears nowhere" absent "$TMP/lost.gtt" 0
+		# process records: tag time time pid tid event ppid comm (event 4: fork, 1: start)
+		if [ -n "$kpid" ] && "$CAT" "$TMP/lost.gtt" process | awk -v p="$kpid" '$4 == p && $6 == 4 { f = 1 } END { exit !f }'; then
+			skip "system, lost fork: the child's FORK record was not among the lost ones ($(grep -o 'lost records: [0-9]*' "$TMP/lost.rep"))"
+		else
+			check "system, lost fork: the child's process record is a start read from /proc" \
+				sh -c "'$CAT' '$TMP/lost.gtt' process | awk -v p='$kpid' '\$4 == p && \$6 == 1 { f = 1 } END { exit !f }'"
+			check "system, lost fork: a note says its fork record was lost and /proc described it" \
+				grep -q "pid $kpid (.*known_tree.*): its fork record was among the lost records" "$TMP/lost.rep"
+		fi
+	fi
 fi
 
 # --scope process: per-task events, the same tree
