@@ -41,7 +41,7 @@ struct rec_perf_decoder {
 	struct { uint32_t pid, tid; } *on_cpu; /* per CPU: the task last switched in */
 	size_t cap_on_cpu;
 	int lean;               /* side band and CPU-wide switches with the time alone as sample_id */
-	uint64_t *opens;        /* perf times the switch events were (re)opened (the switch gate) */
+	uint64_t *opens;        /* trace times the switch events were (re)opened (the switch gate) */
 	size_t n_opens, cap_opens;
 };
 
@@ -501,6 +501,7 @@ static void put_switch(rec_perf_decoder *p, uint64_t time_ns, uint32_t cpu, uint
 static int reopened(const rec_perf_decoder *p, uint32_t *epoch, uint64_t t)
 {
 	int again = 0;
+	t += (uint64_t)p->clock_off_ns; /* perf's time on the trace clock, as the openings are */
 	while (*epoch < p->n_opens && t >= p->opens[*epoch]) {
 		(*epoch)++;
 		again = 1;
@@ -848,11 +849,13 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 	return 1;
 }
 
-int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t perf_ns)
+int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t trace_ns)
 {
+	if (!d->lean)
+		return 0; /* full sample_id: each switch record names its task, no pair state to reset */
 	if (GT_GROW(d->opens, d->cap_opens, d->n_opens + 1) < 0)
 		return -ENOMEM;
-	d->opens[d->n_opens++] = perf_ns;
+	d->opens[d->n_opens++] = trace_ns;
 	return 0;
 }
 

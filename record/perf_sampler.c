@@ -356,7 +356,7 @@ static int apply_switches(rec_perf *p, uint64_t *when_ns)
 	if (p->switches_open)
 		return 0;
 	/* the pairs start afresh from before the first event opens (no record is earlier) */
-	if ((rc = rec_perf_decoder_switches_opened(p->dec, *when_ns - (uint64_t)p->clock_off_ns)) < 0)
+	if ((rc = rec_perf_decoder_switches_opened(p->dec, *when_ns)) < 0)
 		return rc;
 	for (int i = 0; i < p->n_cpus && rc == 0; i++) {
 		int fd = p->rings[i].fd >= 0 ? open_event(p, &p->swonly, -1, p->cpus[i]) : -EBADF;
