@@ -51,6 +51,10 @@ void rec_perf_decoder_set_lean(rec_perf_decoder *d);
  * namespace), and records are compared with it through the offset in force when they are
  * decoded. Not lean: nothing to do. 0 or -ENOMEM. */
 int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t trace_ns);
+/* Lean: the last opening was whole (every CPU's event open) at trace_ns, the time its switch_gate
+ * record gives: switch records before it, from CPUs opened earlier, update the pair state but are
+ * not written (the trace says every switch is written from that time on, none before). */
+void rec_perf_decoder_switches_ready(rec_perf_decoder *d, uint64_t trace_ns);
 /* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);
