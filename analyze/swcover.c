@@ -11,6 +11,16 @@
 
 #define MAX_TREES 256 /* recordings' gates in one trace (a merge of that many) */
 
+/* How many recordings gt-analyze merge put into m; 0 for a recording of its own. An input
+ * without gate records (every switch, --switch-events=on or per task; an older recorder) has
+ * no group, so the number of groups says nothing of how many recordings there are. */
+static unsigned long merged_traces(const ana_model *m)
+{
+	const char *v = ana_meta_get(m, "merge.traces");
+	unsigned long n = v ? strtoul(v, NULL, 10) : 0;
+	return n ? n : v != NULL;
+}
+
 static int gate_cmp(const void *a, const void *b)
 {
 	const gtt_switch_gate *x = a, *y = b;
@@ -34,7 +44,7 @@ static uint64_t tree_end(const ana_model *m, uint32_t pid)
 static int build_group(ana_model *m, const gtt_switch_gate *g, size_t n, ana_swgroup *grp)
 {
 	uint64_t lo = m->start_ns, hi = m->end_ns > m->start_ns ? m->end_ns : m->start_ns;
-	uint64_t ended = m->swgroups.n > 1 || n < m->gates.n ? tree_end(m, grp->pid) : UINT64_MAX;
+	uint64_t ended = m->swgroups.n > 1 || n < m->gates.n || merged_traces(m) ? tree_end(m, grp->pid) : UINT64_MAX;
 	if (ended < hi && ended > lo)
 		hi = ended; /* nothing of the tree after its end: no stretch is without its switches */
 	int closed = 0; /* open before the first record */
@@ -122,11 +132,12 @@ static const ana_swgroup *find_group(const ana_model *m, uint32_t pid)
 	return lo < m->swgroups.n && m->swgroups.v[lo].pid == pid ? &m->swgroups.v[lo] : NULL;
 }
 
-/* The gate of pid's tree: pid's own or its nearest ancestor's; the only one of a trace with one
- * (a recording: every process in it is of the tree); NULL when none. */
+/* The gate of pid's tree: pid's own or its nearest ancestor's; the only one of a recording's
+ * own trace (every process in it is of the tree); NULL when none. A merged trace's only group is
+ * not every thread's: the other inputs may have had every switch (no gate records). */
 static const ana_swgroup *group_of(const ana_model *m, uint32_t pid)
 {
-	if (m->swgroups.n == 1)
+	if (m->swgroups.n == 1 && !merged_traces(m))
 		return &m->swgroups.v[0];
 	/* groups are in pid order (built from the sorted gates); at most 64 ancestors (a hostile
 	 * trace's parents may loop) */
@@ -200,10 +211,11 @@ void ana_swcover_describe(const ana_model *m, char *buf, size_t len)
 	if (m->sw_rate_max)
 		snprintf(why, sizeof(why), " (the recorded processes switched up to %s times a second, over gt-record's "
 		         "limit of %s for the CPUs they kept busy; --switch-events=on records every switch)", rate, limit);
-	if (m->swgroups.n > 1) /* a merged trace: each input's gate is its own */
+	size_t n_traces = merged_traces(m) > m->swgroups.n ? (size_t)merged_traces(m) : m->swgroups.n;
+	if (m->swgroups.n > 1 || merged_traces(m)) /* a merged trace: each input's gate is its own */
 		snprintf(buf, len, "context switches not recorded over %.3f s in %zu of the %zu recordings merged here%s: "
 		         "their threads' on-CPU time is from /proc readings", gt_ns_to_s(m->sw_closed_ns), n_partial,
-		         m->swgroups.n, why);
+		         n_traces, why);
 	else
 		snprintf(buf, len, "context switches recorded over %.1f%% of the time%s: on-CPU time is from /proc readings",
 		         all ? 100.0 * (double)open / (double)all : 0.0, why);

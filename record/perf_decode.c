@@ -43,8 +43,9 @@ struct rec_perf_decoder {
 	struct { uint32_t pid, tid; } *on_cpu; /* per CPU: the task last switched in */
 	size_t cap_on_cpu;
 	int lean;               /* side band and CPU-wide switches with the time alone as sample_id */
-	uint64_t *opens;        /* perf times the switch events were (re)opened (the switch gate) */
-	size_t n_opens, cap_opens;
+	uint64_t *opens;        /* trace times the switch events were (re)opened (the switch gate) */
+	uint64_t *ready;        /* ... and when every CPU's was open (its switch_gate record's time) */
+	size_t n_opens, cap_opens, cap_ready;
 };
 
 rec_perf_decoder *rec_perf_decoder_create(gtt_writer *w, rec_perf_observer obs, void *ctx,
@@ -75,6 +76,7 @@ void rec_perf_decoder_destroy(rec_perf_decoder *d)
 	free(d->forked);
 	free(d->on_cpu);
 	free(d->opens);
+	free(d->ready);
 	free(d);
 }
 
@@ -503,6 +505,7 @@ static void put_switch(rec_perf_decoder *p, uint64_t time_ns, uint32_t cpu, uint
 static int reopened(const rec_perf_decoder *p, uint32_t *epoch, uint64_t t)
 {
 	int again = 0;
+	t += (uint64_t)p->clock_off_ns; /* perf's time on the trace clock, as the openings are */
 	while (*epoch < p->n_opens && t >= p->opens[*epoch]) {
 		(*epoch)++;
 		again = 1;
@@ -511,6 +514,7 @@ static int reopened(const rec_perf_decoder *p, uint32_t *epoch, uint64_t t)
 }
 
 static void lean_reset(rec_perf_ring_state *rg);
+static void hide_lean_switch(rec_perf_ring_state *rg, uint32_t pid, uint32_t tid, uint16_t misc);
 
 /* A lean CPU-wide switch record: header, next_prev pid and tid, time. On one CPU they come
  * in pairs, a switch-out (in the task going out; next_prev = the task coming in) and a
@@ -533,6 +537,12 @@ static void do_lean_switch(rec_perf_decoder *p, rec_perf_ring_state *rg, const u
 	memcpy(&t, rec + size - 8, 8);
 	if (reopened(p, &rg->epoch, t))
 		lean_reset(rg);
+	if (rg->epoch && t + (uint64_t)p->clock_off_ns < p->ready[rg->epoch - 1]) {
+		/* a CPU whose event opened before the others': the state follows, but nothing is
+		 * written before the opening's switch_gate record (from its time on, every switch is) */
+		hide_lean_switch(rg, pid, tid, misc);
+		return;
+	}
 	if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
 		uint32_t kind = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? GTT_SWITCH_OUT_PREEMPT : GTT_SWITCH_OUT;
 		if (rg->cur_known) {
@@ -562,6 +572,29 @@ static void do_lean_switch(rec_perf_decoder *p, rec_perf_ring_state *rg, const u
 		rg->cur_tid = rg->in_tid;
 	} else {
 		rg->cur_known = 0; /* a switch-in without its switch-out: who came in is not known */
+	}
+	rg->in_known = 0;
+}
+
+/* A lean record not written (before its opening was whole): the pair state as do_lean_switch
+ * would leave it. */
+static void hide_lean_switch(rec_perf_ring_state *rg, uint32_t pid, uint32_t tid, uint16_t misc)
+{
+	if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		rg->out_pending = 0;
+		rg->in_known = 1;
+		rg->in_pid = pid;
+		rg->in_tid = tid;
+		rg->cur_known = 0;
+		return;
+	}
+	rg->out_pending = 0;
+	if (rg->in_known) {
+		rg->cur_known = rg->in_tid != UINT32_MAX;
+		rg->cur_pid = rg->in_pid;
+		rg->cur_tid = rg->in_tid;
+	} else {
+		rg->cur_known = 0;
 	}
 	rg->in_known = 0;
 }
@@ -861,12 +894,21 @@ int rec_perf_decoder_skip(rec_perf_decoder *d, rec_perf_ring_state *rs, const ui
 	return 1;
 }
 
-int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t perf_ns)
+int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t trace_ns)
 {
-	if (GT_GROW(d->opens, d->cap_opens, d->n_opens + 1) < 0)
+	if (!d->lean)
+		return 0; /* full sample_id: each switch record names its task, no pair state to reset */
+	if (GT_GROW(d->opens, d->cap_opens, d->n_opens + 1) < 0 || GT_GROW(d->ready, d->cap_ready, d->n_opens + 1) < 0)
 		return -ENOMEM;
-	d->opens[d->n_opens++] = perf_ns;
+	d->ready[d->n_opens] = trace_ns;
+	d->opens[d->n_opens++] = trace_ns;
 	return 0;
+}
+
+void rec_perf_decoder_switches_ready(rec_perf_decoder *d, uint64_t trace_ns)
+{
+	if (d && d->n_opens && trace_ns > d->ready[d->n_opens - 1])
+		d->ready[d->n_opens - 1] = trace_ns;
 }
 
 void rec_perf_decoder_set_lean(rec_perf_decoder *d)

@@ -45,10 +45,16 @@ uint64_t rec_perf_record_time(const rec_perf_decoder *d, const uint8_t *rec, uin
  * coming in, the switch-in the task that went out; the decoder pairs them per ring into the
  * same `switch` records as before. */
 void rec_perf_decoder_set_lean(rec_perf_decoder *d);
-/* Lean: the switch events were opened again at perf time perf_ns (after a stretch closed by the
+/* Lean: the switch events were opened again at trace time trace_ns (after a stretch closed by the
  * switch gate); each ring's pair state starts afresh at its first switch record from then on.
- * 0 or -ENOMEM. */
-int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t perf_ns);
+ * Trace time, not perf's: the first opening comes before the clock offset is known (a time
+ * namespace), and records are compared with it through the offset in force when they are
+ * decoded. Not lean: nothing to do. 0 or -ENOMEM. */
+int rec_perf_decoder_switches_opened(rec_perf_decoder *d, uint64_t trace_ns);
+/* Lean: the last opening was whole (every CPU's event open) at trace_ns, the time its switch_gate
+ * record gives: switch records before it, from CPUs opened earlier, update the pair state but are
+ * not written (the trace says every switch is written from that time on, none before). */
+void rec_perf_decoder_switches_ready(rec_perf_decoder *d, uint64_t trace_ns);
 /* Remember a thread's name; 1 when a FORK record for tid has been decoded. */
 void rec_perf_decoder_note_name(rec_perf_decoder *d, pid_t tid, const char *name);
 int rec_perf_decoder_saw_fork(const rec_perf_decoder *d, pid_t tid);

@@ -64,6 +64,7 @@ struct rec_perf {
 	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
 	int switches_open;
 	int gate_open;          /* gateable: the switch gate's state (rec_perf_switches) */
+	int opened_once;        /* gateable: the switch events were opened before */
 	int keeper_fd;          /* gateable: a do-nothing event on our own thread, -1 none (below) */
 	uint64_t decoded_to_ns; /* trace time up to which the last drain decoded every record */
 	gtt_writer *w;
@@ -356,7 +357,7 @@ static int apply_switches(rec_perf *p, uint64_t *when_ns)
 	if (p->switches_open)
 		return 0;
 	/* the pairs start afresh from before the first event opens (no record is earlier) */
-	if ((rc = rec_perf_decoder_switches_opened(p->dec, *when_ns - (uint64_t)p->clock_off_ns)) < 0)
+	if ((rc = rec_perf_decoder_switches_opened(p->dec, *when_ns)) < 0)
 		return rc;
 	for (int i = 0; i < p->n_cpus && rc == 0; i++) {
 		int fd = p->rings[i].fd >= 0 ? open_event(p, &p->swonly, -1, p->cpus[i]) : -EBADF;
@@ -375,6 +376,8 @@ static int apply_switches(rec_perf *p, uint64_t *when_ns)
 	}
 	p->switches_open = 1;
 	*when_ns = gtt_now_ns(); /* every CPU's switches are written from here on */
+	if (p->opened_once++) /* (the first opening, at the start, has the recording's START record) */
+		rec_perf_decoder_switches_ready(p->dec, *when_ns);
 	return 0;
 }
 

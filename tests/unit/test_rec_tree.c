@@ -452,7 +452,7 @@ static void test_lean(void)
  * The pair state from before the gap must not name the task on the CPU after it, on the decode
  * side (no "in" for the task the cut pair named) and on the read side (no skip on the old
  * task); the first whole pair after the opening is written as usual. */
-static void test_gate_epoch(void)
+static void test_gate_epoch(int64_t off)
 {
 	char path[] = "/tmp/gt-gate-XXXXXX";
 	int fd = mkstemp(path), err = 0, sk = -1;
@@ -476,6 +476,12 @@ static void test_gate_epoch(void)
 	rec_perf_decoder_set_lean(d);
 	rec_ptree_add_root(t, R, 0);
 	rec_perf_decoder_set_tree(d, t);
+	if (off) {
+		/* a time namespace: gt-record's first opening (at its start) is noted before the
+		 * clock offset is known; the records' times are perf's (trace = perf + off) */
+		th_check(rec_perf_decoder_switches_opened(d, (uint64_t)off + 1) == 0, "gate: the first opening noted");
+		rec_perf_decoder_set_clock_offset(d, off);
+	}
 	task_lean(d, &rs, C, R, 5);
 	lean(d, &rs, R, OUT, 10, NULL);  /* X (unknown yet) out, R in */
 	lean(d, &rs, X, 0, 11, NULL);    /* R in at 11 */
@@ -483,7 +489,7 @@ static void test_gate_epoch(void)
 	task_lean(d, &rs2, X, 1, 55);    /* X and Y: processes known to be outside the tree */
 	task_lean(d, &rs2, Y, 1, 56);
 	lean(d, &rs2, X, OUT, 60, NULL); /* another CPU: X coming in, and the gate closes */
-	th_check(rec_perf_decoder_switches_opened(d, 100) == 0, "gate: an opening noted");
+	th_check(rec_perf_decoder_switches_opened(d, 100 + (uint64_t)off) == 0, "gate: an opening noted");
 	lean(d, &rs, Y, 0, 105, NULL);   /* an in whose out came before the opening: who came in is unknown */
 	lean(d, &rs2, Y, 0, 106, &sk);   /* the same on the other CPU: X is not known to be on it */
 	th_check(sk == 0, "gate: not skipped at the read on the task the state knew before the gap");
@@ -501,11 +507,67 @@ static void test_gate_epoch(void)
 		}
 	gtt_reader_close(r);
 	unlink(path);
-	int ok = n_got == 4 && got[0].t == 11 && got[0].tid == R && got[0].kind == GTT_SWITCH_IN && got[1].t == 50 &&
-	         got[1].tid == R && got[1].kind == GTT_SWITCH_OUT && got[2].t == 111 && got[2].tid == C &&
-	         got[2].kind == GTT_SWITCH_OUT && got[3].t == 111 && got[3].tid == R && got[3].kind == GTT_SWITCH_IN;
-	th_check(ok, "gate: R in at 11 and out at 50, nothing at 105 (C never came in as far as the trace knows), "
-	             "C out and R in at 111 (%zu records)", n_got);
+	uint64_t o = (uint64_t)off;
+	int ok = n_got == 4 && got[0].t == 11 + o && got[0].tid == R && got[0].kind == GTT_SWITCH_IN &&
+	         got[1].t == 50 + o && got[1].tid == R && got[1].kind == GTT_SWITCH_OUT && got[2].t == 111 + o &&
+	         got[2].tid == C && got[2].kind == GTT_SWITCH_OUT && got[3].t == 111 + o && got[3].tid == R &&
+	         got[3].kind == GTT_SWITCH_IN;
+	th_check(ok, "gate (clock offset %lld): R in at 11 and out at 50, nothing at 105 (C never came in as far as "
+	             "the trace knows), C out and R in at 111 (%zu records)", (long long)off, n_got);
+	for (size_t i = 0; !ok && i < n_got; i++)
+		fprintf(stderr, "  got t=%" PRIu64 " tid=%u kind=%u\n", got[i].t, got[i].tid, got[i].kind);
+	rec_ptree_destroy(t);
+}
+
+/* The switch gate: a window's events open CPU by CPU; a CPU opened early writes switches before
+ * the last is open (the window's switch_gate record is dated then). Those follow the pair state but
+ * are not written: the trace has every switch from the record's time on and none before. */
+static void test_gate_ready(void)
+{
+	char path[] = "/tmp/gt-gateready-XXXXXX";
+	int fd = mkstemp(path), err = 0;
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
+	rec_ptree *t = rec_ptree_create();
+	rec_perf_ring_state rs = { .cpu = 1 };
+	const uint32_t R = 700, C = 701;
+	const uint16_t OUT = PERF_RECORD_MISC_SWITCH_OUT;
+	gtt_reader *r;
+	gtt_record rec;
+	struct { uint64_t t; uint32_t tid, kind; } got[16];
+	size_t n_got = 0;
+
+	if (!w || !t) {
+		th_check(0, "ready: a trace to write to");
+		return;
+	}
+	rec_perf_decoder *d = rec_perf_decoder_create(w, NULL, NULL,
+	                                              PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+	                                                  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN, 0);
+	rec_perf_decoder_set_lean(d);
+	rec_ptree_add_root(t, R, 0);
+	rec_perf_decoder_set_tree(d, t);
+	task_lean(d, &rs, C, R, 5);
+	rec_perf_decoder_switches_opened(d, 100);
+	rec_perf_decoder_switches_ready(d, 120);
+	lean(d, &rs, C, OUT, 105, NULL); /* R out (not known yet), C in: before the opening is whole */
+	lean(d, &rs, R, 0, 106, NULL);
+	lean(d, &rs, R, OUT, 125, NULL); /* C out at 125 (the state knows it came in at 106), R in */
+	lean(d, &rs, C, 0, 126, NULL);
+	rec_perf_decoder_destroy(d);
+	th_check(gtt_writer_close(w) == 0, "ready: trace written");
+	r = gtt_reader_open(path, &err);
+	while (r && gtt_reader_next(r, &rec) > 0)
+		if (rec.tag == GTT_REC_SWITCH && n_got < 16) {
+			got[n_got].t = rec.u.sw.time_ns;
+			got[n_got].tid = rec.u.sw.tid;
+			got[n_got].kind = rec.u.sw.kind;
+			n_got++;
+		}
+	gtt_reader_close(r);
+	unlink(path);
+	int ok = n_got == 2 && got[0].t == 125 && got[0].tid == C && got[0].kind == GTT_SWITCH_OUT && got[1].t == 126 &&
+	         got[1].tid == R && got[1].kind == GTT_SWITCH_IN;
+	th_check(ok, "ready: nothing before 120, C out at 125 and R in at 126 (%zu records)", n_got);
 	for (size_t i = 0; !ok && i < n_got; i++)
 		fprintf(stderr, "  got t=%" PRIu64 " tid=%u kind=%u\n", got[i].t, got[i].tid, got[i].kind);
 	rec_ptree_destroy(t);
@@ -612,6 +674,8 @@ int main(void)
 	test_found();
 	test_decode();
 	test_lean();
-	test_gate_epoch();
+	test_gate_epoch(0);
+	test_gate_epoch(1000 * 1000000000ll); /* a time namespace 1000 s ahead of the host's clock */
+	test_gate_ready();
 	return th_report();
 }

@@ -130,6 +130,51 @@ static int write_many(const char *path)
 	return gtt_writer_close(w);
 }
 
+/* A merge of two recordings (meta merge.traces 2): PID's gate closed over [1 s, 9 s); process 20
+ * (another recording, --switch-events=on: no gate record) has every switch, thread 21 on CPU the
+ * first half of every 100 ms. */
+static int write_merged(const char *path)
+{
+	int err = 0, fd = open(path, O_WRONLY | O_TRUNC);
+	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen_opts(fd, 0, NULL, &err) : NULL;
+	if (!w)
+		return -1;
+	gtt_record r = { .tag = GTT_REC_META };
+	r.u.meta = (gtt_meta){ .key = "merge.traces", .value = "2" };
+	put(w, &r);
+	r.u.meta = (gtt_meta){ .key = "frequency_hz", .value = "100" };
+	put(w, &r);
+	r = (gtt_record){ .tag = GTT_REC_PROCESS };
+	r.u.process = (gtt_process){ .time_ns = T0, .pid = PID, .ppid = 1, .event = GTT_PROC_START, .comm = "gated" };
+	put(w, &r);
+	r.u.process = (gtt_process){ .time_ns = T0, .pid = 20, .ppid = 1, .event = GTT_PROC_START, .comm = "every" };
+	put(w, &r);
+	r = (gtt_record){ .tag = GTT_REC_THREAD };
+	r.u.thread = (gtt_thread){ .time_ns = T0, .pid = PID, .tid = 11, .event = GTT_THREAD_START, .name = "eleven" };
+	put(w, &r);
+	r.u.thread = (gtt_thread){ .time_ns = T0, .pid = 20, .tid = 21, .event = GTT_THREAD_START, .name = "twentyone" };
+	put(w, &r);
+	r = (gtt_record){ .tag = GTT_REC_SWITCH_GATE };
+	r.u.gate = (gtt_switch_gate){ T0, GTT_GATE_OPEN, GTT_GATE_START, 0, 0, PID };
+	put(w, &r);
+	r.u.gate = (gtt_switch_gate){ T0 + SEC, GTT_GATE_CLOSED, GTT_GATE_OVER, 120000, 10000, PID };
+	put(w, &r);
+	r.u.gate = (gtt_switch_gate){ T0 + 9 * SEC, GTT_GATE_OPEN, GTT_GATE_WINDOW, 0, 10000, PID };
+	put(w, &r);
+	for (uint64_t i = 0; i < 1000; i++) {
+		uint64_t t = T0 + i * 10 * MS;
+		if (i % 10 == 0 || i % 10 == 5) {
+			r = (gtt_record){ .tag = GTT_REC_SWITCH };
+			r.u.sw = (gtt_switch){ .time_ns = t, .pid = 20, .tid = 21, .kind = i % 10 ? GTT_SWITCH_OUT : GTT_SWITCH_IN };
+			put(w, &r);
+		}
+	}
+	r = (gtt_record){ .tag = GTT_REC_END };
+	r.u.end = (gtt_end){ .time_ns = T0 + 10 * SEC, .reason = GTT_END_DURATION };
+	put(w, &r);
+	return gtt_writer_close(w);
+}
+
 static ana_model *load(const char *path, double from_s, double to_s, int keep_switches)
 {
 	char err[512] = "";
@@ -226,6 +271,25 @@ int main(void)
 		health_text(m, text, sizeof(text));
 		th_check(!strstr(text, "context switches recorded over"), "no word of it in the health section");
 		ana_model_free(m);
+	}
+	/* a merge of a gated and an ungated recording: the ungated one keeps its on-CPU time */
+	if (write_merged(path2) == 0 && (m = load(path2, -1, -1, 0)) != NULL) {
+		ana_thread *t11 = ana_thread_find(m, PID, 11), *t21 = ana_thread_find(m, 20, 21);
+		th_check(ana_swcover_partial(m) && m->swgroups.n == 1, "merged: one recording's gate closed");
+		th_check(t21 && t21->oncpu_known && t21->oncpu_ns == 5 * SEC,
+		         "merged: the recording with every switch keeps its on-CPU time (known %d, %.3f s)",
+		         t21 ? t21->oncpu_known : -1, t21 ? t21->oncpu_ns / 1e9 : 0.0);
+		th_check(t11 && !t11->oncpu_known, "merged: the gated recording's thread has none from switches");
+		size_t nc = 0;
+		ana_swcover_closed(m, 20, &nc);
+		th_check(nc == 0 && !ana_swcover_gap(m, 20, T0 + 2 * SEC, T0 + 3 * SEC),
+		         "merged: no closed stretch for the ungated recording's process (%zu)", nc);
+		health_text(m, text, sizeof(text));
+		th_check(strstr(text, "in 1 of the 2 recordings merged here") != NULL,
+		         "merged: the health section says in which of the recordings");
+		ana_model_free(m);
+	} else {
+		th_check(0, "the merged trace loads");
 	}
 	/* a hostile trace's gates of 300 trees are taken as one, with a warning */
 	if (write_many(path2) == 0 && (m = load(path2, -1, -1, 0)) != NULL) {
