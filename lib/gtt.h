@@ -408,7 +408,8 @@ enum { GTT_GATE_OPEN = 1, GTT_GATE_CLOSED = 2 };
 enum { GTT_GATE_START = 1,     /* the recording (or a ring segment) starts in this state */
        GTT_GATE_OVER = 2,      /* the rate went over the limit: closed, but for short windows */
        GTT_GATE_WINDOW = 3,    /* one of those windows opens or closes */
-       GTT_GATE_UNDER = 4 };   /* a window found the rate back under the limit: open for good */
+       GTT_GATE_UNDER = 4,     /* a window found the rate back under the limit: open for good */
+       GTT_GATE_FAILED = 5 };  /* the switch events could not be opened: closed for the rest */
 typedef struct gtt_switch_gate {
 	uint64_t time_ns;
 	uint32_t event;          /* GTT_GATE_OPEN / CLOSED */

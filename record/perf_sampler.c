@@ -66,6 +66,7 @@ struct rec_perf {
 	int gate_open;          /* gateable: the switch gate's state (rec_perf_switches) */
 	int opened_once;        /* gateable: the switch events were opened before */
 	int keeper_fd;          /* gateable: a do-nothing event on our own thread, -1 none (below) */
+	int switch_err;         /* gateable: the last opening's failure at a start of sampling */
 	uint64_t decoded_to_ns; /* trace time up to which the last drain decoded every record */
 	gtt_writer *w;
 	int n_cpus;
@@ -726,10 +727,23 @@ int rec_perf_sampling(rec_perf *p, int on)
 		 * events, so no switch comes before the first sample can) */
 		uint64_t when;
 		int src = apply_switches(p, &when);
-		if (src < 0 && !rc)
-			rc = src;
+		if (src < 0) {
+			/* sampling runs on; the switches stay off and the gate with them (the session
+			 * says so in the trace: rec_perf_take_switch_error) */
+			p->gate_open = 0;
+			p->switch_err = src;
+		}
 	}
 	return rc;
+}
+
+int rec_perf_take_switch_error(rec_perf *p)
+{
+	int e = p ? p->switch_err : 0;
+
+	if (p)
+		p->switch_err = 0;
+	return e;
 }
 
 /* Copy every record of a ring up to its head into the arena, and free the ring space. */

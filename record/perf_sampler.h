@@ -94,6 +94,10 @@ int rec_perf_switch_gateable(const rec_perf *p);
  * first may have written some before). 0, -EINVAL when not gateable, or -errno of the first open
  * that failed (the events opened are closed again: the switches stay off). */
 int rec_perf_switches(rec_perf *p, int on, uint64_t *when_ns);
+/* Gateable under capture control: the -errno of the switch events' last failed opening at a
+ * start of sampling (rec_perf_sampling, which then leaves the gate closed), cleared by the call;
+ * 0 when none failed. */
+int rec_perf_take_switch_error(rec_perf *p);
 
 typedef struct rec_perf_stats {
 	uint64_t samples;        /* samples written */

@@ -98,6 +98,7 @@ static int apply(sess *s, uint64_t now, int on, uint32_t source)
 	if (rec_capture_switchable(s->cap)) {
 		if (on) {
 			rec_perf_sampling(s->perf, 1);
+			rec_sess_gate_sampling(s, gtt_now_ns());
 			rec_ticker_resume(s->drain, now);
 			rec_ticker_gate_open();
 		} else {

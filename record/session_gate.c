@@ -66,6 +66,29 @@ static void say_first_close(sess *s, uint64_t t, const rec_swgate_move *mv)
 	             rate, gt_ns_to_s(t - s->start_ns), lim);
 }
 
+/* The switch events would not open again (file descriptors, memory, a CPU gone): the switches
+ * stay off, and the trace says so with the gate closed for good. */
+static void gate_failed(sess *s, uint64_t t, int rc)
+{
+	char text[200];
+
+	snprintf(text, sizeof(text), "switch gate: the context-switch events could not be opened again (%s); "
+	         "no switch is recorded from here", strerror(-rc));
+	rec_sess_note(s, GTT_SRC_PERF, text);
+	if (write_gate(s, t, GTT_GATE_CLOSED, GTT_GATE_FAILED, 0, 0) < 0)
+		s->write_rc = -EIO;
+	rec_swgate_destroy(s->gate);
+	s->gate = NULL;
+}
+
+void rec_sess_gate_sampling(sess *s, uint64_t now)
+{
+	int rc = rec_perf_take_switch_error(s->perf);
+
+	if (rc < 0 && s->gate)
+		gate_failed(s, now, rc);
+}
+
 void rec_sess_gate_step(sess *s, uint64_t now)
 {
 	rec_perf_stats st;
@@ -82,14 +105,7 @@ void rec_sess_gate_step(sess *s, uint64_t now)
 	if (mv.event == GTT_GATE_CLOSED || mv.reason != GTT_GATE_UNDER) {
 		rc = rec_perf_switches(s->perf, mv.event == GTT_GATE_OPEN, &t);
 		if (rc < 0) {
-			/* the events would not open again (file descriptors, memory): the switches stay
-			 * off, and the trace says so with the gate closed for good */
-			char text[200];
-			snprintf(text, sizeof(text), "switch gate: the context-switch events could not be opened again (%s); "
-			         "no switch is recorded from here", strerror(-rc));
-			rec_sess_note(s, GTT_SRC_PERF, text);
-			rec_swgate_destroy(s->gate);
-			s->gate = NULL;
+			gate_failed(s, t, rc);
 			return;
 		}
 	}

@@ -119,6 +119,9 @@ void rec_sess_capture_close(sess *s);
 void rec_sess_gate_start(sess *s);
 /* After each drain: the gate's decision, the switch events closed or opened, its record. */
 void rec_sess_gate_step(sess *s, uint64_t now);
+/* Under capture control, after sampling started: the switch events' opening failed, so the
+ * gate is closed for good, with a `switch_gate` record (reason failed) and a note. */
+void rec_sess_gate_sampling(sess *s, uint64_t now);
 /* The summary's line when the gate closed at least once. */
 void rec_sess_gate_summary(sess *s, uint64_t end_ns);
 /* Free the gate. */

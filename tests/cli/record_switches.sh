@@ -3,7 +3,7 @@
 # while the recorded tree switches slowly, and above the limit closes the switch gate but for
 # short windows (switch_gate records; no switch record outside an open stretch; the report takes
 # on-CPU time from /proc and says so; the timeline shades the gaps); on records every switch; off
-# none; per task and with a bad value as documented; a --ring window starts in the gate's state.
+# none; per task and with a bad value as documented; a --ring window starts in the gate's state; under capture control a failed opening closes the gate for good.
 . "$(dirname "$0")/lib.sh"
 REC=$GT_BIN/gt-record ANA=$GT_BIN/gt-analyze REN=$GT_BIN/gt-render CAT=$GT_TESTS/../bench/gtt_cat P=$GT_TESTS/progs
 for t in "$REC" "$ANA" "$CAT" "$P/pingpong"; do
@@ -107,3 +107,28 @@ check_rc "ring: records (exit 0)" 0 "$REC" -q --ring 1 -o "$TMP/r.gtt" -- "$P/pi
 "$CAT" "$TMP/r.gtt" switch_gate >"$TMP/r.gates"
 check "ring: the window's first gate record is its start state, closed" awk 'NR == 1 { exit !($6 == 2 && $7 == 1) }' "$TMP/r.gates"
 check "ring: every switch record of the window lies in an open stretch" switches_inside "$TMP/r.gtt"
+
+# capture control: the switch events open when sampling starts; when they cannot (no file
+# descriptor left: prlimit lowers gt-record's limit before SIGUSR1), sampling still starts and
+# the trace closes the gate for good (reason 5, failed) with a note, instead of claiming switches
+if command -v prlimit >/dev/null 2>&1; then
+	"$REC" -q --capture-range=signal -o "$TMP/f.gtt" -- "$P/pingpong" 3 1 >/dev/null 2>"$TMP/f.err" & rp=$!
+	sleep 0.7
+	prlimit --pid "$rp" --nofile=3:3
+	kill -USR1 "$rp"
+	sleep 0.8
+	kill -USR2 "$rp"
+	wait "$rp"; rc=$?
+	check "capture, events would not open: the recording ends well (exit $rc)" test "$rc" -eq 0
+	"$CAT" "$TMP/f.gtt" switch_gate >"$TMP/f.gates"
+	check "capture, events would not open: the last gate record is closed, reason failed ($(tail -1 "$TMP/f.gates"))" \
+		awk 'END { exit !($6 == 2 && $7 == 5) }' "$TMP/f.gates"
+	check "capture, events would not open: every switch record lies in an open stretch" switches_inside "$TMP/f.gtt"
+	"$ANA" report "$TMP/f.gtt" >"$TMP/f.rep" 2>&1
+	check "capture, events would not open: the report has the note" \
+		grep -q 'switch gate: the context-switch events could not be opened again (Too many open files)' "$TMP/f.rep"
+	check "capture, events would not open: samples were taken ($(grep -o '^samples: *[0-9]*' "$TMP/f.rep"))" \
+		awk '$1 == "samples:" && $2 > 0 { ok = 1 } END { exit !ok }' "$TMP/f.rep"
+else
+	skip "capture, events would not open: prlimit not installed"
+fi
