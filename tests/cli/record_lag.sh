@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # record_lag.sh — sampler health: stopping gt-record (SIGSTOP) for one second during a 1 kHz
-# recording shows as a ~1 s LAG_WINDOW at the right time (within 100 ms); schedules summarized.
+# recording shows as a ~1 s LAG_WINDOW at the right time (its start within 100 ms of the stop; its
+# end up to 300 ms after the continue: the loop is late until it has drained the second's backlog,
+# slower under ASan on a loaded machine); schedules summarized.
 . "$(dirname "$0")/lib.sh"
 REC=$GT_BIN/gt-record P=$GT_TESTS/progs
 SUM=$GT_TESTS/test_rec_trace
@@ -25,11 +27,11 @@ read -r t0 t1 <"$TMP/times"
 read -r ls le lmax < <(awk '$1 == "lag" && $2 == 1 { d = $4 - $3; if (d > best) { best = d; l = $3 " " $4 " " $5 } } END { print l }' "$TMP/s.sum")
 check "lag: a perf-sampler lag window exists" test -n "$ls"
 if [ -n "$ls" ]; then
-	check "lag: it lasts ~1 s ($(( (le - ls) / 1000000 )) ms)" awk -v d=$((le - ls)) 'BEGIN { exit !(d >= 900e6 && d <= 1100e6) }'
+	check "lag: it lasts ~1 s ($(( (le - ls) / 1000000 )) ms)" awk -v d=$((le - ls)) 'BEGIN { exit !(d >= 900e6 && d <= 1300e6) }'
 	check "lag: it starts when gt-record was stopped (off by $(( (ls - t0) / 1000000 )) ms)" \
 		awk -v d=$((ls - t0)) 'BEGIN { exit !(d >= -100e6 && d <= 100e6) }'
 	check "lag: it ends when gt-record was continued (off by $(( (le - t1) / 1000000 )) ms)" \
-		awk -v d=$((le - t1)) 'BEGIN { exit !(d >= -100e6 && d <= 100e6) }'
+		awk -v d=$((le - t1)) 'BEGIN { exit !(d >= -100e6 && d <= 300e6) }'
 	check "lag: max lateness ~1 s" awk -v m="$lmax" 'BEGIN { exit !(m >= 900e6 && m <= 1100e6) }'
 fi
 check "lag: whole-recording schedule of the drain loop with max lateness ~1 s" \
