@@ -579,9 +579,7 @@ static void merge_sort(char *v, char *tmp, size_t n, size_t sz, int (*cmp)(const
 	memcpy(v, tmp, n * sz);
 }
 
-/* Sort an array unless it is already in order (the common case); stable, so that equal keys
- * keep the file's order and the output is deterministic. 0 or GTT_ENOMEM. */
-static int sort_if_needed(void *v, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+int ana_sort_stable(void *v, size_t n, size_t sz, int (*cmp)(const void *, const void *))
 {
 	for (size_t i = 1; i < n; i++) {
 		if (cmp((char *)v + (i - 1) * sz, (char *)v + i * sz) > 0) {
@@ -889,10 +887,10 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 		goto fail;
 	}
 
-	if (sort_if_needed(m->samples.v, m->samples.n, sizeof(ana_sample), sample_cmp) < 0 ||
-	    sort_if_needed(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp) < 0 ||
-	    sort_if_needed(m->gil.v, m->gil.n, sizeof(gtt_gil), gil_cmp) < 0 ||
-	    sort_if_needed(m->strings.v, m->strings.n, sizeof(ana_string), string_cmp) < 0) {
+	if (ana_sort_stable(m->samples.v, m->samples.n, sizeof(ana_sample), sample_cmp) < 0 ||
+	    ana_sort_stable(m->pystacks.v, m->pystacks.n, sizeof(ana_pystack), pystack_cmp) < 0 ||
+	    ana_sort_stable(m->gil.v, m->gil.n, sizeof(gtt_gil), gil_cmp) < 0 ||
+	    ana_sort_stable(m->strings.v, m->strings.n, sizeof(ana_string), string_cmp) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
 	}

@@ -10,6 +10,9 @@
 #include "model.h"
 
 typedef struct ana_arena { struct ana_arena_block *head; } ana_arena;
+/* Sort n elements of sz bytes unless already in order (the common case); stable, so that equal
+ * keys keep the file's order and the output is deterministic. 0 or GTT_ENOMEM. */
+int ana_sort_stable(void *v, size_t n, size_t sz, int (*cmp)(const void *, const void *));
 /* Bump-allocate len bytes (8-aligned) that live until ana_arena_free. NULL on ENOMEM. */
 void *ana_arena_alloc(ana_arena *a, size_t len);
 void ana_arena_free(ana_arena *a);

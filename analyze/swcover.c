@@ -83,18 +83,23 @@ int ana_swcover_build(ana_model *m)
 	m->sw_closed_ns = 0;
 	if (!m->gates.n)
 		return 0;
-	qsort(m->gates.v, m->gates.n, sizeof(*m->gates.v), gate_cmp);
+	/* stable: a close and an opening at the same time (a ring segment's start state) keep the
+	 * order they were written in */
+	if (ana_sort_stable(m->gates.v, m->gates.n, sizeof(*m->gates.v), gate_cmp) < 0)
+		return GTT_ENOMEM;
 	size_t n_trees = 1;
 	for (size_t i = 1; i < m->gates.n; i++)
 		n_trees += m->gates.v[i].pid != m->gates.v[i - 1].pid;
 	if (n_trees > MAX_TREES) {
 		/* no merge of recordings has that many: a damaged or hostile trace. One gate for all,
-		 * in time order (conservative: any closed stretch counts for every thread) */
+		 * in time order (approximate: one tree's closing counts for every thread, and so does
+		 * another's opening; bounded either way) */
 		ana_warn(m, "%s: switch gate records of %zu recorded trees (at most %d expected): they are taken as one",
 		         m->path, n_trees, MAX_TREES);
 		for (size_t i = 0; i < m->gates.n; i++)
 			m->gates.v[i].pid = 0;
-		qsort(m->gates.v, m->gates.n, sizeof(*m->gates.v), gate_cmp);
+		if (ana_sort_stable(m->gates.v, m->gates.n, sizeof(*m->gates.v), gate_cmp) < 0)
+			return GTT_ENOMEM;
 	}
 	for (size_t i = 0; i < m->gates.n;) {
 		size_t j = i;
