@@ -261,6 +261,12 @@ static void do_sample(rec_perf_decoder *p, const uint8_t *rec, uint32_t size, ui
 	nr = get_u64(&c);
 	if (c.bad || nr > (uint64_t)(c.end - c.p) / 8)
 		return;
+	/* a thread sampled in its exit path after the kernel unhashed its tid: perf writes tid -1
+	 * (its process's pid still stands). Whose it was cannot be told for sure (with the switch
+	 * gate closed the last switch-in on that CPU is stale), so it is not written: microseconds
+	 * of an exit, where the report otherwise grew a thread "4294967295" */
+	if (s->tid == UINT32_MAX)
+		return;
 	/* split the chain at the context markers: kernel frames first, then user frames */
 	for (i = 0; i < nr; i++) {
 		uint64_t ip;

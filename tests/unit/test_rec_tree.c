@@ -654,6 +654,22 @@ static void test_found(void)
 	sample(d, &rs, (uint32_t)child, 60);
 	sample(d, &rs, (uint32_t)getppid(), 70);
 	th_check(f.n == 1 && n_samples_written == 2, "found: not again for its next sample, nor for an outsider (%d calls)", f.n);
+	{
+		/* a thread of a member sampled in its exit path: perf says tid -1; not written */
+		buf b;
+		begin(&b);
+		put32x2(&b, (uint32_t)child, UINT32_MAX);
+		put64(&b, 80);
+		put32x2(&b, 0, 0);
+		put64(&b, 10101010);
+		put64(&b, 2);
+		put64(&b, (uint64_t)PERF_CONTEXT_KERNEL);
+		put64(&b, 0xffffffff81000000ull);
+		finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+		feed(d, &rs, &b);
+		th_check(n_samples_written == 2, "a member's sample of tid -1 (an exiting thread) is not written (%d samples)",
+		         n_samples_written);
+	}
 	rec_perf_decoder_destroy(d);
 	rec_ptree_destroy(t);
 	gtt_writer_close(w);
