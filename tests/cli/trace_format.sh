@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# trace_format.sh — format 1.1 end to end: gt-record writes packed, compressed chunks and an
-# index; the same recording made without libzstd (GT_LIBZSTD=none) is stored uncompressed, says
-# so in its meta, and analyzes to the same folded stacks; a compressed trace read where libzstd
+# trace_format.sh — formats 1.1 and 1.2 end to end: gt-record writes packed, compressed chunks and
+# an index (format 1.2: a writer with zstd may keep the samples' stack copies apart); the same
+# recording made without libzstd (GT_LIBZSTD=none) is stored uncompressed, says so in its meta,
+# is format 1.1 (nothing of it needs 1.2), and analyzes to the same folded stacks; a compressed trace read where libzstd
 # is missing fails with one line naming libzstd.so.1; a trace cut off inside a packed chunk is
 # analyzed up to its last whole chunk with a warning.
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,8 @@ PROG=$GT_TESTS/progs/known_tree
 check_rc "records (fp, 1.5 s)" 0 "$REC" -q --call-graph fp -F 499 -o "$TMP/z.gtt" -- "$PROG" 1.5
 check_rc "records again without libzstd" 0 env GT_LIBZSTD=none "$REC" -q --call-graph fp -F 499 -o "$TMP/n.gtt" -- "$PROG" 1.5
 ver() { head -c 12 "$1" | od -An -tu1 | awk '{ print $9 "." $11 }'; }
-check "the trace is format 1.1 ($(ver "$TMP/z.gtt"))" test "$(ver "$TMP/z.gtt")" = "1.1"
+check "the trace is format 1.2 ($(ver "$TMP/z.gtt"))" test "$(ver "$TMP/z.gtt")" = "1.2"
+check "the one stored without zstd is format 1.1 ($(ver "$TMP/n.gtt"))" test "$(ver "$TMP/n.gtt")" = "1.1"
 if [ -x "$STAT" ]; then
 	"$STAT" "$TMP/z.gtt" >"$TMP/z.stat"
 	"$STAT" "$TMP/n.gtt" >"$TMP/n.stat"
