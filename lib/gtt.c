@@ -736,6 +736,14 @@ int gtt_reader_next(gtt_reader *r, gtt_record *rec)
 		if (unwanted && tag != GTT_REC_CALLCHAIN)
 			continue;
 		rc = gtt_decode(tag, payload, len, rec, &r->scratch, &r->scratch_cap);
+		if (rc == 0 && tag == GTT_REC_SAMPLE && r->skip_stacks) {
+			/* bare, as from a packed chunk (a 1.0 trace, a sample too large for a block) */
+			gtt_sample *s = &rec->u.sample;
+			s->n_regs = 0;
+			s->regs = NULL;
+			s->stack_len = 0;
+			s->stack = NULL;
+		}
 		if (rc == 0 && tag == GTT_REC_CALLCHAIN)
 			rc = gtt_chaintab_put(&r->chains, rec->u.callchain.id, rec->u.callchain.n_kernel,
 			                      rec->u.callchain.n_user, rec->u.callchain.ips);

@@ -674,7 +674,8 @@ typedef struct gtt_summary {
 } gtt_summary;
 void gtt_reader_summary(const gtt_reader *r, gtt_summary *s);
 /* From now on (on != 0) samples come without their registers and stack copy: n_regs, regs,
- * stack_len and stack are 0 and NULL, flags still say what the sample carried. For a pass that
+ * stack_len and stack are 0 and NULL, flags still say what the sample carried (whatever the
+ * format: in 1.0 and 1.1 they are decoded and left out). For a pass that
  * needs a sample's time, task and callchain but does not unwind it. A chunk that keeps them apart
  * (codec 2) then has only its records expanded: what only expanding the rest could find wrong
  * (its frame does not expand) goes unreported, as for a chunk passed over; lengths are still

@@ -62,9 +62,11 @@ int gtt_unpack_frames(const uint8_t *p, uint32_t len, const gtt_chunk_info *ci, 
 		uint32_t side_len = rd32(z), rzlen = rd32(z + 4);
 		z += 8;
 		zlen -= 8;
-		if (side_len > GTT_PACKED_MAX_RAW || rzlen > zlen)
+		/* a writer keeps a side section only when it has bytes: one of none is a lie, and so is
+		 * one past the limit or a records' frame past the chunk's end */
+		if (side_len == 0 || side_len > GTT_PACKED_MAX_RAW || rzlen > zlen)
 			return GTT_ECORRUPT;
-		if (want_side && side_len) {
+		if (want_side) {
 			f->z[1] = z + rzlen;
 			f->zlen[1] = zlen - rzlen;
 			f->raw_len[1] = side_len;
@@ -177,7 +179,7 @@ int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
 		if (ci.codec == GTT_CODEC_ZSTD_SPLIT) {
 			r->side_z = all.z[1];
 			r->side_zlen = all.zlen[1];
-			r->side_state = f.z[1] || !ci.side_len ? 2 : 1;
+			r->side_state = f.z[1] ? 2 : 1;
 		}
 		break;
 	}

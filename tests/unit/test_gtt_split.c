@@ -6,8 +6,11 @@
  * and under a window; a bare read gives every sample's other fields and flags with no registers
  * or stack, whatever the layout, and never expands the side frame (one made to fail with its
  * checksum right goes unnoticed bare and is a corrupt chunk read whole); a seek back into a chunk
- * read bare gives the sample whole; layouts that do not add up, and an unknown codec, are
- * refused; gtt_reader_chunk_at tells the side's length. */
+ * read bare gives the sample whole; bare and whole reads by turns with prefetch give what reads
+ * all one way give; a 1.0 trace's samples (plain chunks) come bare too; layouts that do not add
+ * up (a side length of 0 or over the limit, a records' frame length past the end, swallowing
+ * the side frame or one short), and an unknown codec, are refused; gtt_reader_chunk_at tells the
+ * side's length. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +258,15 @@ static void test_reads(const buf *t12, const buf *t11)
 		recs_free(&bare);
 		recs_free(&bare11);
 	}
+	/* 1.0 (plain chunks): bare samples too */
+	buf t10 = make_trace(0, 0, 0);
+	recs bare10 = read_recs(&t10, 1, 0, 0, 0, 0), whole10 = read_recs(&t10, 0, 0, 1, 0, 0);
+	th_check(t10.p[10] == 0 && bare10.errors == 0 && bare10.bad_bare == 0 && same_kind(&bare10, &ref_bare, GTT_REC_SAMPLE) &&
+	             same_kind(&whole10, &ref_bare, GTT_REC_SAMPLE),
+	         "1.0 bare: the samples of plain chunks without registers or stack too (%d with)", bare10.bad_bare);
+	recs_free(&bare10);
+	recs_free(&whole10);
+	free(t10.p);
 	/* a window: the same chunks of either layout */
 	recs w12 = read_recs(t12, 0, 1, 0, 2003000000ull, 2004000000ull);
 	recs w11 = read_recs(t11, 0, 1, 0, 2003000000ull, 2004000000ull);
@@ -373,10 +385,66 @@ static void test_damage(const buf *t12)
 	         "a side length shorter than its frame and its samples: records that do not decode bare, a corrupt chunk whole");
 
 	memcpy(d.p, t12->p, t12->n);
+	le32(z, 0); /* a side section of no bytes: a writer never makes one */
+	fix_crc(&d, first2);
+	th_check(errors_of(&d, 1, &ns) == 1 && errors_of(&d, 0, &ns) == 1,
+	         "a side length of 0 in a chunk of codec 2: one corrupt chunk either way");
+
+	memcpy(d.p, t12->p, t12->n);
+	le32(z + 4, len - GTT_PACKED_HEADER_LEN - 8); /* the records' frame takes the side frame's bytes too */
+	fix_crc(&d, first2);
+	th_check(errors_of(&d, 1, &ns) == 1 && errors_of(&d, 0, &ns) == 1,
+	         "a records' frame length that swallows the side frame: one corrupt chunk either way");
+
+	memcpy(d.p, t12->p, t12->n);
+	le32(z + 4, rzlen - 1); /* the records' frame cut short by a byte, the side frame a byte longer */
+	fix_crc(&d, first2);
+	th_check(errors_of(&d, 1, &ns) == 1 && errors_of(&d, 0, &ns) == 1,
+	         "a records' frame length one short: one corrupt chunk either way");
+
+	memcpy(d.p, t12->p, t12->n);
 	pl[0] = 3;
 	fix_crc(&d, first2);
 	th_check(errors_of(&d, 0, &ns) == 100, "codec 3: a newer version's chunk (GTT_EVERSION)");
 	free(d.p);
+}
+
+/* Bare and whole reads taking turns every few records, with prefetch: the worker's jobs were
+ * made for the other way as often as not (a chunk expanded whole is read bare, one expanded bare
+ * is read whole, its side frame expanded then); every record is what a read made all one way
+ * gives. */
+static void test_toggle(const buf *t12)
+{
+	recs whole = read_recs(t12, 0, 0, 0, 0, 0), whole_bare = read_recs(t12, 0, 0, 1, 0, 0);
+	int err = 0, bare = 0;
+	size_t i = 0, bad = 0, n_bare = 0, n_whole = 0;
+	gtt_record rec;
+	gtt_reader *rd = gtt_reader_open_mem(t12->p, t12->n, &err);
+	gtt_reader_prefetch(rd);
+	for (int rc; rd && (rc = gtt_reader_next(rd, &rec)) != 0; i++) {
+		if (rc < 0 || i >= whole.n) {
+			bad++;
+			continue;
+		}
+		const buf *want = bare ? &whole_bare.v[i] : &whole.v[i];
+		buf c = canon(&rec, bare);
+		bad += c.n != want->n || memcmp(c.p, want->p, c.n) != 0;
+		free(c.p);
+		if (rec.tag == GTT_REC_SAMPLE && bare) {
+			n_bare++;
+			bad += rec.u.sample.n_regs || rec.u.sample.regs || rec.u.sample.stack_len || rec.u.sample.stack;
+		} else if (rec.tag == GTT_REC_SAMPLE) {
+			n_whole++;
+		}
+		if (i % 37 == 0)
+			gtt_reader_skip_stacks(rd, bare = !bare);
+	}
+	gtt_reader_close(rd);
+	th_check(bad == 0 && i == whole.n && n_bare > 1000 && n_whole > 1000,
+	         "bare and whole by turns, prefetch: %zu records as read one way (%zu bare samples, %zu whole; %zu wrong)",
+	         i, n_bare, n_whole, bad);
+	recs_free(&whole);
+	recs_free(&whole_bare);
 }
 
 int main(void)
@@ -389,6 +457,7 @@ int main(void)
 	test_writers(&t12, &t11);
 	test_reads(&t12, &t11);
 	test_seek(&t12);
+	test_toggle(&t12);
 	test_damage(&t12);
 	free(t12.p);
 	free(t11.p);
