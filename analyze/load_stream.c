@@ -39,11 +39,14 @@ static void sample_of(const gtt_sample *s, uint64_t period, ana_sample *e)
 static int next_record(ana_pipe *pp, int unmet, gtt_record **rec, uint64_t *off)
 {
 	for (;;) {
-		int n = ana_pipe_next(pp, rec, off);
+		uint64_t at = 0;
+		int n = ana_pipe_next(pp, rec, &at);
 		if (n > 0)
 			return 1;
-		if (unmet && (n == GTT_ECORRUPT || n == GTT_EINVAL))
-			return n; /* (no --skip-corrupt: pass 1 would have stopped at any error it met) */
+		if (unmet && (n == GTT_ECORRUPT || n == GTT_EINVAL)) {
+			*off = at; /* (only then: a later failure is not a read error at the last record) */
+			return n;  /* (no --skip-corrupt: pass 1 would have stopped at any error it met) */
+		}
 		if (n == 0 || (n != GTT_ECORRUPT && n != GTT_EINVAL))
 			return 0;
 	}
