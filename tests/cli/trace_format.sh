@@ -22,6 +22,17 @@ if [ -x "$STAT" ]; then
 		grep -q '[1-9][0-9]* packed' "$TMP/z.stat"
 	check "compressed, it is smaller than stored ($(stat -c %s "$TMP/z.gtt") vs $(stat -c %s "$TMP/n.gtt") bytes)" \
 		test "$(stat -c %s "$TMP/z.gtt")" -lt "$(stat -c %s "$TMP/n.gtt")"
+	# the same records of DWARF samples as 1.1 and as 1.2 (their registers and stacks apart):
+	# gtt_stat counts the samples' raw bytes alike, the side section's included
+	GEN=$GT_ROOT/${BUILD:-build}/bench/gen_trace
+	if [ -x "$GEN" ]; then
+		for v in 1.1 1.2; do
+			"$GEN" -o "$TMP/g$v.gtt" --seconds 0.3 --threads 2 --switch-rate 2000 --cuda-rate 2000 --format $v 2>/dev/null
+			"$STAT" --tsv "$TMP/g$v.gtt" | awk '$1 == "sample" { print $2, $3 }' >"$TMP/g$v.raw"
+		done
+		check "gtt_stat: the samples of a 1.2 trace have the raw bytes of their 1.1 twin's ($(cat "$TMP/g1.2.raw") vs $(cat "$TMP/g1.1.raw"))" \
+			sh -c "test -s '$TMP/g1.1.raw' && cmp -s '$TMP/g1.1.raw' '$TMP/g1.2.raw' && test \"\$(head -c 12 '$TMP/g1.2.gtt' | od -An -tu1 | awk '{ print \$11 }')\" = 2"
+	fi
 else
 	skip "bench/gtt_stat not built"
 fi
