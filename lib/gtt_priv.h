@@ -324,8 +324,9 @@ void gtt_prefetch_start(gtt_prefetch *pf, uint64_t off, const gtt_frames *f);
 int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const gtt_frames *f, gtt_xbuf buf[2]);
 
 /* The zstd frames of a packed chunk of codec 1 or 2 whose payload is p[0..len) and header ci:
- * the records' in f->z[0], for codec 2 the side frame in f->z[1] (with want_side) and *side_len.
- * 0, or GTT_ECORRUPT for a layout that does not add up. */
+ * the records' in f->z[0], for codec 2 with want_side the side frame in f->z[1] (its length
+ * side_len in f->raw_len[1]). 0, or GTT_ECORRUPT for a layout that does not add up (docs/FORMAT.md,
+ * "Format 1.2": a side_len of 0 or over GTT_PACKED_MAX_RAW, a records' frame past the end). */
 int gtt_unpack_frames(const uint8_t *p, uint32_t len, const gtt_chunk_info *ci, int want_side, gtt_frames *f);
 /* Start expanding the packed chunk whose payload is p[0..len) at file offset off. 0 or GTT_E*. */
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off);
