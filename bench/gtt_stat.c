@@ -242,7 +242,8 @@ int main(int argc, char **argv)
 		printf("records without the archive: %.0f bytes, %.3f MB/s; archive %.2f MiB on disk\n",
 		       (double)size - archive, secs > 0 ? ((double)size - archive) / secs / 1e6 : 0, archive / 1048576.0);
 	}
-	qsort(bins, n_bins, sizeof(*bins), bin_cmp);
+	if (n_bins) /* (qsort of no array: undefined for NULL) */
+		qsort(bins, n_bins, sizeof(*bins), bin_cmp);
 	for (size_t i = 0; i < n_bins; i++) {
 		if (tsv)
 			printf("binary\t%s\t%" PRIu64 "\n", bins[i].path, bins[i].bytes);
