@@ -166,7 +166,7 @@ $(AGENT): $(call objs,$(AGENT_SRC) record/pyoffsets.c record/procmem.c) $(LIBGTT
 # UNIT_DW is for a test outside analyze/ that checks its results against libdw itself (it does
 # not build on the GPU box).
 UNIT_ANA := bounds clockfit counter_sum demangle diff dwfl_batch export fold gpu_golden gpu_report gpu_stream import_perf job_views \
-            launch launch_load merge model_load python_merge sample_stream window \
+            launch launch_load merge model_load python_merge sample_stream split_load window \
             textin unwind fuzz_analyze fuzz_fold_parse fuzz_import_perf
 UNIT_ANA += gpu_queue
 UNIT_ANA += load_pipe

@@ -96,6 +96,12 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 	 * what only their records could show wrong (load_stream.c) */
 	L->cuda_summed = L->stream && !L->m->window.on;
 	gtt_reader_summarize(L->r, L->cuda_summed ? 1u << GTT_STREAM_CUDA : 0);
+	/* nor does it unwind a sample: the samples come bare, and in a 1.2 trace their stack copies
+	 * (most of a DWARF recording's bytes) are not expanded. Pass 2 expands them and reports in
+	 * pass 1's words what they show wrong; under --skip-corrupt pass 1 reads them whole, to skip
+	 * such a chunk and count it as it skips any other */
+	L->p1_bare = L->stream && !L->o->skip_corrupt;
+	gtt_reader_skip_stacks(L->r, L->p1_bare);
 	/* (a model that keeps its switches takes them here: gt-render's) */
 	ana_pipe_divert d = { PASS1_DIVERTED & ~(L->o->keep_switches ? GTT_KIND_BIT(GTT_REC_SWITCH) : 0), pass1_divert_fn,
 	                      &pd };
@@ -135,6 +141,7 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 	}
 out:
 	ana_pipe_free(pp); /* the reader is this thread's again, the switches' fold this one's */
+	gtt_reader_skip_stacks(L->r, 0);
 	ana_load_see_time(L->m, pd.t_min);
 	ana_load_see_time(L->m, pd.t_max);
 	L->n_streamed += pd.n_streamed;

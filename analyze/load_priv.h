@@ -46,6 +46,7 @@ typedef struct raw_sample {
  * callers: unwound again at the end of pass 2. */
 typedef struct deferred {
 	size_t sample, raw;
+	uint32_t uw_id;        /* its unwind kept by ana_sym_collect (streamed samples), 0: read raw again */
 	uint8_t unwind;        /* how it ended the first time */
 } deferred;
 #define MAX_DEFERRED 65536
@@ -91,6 +92,10 @@ typedef struct loader {
 	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
 	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
+	int p1_bare;               /* pass 1 read samples bare (gtt_reader_skip_stacks): what only their
+	                            * stack copies' frames could show wrong is pass 2's to report, and
+	                            * the passes after it read bare too (not under --skip-corrupt: a read
+	                            * whole skips such a chunk, a bare one would not) */
 	uint64_t n_streamed;       /* CUDA records not kept (ana_opts.stream_cuda) */
 	int cuda_summed;           /* pass 1 took the CUDA chunks' headers only (gtt_reader_summarize) */
 	uint64_t t0_ns, last_progress_ns;
@@ -114,10 +119,11 @@ void ana_load_progress(loader *L, const char *phase, uint64_t done, uint64_t tot
  * section. 0, or GTT_ENOMEM with a one-line reason in errbuf. */
 int ana_load_pass2(loader *L, char *errbuf, size_t errlen);
 /* Pass 2's work for one sample e (file order; idx its number): its thread's counts, its native
- * stack (e->stack_id on entry: its interned callchain, ANA_NO_ID for one to unwind: from smp,
- * the record just read, or when NULL from the next of L->raws), truncation counted. Then
- * ana_load_unwind_done once every sample is through (deferred ones unwound again). 0 or <0. */
-int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, size_t idx);
+ * stack (e->stack_id on entry: its interned callchain, ANA_NO_ID for one to unwind: the unwind
+ * ana_sym_collect kept as uw_id when not 0, else from smp, the record just read, or when NULL
+ * from the next of L->raws), truncation counted. Then ana_load_unwind_done once every sample is
+ * through (deferred ones unwound again). 0 or <0. */
+int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, uint32_t uw_id, size_t idx);
 int ana_load_unwind_done(loader *L);
 /* Before pass 2: show the symbolizer a sample's interned callchain (once per address space)
  * or, with ana_sym_collect, its stack copy; then ana_load_collect_done symbolizes what was

@@ -33,14 +33,20 @@ static void sample_of(const gtt_sample *s, uint64_t period, ana_sample *e)
 
 /* The next record for a pass after pass 1, from the pipe that decodes it ahead: 1, or 0 at the
  * end (pass 1 met the same end or error and said so); corrupt chunks skipped as pass 1 skipped
- * them. */
-static int next_record(ana_pipe *pp, gtt_record **rec)
+ * them. A pass that reads samples whole after pass 1 read them bare (unmet, L->p1_bare) can meet
+ * what pass 1 could not see (a stack copies' frame that does not expand): then GTT_ECORRUPT or
+ * GTT_EINVAL, at *off. */
+static int next_record(ana_pipe *pp, int unmet, gtt_record **rec, uint64_t *off)
 {
-	uint64_t off;
 	for (;;) {
-		int n = ana_pipe_next(pp, rec, &off);
+		uint64_t at = 0;
+		int n = ana_pipe_next(pp, rec, &at);
 		if (n > 0)
 			return 1;
+		if (unmet && (n == GTT_ECORRUPT || n == GTT_EINVAL)) {
+			*off = at; /* (only then: a later failure is not a read error at the last record) */
+			return n;  /* (no --skip-corrupt: pass 1 would have stopped at any error it met) */
+		}
 		if (n == 0 || (n != GTT_ECORRUPT && n != GTT_EINVAL))
 			return 0;
 	}
@@ -61,10 +67,42 @@ static void pass2_read_end(loader *L)
 	L->pipe = NULL;
 }
 
+/* Pass 2's first read: every sample shown to the symbolizer, its stack copy's unwind kept (its id
+ * in L->sstack.v[k] until the second read puts the stack id there; 0 for a callchain's or where
+ * the symbolizer's budget was spent). *n_raw: samples with registers or a stack copy and no kept
+ * unwind, which the second read unwinds from their records again. 0 or <0 (*err_off: a read
+ * error's offset). */
+static int pass2_collect(loader *L, uint64_t *n_raw, uint64_t *err_off)
+{
+	ana_model *m = L->m;
+	uint64_t k = 0;
+	gtt_record *rec;
+	int rc = 0, n;
+	*n_raw = 0;
+	while (k < L->n_samples_seen && (n = next_record(L->pipe, L->p1_bare, &rec, err_off)) != 0) {
+		if (n < 0)
+			return n;
+		if (rec->tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, rec))
+			continue;
+		uint32_t chain_id = ANA_NO_ID, uw = 0;
+		if ((rc = ana_load_intern_chain(L, &rec->u.sample, &chain_id)) < 0)
+			return rc;
+		const gtt_sample *s = &rec->u.sample;
+		rc = chain_id != ANA_NO_ID ? ana_load_collect_chain(L, chain_id, s->pid, s->tid, s->cpu, s->time_ns)
+		                           : ana_sym_collect(L->sym, s, &uw);
+		if (rc < 0)
+			return rc;
+		if (chain_id == ANA_NO_ID && !uw && (s->flags & (GTT_SAMPLE_REGS | GTT_SAMPLE_STACK)))
+			++*n_raw;
+		L->sstack.v[k++] = uw;
+	}
+	return 0;
+}
+
 int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
-	uint64_t period = ana_fill_period_ns(m), k = 0;
+	uint64_t period = ana_fill_period_ns(m), k = 0, n_raw = 0, err_off = 0;
 	ana_priv *p = ana_priv_get(m);
 	gtt_record *rec;
 	int rc = GTT_ENOMEM;
@@ -81,34 +119,29 @@ int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 	gtt_reader_only(L->r, GTT_KIND_BIT(GTT_REC_SAMPLE));
 	/* first every sample is shown to the symbolizer, which then symbolizes binary by binary
 	 * (one binary's DWARF in memory at a time); then the samples are read again for their stacks */
+	gtt_reader_skip_stacks(L->r, 0);
 	if (L->n_samples_seen && (rc = pass2_read(L)) < 0)
 		goto fail;
-	while (k < L->n_samples_seen && next_record(L->pipe, &rec)) {
-		if (rec->tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, rec))
-			continue;
-		uint32_t chain_id = ANA_NO_ID;
-		if ((rc = ana_load_intern_chain(L, &rec->u.sample, &chain_id)) < 0)
-			goto fail;
-		const gtt_sample *s = &rec->u.sample;
-		rc = chain_id != ANA_NO_ID ? ana_load_collect_chain(L, chain_id, s->pid, s->tid, s->cpu, s->time_ns)
-		                           : ana_sym_collect(L->sym, s, NULL);
-		if (rc < 0)
-			goto fail;
-		k++;
-	}
+	if (L->n_samples_seen && (rc = pass2_collect(L, &n_raw, &err_off)) < 0)
+		goto fail;
 	pass2_read_end(L);
 	if ((rc = ana_load_collect_done(L)) < 0)
 		goto fail;
-	k = 0;
+	/* the stacks again: from the unwinds kept, so the samples come bare (their stack copies'
+	 * frames not even expanded) unless some were not kept. (Under --skip-corrupt a chunk whose
+	 * stack copies do not expand was skipped by the reads so far: it is read whole again, to be
+	 * skipped again) */
+	gtt_reader_skip_stacks(L->r, n_raw == 0 && L->p1_bare);
 	if (L->n_samples_seen && (rc = pass2_read(L)) < 0)
 		goto fail;
-	while (k < L->n_samples_seen && next_record(L->pipe, &rec)) {
+	while (k < L->n_samples_seen && next_record(L->pipe, 0, &rec, &err_off)) {
 		if (rec->tag != GTT_REC_SAMPLE || !ana_window_keep(&m->window, rec))
 			continue;
 		ana_sample e;
 		sample_of(&rec->u.sample, period, &e);
+		uint32_t uw = L->sstack.v[k]; /* (the first read's, replaced below) */
 		if ((rc = ana_load_intern_chain(L, &rec->u.sample, &e.stack_id)) < 0 ||
-		    (rc = ana_load_unwind_one(L, &e, &rec->u.sample, k)) < 0)
+		    (rc = ana_load_unwind_one(L, &e, &rec->u.sample, e.stack_id == ANA_NO_ID ? uw : 0, k)) < 0)
 			goto fail;
 		L->sstack.v[L->sstack.n++] = e.stack_id | (e.unwind_ok ? ANA_SSTACK_OK : 0);
 		ana_ssum_unwind(L->ssum, e.unwind);
@@ -119,6 +152,7 @@ int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 	}
 	pass2_read_end(L); /* before the deferred samples are read again where they were */
 	rc = GTT_EINVAL;
+	gtt_reader_skip_stacks(L->r, 0); /* deferred samples without a kept unwind are read whole */
 	if (k != L->n_samples_seen || (rc = ana_load_unwind_done(L)) < 0)
 		goto fail;
 	gtt_reader_only(L->r, 0);
@@ -129,8 +163,11 @@ int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 fail:
 	pass2_read_end(L);
 	gtt_reader_only(L->r, 0);
+	gtt_reader_skip_stacks(L->r, 0);
 	if (rc == GTT_ENOMEM)
 		snprintf(errbuf, errlen, "%s: out of memory", m->path);
+	else if (err_off) /* what pass 1 would have said, had it expanded the stack copies */
+		ana_load_read_error(L, rc, err_off, errbuf, errlen);
 	else
 		snprintf(errbuf, errlen, "%s: a sample read in the first pass no longer reads", m->path);
 	return rc;
@@ -328,6 +365,8 @@ static int read_all(p3 *P)
 	 * GIL-contended trace's records) are passed over, their chunks not even expanded where
 	 * they have a stream of their own */
 	gtt_reader_only(L->r, PASS3_KINDS);
+	/* a sample's figures only: its stack is pass 2's (but see pass 2's second read) */
+	gtt_reader_skip_stacks(L->r, L->p1_bare);
 	/* decoded on a thread of its own, in file order (load_pipe.c); corrupt chunks skipped as
 	 * pass 1 skipped them, the reading ends where pass 1's ended */
 	ana_pipe *pp = rc == 0 ? ana_pipe_start(L->r, ANA_PIPE_PASS3, 1, !L->m->window.on) : NULL;
@@ -359,6 +398,7 @@ static int read_all(p3 *P)
 	}
 	ana_pipe_free(pp); /* the reader is this thread's again */
 	gtt_reader_only(L->r, 0);
+	gtt_reader_skip_stacks(L->r, 0);
 	if (rc == 0 && P->next_stack != L->sstack.n)
 		rc = GTT_EINVAL;
 	return rc == 0 ? flush(P, UINT64_MAX) : rc;

@@ -96,13 +96,23 @@ static void deferred_result(loader *L, const deferred *d, uint32_t **sid, uint8_
 
 /* Samples stitched up to a thread entry early on, before the image's complete stacks showed
  * the entry's callers: unwound again now that they may have. */
+/* The stack of a sample from the unwind ana_sym_collect kept as uw_id: its stack id in *sid.
+ * 0 or GTT_ENOMEM. */
+static int unwind_kept(loader *L, uint32_t uw_id, ana_unwind_info *ui, uint32_t *sid)
+{
+	int n = ana_sym_sample_unwound(L->sym, uw_id, L->frames, MAX_DEPTH, ui);
+	*sid = n < 0 ? ANA_NO_ID : ana_stack_intern(L->m, L->frames, (uint32_t)n);
+	return *sid == ANA_NO_ID ? GTT_ENOMEM : 0;
+}
+
 static int redo_deferred(loader *L)
 {
 	for (size_t i = 0; i < L->deferred.n; i++) {
 		ana_unwind_info ui;
 		uint32_t sid, *dst;
 		uint8_t unwind;
-		int rc = unwind_raw(L, L->deferred.v[i].raw, &ui, &sid);
+		const deferred *d = &L->deferred.v[i];
+		int rc = d->uw_id ? unwind_kept(L, d->uw_id, &ui, &sid) : unwind_raw(L, d->raw, &ui, &sid);
 		if (rc < 0)
 			return rc;
 		deferred_result(L, &L->deferred.v[i], &dst, &unwind);
@@ -112,7 +122,7 @@ static int redo_deferred(loader *L)
 	return 0;
 }
 
-int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, size_t idx)
+int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, uint32_t uw_id, size_t idx)
 {
 	ana_model *m = L->m;
 	ana_unwind_info ui = { ANA_UNWIND_NO_USER, 0 };
@@ -149,8 +159,12 @@ int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, size_t 
 		sid = c->stack_id;
 		ui.unwind = c->unwind;
 	} else {
-		size_t raw;
-		if (smp) {
+		size_t raw = SIZE_MAX;
+		if (uw_id) {
+			/* unwound while the samples were shown to the symbolizer: not again */
+			if ((rc = unwind_kept(L, uw_id, &ui, &sid)) < 0)
+				return rc;
+		} else if (smp) {
 			/* the record at hand (streaming: decoded now); its place kept only if deferred */
 			n = ana_sym_sample(L->sym, smp, L->frames, MAX_DEPTH, &ui);
 			sid = n < 0 ? ANA_NO_ID : ana_stack_intern(m, L->frames, (uint32_t)n);
@@ -177,6 +191,7 @@ int ana_load_unwind_one(loader *L, ana_sample *e, const gtt_sample *smp, size_t 
 				return GTT_ENOMEM;
 			d->sample = idx;
 			d->raw = raw;
+			d->uw_id = uw_id;
 			d->unwind = ui.unwind;
 		}
 	}
@@ -258,7 +273,7 @@ int ana_load_pass2(loader *L, char *errbuf, size_t errlen)
 	if ((rc = collect_pass(L)) < 0)
 		goto fail;
 	for (size_t i = 0; i < m->samples.n; i++) {
-		if ((rc = ana_load_unwind_one(L, &m->samples.v[i], NULL, i)) < 0)
+		if ((rc = ana_load_unwind_one(L, &m->samples.v[i], NULL, 0, i)) < 0)
 			goto fail;
 		if (((i + 1) & 0x3ff) == 0)
 			ana_load_progress(L, "symbolizing", i + 1, L->n_samples_seen);

@@ -5,7 +5,7 @@
  * them, /proc thread stats, sampler ticks. Deterministic for a seed.
  *   gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]
  *             [--switch-rate N/s] [--cuda-rate N/s] [--py-hz HZ] [--gil-rate N/s]
- *             [--max-bytes N] [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index]
+ *             [--max-bytes N] [--format 1.0|1.1|1.2] [--level L] [--block-bytes B] [--no-index]
  *             [--seed N] [--stack-variants K] [--unordered-switches] [--one-data-stream]
  * Defaults: the H200 torch workload of issue 13 (8 threads, 99 Hz DWARF 8 KiB, 100 000
  * switches/s, 57 000 CUDA records/s, Python stacks at 100 Hz per thread, 1 000 GIL changes/s)
@@ -439,7 +439,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: gen_trace -o FILE [--seconds S] [--threads N] [--sample-hz HZ] [--stack-bytes B] [--fp]\n"
 	                "                 [--switch-rate N] [--cuda-rate N] [--py-hz HZ] [--gil-rate N] [--max-bytes N]\n"
-	                "                 [--format 1.0|1.1] [--level L] [--block-bytes B] [--no-index] [--seed N]\n"
+	                "                 [--format 1.0|1.1|1.2] [--level L] [--block-bytes B] [--no-index] [--seed N]\n"
 	                "                 [--stack-variants K] [--unordered-switches] [--one-data-stream]\n");
 	return GT_EXIT_USAGE;
 }
@@ -455,7 +455,7 @@ static int parse(int argc, char **argv, opts *o)
 		{ 0, 0, 0, 0 },
 	};
 	*o = (opts){ .seconds = 10, .sample_hz = 99, .switch_rate = 100000, .cuda_rate = 57000, .py_hz = 100,
-	             .gil_rate = 1000, .threads = 8, .stack_bytes = 8192, .minor = 1, .seed = 1 };
+	             .gil_rate = 1000, .threads = 8, .stack_bytes = 8192, .minor = GTT_VERSION_MINOR, .seed = 1 };
 	int c;
 	while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
 		switch (c) {
@@ -470,7 +470,7 @@ static int parse(int argc, char **argv, opts *o)
 		case 'p': o->py_hz = atof(optarg); break;
 		case 'g': o->gil_rate = atof(optarg); break;
 		case 'm': o->max_bytes = atof(optarg); break;
-		case 'v': o->minor = strcmp(optarg, "1.0") == 0 ? 0 : 1; break;
+		case 'v': o->minor = strcmp(optarg, "1.0") == 0 ? 0 : strcmp(optarg, "1.1") == 0 ? 1 : 2; break;
 		case 'l': o->level = atoi(optarg); break;
 		case 'B': o->block_bytes = (uint32_t)atoi(optarg); break;
 		case 'n': o->no_index = 1; break;
@@ -592,7 +592,7 @@ int main(int argc, char **argv)
 	if (f)
 		fclose(f);
 	fprintf(stderr, "gen_trace: %s: format 1.%u, %.1f s of trace, %" PRIu64 " records, %ld bytes (%.3f MB per trace second), "
-	        "written in %.1f s (%.1f MB/s)\n", o.out, o.minor, secs, n_written, size, secs > 0 ? (double)size / secs / 1e6 : 0,
+	        "written in %.1f s (%.1f MB/s)\n", o.out, st.minor, secs, n_written, size, secs > 0 ? (double)size / secs / 1e6 : 0,
 	        wall, wall > 0 ? (double)size / wall / 1e6 : 0);
 	free(batch);
 	free(sw_pend);

@@ -100,16 +100,36 @@ static void settle(uint64_t stored, int packed)
 		chunk_raw[i].n = 0;
 }
 
-static void add_raw(size_t k, const gtt_record *rec, uint64_t raw)
+/* The bytes of a sample of a codec-2 chunk (format 1.2) kept in its side section: its registers
+ * and stack copy, which were in its body before (a 1.1 trace of the same records counts them so). */
+static uint64_t side_bytes(const gtt_record *rec, const gtt_chunk_info *ci)
+{
+	if (rec->tag != GTT_REC_SAMPLE || ci->codec != GTT_CODEC_ZSTD_SPLIT)
+		return 0;
+	const gtt_sample *s = &rec->u.sample;
+	return (s->flags & GTT_SAMPLE_REGS ? 8 * (uint64_t)s->n_regs : 0) + (s->flags & GTT_SAMPLE_STACK ? s->stack_len : 0);
+}
+
+static void add_raw(size_t k, const gtt_record *rec, uint64_t raw, uint64_t side)
 {
 	enc *e = &chunk_raw[k];
+	uint64_t body = raw - side;
 	if (enc_reserve(e, (size_t)raw) != 0)
 		return;
 	/* the body is what compresses; the framing costs its few bytes alike */
-	memset(e->p + e->n, 0, (size_t)raw - rec->len);
+	memset(e->p + e->n, 0, (size_t)body - rec->len);
 	if (rec->len)
-		memcpy(e->p + e->n + raw - rec->len, rec->raw, rec->len);
-	e->n += (size_t)raw;
+		memcpy(e->p + e->n + body - rec->len, rec->raw, rec->len);
+	e->n += (size_t)body;
+	if (side) {
+		const gtt_sample *s = &rec->u.sample;
+		for (uint32_t i = 0; (s->flags & GTT_SAMPLE_REGS) && i < s->n_regs; i++, e->n += 8)
+			le64(e->p + e->n, s->regs[i]);
+		if ((s->flags & GTT_SAMPLE_STACK) && s->stack_len) {
+			memcpy(e->p + e->n, s->stack, s->stack_len);
+			e->n += s->stack_len;
+		}
+	}
 }
 
 /* The time a record is about, for the recording's span (0 when it has none). */
@@ -161,17 +181,18 @@ int main(int argc, char **argv)
 			n_chunks++;
 			if (ci.tag == GTT_REC_PACKED) {
 				n_packed++;
-				packed_raw += ci.raw_len;
+				packed_raw += ci.raw_len + (uint64_t)ci.side_len;
 			}
 		}
-		uint64_t raw = (rec.flags & GTT_RECF_PACKED) ? varint_len(rec.tag) + varint_len(rec.len) + rec.len
+		uint64_t side = side_bytes(&rec, &ci);
+		uint64_t raw = (rec.flags & GTT_RECF_PACKED) ? varint_len(rec.tag) + varint_len(rec.len + side) + rec.len + side
 		                                             : GTT_CHUNK_HEADER_LEN + (uint64_t)rec.len;
 		if (rec.tag == GTT_REC_ARCHIVE)
 			add_binary(&rec.u.archive);
 		kind *k = &kinds[slot(rec.tag)];
 		k->n++;
 		k->raw += raw;
-		add_raw(slot(rec.tag), &rec, raw);
+		add_raw(slot(rec.tag), &rec, raw, side);
 		uint64_t t = rec_time(&rec);
 		if (t) {
 			if (t < t_min)
@@ -221,7 +242,8 @@ int main(int argc, char **argv)
 		printf("records without the archive: %.0f bytes, %.3f MB/s; archive %.2f MiB on disk\n",
 		       (double)size - archive, secs > 0 ? ((double)size - archive) / secs / 1e6 : 0, archive / 1048576.0);
 	}
-	qsort(bins, n_bins, sizeof(*bins), bin_cmp);
+	if (n_bins) /* (qsort of no array: undefined for NULL) */
+		qsort(bins, n_bins, sizeof(*bins), bin_cmp);
 	for (size_t i = 0; i < n_bins; i++) {
 		if (tsv)
 			printf("binary\t%s\t%" PRIu64 "\n", bins[i].path, bins[i].bytes);

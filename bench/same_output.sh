@@ -5,7 +5,11 @@
 # `export --format chrome`, on every .gtt under testdata/ (bad/ included) and on gen_trace
 # traces made here (default, --fp, --unordered-switches, --stack-variants 500, format 1.0,
 # --one-data-stream (the packed layout before the kinds' streams), and a copy of the default one
-# cut mid-chunk).
+# cut mid-chunk), all written as format 1.1 so that a build before 1.2 reads them. Then the
+# twins: the default, --fp, --unordered-switches and --stack-variants traces written again in
+# the writer's own format (1.2: the samples' stack copies apart), which BEFORE may not read:
+# AFTER on the twin against BEFORE on the 1.1 trace, the report's "format:" line aside (each run
+# in the directory of its trace, which has the same name).
 #
 #   bench/same_output.sh BEFORE_GT_ANALYZE [AFTER_GT_ANALYZE]   (after: build/bin/gt-analyze)
 #
@@ -25,11 +29,16 @@ for t in "$BEFORE" "$AFTER" "$GEN"; do
 	[ -n "$t" ] && [ -x "$t" ] || { echo "usage: bench/same_output.sh BEFORE_GT_ANALYZE [AFTER] ($t missing; make all bench-tools)" >&2; exit 2; }
 done
 rm -rf "$OUT"
-mkdir -p "$OUT/gen" "$OUT/diff"
+mkdir -p "$OUT/gen" "$OUT/twin" "$OUT/diff"
 
 gen() { # name, gen_trace options...
 	local name=$1; shift
-	"$GEN" -o "$OUT/gen/$name.gtt" --seconds "$SECONDS_GEN" "$@" 2>>"$OUT/gen.log" ||
+	"$GEN" -o "$OUT/gen/$name.gtt" --seconds "$SECONDS_GEN" --format 1.1 "$@" 2>>"$OUT/gen.log" ||
+		echo "same_output: gen_trace $* failed: $(tail -1 "$OUT/gen.log")" >&2
+}
+twin() { # name, gen_trace options... (the writer's own format, into twin/)
+	local name=$1; shift
+	"$GEN" -o "$OUT/twin/$name.gtt" --seconds "$SECONDS_GEN" "$@" 2>>"$OUT/gen.log" ||
 		echo "same_output: gen_trace $* failed: $(tail -1 "$OUT/gen.log")" >&2
 }
 gen default
@@ -38,6 +47,10 @@ gen unordered --unordered-switches
 gen variants --stack-variants 500
 gen v10 --format 1.0
 gen onestream --one-data-stream
+twin default
+twin fp --fp
+twin unordered --unordered-switches
+twin variants --stack-variants 500
 if [ -f "$OUT/gen/default.gtt" ]; then
 	size=$(stat -c %s "$OUT/gen/default.gtt")
 	head -c $((size * 2 / 3 + 1234)) "$OUT/gen/default.gtt" >"$OUT/gen/cut.gtt"
@@ -50,10 +63,11 @@ traces+=("$OUT"/gen/*.gtt)
 [ -n "${EXTRA:-}" ] && traces+=($EXTRA)
 
 n=0 bad=0
-# one BIN ARGS...: stdout, stderr and status of one run, in $OUT/{before,after}.{out,err,rc}
+# one BIN ARGS...: stdout, stderr and status of one run (in $DIR), in $OUT/{before,after}.{out,err,rc}
+DIR=$OUT
 one() {
 	local who=$1 bin=$2; shift 2
-	(cd "$OUT" && "$bin" "$@" >"$OUT/$who.out" 2>"$OUT/$who.err" </dev/null; echo $? >"$OUT/$who.rc")
+	(cd "$DIR" && "$bin" "$@" >"$OUT/$who.out" 2>"$OUT/$who.err" </dev/null; echo $? >"$OUT/$who.rc")
 }
 compare() { # label, args...
 	local label=$1; shift
@@ -82,5 +96,31 @@ for t in "${traces[@]}"; do
 	compare check check "$p" "$p"
 	compare chrome export --format chrome "$p"
 done
-echo "same_output: $n runs over ${#traces[@]} traces, $bad differ$([ "$bad" -gt 0 ] && echo " (outputs under $OUT/diff)")"
+# the twins: BEFORE in gen/ on the 1.1 trace, AFTER in twin/ on the same records in 1.2
+ntwin=0
+for t in "$OUT"/twin/*.gtt; do
+	[ -f "$t" ] && [ -f "$OUT/gen/$(basename "$t")" ] || continue
+	b=$(basename "$t")
+	ntwin=$((ntwin + 1))
+	for args in "report $b" "report --top 3 $b" "report --from 0.5 --to 2 $b" "fold $b" "diff $b $b" "check $b $b" \
+		"export --format chrome $b"; do
+		# shellcheck disable=SC2086 # args are words
+		DIR=$OUT/gen; one before "$BEFORE" $args
+		# shellcheck disable=SC2086
+		DIR=$OUT/twin; one after "$AFTER" $args
+		sed -i 's/^format:    1\.2/format:    1.1/' "$OUT/after.out"
+		n=$((n + 1))
+		for w in out err rc; do
+			if ! cmp -s "$OUT/before.$w" "$OUT/after.$w"; then
+				bad=$((bad + 1))
+				mkdir -p "$OUT/diff/$bad"
+				cp "$OUT"/before.* "$OUT"/after.* "$OUT/diff/$bad/"
+				echo "DIFFERS ($w): gt-analyze $args (1.1 against its 1.2 twin)" | tee "$OUT/diff/$bad/what" >&2
+				break
+			fi
+		done
+	done
+done
+DIR=$OUT
+echo "same_output: $n runs over ${#traces[@]} traces and $ntwin twins, $bad differ$([ "$bad" -gt 0 ] && echo " (outputs under $OUT/diff)")"
 [ "$bad" -eq 0 ]

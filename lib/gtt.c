@@ -205,6 +205,9 @@ gtt_writer *gtt_writer_fdopen_opts(int fd, int append, const gtt_writer_opts *o,
 	pthread_cond_init(&w->cv_switch, NULL);
 	if (w->minor >= 1 && !append && !(w->pk = gtt_pack_new(o, &rc)))
 		goto fail;
+	/* 1.2 only where a chunk of codec 2 can come: any 1.1 reader reads the rest */
+	if (w->pk && gtt_pack_splits(w->pk))
+		w->minor = 2;
 	if (!append && (rc = write_header(w)) != 0) {
 		errno = w->err_errno;
 		goto fail;
@@ -733,6 +736,14 @@ int gtt_reader_next(gtt_reader *r, gtt_record *rec)
 		if (unwanted && tag != GTT_REC_CALLCHAIN)
 			continue;
 		rc = gtt_decode(tag, payload, len, rec, &r->scratch, &r->scratch_cap);
+		if (rc == 0 && tag == GTT_REC_SAMPLE && r->skip_stacks) {
+			/* bare, as from a packed chunk (a 1.0 trace, a sample too large for a block) */
+			gtt_sample *s = &rec->u.sample;
+			s->n_regs = 0;
+			s->regs = NULL;
+			s->stack_len = 0;
+			s->stack = NULL;
+		}
 		if (rc == 0 && tag == GTT_REC_CALLCHAIN)
 			rc = gtt_chaintab_put(&r->chains, rec->u.callchain.id, rec->u.callchain.n_kernel,
 			                      rec->u.callchain.n_user, rec->u.callchain.ips);
@@ -861,6 +872,12 @@ void gtt_reader_rewind(gtt_reader *r)
 	r->seeked_plain = 0;
 }
 
+void gtt_reader_skip_stacks(gtt_reader *r, int on)
+{
+	if (r)
+		r->skip_stacks = on != 0;
+}
+
 void gtt_reader_prefetch(gtt_reader *r)
 {
 	if (r)
@@ -882,7 +899,8 @@ void gtt_reader_close(gtt_reader *r)
 	else if (r->owned)
 		free((void *)r->data);
 	free(r->scratch);
-	free(r->blk_buf);
+	free(r->blk_x.p);
+	free(r->side_x.p);
 	gtt_zstd_dctx_free(r->dctx);
 	gtt_chaintab_free(&r->chains);
 	free(r->idx);

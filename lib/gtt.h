@@ -20,7 +20,7 @@
 #define GTT_HEADER_LEN 16
 #define GTT_CHUNK_HEADER_LEN 12
 #define GTT_VERSION_MAJOR 1
-#define GTT_VERSION_MINOR 1 /* the newest minor version read and written; 1.0 is still read */
+#define GTT_VERSION_MINOR 2 /* the newest minor version read and written; 1.0 and 1.1 are still read */
 #define GTT_MAX_PAYLOAD (64u << 20) /* larger lengths are corruption, never an allocation */
 #define GTT_PACKED_MAX_RAW (16u << 20) /* a packed chunk expanding to more is corrupt, never allocated */
 #define GTT_PACKED_HEADER_LEN 28
@@ -524,10 +524,11 @@ uint32_t gtt_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 /* ---- writer ----
  * Thread-safe: records from several threads may be written concurrently.
  * Records are buffered; gtt_writer_flush() pushes them to the file so that a killed recorder
- * loses at most the unflushed tail. A new trace is written in format 1.1 by default: records
+ * loses at most the unflushed tail. A new trace is written in format 1.2 by default: records
  * go into packed blocks (one per stream: definitions, samples, switches, CUDA and the other data,
  * docs/FORMAT.md), encoded compactly under the writer's lock and compressed with zstd when
- * blocks are full or at a flush.
+ * blocks are full or at a flush; the samples' registers and stack copies in a frame of their own
+ * (codec 2), which a reader that does not unwind never expands.
  * Callchains of samples are interned by the writer. Without libzstd.so.1 blocks are stored
  * uncompressed and the meta key "compression" says so. */
 typedef struct gtt_writer gtt_writer;
@@ -535,7 +536,9 @@ typedef struct gtt_writer gtt_writer;
 #define GTT_ZSTD_LEVEL_DEFAULT 3
 #define GTT_BLOCK_BYTES_DEFAULT (1u << 20)
 typedef struct gtt_writer_opts {
-	uint32_t minor;       /* format minor version: 1 (packed blocks, default) or 0 (a 1.0 trace) */
+	uint32_t minor;       /* format minor version: 2 (default: packed blocks, the samples' registers
+	                       * and stack copies apart), 1 (packed blocks, as 1.1 writers wrote them:
+	                       * readable by every 1.1 reader) or 0 (a 1.0 trace) */
 	int level;            /* zstd level 1..19; 0 = GTT_ZSTD_LEVEL_DEFAULT; < 0 = blocks stored
 	                       * uncompressed (codec none) */
 	uint32_t block_bytes; /* raw bytes that close a block; 0 = GTT_BLOCK_BYTES_DEFAULT; at most
@@ -545,10 +548,10 @@ typedef struct gtt_writer_opts {
 	                       * before the kinds' streams did: traces of that layout, for testing and
 	                       * measuring readers on them */
 } gtt_writer_opts;
-/* The defaults: 1.1, zstd at level 3, 1 MiB blocks, an index at close. */
+/* The defaults: 1.2, zstd at level 3, 1 MiB blocks, an index at close. */
 void gtt_writer_opts_init(gtt_writer_opts *o);
 
-/* Create (truncate) path and write the header (format 1.1). NULL on failure, *err set. */
+/* Create (truncate) path and write the header (format 1.2). NULL on failure, *err set. */
 gtt_writer *gtt_writer_open(const char *path, int *err);
 /* Same on an open fd (taken over; closed by gtt_writer_close). If the fd is at
  * offset 0 and append is 0, a header is written; with append=1 chunks are
@@ -670,6 +673,15 @@ typedef struct gtt_summary {
 	uint64_t first_ns, last_ns; /* the earliest and latest time in them; first > last when none */
 } gtt_summary;
 void gtt_reader_summary(const gtt_reader *r, gtt_summary *s);
+/* From now on (on != 0) samples come without their registers and stack copy: n_regs, regs,
+ * stack_len and stack are 0 and NULL, flags still say what the sample carried (whatever the
+ * format: in 1.0 and 1.1 they are decoded and left out). For a pass that
+ * needs a sample's time, task and callchain but does not unwind it. A chunk that keeps them apart
+ * (codec 2) then has only its records expanded: what only expanding the rest could find wrong
+ * (its frame does not expand) goes unreported, as for a chunk passed over; lengths are still
+ * checked. 0 (the default): samples whole (a chunk read bare before is expanded the rest of the
+ * way when a sample of it is read whole after a seek). */
+void gtt_reader_skip_stacks(gtt_reader *r, int on);
 /* Expand compressed chunks ahead on a thread of the reader's own (made at the first one, joined
  * by gtt_reader_close): the chunk the reader reads next (under a window, the window's next), when
  * it expands to 8 KiB or more, is decompressed while the caller works on this one. Records and errors are the same as without; without a thread, nothing
@@ -708,8 +720,14 @@ typedef struct gtt_chunk_info {
 	uint32_t raw_len;        /* bytes of its records after expansion */
 	uint32_t n_records;      /* records in it */
 	uint64_t first_ns, last_ns;
+	uint32_t side_len;       /* codec 2: bytes of its samples' registers and stack copies, kept
+	                          * apart from the records (not part of raw_len); else 0 */
 } gtt_chunk_info;
-enum { GTT_CODEC_NONE = 0, GTT_CODEC_ZSTD = 1 };
+/* How a packed chunk's records are stored. 2 (format 1.2): two zstd frames, the records with
+ * their samples' registers and stack copies left out, then those bytes, so that a reader that
+ * does not unwind (gtt_reader_skip_stacks) expands only the first; a 1.1 reader refuses such a
+ * chunk as a newer version's (GTT_EVERSION). */
+enum { GTT_CODEC_NONE = 0, GTT_CODEC_ZSTD = 1, GTT_CODEC_ZSTD_SPLIT = 2 };
 /* The stream of a packed chunk says which kinds of records it can hold (docs/FORMAT.md): data
  * and definitions hold any kind; samples, switches and CUDA hold only their own kinds, so that
  * a reader asked for other kinds (gtt_reader_only) passes over the whole chunk unexpanded. */

@@ -246,6 +246,7 @@ void gtt_blkstate_reset(gtt_blkstate *st)
 	st->prev_period = 0;
 	st->n_tasks = 0;
 	memset(st->task_hash, 0, sizeof(st->task_hash));
+	st->side_pos = 0;
 }
 
 /* ---- encoder ---- */
@@ -304,8 +305,11 @@ static void put_ips(enc *e, const uint64_t *ips, uint32_t n)
 	}
 }
 
-static void put_sample_tail(enc *e, const gtt_sample *s, uint32_t chain_id)
+static void put_sample_tail(enc *e, gtt_blkstate *st, const gtt_sample *s, uint32_t chain_id)
 {
+	/* 1.2's samples stream: the registers and the stack copy (all but their counts) go to the
+	 * block's side section, so that a reader that does not unwind never expands them */
+	enc *u = st->out_side ? st->out_side : e;
 	uint32_t n = s->n_kernel + s->n_user;
 	/* chain reference: 0 none, 1 written here, id + 1 an interned chain */
 	if (chain_id) {
@@ -322,17 +326,19 @@ static void put_sample_tail(enc *e, const gtt_sample *s, uint32_t chain_id)
 		put_uv(e, s->regs_abi);
 		put_uv(e, s->regs_mask);
 		put_uv(e, s->n_regs);
-		if (enc_reserve(e, (size_t)s->n_regs * 8) == 0)
-			for (uint32_t i = 0; i < s->n_regs; i++, e->n += 8)
-				le64(e->p + e->n, s->regs[i]);
+		if (enc_reserve(u, (size_t)s->n_regs * 8) == 0)
+			for (uint32_t i = 0; i < s->n_regs; i++, u->n += 8)
+				le64(u->p + u->n, s->regs[i]);
 	}
 	if (s->flags & GTT_SAMPLE_STACK) {
 		put_uv(e, s->stack_len);
-		if (s->stack_len && enc_reserve(e, s->stack_len) == 0) {
-			memcpy(e->p + e->n, s->stack, s->stack_len);
-			e->n += s->stack_len;
+		if (s->stack_len && enc_reserve(u, s->stack_len) == 0) {
+			memcpy(u->p + u->n, s->stack, s->stack_len);
+			u->n += s->stack_len;
 		}
 	}
+	if (u != e && u->err && !e->err)
+		e->err = u->err; /* the record failed: its encoder says so */
 }
 
 static int encode_body(enc *e, gtt_blkstate *st, const gtt_record *rec, uint32_t chain_id)
@@ -381,7 +387,7 @@ static int encode_body(enc *e, gtt_blkstate *st, const gtt_record *rec, uint32_t
 			st->prev_period = p;
 			break;
 		}
-		case OP_SAMPLE: put_sample_tail(e, &rec->u.sample, chain_id); break;
+		case OP_SAMPLE: put_sample_tail(e, st, &rec->u.sample, chain_id); break;
 		case OP_PYFRAMES: {
 			const gtt_py_stack *p = &rec->u.py_stack;
 			put_uv(e, p->n_frames);
@@ -512,7 +518,31 @@ static const uint64_t *get_ips(cur *c, uint32_t n)
 	return v;
 }
 
-static void get_sample_tail(cur *c, gtt_chaintab *chains, gtt_sample *s)
+/* n bytes of a sample's registers or stack copy: in the body, or (codec 2) the next n of the
+ * block's side section. NULL with c->err when they are not there; NULL without an error when
+ * the side section is not expanded (the reader wants samples bare). */
+static const uint8_t *unwind_take(cur *c, gtt_blkstate *st, size_t n)
+{
+	const uint8_t *p;
+	if (!st->side_apart) {
+		if (c->err || n > (size_t)(c->end - c->p)) {
+			c->err = c->err ? c->err : GTT_EINVAL;
+			return NULL;
+		}
+		p = c->p;
+		c->p += n;
+		return p;
+	}
+	if (c->err || n > st->side_len - st->side_pos || (!st->side && !st->bare)) {
+		c->err = c->err ? c->err : GTT_EINVAL;
+		return NULL;
+	}
+	p = st->side ? st->side + st->side_pos : NULL;
+	st->side_pos += (uint32_t)n;
+	return p;
+}
+
+static void get_sample_tail(cur *c, gtt_blkstate *st, gtt_chaintab *chains, gtt_sample *s)
 {
 	uint64_t ref = get_uv(c);
 	if (ref == 1) {
@@ -538,23 +568,29 @@ static void get_sample_tail(cur *c, gtt_chaintab *chains, gtt_sample *s)
 		s->regs_abi = get_v32(c);
 		s->regs_mask = get_uv(c);
 		s->n_regs = get_v32(c);
-		if (c->err || s->n_regs > 64 || (size_t)s->n_regs * 8 > (size_t)(c->end - c->p)) {
+		if (c->err || s->n_regs > 64) {
 			c->err = c->err ? c->err : GTT_EINVAL;
 			return;
 		}
-		uint64_t *regs = scratch_take(c, (size_t)s->n_regs * 8 + 8);
-		for (uint32_t i = 0; regs && i < s->n_regs; i++, c->p += 8)
-			regs[i] = rd64(c->p);
-		s->regs = regs;
+		const uint8_t *src = unwind_take(c, st, (size_t)s->n_regs * 8);
+		if (c->err)
+			return;
+		if (st->bare) {
+			s->n_regs = 0;
+		} else {
+			uint64_t *regs = scratch_take(c, (size_t)s->n_regs * 8 + 8);
+			for (uint32_t i = 0; regs && i < s->n_regs; i++)
+				regs[i] = rd64(src + 8 * (size_t)i);
+			s->regs = regs;
+		}
 	}
 	if (s->flags & GTT_SAMPLE_STACK) {
 		s->stack_len = get_v32(c);
-		if (c->err || s->stack_len > (size_t)(c->end - c->p)) {
-			c->err = c->err ? c->err : GTT_EINVAL;
-			return;
+		s->stack = c->err ? NULL : unwind_take(c, st, s->stack_len);
+		if (st->bare || c->err) {
+			s->stack = NULL;
+			s->stack_len = 0;
 		}
-		s->stack = c->p;
-		c->p += s->stack_len;
 	}
 }
 
@@ -654,7 +690,7 @@ static int decode_body(cur *c, gtt_blkstate *st, gtt_chaintab *chains, uint32_t 
 			st->prev_period = p;
 			break;
 		}
-		case OP_SAMPLE: get_sample_tail(c, chains, &rec->u.sample); break;
+		case OP_SAMPLE: get_sample_tail(c, st, chains, &rec->u.sample); break;
 		case OP_PYFRAMES: get_pyframes(c, &rec->u.py_stack); break;
 		case OP_CHAIN: get_chain(c, chains, &rec->u.callchain); break;
 		}
@@ -673,8 +709,8 @@ int gtt_compact_decode(gtt_blkstate *st, gtt_chaintab *chains, uint32_t tag, con
 		return rc;
 	}
 	/* a decoded byte becomes at most 8 (a one-byte varint into a u64; a 3-byte Python frame
-	 * into 16), plus alignment */
-	size_t want = (size_t)len * 8 + 64;
+	 * into 16), plus alignment, plus a sample's 64 registers when they come from the side */
+	size_t want = (size_t)len * 8 + 64 + 65 * 8;
 	if (*scratch_cap < want) {
 		void *s = realloc(*scratch, want);
 		if (!s)

@@ -15,6 +15,7 @@
 
 typedef struct block {
 	enc raw;              /* inner records */
+	enc side;             /* 1.2's samples stream: their registers and stack copies, apart */
 	uint32_t n;
 	uint64_t first_ns, last_ns;
 	uint32_t stream;      /* GTT_STREAM_* */
@@ -33,6 +34,8 @@ typedef struct ichain {
 typedef struct job {
 	uint8_t *raw;         /* owned by the queue slot; swapped with the block's buffer */
 	size_t n, cap;
+	uint8_t *side;        /* the block's side section, the same way */
+	size_t side_n, side_cap;
 	uint32_t n_rec;
 	uint64_t first_ns, last_ns;
 	uint32_t stream;
@@ -55,6 +58,7 @@ struct gtt_pack {
 	uint32_t block_bytes;
 	int no_index;
 	int one_data_stream;  /* gtt_writer_opts.one_data_stream */
+	int split;            /* 1.2 with zstd: the samples' registers and stack copies apart (codec 2) */
 	void *cctx;
 	uint8_t *zbuf;
 	size_t zcap;
@@ -82,6 +86,7 @@ struct gtt_pack {
 static void block_reset(block *b)
 {
 	b->raw.n = 0;
+	b->side.n = 0;
 	b->n = 0;
 	b->first_ns = UINT64_MAX;
 	b->last_ns = 0;
@@ -109,8 +114,12 @@ gtt_pack *gtt_pack_new(const gtt_writer_opts *o, int *err)
 		else
 			pk->no_zstd = 1;
 	}
+	/* a reader that does not unwind (passes over samples' figures, the GPU report) expands the
+	 * samples' chunks without their stack copies, nine tenths of a DWARF trace's bytes */
+	pk->split = o->minor >= 2 && pk->codec == GTT_CODEC_ZSTD && !pk->one_data_stream;
 	for (uint32_t i = 0; i < GTT_STREAMS; i++) {
 		pk->blk[i].stream = i;
+		pk->blk[i].st.out_side = pk->split && i == GTT_STREAM_SAMPLES ? &pk->blk[i].side : NULL;
 		block_reset(&pk->blk[i]);
 	}
 	pthread_cond_init(&pk->cv_work, NULL);
@@ -122,10 +131,14 @@ void gtt_pack_free(gtt_pack *pk)
 {
 	if (!pk)
 		return;
-	for (int i = 0; i < GTT_STREAMS; i++)
+	for (int i = 0; i < GTT_STREAMS; i++) {
 		free(pk->blk[i].raw.p);
-	for (int i = 0; i < PACK_QUEUE; i++)
+		free(pk->blk[i].side.p);
+	}
+	for (int i = 0; i < PACK_QUEUE; i++) {
 		free(pk->q[i].raw);
+		free(pk->q[i].side);
+	}
 	pthread_cond_destroy(&pk->cv_work);
 	pthread_cond_destroy(&pk->cv_done);
 	gtt_zstd_cctx_free(pk->cctx);
@@ -171,13 +184,20 @@ static int note_plain(gtt_writer *w, uint64_t at)
 	return 0;
 }
 
-/* Make the packed chunk of j in pk->zbuf (header, then the compressed or stored records);
- * *len gets its payload length. Only one thread at a time: the worker, or the writing thread
- * when there is no worker. */
+/* zstd-compress n bytes of src to dst (room for gtt_zstd_bound(n)): *k the bytes. 0 or <0. */
+static int zframe(gtt_pack *pk, uint8_t *dst, size_t cap, const uint8_t *src, size_t n, size_t *k)
+{
+	return gtt_zstd_compress(pk->cctx, dst, cap, src, n, pk->level, k);
+}
+
+/* Make the packed chunk of j in pk->zbuf (header, then the compressed or stored records; a
+ * side section after the records' frame, codec 2); *len gets its payload length. Only one
+ * thread at a time: the worker, or the writing thread when there is no worker. */
 static int compress_job(gtt_pack *pk, const job *j, uint32_t *len)
 {
 	size_t raw = j->n, bound = pk->codec == GTT_CODEC_ZSTD ? gtt_zstd_bound(raw) : 0;
-	size_t need = GTT_PACKED_HEADER_LEN + (bound > raw ? bound : raw);
+	size_t sbound = j->side_n ? 8 + gtt_zstd_bound(j->side_n) : 0;
+	size_t need = GTT_PACKED_HEADER_LEN + (bound > raw ? bound : raw) + sbound;
 	if (need > pk->zcap) {
 		uint8_t *z = realloc(pk->zbuf, need);
 		if (!z)
@@ -187,12 +207,22 @@ static int compress_job(gtt_pack *pk, const job *j, uint32_t *len)
 	}
 	uint8_t *h = pk->zbuf;
 	size_t stored = raw;
-	int codec = GTT_CODEC_NONE;
-	if (pk->codec == GTT_CODEC_ZSTD) {
+	int codec = GTT_CODEC_NONE, rc;
+	if (j->side_n) {
+		/* u32 side_len, u32 the records' frame length, the two frames (both zstd: a side
+		 * section is there only when the writer has zstd) */
+		uint8_t *z = h + GTT_PACKED_HEADER_LEN + 8;
+		size_t k = 0, ks = 0;
+		if ((rc = zframe(pk, z, bound, j->raw, raw, &k)) != 0 ||
+		    (rc = zframe(pk, z + k, need - GTT_PACKED_HEADER_LEN - 8 - k, j->side, j->side_n, &ks)) != 0)
+			return rc;
+		le32(h + GTT_PACKED_HEADER_LEN, (uint32_t)j->side_n);
+		le32(h + GTT_PACKED_HEADER_LEN + 4, (uint32_t)k);
+		stored = 8 + k + ks;
+		codec = GTT_CODEC_ZSTD_SPLIT;
+	} else if (pk->codec == GTT_CODEC_ZSTD) {
 		size_t k = 0;
-		int rc = gtt_zstd_compress(pk->cctx, h + GTT_PACKED_HEADER_LEN, need - GTT_PACKED_HEADER_LEN,
-		                           j->raw, raw, pk->level, &k);
-		if (rc)
+		if ((rc = zframe(pk, h + GTT_PACKED_HEADER_LEN, need - GTT_PACKED_HEADER_LEN, j->raw, raw, &k)) != 0)
 			return rc;
 		if (k < raw) { /* else (incompressible) the bytes are stored as they are */
 			stored = k;
@@ -230,7 +260,7 @@ static int append_job(gtt_writer *w, const job *j, uint32_t len)
 	e->n_records = j->n_rec;
 	e->flags = j->stream == GTT_STREAM_DEFS ? GTT_INDEX_DEFS : 0;
 	pk->n_blocks++;
-	pk->raw_bytes += j->n;
+	pk->raw_bytes += j->n + j->side_n;
 	pk->packed_bytes += GTT_CHUNK_HEADER_LEN + len;
 	return 0;
 }
@@ -257,7 +287,7 @@ static void *worker(void *arg)
 			w->err = rc;
 		pk->q_head = (pk->q_head + 1) % PACK_QUEUE;
 		pk->q_count--;
-		pk->q_bytes -= j->n;
+		pk->q_bytes -= j->n + j->side_n;
 		pthread_cond_broadcast(&pk->cv_done);
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -294,11 +324,16 @@ static int drain(gtt_writer *w)
  * with, to the block) and reset b. */
 static void take_block(block *b, job *j)
 {
-	uint8_t *p = j->raw;
-	size_t cap = j->cap;
+	uint8_t *p = j->raw, *ps = j->side;
+	size_t cap = j->cap, caps = j->side_cap;
 	j->raw = b->raw.p;
 	j->cap = b->raw.cap;
 	j->n = b->raw.n;
+	j->side = b->side.p;
+	j->side_cap = b->side.cap;
+	j->side_n = b->side.n;
+	b->side.p = ps;
+	b->side.cap = caps;
 	j->n_rec = b->n;
 	j->first_ns = b->first_ns;
 	j->last_ns = b->last_ns;
@@ -314,7 +349,7 @@ static void queue_block(gtt_pack *pk, block *b)
 	job *j = &pk->q[(pk->q_head + pk->q_count) % PACK_QUEUE];
 	take_block(b, j);
 	pk->q_count++;
-	pk->q_bytes += j->n;
+	pk->q_bytes += j->n + j->side_n;
 	pthread_cond_signal(&pk->cv_work);
 }
 
@@ -350,10 +385,13 @@ static int emit_block(gtt_writer *w, block *b)
 	rc = compress_job(pk, &j, &len);
 	if (!rc)
 		rc = append_job(w, &j, len);
-	/* the block keeps its buffer */
+	/* the block keeps its buffers */
 	free(b->raw.p);
 	b->raw.p = j.raw;
 	b->raw.cap = j.cap;
+	free(b->side.p);
+	b->side.p = j.side;
+	b->side.cap = j.side_cap;
 	return rc;
 }
 
@@ -363,7 +401,7 @@ static size_t data_pending(const gtt_pack *pk)
 	size_t n = 0;
 	for (int i = 0; i < GTT_STREAMS; i++)
 		if (i != GTT_STREAM_DEFS)
-			n += pk->blk[i].raw.n;
+			n += pk->blk[i].raw.n + pk->blk[i].side.n;
 	return n;
 }
 
@@ -611,17 +649,20 @@ int gtt_pack_write(gtt_writer *w, const gtt_record *rec)
 	if (pk->one_data_stream && stream != GTT_STREAM_DEFS)
 		stream = GTT_STREAM_DATA;
 	block *b = &pk->blk[stream];
-	size_t at = b->raw.n;
+	size_t at = b->raw.n, at_side = b->side.n;
 	undo u;
 	undo_save(&u, &b->st, rec->tag);
 	rc = gtt_compact_encode(&b->raw, &b->st, rec, chain_id);
 	if (rc) {
-		b->raw.err = 0;
+		b->raw.err = b->side.err = 0;
+		b->side.n = at_side;
 		undo_apply(&u, &b->st, rec->tag);
 		return rc;
 	}
-	if (b->raw.n - at > GTT_PACKED_MAX_RAW - pk->block_bytes) {
+	if (b->raw.n - at > GTT_PACKED_MAX_RAW - pk->block_bytes ||
+	    b->side.n - at_side > GTT_PACKED_MAX_RAW - pk->block_bytes) {
 		b->raw.n = at;
+		b->side.n = at_side;
 		undo_apply(&u, &b->st, rec->tag);
 		if ((rc = write_plain(w, rec)) == 0 && w->tap && !w->in_replay)
 			w->tap(w->tap_ctx, rec);
@@ -679,6 +720,11 @@ int gtt_pack_write_raw(gtt_writer *w, uint32_t tag, const uint8_t *payload, uint
 	if (data_pending(pk) >= pk->block_bytes)
 		return gtt_pack_emit(w);
 	return 0;
+}
+
+int gtt_pack_splits(const gtt_pack *pk)
+{
+	return pk->split;
 }
 
 uint64_t gtt_pack_pending(const gtt_pack *pk)

@@ -14,16 +14,32 @@ struct gtt_prefetch {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int state, quit;
-	/* the job: the chunk at file offset off, zstd data z[0..zlen) expanding to raw_len bytes */
+	/* the job: the frames f of the chunk at file offset off */
 	uint64_t off;
-	const uint8_t *z;
-	size_t zlen;
-	uint32_t raw_len;
+	gtt_frames f;
 	int rc;
-	uint8_t *buf; /* the worker's buffer, swapped with the reader's when taken */
-	size_t cap;
+	gtt_xbuf buf[2]; /* the worker's buffers, swapped with the reader's when taken */
 	void *dctx;
 };
+
+/* Expand frame i of f into x (grown to fit). 0, GTT_ENOMEM, or gtt_zstd_decompress's error. */
+int gtt_expand_frame(void **dctx, const gtt_frames *f, int i, gtt_xbuf *x)
+{
+	uint32_t n = f->raw_len[i];
+	if (!n)
+		return 0;
+	if (x->cap < n) {
+		/* one buffer of the largest frame so far, at most GTT_PACKED_MAX_RAW */
+		free(x->p);
+		x->cap = 0;
+		if (!(x->p = malloc(n)))
+			return GTT_ENOMEM;
+		x->cap = n;
+	}
+	if (!*dctx && !(*dctx = gtt_zstd_dctx_new()))
+		return gtt_zstd_available() ? GTT_ENOMEM : GTT_ENOZSTD;
+	return gtt_zstd_decompress(*dctx, x->p, n, f->z[i], f->zlen[i]);
+}
 
 static void *worker(void *arg)
 {
@@ -35,21 +51,11 @@ static void *worker(void *arg)
 		if (pf->quit)
 			break;
 		pf->state = PF_WORKING;
-		const uint8_t *z = pf->z;
-		size_t zlen = pf->zlen;
-		uint32_t raw_len = pf->raw_len;
+		gtt_frames f = pf->f;
 		pthread_mutex_unlock(&pf->mu);
-		int rc = 0;
-		if (pf->cap < raw_len) {
-			free(pf->buf);
-			pf->cap = 0;
-			if ((pf->buf = malloc(raw_len)) != NULL)
-				pf->cap = raw_len;
-		}
-		if (!pf->buf || (!pf->dctx && !(pf->dctx = gtt_zstd_dctx_new())))
-			rc = GTT_ENOMEM;
-		else
-			rc = gtt_zstd_decompress(pf->dctx, pf->buf, raw_len, z, zlen);
+		int rc = gtt_expand_frame(&pf->dctx, &f, 0, &pf->buf[0]);
+		if (rc == 0 && f.z[1])
+			rc = gtt_expand_frame(&pf->dctx, &f, 1, &pf->buf[1]);
 		pthread_mutex_lock(&pf->mu);
 		pf->rc = rc;
 		pf->state = PF_DONE;
@@ -86,31 +92,37 @@ void gtt_prefetch_free(gtt_prefetch *pf)
 	pthread_join(pf->thread, NULL);
 	pthread_mutex_destroy(&pf->mu);
 	pthread_cond_destroy(&pf->cv);
-	free(pf->buf);
+	free(pf->buf[0].p);
+	free(pf->buf[1].p);
 	gtt_zstd_dctx_free(pf->dctx);
 	free(pf);
 }
 
-void gtt_prefetch_start(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len)
+void gtt_prefetch_start(gtt_prefetch *pf, uint64_t off, const gtt_frames *f)
 {
 	pthread_mutex_lock(&pf->mu);
 	while (pf->state == PF_QUEUED || pf->state == PF_WORKING)
-		pthread_cond_wait(&pf->cv, &pf->mu); /* one job at a time: the worker's one buffer */
+		pthread_cond_wait(&pf->cv, &pf->mu); /* one job at a time: the worker's buffers */
 	pf->off = off;
-	pf->z = z;
-	pf->zlen = zlen;
-	pf->raw_len = raw_len;
+	pf->f = *f;
 	pf->state = PF_QUEUED;
 	pthread_cond_broadcast(&pf->cv);
 	pthread_mutex_unlock(&pf->mu);
 }
 
-int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len, uint8_t **buf,
-                      size_t *cap)
+static int same_frames(const gtt_frames *a, const gtt_frames *b)
+{
+	for (int i = 0; i < 2; i++)
+		if (a->z[i] != b->z[i] || a->zlen[i] != b->zlen[i] || a->raw_len[i] != b->raw_len[i])
+			return 0;
+	return 1;
+}
+
+int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const gtt_frames *f, gtt_xbuf buf[2])
 {
 	int rc = 1;
 	pthread_mutex_lock(&pf->mu);
-	if (pf->state != PF_IDLE && pf->off == off && pf->z == z && pf->zlen == zlen && pf->raw_len == raw_len) {
+	if (pf->state != PF_IDLE && pf->off == off && same_frames(&pf->f, f)) {
 		while (pf->state != PF_DONE)
 			pthread_cond_wait(&pf->cv, &pf->mu);
 		pf->state = PF_IDLE;
@@ -118,12 +130,11 @@ int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t z
 		if (rc == GTT_ENOMEM) {
 			rc = 1; /* the worker had no room: the reader tries itself */
 		} else {
-			uint8_t *b = *buf;
-			size_t c = *cap;
-			*buf = pf->buf;
-			*cap = pf->cap;
-			pf->buf = b;
-			pf->cap = c;
+			for (int i = 0; i < (f->z[1] ? 2 : 1); i++) {
+				gtt_xbuf x = buf[i];
+				buf[i] = pf->buf[i];
+				pf->buf[i] = x;
+			}
 		}
 	}
 	pthread_mutex_unlock(&pf->mu);

@@ -118,6 +118,19 @@ int gtt_zstd_compress(void *cctx, void *dst, size_t cap, const void *src, size_t
 /* Expand one frame that must hold exactly raw_len bytes into dst. 0, GTT_ECORRUPT, GTT_ENOZSTD. */
 int gtt_zstd_decompress(void *dctx, void *dst, size_t raw_len, const void *src, size_t n);
 
+/* The zstd frames of a packed chunk to expand: the records' (0) and, for codec 2 when the
+ * samples' registers and stack copies are wanted, theirs (1; z[1] NULL: none). */
+typedef struct gtt_frames {
+	const uint8_t *z[2];
+	size_t zlen[2];
+	uint32_t raw_len[2];
+} gtt_frames;
+/* A buffer of the frame's bytes and its size, grown as needed. */
+typedef struct gtt_xbuf {
+	uint8_t *p;
+	size_t cap;
+} gtt_xbuf;
+
 /* ---- compact encodings inside packed blocks (gtt_compact.c) ---- */
 #define GTT_BLK_TASKS 4096   /* (pid, tid) pairs a block names by number; more are written out */
 #define GTT_BLK_TAGS 64      /* tags with per-block delta state */
@@ -131,7 +144,16 @@ typedef struct gtt_blkstate {
 	uint64_t tasks[GTT_BLK_TASKS];    /* pid << 32 | tid */
 	/* encoder only: open-addressing (pid, tid) -> task number + 1 */
 	uint16_t task_hash[2 * GTT_BLK_TASKS];
+	/* the samples' registers and stack copies kept apart (codec 2). Encoder: out_side, where
+	 * they go (NULL: into the body). Decoder: side_apart says the block keeps them apart, side
+	 * holds its side_len bytes (NULL while not expanded), side_pos is the next sample's; bare:
+	 * samples are given without them (gtt_reader_skip_stacks). Only side_pos is reset. */
+	enc *out_side;
+	const uint8_t *side;
+	uint32_t side_len, side_pos;
+	uint8_t side_apart, bare;
 } gtt_blkstate;
+/* Per-block state back to a block's start (the side configuration stays). */
 void gtt_blkstate_reset(gtt_blkstate *st);
 
 /* 1 when tag has a compact body (else the body is the tag's 1.0 payload). */
@@ -214,6 +236,8 @@ int gtt_pack_sync(gtt_writer *w);
 void gtt_pack_stop(gtt_writer *w);
 /* Write the index chunk (after gtt_pack_sync). Caller holds the lock. */
 int gtt_pack_write_index(gtt_writer *w);
+/* 1 when the writer keeps the samples' registers and stack copies apart (codec 2: format 1.2). */
+int gtt_pack_splits(const gtt_pack *pk);
 /* Raw bytes in open blocks. */
 uint64_t gtt_pack_pending(const gtt_pack *pk);
 void gtt_pack_stats(const gtt_pack *pk, gtt_writer_stats *st);
@@ -254,8 +278,13 @@ struct gtt_reader {
 	uint32_t blk_index; /* records returned (or skipped) so far */
 	gtt_chunk_info blk_info;
 	gtt_blkstate bst;
-	uint8_t *blk_buf;
-	size_t blk_cap;
+	gtt_xbuf blk_x;     /* blk's bytes, when expanded */
+	/* codec 2: the samples' registers and stack copies of the chunk, apart */
+	int side_state;     /* 0 none (in the records, if any), 1 apart and not expanded, 2 expanded */
+	const uint8_t *side_z; /* their zstd frame */
+	size_t side_zlen;
+	gtt_xbuf side_x;    /* the expanded bytes (bst.side points here once expanded) */
+	int skip_stacks;    /* gtt_reader_skip_stacks */
 	void *dctx;
 	gtt_chaintab chains;
 
@@ -278,19 +307,27 @@ struct gtt_reader {
 
 /* ---- decompression ahead (gtt_prefetch.c) ---- */
 typedef struct gtt_prefetch gtt_prefetch;
+/* Expand frame i of f into x (grown to fit; *dctx made at the first use). 0, GTT_ENOMEM,
+ * GTT_ENOZSTD or GTT_ECORRUPT. */
+int gtt_expand_frame(void **dctx, const gtt_frames *f, int i, gtt_xbuf *x);
 /* A worker thread. NULL when none could be made (the reader expands every chunk itself). */
 gtt_prefetch *gtt_prefetch_new(void);
 /* Stop and join the worker (its job, if any, finished first). NULL ok. */
 void gtt_prefetch_free(gtt_prefetch *pf);
-/* Expand the packed chunk at file offset off (zstd data z[0..zlen), raw_len bytes) in the
- * background, once the job before it is done. z must stay readable until taken or replaced. */
-void gtt_prefetch_start(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len);
-/* The expansion of that same chunk, if it is the job: waits for it, swaps the worker's buffer
- * with *buf (*cap its size) and returns its result (0 or gtt_zstd_decompress's error). 1 when
- * the job is another chunk's or failed for memory (expand it yourself). */
-int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const uint8_t *z, size_t zlen, uint32_t raw_len, uint8_t **buf,
-                      size_t *cap);
+/* Expand the frames f of the packed chunk at file offset off in the background, once the job
+ * before it is done. The frames must stay readable until taken or replaced. */
+void gtt_prefetch_start(gtt_prefetch *pf, uint64_t off, const gtt_frames *f);
+/* The expansion of that same chunk and frames, if it is the job: waits for it, swaps the
+ * worker's buffers with buf[0] (and buf[1] for a second frame) and returns its result (0 or
+ * gtt_zstd_decompress's error). 1 when the job is another chunk's (or the same chunk's other
+ * frames) or failed for memory (expand it yourself). */
+int gtt_prefetch_take(gtt_prefetch *pf, uint64_t off, const gtt_frames *f, gtt_xbuf buf[2]);
 
+/* The zstd frames of a packed chunk of codec 1 or 2 whose payload is p[0..len) and header ci:
+ * the records' in f->z[0], for codec 2 with want_side the side frame in f->z[1] (its length
+ * side_len in f->raw_len[1]). 0, or GTT_ECORRUPT for a layout that does not add up (docs/FORMAT.md,
+ * "Format 1.2": a side_len of 0 or over GTT_PACKED_MAX_RAW, a records' frame past the end). */
+int gtt_unpack_frames(const uint8_t *p, uint32_t len, const gtt_chunk_info *ci, int want_side, gtt_frames *f);
 /* Start expanding the packed chunk whose payload is p[0..len) at file offset off. 0 or GTT_E*. */
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off);
 /* 1 when the packed chunk whose payload is p[0..len) is of a stream that holds none of the kinds

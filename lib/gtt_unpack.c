@@ -1,6 +1,7 @@
-/* gtt_unpack.c — the reader's side of packed chunks (format 1.1): check the header, expand the
- * block (zstd, or stored), and hand out its records one at a time, every length bounds-checked
- * and never more than GTT_PACKED_MAX_RAW bytes held. */
+/* gtt_unpack.c — the reader's side of packed chunks (format 1.1 and 1.2): check the header, expand
+ * the block (zstd, or stored; in 1.2 the samples' registers and stack copies from a frame of
+ * their own, only for a reader that wants them), and hand out its records one at a time, every
+ * length bounds-checked and never more than GTT_PACKED_MAX_RAW bytes held per frame. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ int gtt_unpack_header(const uint8_t *p, uint32_t len, gtt_chunk_info *ci)
 	ci->first_ns = rd64(p + 12);
 	ci->last_ns = rd64(p + 20);
 	ci->stored_len = len;
+	if (ci->codec == GTT_CODEC_ZSTD_SPLIT && len >= GTT_PACKED_HEADER_LEN + 4)
+		ci->side_len = rd32(p + GTT_PACKED_HEADER_LEN); /* (checked by gtt_unpack_frames) */
 	/* a block claiming more than the limit is refused before any allocation */
 	if (ci->raw_len > GTT_PACKED_MAX_RAW)
 		return GTT_ECORRUPT;
@@ -47,12 +50,42 @@ int gtt_unpack_summarized(const gtt_reader *r, const uint8_t *p, uint32_t len, g
  * generated 1-hour trace); its data chunks to about 1 MiB. */
 #define PREFETCH_MIN_RAW (8u << 10)
 
+int gtt_unpack_frames(const uint8_t *p, uint32_t len, const gtt_chunk_info *ci, int want_side, gtt_frames *f)
+{
+	const uint8_t *z = p + GTT_PACKED_HEADER_LEN;
+	size_t zlen = len - GTT_PACKED_HEADER_LEN;
+	memset(f, 0, sizeof(*f));
+	if (ci->codec == GTT_CODEC_ZSTD_SPLIT) {
+		/* u32 side_len, u32 the records' frame length, the records' frame, the side frame */
+		if (zlen < 8)
+			return GTT_ECORRUPT;
+		uint32_t side_len = rd32(z), rzlen = rd32(z + 4);
+		z += 8;
+		zlen -= 8;
+		/* a writer keeps a side section only when it has bytes: one of none is a lie, and so is
+		 * one past the limit or a records' frame past the chunk's end */
+		if (side_len == 0 || side_len > GTT_PACKED_MAX_RAW || rzlen > zlen)
+			return GTT_ECORRUPT;
+		if (want_side) {
+			f->z[1] = z + rzlen;
+			f->zlen[1] = zlen - rzlen;
+			f->raw_len[1] = side_len;
+		}
+		zlen = rzlen;
+	}
+	f->z[0] = z;
+	f->zlen[0] = zlen;
+	f->raw_len[0] = ci->raw_len;
+	return 0;
+}
+
 /* Hand the chunk the reader will expand after file offset at to the worker when it is a whole
  * zstd-packed chunk of PREFETCH_MIN_RAW or more (its checksum is checked when the reader gets to
  * it; a chunk that fails it is never taken). Under a window that is the window's next chunk, not
  * the next in the file: expanding the chunk after each definitions chunk a window reads would
  * expand the whole trace. Chunks the reader passes over whole (gtt_reader_only,
- * gtt_reader_summarize) are looked past the same way. */
+ * gtt_reader_summarize) are looked past the same way. A codec-2 chunk's side frame goes with
+ * its records' unless the reader wants samples bare (gtt_reader_skip_stacks). */
 static void prefetch_next(gtt_reader *r, uint64_t at)
 {
 	const uint8_t *h, *p;
@@ -72,54 +105,84 @@ static void prefetch_next(gtt_reader *r, uint64_t at)
 		at += GTT_CHUNK_HEADER_LEN + (uint64_t)n;
 	}
 	gtt_chunk_info ci;
-	if (gtt_unpack_header(p, n, &ci) != 0 || ci.codec != GTT_CODEC_ZSTD || ci.raw_len < PREFETCH_MIN_RAW)
+	gtt_frames f;
+	if (gtt_unpack_header(p, n, &ci) != 0 || (ci.codec != GTT_CODEC_ZSTD && ci.codec != GTT_CODEC_ZSTD_SPLIT) ||
+	    gtt_unpack_frames(p, n, &ci, !r->skip_stacks, &f) != 0 ||
+	    (uint64_t)f.raw_len[0] + f.raw_len[1] < PREFETCH_MIN_RAW || !f.raw_len[0])
 		return;
-	gtt_prefetch_start(r->pf, at, p + GTT_PACKED_HEADER_LEN, n - GTT_PACKED_HEADER_LEN, ci.raw_len);
+	gtt_prefetch_start(r->pf, at, &f);
 	r->n_expanded++;
+}
+
+/* Expand a codec-2 chunk's side frame now (the chunk was opened bare, and a sample is wanted
+ * whole). 0 or GTT_E*. */
+static int expand_side(gtt_reader *r)
+{
+	gtt_frames f = { .z = { NULL, r->side_z }, .zlen = { 0, r->side_zlen },
+	                 .raw_len = { 0, r->blk_info.side_len } };
+	int rc = gtt_expand_frame(&r->dctx, &f, 1, &r->side_x);
+	if (rc < 0)
+		return rc;
+	r->side_state = 2;
+	r->bst.side = r->side_x.p;
+	return 0;
+}
+
+/* Expand the zstd frames of the chunk at off (from the worker when it expanded them). */
+static int expand(gtt_reader *r, uint64_t off, const gtt_frames *f)
+{
+	int rc;
+	if (!r->dctx && !(r->dctx = gtt_zstd_dctx_new()))
+		return gtt_zstd_available() ? GTT_ENOMEM : GTT_ENOZSTD;
+	if (r->want_prefetch && !r->pf && !(r->pf = gtt_prefetch_new()))
+		r->want_prefetch = 0; /* no thread: expand here, as without */
+	gtt_xbuf x[2] = { r->blk_x, r->side_x };
+	rc = r->pf && f->raw_len[0] ? gtt_prefetch_take(r->pf, off, f, x) : 1;
+	r->blk_x = x[0];
+	r->side_x = x[1];
+	if (rc <= 0)
+		return rc;
+	r->n_expanded += f->raw_len[0] != 0;
+	if ((rc = gtt_expand_frame(&r->dctx, f, 0, &r->blk_x)) < 0)
+		return rc;
+	return f->z[1] ? gtt_expand_frame(&r->dctx, f, 1, &r->side_x) : 0;
 }
 
 int gtt_unpack_open(gtt_reader *r, const uint8_t *p, uint32_t len, uint64_t off)
 {
 	gtt_chunk_info ci;
+	gtt_frames f;
 	int rc = gtt_unpack_header(p, len, &ci);
 	r->blk_active = 0;
 	r->blk_off = UINT64_MAX;
+	r->side_state = 0;
 	if (rc)
 		return rc;
 	ci.offset = off;
-	const uint8_t *z = p + GTT_PACKED_HEADER_LEN;
-	size_t zlen = len - GTT_PACKED_HEADER_LEN;
 	switch (ci.codec) {
 	case GTT_CODEC_NONE:
-		if (zlen != ci.raw_len)
+		if (len - GTT_PACKED_HEADER_LEN != ci.raw_len)
 			return GTT_ECORRUPT;
-		r->blk = z; /* the records are the payload itself: no copy */
+		r->blk = p + GTT_PACKED_HEADER_LEN; /* the records are the payload itself: no copy */
 		break;
 	case GTT_CODEC_ZSTD:
-		if (!r->dctx && !(r->dctx = gtt_zstd_dctx_new()))
-			return gtt_zstd_available() ? GTT_ENOMEM : GTT_ENOZSTD;
-		if (r->want_prefetch && !r->pf && !(r->pf = gtt_prefetch_new()))
-			r->want_prefetch = 0; /* no thread: expand here, as without */
-		rc = r->pf && ci.raw_len ? gtt_prefetch_take(r->pf, off, z, zlen, ci.raw_len, &r->blk_buf, &r->blk_cap) : 1;
-		if (rc <= 0) {
-			if (rc < 0)
-				return rc;
-			r->blk = r->blk_buf;
-			break;
-		}
-		if (r->blk_cap < ci.raw_len) {
-			/* one buffer of the largest block so far, at most GTT_PACKED_MAX_RAW */
-			free(r->blk_buf);
-			r->blk_cap = 0;
-			if (!(r->blk_buf = malloc(ci.raw_len)))
-				return GTT_ENOMEM;
-			r->blk_cap = ci.raw_len;
-		}
-		r->n_expanded += ci.raw_len != 0;
-		if (ci.raw_len && (rc = gtt_zstd_decompress(r->dctx, r->blk_buf, ci.raw_len, z, zlen)) < 0)
+	case GTT_CODEC_ZSTD_SPLIT: {
+		gtt_frames all;
+		if ((rc = gtt_unpack_frames(p, len, &ci, 1, &all)) < 0)
 			return rc;
-		r->blk = r->blk_buf;
+		f = all;
+		if (r->skip_stacks) /* samples bare: their registers and stack copies stay packed */
+			f.z[1] = NULL, f.zlen[1] = 0, f.raw_len[1] = 0;
+		if ((rc = expand(r, off, &f)) < 0)
+			return rc;
+		r->blk = r->blk_x.p;
+		if (ci.codec == GTT_CODEC_ZSTD_SPLIT) {
+			r->side_z = all.z[1];
+			r->side_zlen = all.zlen[1];
+			r->side_state = f.z[1] ? 2 : 1;
+		}
 		break;
+	}
 	default:
 		return GTT_EVERSION; /* a codec of a newer minor version */
 	}
@@ -138,6 +201,9 @@ void gtt_unpack_restart(gtt_reader *r)
 	r->blk_index = 0;
 	r->blk_active = r->blk_off != UINT64_MAX;
 	gtt_blkstate_reset(&r->bst);
+	r->bst.side_apart = r->side_state != 0;
+	r->bst.side = r->side_state == 2 ? r->side_x.p : NULL;
+	r->bst.side_len = r->side_state ? r->blk_info.side_len : 0;
 }
 
 int gtt_unpack_next(gtt_reader *r, gtt_record *rec)
@@ -153,8 +219,19 @@ int gtt_unpack_next(gtt_reader *r, gtt_record *rec)
 	}
 	r->blk_pos = (size_t)(p + len - r->blk);
 	int unwanted = r->only && tag < 64 && !(r->only >> tag & 1);
-	if (unwanted && tag != GTT_REC_CALLCHAIN && gtt_compact_skip(&r->bst, (uint32_t)tag, p, (uint32_t)len) == 0)
+	/* a sample of a codec-2 chunk moves the side section's cursor: decoded, never skipped */
+	int keeps_side = tag == GTT_REC_SAMPLE && r->bst.side_apart;
+	if (unwanted && tag != GTT_REC_CALLCHAIN && !keeps_side &&
+	    gtt_compact_skip(&r->bst, (uint32_t)tag, p, (uint32_t)len) == 0)
 		return 2; /* passed over (decoded below when it does not skip cleanly, and callchains are kept) */
+	r->bst.bare = (uint8_t)(r->skip_stacks || unwanted);
+	if (keeps_side && !r->bst.bare && r->side_state == 1) {
+		int rc = expand_side(r);
+		if (rc < 0) {
+			r->blk_pos = r->blk_len; /* the chunk's samples cannot be had whole */
+			return rc == GTT_ENOMEM ? rc : GTT_ECORRUPT;
+		}
+	}
 	int rc = gtt_compact_decode(&r->bst, &r->chains, (uint32_t)tag, p, (uint32_t)len, rec, &r->scratch,
 	                            &r->scratch_cap);
 	if (unwanted)

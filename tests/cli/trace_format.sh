@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# trace_format.sh — format 1.1 end to end: gt-record writes packed, compressed chunks and an
-# index; the same recording made without libzstd (GT_LIBZSTD=none) is stored uncompressed, says
-# so in its meta, and analyzes to the same folded stacks; a compressed trace read where libzstd
+# trace_format.sh — formats 1.1 and 1.2 end to end: gt-record writes packed, compressed chunks and
+# an index (format 1.2: a writer with zstd may keep the samples' stack copies apart); the same
+# recording made without libzstd (GT_LIBZSTD=none) is stored uncompressed, says so in its meta,
+# is format 1.1 (nothing of it needs 1.2), and analyzes to the same folded stacks; a compressed trace read where libzstd
 # is missing fails with one line naming libzstd.so.1; a trace cut off inside a packed chunk is
 # analyzed up to its last whole chunk with a warning.
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,8 @@ PROG=$GT_TESTS/progs/known_tree
 check_rc "records (fp, 1.5 s)" 0 "$REC" -q --call-graph fp -F 499 -o "$TMP/z.gtt" -- "$PROG" 1.5
 check_rc "records again without libzstd" 0 env GT_LIBZSTD=none "$REC" -q --call-graph fp -F 499 -o "$TMP/n.gtt" -- "$PROG" 1.5
 ver() { head -c 12 "$1" | od -An -tu1 | awk '{ print $9 "." $11 }'; }
-check "the trace is format 1.1 ($(ver "$TMP/z.gtt"))" test "$(ver "$TMP/z.gtt")" = "1.1"
+check "the trace is format 1.2 ($(ver "$TMP/z.gtt"))" test "$(ver "$TMP/z.gtt")" = "1.2"
+check "the one stored without zstd is format 1.1 ($(ver "$TMP/n.gtt"))" test "$(ver "$TMP/n.gtt")" = "1.1"
 if [ -x "$STAT" ]; then
 	"$STAT" "$TMP/z.gtt" >"$TMP/z.stat"
 	"$STAT" "$TMP/n.gtt" >"$TMP/n.stat"
@@ -20,6 +22,17 @@ if [ -x "$STAT" ]; then
 		grep -q '[1-9][0-9]* packed' "$TMP/z.stat"
 	check "compressed, it is smaller than stored ($(stat -c %s "$TMP/z.gtt") vs $(stat -c %s "$TMP/n.gtt") bytes)" \
 		test "$(stat -c %s "$TMP/z.gtt")" -lt "$(stat -c %s "$TMP/n.gtt")"
+	# the same records of DWARF samples as 1.1 and as 1.2 (their registers and stacks apart):
+	# gtt_stat counts the samples' raw bytes alike, the side section's included
+	GEN=$GT_ROOT/${BUILD:-build}/bench/gen_trace
+	if [ -x "$GEN" ]; then
+		for v in 1.1 1.2; do
+			"$GEN" -o "$TMP/g$v.gtt" --seconds 0.3 --threads 2 --switch-rate 2000 --cuda-rate 2000 --format $v 2>/dev/null
+			"$STAT" --tsv "$TMP/g$v.gtt" | awk '$1 == "sample" { print $2, $3 }' >"$TMP/g$v.raw"
+		done
+		check "gtt_stat: the samples of a 1.2 trace have the raw bytes of their 1.1 twin's ($(cat "$TMP/g1.2.raw") vs $(cat "$TMP/g1.1.raw"))" \
+			sh -c "test -s '$TMP/g1.1.raw' && cmp -s '$TMP/g1.1.raw' '$TMP/g1.2.raw' && test \"\$(head -c 12 '$TMP/g1.2.gtt' | od -An -tu1 | awk '{ print \$11 }')\" = 2"
+	fi
 else
 	skip "bench/gtt_stat not built"
 fi

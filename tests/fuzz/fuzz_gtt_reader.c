@@ -7,7 +7,8 @@
  * and decoded once more, and the second encoding must equal the first (the writer and the
  * reader agree on every field). All decoded pointers are touched so ASan sees bad ones.
  * Inputs of format 1.1 reach the packed-chunk expansion and the compact decoders as well; a
- * window over the index (from the file or rebuilt) is read once more at the end.
+ * window over the index (from the file or rebuilt) is read once more at the end; inputs of 1.2
+ * reach codec 2's side frames, read once more with samples bare and whole by turns.
  * Seeds: .gtt in testdata
  */
 #include <stdint.h>
@@ -198,6 +199,44 @@ static size_t read_all(const uint8_t *data, size_t size, int check_roundtrip)
 	return n;
 }
 
+/* Read again with samples bare and whole by turns (gtt_reader_skip_stacks; in 1.2 a chunk's side
+ * frame is then expanded late, or never), prefetch on: a bare sample has no registers or stack;
+ * then a seek back to a sample read bare, read whole. */
+static void read_bare(const uint8_t *data, size_t size)
+{
+	int err = 0, bare = 1, have_pos = 0;
+	gtt_record rec;
+	gtt_pos pos = { 0, 0 };
+	gtt_reader *r = gtt_reader_open_mem(data, size, &err);
+	if (!r)
+		return;
+	gtt_reader_prefetch(r);
+	gtt_reader_skip_stacks(r, bare);
+	for (size_t i = 0; i <= size * (GTT_PACKED_MAX_RAW / 2 / GTT_CHUNK_HEADER_LEN + 1); i++) {
+		int rc = gtt_reader_next(r, &rec);
+		if (rc == 0)
+			break;
+		if (rc < 0)
+			continue;
+		touch(&rec);
+		if (rec.tag == GTT_REC_SAMPLE && bare) {
+			const gtt_sample *sm = &rec.u.sample;
+			if (sm->n_regs || sm->regs || sm->stack_len || sm->stack)
+				abort(); /* a bare sample came with its registers or stack */
+			if (!have_pos) {
+				gtt_reader_tell(r, &pos);
+				have_pos = 1;
+			}
+		}
+		if (i % 5 == 4)
+			gtt_reader_skip_stacks(r, bare = !bare);
+	}
+	gtt_reader_skip_stacks(r, 0);
+	if (have_pos && gtt_reader_seek(r, &pos) == 0 && gtt_reader_next(r, &rec) > 0)
+		touch(&rec);
+	gtt_reader_close(r);
+}
+
 /* Copy of data with each whole chunk's CRC set to the right value. */
 static uint8_t *fix_crcs(const uint8_t *data, size_t size)
 {
@@ -237,11 +276,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(img + GTT_HEADER_LEN, data, size);
 		uint8_t *fixed = fix_crcs(img, size + GTT_HEADER_LEN);
 		read_all(fixed, size + GTT_HEADER_LEN, 1);
+		read_bare(fixed, size + GTT_HEADER_LEN);
 		free(fixed);
 		free(img);
 	} else {
 		uint8_t *fixed = fix_crcs(data, size);
 		read_all(fixed, size, 1);
+		read_bare(fixed, size);
 		free(fixed);
 	}
 	return 0;
