@@ -480,6 +480,17 @@ static void health(rec_perf_decoder *p, uint64_t t0, uint64_t t1, uint32_t kind,
 		p->write_rc = rec_err_from_gtt(rc);
 }
 
+/* Processes of the tree whose FORK record was lost, found through /proc by the record being
+ * decoded (at perf time t): described before it (rec_perf_found_fn). */
+static void describe_found(rec_perf_decoder *p, uint64_t t)
+{
+	pid_t found;
+
+	while ((found = rec_ptree_take_found(p->tree)) > 0)
+		if (p->found)
+			p->found(p->found_ctx, p->w, found, t + (uint64_t)p->clock_off_ns);
+}
+
 /* One half of a lean pair as a `switch` record: only the tree's tasks, never tid -1 (an
  * exiting thread the kernel already unhashed: microseconds of an exit path). */
 static void put_switch(rec_perf_decoder *p, uint64_t time_ns, uint32_t cpu, uint32_t pid, uint32_t tid,
@@ -493,6 +504,8 @@ static void put_switch(rec_perf_decoder *p, uint64_t time_ns, uint32_t cpu, uint
 		p->st.foreign++;
 		return;
 	}
+	if (p->tree)
+		describe_found(p, time_ns); /* the task a lean pair named may be one of those */
 	memset(&r, 0, sizeof(r));
 	r.tag = GTT_REC_SWITCH;
 	r.u.sw.time_ns = time_ns;
@@ -712,14 +725,8 @@ void rec_perf_decode(rec_perf_decoder *p, rec_perf_ring_state *rg, const uint8_t
 	memcpy(&h, rec, sizeof(h));
 	if (p->tree) {
 		int in = member(p, &h, rec, size, &foreign);
-		pid_t found;
-		/* a process whose FORK record was lost: described before its first record */
-		while ((found = rec_ptree_take_found(p->tree)) > 0) {
-			uint64_t t = h.type == PERF_RECORD_SAMPLE ? rec_perf_record_time(p, rec, size)
-			                                          : trailer(p, rec, size).time_ns;
-			if (p->found)
-				p->found(p->found_ctx, p->w, found, t + (uint64_t)p->clock_off_ns);
-		}
+		describe_found(p, h.type == PERF_RECORD_SAMPLE ? rec_perf_record_time(p, rec, size)
+		                                               : trailer(p, rec, size).time_ns);
 		if (!in) {
 			p->st.foreign++;
 			sid = h.type == PERF_RECORD_SAMPLE ? (sample_id){ 0, 0, 0, rec_perf_record_time(p, rec, size) }
