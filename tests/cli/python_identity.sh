@@ -84,6 +84,9 @@ for py in $pythons; do
 			pass "CPython $ver ($py) pool $method: Python frames (pool_work) in all 3 worker processes"
 		else
 			fail "CPython $ver ($py) pool $method: $n_w workers, some without >= 5 pool_work samples:${bad:- none} ($(grep -c . "$TMP/fold") stacks)"
+			# what the trace says of them (samples at all? read by the Python reader? lost records?)
+			"$ANA" report "$t" 2>&1 | grep -E "^ +[0-9]+ |lost records|python|Python|note" | head -40 | sed 's/^/    report: /'
+			cp "$t" "$GT_ROOT/${BUILD:-build}/test-logs/python_identity-$ver-$method.gtt" 2>/dev/null
 		fi
 	done
 done
