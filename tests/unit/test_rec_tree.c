@@ -52,31 +52,56 @@ static void test_tree(void)
 
 /* A real process tree (this process, a child, a grandchild) for the /proc resolution after a
  * loss: without a loss an unknown pid is an outsider, after one its parents are looked up. */
-static void test_lossy(void)
+/* A child of ours and its child, the grandchild waiting for family_end: real pids a tree can
+ * find through /proc. 0, or -1 (checked as a failure under what's name). */
+typedef struct family { pid_t child, grand; int up[2], down[2]; } family;
+static int family_start(family *f, const char *what)
 {
-	int up[2], down[2];
-	pid_t child, grand = 0;
 	char c;
 
-	if (pipe(up) < 0 || pipe(down) < 0)
-		return;
-	child = fork();
-	if (child == 0) {
+	f->grand = 0;
+	if (pipe(f->up) < 0 || pipe(f->down) < 0) {
+		th_check(0, "%s: pipes", what);
+		return -1;
+	}
+	f->child = fork();
+	if (f->child == 0) {
 		pid_t g = fork();
 		if (g == 0) {
-			if (read(down[0], &c, 1) < 0)
+			if (read(f->down[0], &c, 1) < 0)
 				_exit(1);
 			_exit(0);
 		}
-		if (write(up[1], &g, sizeof(g)) < 0)
+		if (write(f->up[1], &g, sizeof(g)) < 0)
 			_exit(1);
 		waitpid(g, NULL, 0);
 		_exit(0);
 	}
-	if (child < 0 || read(up[0], &grand, sizeof(grand)) != (ssize_t)sizeof(grand)) {
-		th_check(0, "lossy: a child and a grandchild started");
-		return;
+	if (f->child < 0 || read(f->up[0], &f->grand, sizeof(f->grand)) != (ssize_t)sizeof(f->grand)) {
+		th_check(0, "%s: a child and a grandchild started", what);
+		return -1;
 	}
+	return 0;
+}
+
+static void family_end(family *f)
+{
+	if (write(f->down[1], "x", 1) < 0)
+		kill(f->grand, SIGKILL);
+	waitpid(f->child, NULL, 0);
+	close(f->up[0]);
+	close(f->up[1]);
+	close(f->down[0]);
+	close(f->down[1]);
+}
+
+static void test_lossy(void)
+{
+	family fam;
+
+	if (family_start(&fam, "lossy") < 0)
+		return;
+	pid_t grand = fam.grand;
 	{
 		rec_ptree *t = rec_ptree_create();
 		rec_ptree_stats st;
@@ -95,13 +120,7 @@ static void test_lossy(void)
 		         "the grandchild found through /proc is handed out once (its fork record was lost), our parent never");
 		rec_ptree_destroy(t);
 	}
-	if (write(down[1], "x", 1) < 0)
-		kill(grand, SIGKILL);
-	waitpid(child, NULL, 0);
-	close(up[0]);
-	close(up[1]);
-	close(down[0]);
-	close(down[1]);
+	family_end(&fam);
 }
 
 /* ---- hand-made perf records (sample_type TID|TIME|CPU|PERIOD|CALLCHAIN, sample_id_all) ---- */
@@ -595,36 +614,21 @@ static void on_found(void *ctx, gtt_writer *w, pid_t pid, uint64_t t)
 static void test_found(void)
 {
 	char path[] = "/tmp/gt-found-XXXXXX";
-	int fd = mkstemp(path), err = 0, up[2], down[2];
+	int fd = mkstemp(path), err = 0;
 	gtt_writer *w = fd >= 0 ? gtt_writer_fdopen(fd, 0, &err) : NULL;
 	rec_ptree *t = rec_ptree_create();
 	rec_perf_decoder *d;
 	rec_perf_ring_state rs = { .cpu = 0 };
 	found_log f = { 0 };
-	pid_t child, grand = 0;
-	char c;
+	family fam;
 
-	if (!w || !t || pipe(up) < 0 || pipe(down) < 0) {
-		th_check(0, "found: a trace and pipes");
+	if (!w || !t) {
+		th_check(0, "found: a trace to write to");
 		return;
 	}
-	child = fork();
-	if (child == 0) {
-		pid_t g = fork();
-		if (g == 0) {
-			if (read(down[0], &c, 1) < 0)
-				_exit(1);
-			_exit(0);
-		}
-		if (write(up[1], &g, sizeof(g)) < 0)
-			_exit(1);
-		waitpid(g, NULL, 0);
-		_exit(0);
-	}
-	if (child < 0 || read(up[0], &grand, sizeof(grand)) != (ssize_t)sizeof(grand)) {
-		th_check(0, "found: a child and a grandchild started");
+	if (family_start(&fam, "found") < 0)
 		return;
-	}
+	pid_t child = fam.child, grand = fam.grand;
 	d = rec_perf_decoder_create(w, count_samples, NULL,
 	                            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 	                                PERF_SAMPLE_CALLCHAIN, 0);
@@ -674,13 +678,7 @@ static void test_found(void)
 	rec_ptree_destroy(t);
 	gtt_writer_close(w);
 	unlink(path);
-	if (write(down[1], "x", 1) < 0)
-		kill(grand, SIGKILL);
-	waitpid(child, NULL, 0);
-	close(up[0]);
-	close(up[1]);
-	close(down[0]);
-	close(down[1]);
+	family_end(&fam);
 }
 
 int main(void)
