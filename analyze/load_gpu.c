@@ -6,29 +6,47 @@
 #include <stdlib.h>
 
 #include "bounds.h"
+#include "gtt_priv.h" /* gtt_rec_times, gtt_stream_of */
 #include "gpu_sum.h"
 #include "load_priv.h"
 #include "window.h"
 
 /* (load_priv.h) */
-uint64_t ana_load_horizon(gtt_reader *r)
+/* One unit (a chunk, or a record of a plain one) whose times run from first to last (<= last),
+ * in file order, into the horizon *h. */
+static void see_late(uint64_t *latest, uint64_t *h, uint64_t first, uint64_t last)
+{
+	if (last > *latest)
+		*latest = last;
+	if (*latest - first > *h)
+		*h = *latest - first;
+}
+
+/* (load_priv.h) */
+uint64_t ana_load_horizon(const loader *L)
 {
 	const gtt_index_entry *e;
 	size_t n;
 	uint64_t latest = 0, h = 0;
-	if (gtt_reader_index(r, &e, &n) < 0)
-		return UINT64_MAX;
+	if (gtt_reader_index(L->r, &e, &n) < 0)
+		return L->p1_late_ok ? L->p1_late_ns : UINT64_MAX;
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].flags & GTT_INDEX_DEFS)
 			continue;
 		if ((e[i].flags & GTT_INDEX_PLAIN) || e[i].first_ns > e[i].last_ns)
-			return UINT64_MAX;
-		if (e[i].last_ns > latest)
-			latest = e[i].last_ns;
-		if (latest - e[i].first_ns > h)
-			h = latest - e[i].first_ns;
+			return L->p1_late_ok ? L->p1_late_ns : UINT64_MAX;
+		see_late(&latest, &h, e[i].first_ns, e[i].last_ns);
 	}
 	return h;
+}
+
+/* (load_priv.h) */
+void ana_load_see_late(loader *L, uint64_t *latest_end, const gtt_record *rec)
+{
+	uint64_t t0, t1;
+	/* definitions as the index passes over their chunks */
+	if (gtt_stream_of(rec->tag) != GTT_STREAM_DEFS && gtt_rec_times(rec, &t0, &t1))
+		see_late(latest_end, &L->p1_late_ns, t0, t1);
 }
 
 /* The GPU read on two threads: a reader thread decodes the trace's CUDA records into batches
@@ -148,7 +166,7 @@ out:
 int ana_load_gpu(loader *L)
 {
 	ana_model *m = L->m;
-	ana_gpu_acc *a = ana_gpu_acc_new(m, ana_load_horizon(L->r));
+	ana_gpu_acc *a = ana_gpu_acc_new(m, ana_load_horizon(L));
 	gtt_record rec;
 	int rc = a ? 0 : GTT_ENOMEM;
 	/* a trace without CUDA work, syncs or API calls is not read again: an empty sum */

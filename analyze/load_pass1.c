@@ -22,17 +22,6 @@ int ana_load_read_error(loader *L, int rc, uint64_t off, char *errbuf, size_t er
 	return rc;
 }
 
-/* The next record of pass 1: from the pipe (a streamed model: decoded on a thread of its own),
- * else read here. gtt_reader_next's result; *off the reader's offset after it. */
-static int pass1_next(loader *L, ana_pipe *pp, gtt_record *buf, gtt_record **rec, uint64_t *off)
-{
-	if (pp)
-		return ana_pipe_next(pp, rec, off);
-	int rc = gtt_reader_next(L->r, buf);
-	*rec = buf;
-	*off = gtt_reader_offset(L->r);
-	return rc;
-}
 
 /* Pass 1's context switches and CUDA work, sync and API records on a streamed model, on the
  * pipe's thread (ana_pipe_divert): switches folded into on-CPU time there (the fold reads nothing
@@ -44,6 +33,8 @@ typedef struct pass1_divert {
 	loader *L;
 	uint64_t t_min, t_max; /* the earliest and latest time see_time would have taken (0: none) */
 	uint64_t n_streamed;
+	int late;              /* the chunk index has no horizon: pass 1 measures it (ana_load_horizon) */
+	uint64_t latest_end;
 } pass1_divert;
 
 /* see_time's test, on the pipe's thread: the window does not change during pass 1. */
@@ -80,6 +71,28 @@ static int pass1_divert_fn(void *ctx, gtt_record *rec)
 	return 0;
 }
 
+/* Every record pass 1 reads, diverted or not, in file order: how late records come. */
+static void pass1_see(void *ctx, const gtt_record *rec)
+{
+	pass1_divert *pd = ctx;
+	ana_load_see_late(pd->L, &pd->latest_end, rec);
+}
+
+/* The next record of pass 1: from the pipe (a streamed model: decoded on a thread of its own),
+ * else read here (and seen, as the pipe sees the records it reads). gtt_reader_next's result;
+ * *off the reader's offset after it. */
+static int pass1_next(loader *L, ana_pipe *pp, pass1_divert *pd, gtt_record *buf, gtt_record **rec, uint64_t *off)
+{
+	if (pp)
+		return ana_pipe_next(pp, rec, off);
+	int rc = gtt_reader_next(L->r, buf);
+	if (rc > 0 && pd->late)
+		ana_load_see_late(L, &pd->latest_end, buf);
+	*rec = buf;
+	*off = gtt_reader_offset(L->r);
+	return rc;
+}
+
 #define PASS1_DIVERTED                                                                                    \
 	(GTT_KIND_BIT(GTT_REC_SWITCH) | GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) |   \
 	 GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | GTT_KIND_BIT(GTT_REC_CUDA_SYNC) | GTT_KIND_BIT(GTT_REC_CUDA_API))
@@ -103,8 +116,13 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 	L->p1_bare = L->stream && !L->o->skip_corrupt;
 	gtt_reader_skip_stacks(L->r, L->p1_bare);
 	/* (a model that keeps its switches takes them here: gt-render's) */
+	/* a trace whose chunk index has no time ranges (format 1.0) would have pass 3 hold every
+	 * record to the end: pass 1 measures how late they come instead */
+	L->p1_late_ns = 0;
+	L->p1_late_ok = 0;
+	pd.late = ana_load_horizon(L) == UINT64_MAX;
 	ana_pipe_divert d = { PASS1_DIVERTED & ~(L->o->keep_switches ? GTT_KIND_BIT(GTT_REC_SWITCH) : 0), pass1_divert_fn,
-	                      &pd };
+	                      pd.late ? pass1_see : NULL, &pd };
 	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
 	ana_pipe *pp = L->stream ? ana_pipe_start_divert(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on, &d)
 	                         : NULL;
@@ -112,7 +130,7 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "%s: out of memory", L->m->path);
 		return GTT_ENOMEM;
 	}
-	while ((rc = pass1_next(L, pp, &buf, &rec, &off)) != 0) {
+	while ((rc = pass1_next(L, pp, &pd, &buf, &rec, &off)) != 0) {
 		if (rc < 0) {
 			if ((rc == GTT_ECORRUPT || rc == GTT_EINVAL) && L->o->skip_corrupt) {
 				L->m->n_corrupt++;
@@ -152,5 +170,7 @@ out:
 		ana_load_see_time(L->m, sum.last_ns);
 	}
 	L->n_streamed += sum.n_records;
+	/* the measure holds when every data record was decoded: none summarized, none cut short */
+	L->p1_late_ok = pd.late && rc == 0 && sum.n_records == 0;
 	return rc;
 }

@@ -155,6 +155,8 @@ static void read_one(ana_pipe *p, pipe_rec *e)
 {
 	for (;;) {
 		e->rc = gtt_reader_next(p->r, &e->rec);
+		if (e->rc > 0 && p->divert.see)
+			p->divert.see(p->divert.ctx, &e->rec);
 		if (e->rc > 0 && e->rec.tag < 64 && (p->divert.mask >> e->rec.tag & 1)) {
 			int rc = p->divert.fn(p->divert.ctx, &e->rec);
 			if (rc >= 0)
@@ -250,7 +252,7 @@ ana_pipe *ana_pipe_start_divert(gtt_reader *r, int mode, int skip_bad, int threa
 	p->r = r;
 	p->mode = mode;
 	p->skip_bad = skip_bad;
-	if (d && d->fn)
+	if (d && (d->fn || d->see))
 		p->divert = *d;
 	if (!threaded)
 		return p; /* the pass reads itself (p->threaded 0) */

@@ -98,6 +98,8 @@ typedef struct loader {
 	                            * whole skips such a chunk, a bare one would not) */
 	uint64_t n_streamed;       /* CUDA records not kept (ana_opts.stream_cuda) */
 	int cuda_summed;           /* pass 1 took the CUDA chunks' headers only (gtt_reader_summarize) */
+	uint64_t p1_late_ns;       /* how late a record came in pass 1, in file order (ana_load_horizon) */
+	int p1_late_ok;            /* pass 1 decoded every data record: p1_late_ns holds for the trace */
 	uint64_t t0_ns, last_progress_ns;
 	int progress_shown;
 	uint32_t frames[MAX_DEPTH];
@@ -161,8 +163,12 @@ int ana_load_finish_oncpu(loader *L);
 int ana_load_gpu(loader *L);
 /* How far behind the latest record a record of the trace can come, read in file order: from the
  * chunk index, max over chunks of (the latest end of it and every chunk before it - its earliest
- * start). UINT64_MAX when a chunk's times are unknown (format 1.0): then everything is held. */
-uint64_t ana_load_horizon(gtt_reader *r);
+ * start). Where a chunk's times are unknown (format 1.0: plain chunks), the same over records as
+ * pass 1 met them, when it decoded every data record (p1_late_ok); else UINT64_MAX, and everything
+ * is held. */
+uint64_t ana_load_horizon(const loader *L);
+/* Pass 1's record rec into p1_late_ns's figure (*latest_end: the latest end met so far). */
+void ana_load_see_late(loader *L, uint64_t *latest_end, const gtt_record *rec);
 /* A classified sample counted for its thread. */
 static inline void ana_count_class(ana_model *m, const ana_sample *s)
 {

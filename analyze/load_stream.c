@@ -408,7 +408,7 @@ int ana_load_stream_pass3(loader *L, char *errbuf, size_t errlen)
 {
 	ana_model *m = L->m;
 	const ana_opts *o = L->o;
-	p3 P = { .L = L, .horizon_ns = ana_load_horizon(L->r) };
+	p3 P = { .L = L, .horizon_ns = ana_load_horizon(L) };
 	int rc = GTT_ENOMEM;
 	memset(L->tc, 0, sizeof(L->tc));
 	if (!(P.gpu = ana_gpu_acc_new(m, P.horizon_ns)))

@@ -653,19 +653,24 @@ static int read_chunk(gtt_reader *r, uint32_t *tag, const uint8_t **payload, uin
  * again comes back from the page cache or the file), so that reading a trace of any size keeps
  * the reader's resident memory bounded. After a seek back, dropping starts over from there. */
 #define DROP_BEHIND_BYTES ((size_t)8 << 20)
-static void drop_behind(gtt_reader *r, size_t at)
+void gtt_drop_behind(const gtt_reader *r, size_t *dropped_to, size_t at, int now)
 {
 	if (!r->mapped)
 		return;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), hi = at / page * page;
-	if (hi < r->dropped_to) {
-		r->dropped_to = hi;
+	if (hi < *dropped_to) {
+		*dropped_to = hi;
 		return;
 	}
-	if (hi - r->dropped_to < DROP_BEHIND_BYTES)
+	if (hi == *dropped_to || (!now && hi - *dropped_to < DROP_BEHIND_BYTES))
 		return;
-	madvise((void *)(uintptr_t)(r->data + r->dropped_to), hi - r->dropped_to, MADV_DONTNEED);
-	r->dropped_to = hi;
+	madvise((void *)(uintptr_t)(r->data + *dropped_to), hi - *dropped_to, MADV_DONTNEED);
+	*dropped_to = hi;
+}
+
+static void drop_behind(gtt_reader *r, size_t at)
+{
+	gtt_drop_behind(r, &r->dropped_to, at, 0);
 }
 
 int gtt_reader_next(gtt_reader *r, gtt_record *rec)

@@ -86,13 +86,14 @@ bad:
 }
 
 /* Rebuild by walking the chunk headers (and the headers of packed chunks); checksums are left
- * to the reading. Runs of other chunks become one entry of unknown time range. */
+ * to the reading. Runs of other chunks become one entry of unknown time range. The pages walked
+ * are handed back as it goes: a 1.0 trace has a chunk header in every page. */
 static int rebuild(gtt_reader *r)
 {
-	size_t off = r->len >= GTT_HEADER_LEN ? GTT_HEADER_LEN : r->len;
+	size_t off = r->len >= GTT_HEADER_LEN ? GTT_HEADER_LEN : r->len, dropped_to = 0;
 	r->n_idx = 0;
 	r->scan_why = 0;
-	while (off < r->len) {
+	for (; off < r->len; gtt_drop_behind(r, &dropped_to, off, 0)) {
 		const uint8_t *h = r->data + off;
 		if (r->len - off < GTT_CHUNK_HEADER_LEN) {
 			r->scan_why = 1;
@@ -128,6 +129,7 @@ static int rebuild(gtt_reader *r)
 			return GTT_ENOMEM;
 		off = next;
 	}
+	gtt_drop_behind(r, &dropped_to, off, 1);
 	r->scan_stop = off;
 	return 0;
 }

@@ -305,6 +305,11 @@ struct gtt_reader {
 	uint64_t n_expanded;  /* gtt_reader_expanded */
 };
 
+/* Hand the pages of r's mapping in [*dropped_to, at) back to the kernel (rounded down to a page)
+ * once they make 8 MiB, or now; *dropped_to moves to there (back, after a seek back). Nothing is
+ * lost: a page touched again comes back from the page cache or the file. */
+void gtt_drop_behind(const gtt_reader *r, size_t *dropped_to, size_t at, int now);
+
 /* ---- decompression ahead (gtt_prefetch.c) ---- */
 typedef struct gtt_prefetch gtt_prefetch;
 /* Expand frame i of f into x (grown to fit; *dctx made at the first use). 0, GTT_ENOMEM,

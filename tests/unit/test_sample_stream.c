@@ -7,7 +7,7 @@
  * recordings in testdata/; the streamed model keeps none of those records, counts the same classes
  * per thread, and its reorder queue and merge window never hold more than a small part of them (a
  * count, not a time: memory bounded by the chunk index's horizon, not by the trace). A format 1.0
- * trace (no time ranges) holds them all, and still agrees. */
+ * trace (no time ranges in its index) is bounded by the horizon pass 1 measured, and agrees too. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,8 +200,8 @@ static char *report_of(const ana_model *m)
 }
 
 /* Load path both ways (with the window [from_s, to_s) when to_s > 0); the reports must be equal.
- * The stream's queues hold what comes within a few reorder horizons (everything when the trace has
- * no time ranges), and with bounded at most 2 % of what was read. counted: the trace is this
+ * The stream's queues hold what comes within a few reorder horizons (everything when no horizon is
+ * known), and with bounded at most 2 % of what was read. counted: the trace is this
  * test's (the record counts are known). */
 static void compare(const char *path, const char *what, double from_s, double to_s, int bounded, int counted)
 {
@@ -246,9 +246,11 @@ static void compare(const char *path, const char *what, double from_s, double to
 	uint64_t horizon = streamed->gpu ? streamed->gpu->horizon_ns : UINT64_MAX;
 	double span_s = (double)(streamed->end_ns - streamed->start_ns) / 1e9;
 	if (horizon != UINT64_MAX) {
-		/* what comes in three horizons (and a bound of the merge): a count of records, whatever
-		 * the trace's length; and for a whole trace at most 2 % of them */
-		double rate = (double)n_read / (span_s > 0 ? span_s : 1), held = rate * 3 * ((double)horizon / 1e9 + 0.02) + 64;
+		/* what comes in three horizons (and a bound of the merge), plus the 256 records read
+		 * between two releases of the queue: a count of records, whatever the trace's length;
+		 * and for a whole trace at most 2 % of them */
+		double rate = (double)n_read / (span_s > 0 ? span_s : 1),
+		       held = rate * 3 * ((double)horizon / 1e9 + 0.02) + 256 + 64;
 		uint64_t peak_gpu = streamed->gpu->peak_samples;
 		th_check((double)ss->peak_queued <= held && (double)ss->peak_merge <= held && (double)peak_gpu <= held &&
 		         (!bounded || (ss->peak_queued * 50 < n_read && ss->peak_merge * 50 < n_read && peak_gpu * 50 < n_read)),
@@ -257,8 +259,8 @@ static void compare(const char *path, const char *what, double from_s, double to
 		         (unsigned long long)n_read, (unsigned long long)ss->peak_merge, (unsigned long long)peak_gpu,
 		         (double)horizon / 1e9, held);
 	} else {
-		th_check(ss->peak_queued == n_read, "%s: no time ranges: every record held until the end (%llu of %llu)",
-		         what, (unsigned long long)ss->peak_queued, (unsigned long long)n_read);
+		th_check(!bounded && ss->peak_queued == n_read, "%s: no horizon known: every record held until the end "
+		         "(%llu of %llu)", what, (unsigned long long)ss->peak_queued, (unsigned long long)n_read);
 	}
 	char *a = report_of(kept), *b = report_of(streamed);
 	th_check(a && b && strcmp(a, b) == 0, "%s: the report is the same streamed and from the records", what);
@@ -294,7 +296,7 @@ int main(void)
 	compare(path, "1.1", 0, 0, 1, 1);
 	compare(path, "1.1, 40.5-62 s", 40.5, 62, 0, 1);
 	th_check(write_trace(path, 0) == 0, "format 1.0 trace written");
-	compare(path, "1.0", 0, 0, 0, 1);
+	compare(path, "1.0", 0, 0, 1, 1); /* bounded by the horizon pass 1 measured */
 	unlink(path);
 	/* real recordings: CPython's eval loop and GIL waits in the stacks, the GIL poll's records */
 	static const char *const real[] = { "testdata/python/torch_py312.gtt", "testdata/golden/v1.0/python_gilmix.gtt" };
