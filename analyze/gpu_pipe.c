@@ -7,11 +7,12 @@
 #include <stdlib.h>
 
 #include "gpu_sum_priv.h"
+#include "gt_ring.h"
 
 /* ---- a batch pipe: one thread hands items over in order, another runs them in that order ---- */
 
-/* Batches in a ring: the caller fills batch tail % PIPE_BATCHES (cur) while the thread runs batch
- * head % ... up to tail; at most PIPE_BATCHES x PIPE_BATCH items wait. */
+/* Batches in a ring (gt_ring.h): the caller fills batch cur while the thread runs the ones
+ * published before it; at most PIPE_BATCHES x PIPE_BATCH items wait. */
 #define PIPE_BATCH 4096
 #define PIPE_BATCHES 4
 
@@ -24,13 +25,11 @@ typedef struct bpipe {
 	void *ctx;
 	char *buf;             /* PIPE_BATCHES batches of PIPE_BATCH items */
 	size_t n[PIPE_BATCHES];
-	char *cur;             /* the caller's batch being filled, NULL none */
+	gt_ring ring;
+	long cur;              /* the caller's batch being filled, -1 none */
 	size_t cur_n;
-	size_t head, tail;     /* [head, tail) handed over (under mu) */
-	int end, stop, err;    /* (under mu) no more batches; give up; the thread's error */
+	int err;               /* the thread's error (set before it stops the ring) */
 	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
 } bpipe;
 
 #define ITEM_AHEAD 6
@@ -40,17 +39,10 @@ typedef struct bpipe {
 static void *bpipe_main(void *arg)
 {
 	bpipe *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		while (p->head == p->tail && !p->end && !p->stop)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->stop || p->head == p->tail) { /* given up, or every batch run after the end */
-			pthread_mutex_unlock(&p->mu);
-			break;
-		}
-		size_t k = p->head % PIPE_BATCHES, n = p->n[k];
-		char *b = p->buf + k * PIPE_BATCH * p->size;
-		pthread_mutex_unlock(&p->mu);
+	long k;
+	while ((k = gt_ring_consume(&p->ring)) >= 0) {
+		size_t n = p->n[k];
+		char *b = p->buf + (size_t)k * PIPE_BATCH * p->size;
 		int rc = 0;
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			/* the caller wrote the items on another core: fetched a few ahead, their cache
@@ -67,14 +59,12 @@ static void *bpipe_main(void *arg)
 				p->ahead(p->ctx, b + (i + AHEAD_NEAR) * p->size, 1);
 			rc = p->run(p->ctx, b + i * p->size);
 		}
-		pthread_mutex_lock(&p->mu);
-		p->head++;
-		if (rc < 0)
+		if (rc < 0) {
 			p->err = rc;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		if (rc < 0)
-			break; /* the caller learns it at its next hand-over */
+			gt_ring_stop(&p->ring); /* the caller learns it at its next hand-over */
+			break;
+		}
+		gt_ring_release(&p->ring);
 	}
 	return NULL;
 }
@@ -84,7 +74,9 @@ static void *bpipe_main(void *arg)
 static bpipe *bpipe_new(size_t size, int (*run)(void *, void *), void (*ahead)(void *, const void *, int), void *ctx)
 {
 	bpipe *p = calloc(1, sizeof(*p));
-	if (!p || !(p->buf = malloc(PIPE_BATCHES * PIPE_BATCH * size))) {
+	if (!p || !(p->buf = malloc(PIPE_BATCHES * PIPE_BATCH * size)) || gt_ring_init(&p->ring, PIPE_BATCHES, 1) < 0) {
+		if (p)
+			free(p->buf);
 		free(p);
 		return NULL;
 	}
@@ -92,11 +84,9 @@ static bpipe *bpipe_new(size_t size, int (*run)(void *, void *), void (*ahead)(v
 	p->run = run;
 	p->ahead = ahead;
 	p->ctx = ctx;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
+	p->cur = -1;
 	if (pthread_create(&p->th, NULL, bpipe_main, p) != 0) {
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
+		gt_ring_destroy(&p->ring);
 		free(p->buf);
 		free(p);
 		return NULL;
@@ -107,55 +97,39 @@ static bpipe *bpipe_new(size_t size, int (*run)(void *, void *), void (*ahead)(v
 /* The next free item of the caller's batch, NULL when the thread failed (*err). */
 static void *bpipe_item(bpipe *p, int *err)
 {
-	if (!p->cur) {
-		pthread_mutex_lock(&p->mu);
-		while (p->tail - p->head == PIPE_BATCHES && !p->err)
-			pthread_cond_wait(&p->cv, &p->mu);
-		*err = p->err;
-		if (!*err) {
-			p->cur = p->buf + (p->tail % PIPE_BATCHES) * PIPE_BATCH * p->size;
-			p->cur_n = 0;
-		}
-		pthread_mutex_unlock(&p->mu);
-		if (*err)
-			return NULL;
+	*err = 0;
+	if (p->cur < 0 && (p->cur = gt_ring_produce(&p->ring)) < 0) {
+		*err = p->err; /* set before the thread stopped the ring */
+		return NULL;
 	}
-	return p->cur + p->cur_n * p->size;
+	return p->buf + ((size_t)p->cur * PIPE_BATCH + p->cur_n) * p->size;
 }
 
-/* The item just filled is in; a full batch goes to the thread. 0 or the thread's error. */
+/* The item just filled is in; a full batch goes to the thread. 0 (the thread's error comes at
+ * the next bpipe_item or at bpipe_end). */
 static int bpipe_put(bpipe *p)
 {
-	int err;
 	if (++p->cur_n < PIPE_BATCH)
 		return 0;
-	pthread_mutex_lock(&p->mu);
-	p->n[p->tail % PIPE_BATCHES] = p->cur_n;
-	p->tail++;
-	p->cur = NULL;
-	err = p->err;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	return err;
+	p->n[p->cur] = p->cur_n;
+	p->cur = -1;
+	p->cur_n = 0;
+	gt_ring_publish(&p->ring, 0);
+	return 0;
 }
 
 /* End the thread: after it ran every item (0 or its error), or (stop) at once. p is freed. */
 static int bpipe_end(bpipe *p, int stop)
 {
-	pthread_mutex_lock(&p->mu);
-	if (p->cur && !stop) { /* the last, partly filled batch */
-		p->n[p->tail % PIPE_BATCHES] = p->cur_n;
-		p->tail++;
+	if (p->cur >= 0 && !stop) { /* the last, partly filled batch */
+		p->n[p->cur] = p->cur_n;
+		gt_ring_publish(&p->ring, 1);
+	} else {
+		gt_ring_end(&p->ring, stop);
 	}
-	p->cur = NULL;
-	p->end = 1;
-	p->stop = stop;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->th, NULL);
 	int rc = p->err;
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
+	gt_ring_destroy(&p->ring);
 	free(p->buf);
 	free(p);
 	return rc;

@@ -8,6 +8,7 @@
 #include "bounds.h"
 #include "gtt_priv.h" /* gtt_rec_times, gtt_stream_of */
 #include "gpu_sum.h"
+#include "gt_ring.h"
 #include "load_priv.h"
 #include "window.h"
 
@@ -63,11 +64,8 @@ typedef struct gpu_batch {
 
 typedef struct gpu_pipe {
 	loader *L;
-	gpu_batch *b;            /* GPU_BATCHES in a ring: [head, tail) filled */
-	size_t head, tail;
-	int stop;                /* the sweep failed: the reader thread ends */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	gpu_batch *b;            /* GPU_BATCHES, in a ring: the reader thread fills, the sweep takes */
+	gt_ring ring;
 } gpu_pipe;
 
 /* A record the sweep takes (cut to the window, when there is one). */
@@ -103,21 +101,10 @@ static int read_batch(loader *L, gpu_batch *b)
 static void *reader_main(void *arg)
 {
 	gpu_pipe *p = arg;
-	for (int last = 0; !last;) {
-		pthread_mutex_lock(&p->mu);
-		while (p->tail - p->head == GPU_BATCHES && !p->stop)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->stop) {
-			pthread_mutex_unlock(&p->mu);
-			break;
-		}
-		gpu_batch *b = &p->b[p->tail % GPU_BATCHES];
-		pthread_mutex_unlock(&p->mu);
-		last = read_batch(p->L, b);
-		pthread_mutex_lock(&p->mu);
-		p->tail++;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
+	long slot;
+	for (int last = 0; !last && (slot = gt_ring_produce(&p->ring)) >= 0;) {
+		last = read_batch(p->L, &p->b[slot]);
+		gt_ring_publish(&p->ring, last);
 	}
 	return NULL;
 }
@@ -129,36 +116,26 @@ static int sweep_piped(loader *L, ana_gpu_acc *a)
 	gpu_pipe p = { .L = L };
 	pthread_t th;
 	int rc = 0;
-	if (!(p.b = malloc(GPU_BATCHES * sizeof(*p.b))))
+	if (!(p.b = malloc(GPU_BATCHES * sizeof(*p.b))) || gt_ring_init(&p.ring, GPU_BATCHES, 1) < 0) {
+		free(p.b);
 		return 1;
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
+	}
 	if (pthread_create(&th, NULL, reader_main, &p) != 0) {
 		rc = 1;
 		goto out;
 	}
-	for (int last = 0; !last && rc == 0;) {
-		pthread_mutex_lock(&p.mu);
-		while (p.tail == p.head)
-			pthread_cond_wait(&p.cv, &p.mu);
-		gpu_batch *b = &p.b[p.head % GPU_BATCHES];
-		pthread_mutex_unlock(&p.mu);
+	long slot;
+	for (int last = 0; !last && rc == 0 && (slot = gt_ring_consume(&p.ring)) >= 0;) {
+		gpu_batch *b = &p.b[slot];
 		for (size_t i = 0; i < b->n && rc == 0; i++)
 			rc = ana_gpu_acc_add(a, &b->rec[i]);
 		last = b->last;
-		pthread_mutex_lock(&p.mu);
-		p.head++;
-		pthread_cond_broadcast(&p.cv);
-		pthread_mutex_unlock(&p.mu);
+		gt_ring_release(&p.ring);
 	}
-	pthread_mutex_lock(&p.mu);
-	p.stop = 1; /* after an error: the reader thread ends at its next batch */
-	pthread_cond_broadcast(&p.cv);
-	pthread_mutex_unlock(&p.mu);
+	gt_ring_stop(&p.ring); /* after an error: the reader thread ends at its next batch */
 	pthread_join(th, NULL);
 out:
-	pthread_mutex_destroy(&p.mu);
-	pthread_cond_destroy(&p.cv);
+	gt_ring_destroy(&p.ring);
 	free(p.b);
 	return rc;
 }

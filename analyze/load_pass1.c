@@ -121,8 +121,8 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 	L->p1_late_ns = 0;
 	L->p1_late_ok = 0;
 	pd.late = ana_load_horizon(L) == UINT64_MAX;
-	ana_pipe_divert d = { PASS1_DIVERTED & ~(L->o->keep_switches ? GTT_KIND_BIT(GTT_REC_SWITCH) : 0), pass1_divert_fn,
-	                      pd.late ? pass1_see : NULL, &pd };
+	ana_pipe_divert d = { .mask = PASS1_DIVERTED & ~(L->o->keep_switches ? GTT_KIND_BIT(GTT_REC_SWITCH) : 0),
+	                      .fn = pass1_divert_fn, .ctx = &pd, .see = pd.late ? pass1_see : NULL };
 	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
 	ana_pipe *pp = L->stream ? ana_pipe_start_divert(L->r, ANA_PIPE_PASS1_STREAM, L->o->skip_corrupt, !L->m->window.on, &d)
 	                         : NULL;

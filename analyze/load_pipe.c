@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_ring.h"
 #include "load_pipe.h"
 
 #define PIPE_BATCH 512
@@ -38,18 +39,12 @@ struct ana_pipe {
 	int threaded;            /* 0: no thread could be made, the pass reads itself */
 	ana_pipe_divert divert;  /* mask 0: none */
 	pipe_batch b[PIPE_BATCHES];
-	size_t head, tail;       /* [head, tail) filled, head the one being taken */
-	size_t pos;              /* the next record of batch head */
-	int taking;              /* batch head is being taken */
-	int stop;                /* the pass ended early: the thread ends */
-	int done;                /* the thread published its last batch */
-	int held;                /* the thread waits until the pass is done with its last record */
-	int w_waits, r_waits;    /* the thread (writer) or the pass (reader) sleeps on cv_w / cv_r */
+	gt_ring ring;            /* of the batches: the thread fills, the pass takes */
+	pipe_batch *cur;         /* the batch being taken, NULL none */
+	size_t pos;              /* its next record */
 	pipe_rec one;            /* the record of a pipe without thread */
 	const pipe_rec *last;    /* the record ana_pipe_next returned last */
 	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv_w, cv_r;
 };
 
 /* n bytes of the batch's arena, 8-aligned: NULL when they do not fit. */
@@ -176,19 +171,10 @@ static void *reader_main(void *arg)
 	pipe_rec carry;
 	int have_carry = 0;
 	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		if (p->tail - p->head == PIPE_BATCHES) {
-			/* full: woken when half the batches are free again, not for each one */
-			p->w_waits = 1;
-			while (!p->stop && p->tail - p->head > PIPE_BATCHES / 2)
-				pthread_cond_wait(&p->cv_w, &p->mu);
-			p->w_waits = 0;
-		}
-		int stop = p->stop;
-		pthread_mutex_unlock(&p->mu);
-		if (stop)
-			break;
-		pipe_batch *b = &p->b[p->tail % PIPE_BATCHES];
+		long slot = gt_ring_produce(&p->ring);
+		if (slot < 0)
+			break; /* the pass ended early */
+		pipe_batch *b = &p->b[slot];
 		int wait = 0;
 		b->n = b->n_frames = b->n_bytes = 0;
 		b->last = 0;
@@ -217,23 +203,9 @@ static void *reader_main(void *arg)
 			b->n++;
 			wait = f == 0;
 		}
-		pthread_mutex_lock(&p->mu);
-		p->tail++;
-		p->done = b->last;
-		p->held = wait;
-		if (p->r_waits && (p->done || p->held || p->tail - p->head >= PIPE_BATCHES / 2))
-			pthread_cond_signal(&p->cv_r);
+		gt_ring_publish(&p->ring, b->last);
 		/* a record whose pointers the pass uses: nothing is read until it is done with it */
-		if (wait) {
-			p->w_waits = 1;
-			while (!p->stop && p->head != p->tail)
-				pthread_cond_wait(&p->cv_w, &p->mu);
-			p->w_waits = 0;
-			p->held = 0;
-		}
-		stop = p->stop;
-		pthread_mutex_unlock(&p->mu);
-		if (b->last || stop)
+		if (b->last || (wait && gt_ring_drain(&p->ring) < 0))
 			break;
 	}
 	return NULL;
@@ -263,21 +235,11 @@ ana_pipe *ana_pipe_start_divert(gtt_reader *r, int mode, int skip_bad, int threa
 		if (!p->b[i].r || !p->b[i].frames || (mode == ANA_PIPE_PASS2 && !p->b[i].bytes))
 			goto alone;
 	}
-	if (pthread_mutex_init(&p->mu, NULL) != 0)
+	/* both sides woken for half the batches, not for each one */
+	if (gt_ring_init(&p->ring, PIPE_BATCHES, PIPE_BATCHES / 2) < 0)
 		goto alone;
-	if (pthread_cond_init(&p->cv_w, NULL) != 0) {
-		pthread_mutex_destroy(&p->mu);
-		goto alone;
-	}
-	if (pthread_cond_init(&p->cv_r, NULL) != 0) {
-		pthread_cond_destroy(&p->cv_w);
-		pthread_mutex_destroy(&p->mu);
-		goto alone;
-	}
 	if (pthread_create(&p->th, NULL, reader_main, p) != 0) {
-		pthread_cond_destroy(&p->cv_r);
-		pthread_cond_destroy(&p->cv_w);
-		pthread_mutex_destroy(&p->mu);
+		gt_ring_destroy(&p->ring);
 		goto alone;
 	}
 	p->threaded = 1;
@@ -302,33 +264,22 @@ int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off)
 		e = &p->one;
 		read_one(p, e);
 	} else {
-		pipe_batch *b = &p->b[p->head % PIPE_BATCHES];
-		if (p->taking && p->pos == b->n) {
-			if (b->last)
+		if (p->cur && p->pos == p->cur->n) {
+			if (p->cur->last)
 				return 0; /* called again after the end */
-			pthread_mutex_lock(&p->mu);
-			p->head++;
-			p->taking = 0;
-			if (p->w_waits && (p->head == p->tail || p->tail - p->head <= PIPE_BATCHES / 2))
-				pthread_cond_signal(&p->cv_w);
-			pthread_mutex_unlock(&p->mu);
+			gt_ring_release(&p->ring);
+			p->cur = NULL;
 		}
-		if (!p->taking) {
-			pthread_mutex_lock(&p->mu);
-			if (p->head == p->tail) {
-				/* empty: woken when half the batches are filled, the reading ended or the
-				 * thread waits for this pass */
-				p->r_waits = 1;
-				while (!(p->tail - p->head >= PIPE_BATCHES / 2 || (p->head != p->tail && (p->done || p->held))))
-					pthread_cond_wait(&p->cv_r, &p->mu);
-				p->r_waits = 0;
-			}
-			pthread_mutex_unlock(&p->mu);
-			p->taking = 1;
+		if (!p->cur) {
+			/* a batch the thread published: it publishes one more after every batch until
+			 * the last, so one comes */
+			long slot = gt_ring_consume(&p->ring);
+			if (slot < 0)
+				return 0;
+			p->cur = &p->b[slot];
 			p->pos = 0;
-			b = &p->b[p->head % PIPE_BATCHES];
 		}
-		e = &b->r[p->pos++];
+		e = &p->cur->r[p->pos++];
 	}
 	p->last = e;
 	*rec = &e->rec;
@@ -346,14 +297,9 @@ void ana_pipe_free(ana_pipe *p)
 	if (!p)
 		return;
 	if (p->threaded) {
-		pthread_mutex_lock(&p->mu);
-		p->stop = 1;
-		pthread_cond_signal(&p->cv_w);
-		pthread_mutex_unlock(&p->mu);
+		gt_ring_stop(&p->ring);
 		pthread_join(p->th, NULL);
-		pthread_cond_destroy(&p->cv_r);
-		pthread_cond_destroy(&p->cv_w);
-		pthread_mutex_destroy(&p->mu);
+		gt_ring_destroy(&p->ring);
 	}
 	for (size_t i = 0; i < PIPE_BATCHES; i++) {
 		free(p->b[i].r);

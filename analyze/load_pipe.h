@@ -34,10 +34,10 @@ ana_pipe *ana_pipe_start(gtt_reader *r, int mode, int skip_bad, int threaded);
 typedef struct ana_pipe_divert {
 	uint64_t mask;          /* GTT_KIND_BIT of the kinds */
 	int (*fn)(void *ctx, gtt_record *rec); /* rec: the pipe's own, fn may change it */
+	void *ctx;
 	/* NULL, or called likewise for every record gtt_reader_next returns, diverted or not, before
 	 * fn and unchanged */
 	void (*see)(void *ctx, const gtt_record *rec);
-	void *ctx;
 } ana_pipe_divert;
 /* ana_pipe_start with d (NULL: none; copied). */
 ana_pipe *ana_pipe_start_divert(gtt_reader *r, int mode, int skip_bad, int threaded, const ana_pipe_divert *d);

@@ -273,7 +273,18 @@ static void compare(const char *what, const buf *t, int skip_bad)
 
 /* ---- records diverted (ana_pipe_divert): pass 1's switches folded on the pipe's thread ---- */
 
-typedef struct div_ctx { seq q; int fail_at; } div_ctx;
+typedef struct div_ctx { seq q, seen; int fail_at; } div_ctx;
+
+/* ana_pipe_divert.see: every record read, diverted or not, as pass 1 uses it */
+static void see_fn(void *ctx, const gtt_record *rec)
+{
+	div_ctx *c = ctx;
+	static const gtt_pos none = { 0, 0 };
+	char s[512];
+	gtt_record copy = *rec;
+	use_of(ANA_PIPE_PASS1_STREAM, 1, 0, &none, &copy, s, sizeof(s));
+	seq_add(&c->seen, s);
+}
 
 static int div_fn(void *ctx, gtt_record *rec)
 {
@@ -287,8 +298,9 @@ static int div_fn(void *ctx, gtt_record *rec)
 	return 0;
 }
 
-/* The switches a pass reads (as div_fn describes them) and its other results, read directly. */
-static void direct_split(const buf *t, int skip_bad, int prefetch, seq *sw, seq *rest)
+/* The switches a pass reads (as div_fn describes them) and its other results, read directly;
+ * every record read, as see_fn describes them, in *all (NULL: not kept). */
+static void direct_split(const buf *t, int skip_bad, int prefetch, seq *sw, seq *rest, seq *all)
 {
 	static const gtt_pos none = { 0, 0 };
 	gtt_record rec;
@@ -297,6 +309,10 @@ static void direct_split(const buf *t, int skip_bad, int prefetch, seq *sw, seq 
 		gtt_pos pos = { 0, 0 };
 		int rc = gtt_reader_next(r, &rec);
 		gtt_reader_tell(r, &pos);
+		if (rc > 0 && all) {
+			use_of(ANA_PIPE_PASS1_STREAM, 1, 0, &none, &rec, line, sizeof(line));
+			seq_add(all, line);
+		}
 		if (rc > 0 && rec.tag == GTT_REC_SWITCH) {
 			use_of(ANA_PIPE_PASS1_STREAM, 1, 0, &none, &rec, line, sizeof(line));
 			seq_add(sw, line);
@@ -315,7 +331,7 @@ static seq piped_divert(const buf *t, int skip_bad, int prefetch, div_ctx *c, in
 {
 	seq q = { 0 };
 	gtt_reader *r = pass_reader(t, ANA_PIPE_PASS1_STREAM, prefetch);
-	ana_pipe_divert d = { GTT_KIND_BIT(GTT_REC_SWITCH), div_fn, c };
+	ana_pipe_divert d = { .mask = GTT_KIND_BIT(GTT_REC_SWITCH), .fn = div_fn, .ctx = c, .see = see_fn };
 	ana_pipe *p = ana_pipe_start_divert(r, ANA_PIPE_PASS1_STREAM, skip_bad, threaded, &d);
 	if (!p)
 		abort();
@@ -337,19 +353,23 @@ static seq piped_divert(const buf *t, int skip_bad, int prefetch, div_ctx *c, in
 static void test_divert(const char *what, const buf *t)
 {
 	for (int pf = 0; pf < 2; pf++) {
-		seq sw = { 0 }, rest = { 0 };
+		seq sw = { 0 }, rest = { 0 }, all = { 0 };
 		div_ctx c = { .fail_at = -1 };
 		int last = 0;
-		direct_split(t, 1, pf, &sw, &rest);
+		direct_split(t, 1, pf, &sw, &rest, &all);
 		seq b = piped_divert(t, 1, pf, &c, &last);
-		size_t at1, at2;
-		int ok1 = same(&sw, &c.q, &at1), ok2 = same(&rest, &b, &at2);
+		size_t at1, at2, at3;
+		int ok1 = same(&sw, &c.q, &at1), ok2 = same(&rest, &b, &at2), ok3 = same(&all, &c.seen, &at3);
 		th_check(ok1 && sw.n > 100, "%s, prefetch %d%s: the %zu switches go to the divert function, in order (%zu)",
 		         what, pf, threaded ? "" : ", no thread", sw.n, c.q.n);
 		th_check(ok2 && rest.n > 100, "%s, prefetch %d%s: the other %zu results come out as read (%zu)", what, pf,
 		         threaded ? "" : ", no thread", rest.n, b.n);
+		th_check(ok3 && all.n > sw.n, "%s, prefetch %d%s: every record read, diverted or not, is "
+		         "seen first, in order (%zu of %zu)", what, pf, threaded ? "" : ", no thread", c.seen.n, all.n);
 		seq_free(&b);
 		seq_free(&c.q);
+		seq_free(&c.seen);
+		seq_free(&all);
 		/* the function fails at the 100th switch: the reading ends there with its error */
 		div_ctx f = { .fail_at = 100 };
 		b = piped_divert(t, 1, pf, &f, &last);
@@ -357,6 +377,7 @@ static void test_divert(const char *what, const buf *t)
 		         what, pf, threaded ? "" : ", no thread", b.n);
 		seq_free(&b);
 		seq_free(&f.q);
+		seq_free(&f.seen);
 		seq_free(&sw);
 		seq_free(&rest);
 	}
