@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "export.h"
 #include "fold.h"
+#include "gpu_sum.h"
 #include "gt_util.h"
 #include "gtt.h"
 #include "model_priv.h"
@@ -287,10 +288,14 @@ int ana_cmd_export(int argc, char **argv)
 		        (double)st.st_size / 1048576.0, 10.0 * (double)st.st_size / 1048576.0);
 		return GT_EXIT_USAGE;
 	}
+	/* only Chrome's timeline walks the CUDA records: the other formats are profiles of samples */
+	if (format != ANA_EXPORT_CHROME)
+		ana_fold_load_opts(&ao, ANA_WEIGHT_SAMPLES);
 	if (!(m = ana_cli_load(path, &ao, &load_status)))
 		return load_status;
 	status = GT_EXIT_BROKEN;
-	if (m->samples.n == 0 && m->kernels.n == 0 && m->apis.n == 0) {
+	uint64_t n_gpu = m->cuda_streamed && m->gpu ? m->gpu->n_kernels + m->gpu->n_apis : m->kernels.n + m->apis.n;
+	if (m->samples.n == 0 && n_gpu == 0) {
 		fprintf(stderr, "gt-analyze export: %s: the trace has no samples and no GPU activity\n", path);
 		goto out;
 	}

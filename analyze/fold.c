@@ -789,6 +789,12 @@ static void fold_usage(FILE *out)
 	        "  -h, --help       this help\n");
 }
 
+void ana_fold_load_opts(ana_opts *o, int weight)
+{
+	if (weight != ANA_WEIGHT_GPU_TIME)
+		o->stream_cuda = ANA_STREAM_CUDA_TABLES;
+}
+
 int ana_cmd_fold(int argc, char **argv)
 {
 	enum { O_THREADS = 1, O_GIL, O_PYONLY, O_TID, O_ANNOTATE, O_WEIGHT };
@@ -851,6 +857,7 @@ int ana_cmd_fold(int argc, char **argv)
 	if (fo.weight == ANA_WEIGHT_WALL && fo.annotate_class)
 		return ana_cli_usage_error("fold", "--annotate marks CPU samples' classes; not with --weight wall");
 	fo.python_frames = o.python_frames;
+	ana_fold_load_opts(&o, fo.weight);
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fold.h"
 #include "gpu_sum.h"
 #include "report.h"
 #include "testhelp.h"
@@ -262,6 +263,39 @@ static void compare(const char *path, const char *what, int v10)
 	th_check(same && !tab->kernels.n && !tab->apis.n,
 	         "%s: the tables-only mode counts the same kernel and API rows, keeping no record", what);
 	ana_model_free(tab);
+	/* fold's mode for the weights that are not GPU time (and gt-render flame's, the sample
+	 * exports'): CUDA records counted by name, none kept, the same folded stacks */
+	ana_opts fopts;
+	ana_opts_init(&fopts);
+	ana_fold_load_opts(&fopts, ANA_WEIGHT_SAMPLES);
+	ana_model *fm = ana_model_load(path, &fopts, eb, sizeof(eb));
+	ana_fold_opts fo;
+	ana_fold_opts_init(&fo);
+	fo.threads = 1;
+	ana_folded fa = { 0 }, fb = { 0 };
+	int folded = fm && ana_fold(kept, &fo, &fa) == 0 && ana_fold(fm, &fo, &fb) == 0;
+	char *ta = NULL, *tb = NULL;
+	size_t la = 0, lb = 0;
+	FILE *f1 = folded ? open_memstream(&ta, &la) : NULL, *f2 = folded ? open_memstream(&tb, &lb) : NULL;
+	if (f1 && f2) {
+		ana_fold_write(&fa, f1);
+		ana_fold_write(&fb, f2);
+	}
+	if (f1)
+		fclose(f1);
+	if (f2)
+		fclose(f2);
+	th_check(fm && !fm->kernels.n && !fm->apis.n && !fm->memcpys.n && !fm->syncs.n && ana_gpu_sum_kernels(fm) &&
+	         ta && tb && la > 0 && strcmp(ta, tb) == 0 && fa.total == fb.total,
+	         "%s: fold's load options keep no CUDA record (kernels %llu counted) and fold the same %llu samples",
+	         what, fm ? (unsigned long long)ana_gpu_sum_kernels(fm) : 0ull, (unsigned long long)fa.total);
+	free(ta);
+	free(tb);
+	if (folded) {
+		ana_folded_free(&fa);
+		ana_folded_free(&fb);
+	}
+	ana_model_free(fm);
 out:
 	ana_model_free(kept);
 	ana_model_free(streamed);
