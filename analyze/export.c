@@ -288,9 +288,10 @@ int ana_cmd_export(int argc, char **argv)
 		        (double)st.st_size / 1048576.0, 10.0 * (double)st.st_size / 1048576.0);
 		return GT_EXIT_USAGE;
 	}
-	/* only Chrome's timeline walks the CUDA records: the other formats are profiles of samples */
+	/* only Chrome's timeline walks the CUDA records: the other formats are profiles of the
+	 * samples, which they walk one by one */
 	if (format != ANA_EXPORT_CHROME)
-		ana_fold_load_opts(&ao, ANA_WEIGHT_SAMPLES);
+		ana_fold_load_opts(&ao, ANA_WEIGHT_SAMPLES, 1);
 	if (!(m = ana_cli_load(path, &ao, &load_status)))
 		return load_status;
 	status = GT_EXIT_BROKEN;

@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "model_priv.h"
 #include "python.h"
+#include "sample_sum.h"
 #include "textin.h"
 
 void ana_fold_opts_init(ana_fold_opts *o)
@@ -413,6 +414,47 @@ out:
 }
 
 /* Folded CPU samples (ANA_WEIGHT_SAMPLES). 0 or GTT_ENOMEM. */
+/* A sample of class cls on thread tid is in the selection (--gil, --tid). */
+static int tid_kept(const ana_fold_opts *o, const uint32_t *tids, size_t n_tids, uint32_t tid, uint32_t cls)
+{
+	if (o->gil >= 0 && !(o->gil & (1 << cls)))
+		return 0;
+	if (!n_tids)
+		return 1;
+	size_t t = 0;
+	while (t < n_tids && tids[t] != tid)
+		t++;
+	return t < n_tids;
+}
+
+/* n samples of (stack, thread, class, truncated), weighing weight_ns together, into their line's
+ * key. 0 or GTT_ENOMEM. */
+static int add_key(fold_ctx *ctx, const ana_fold_opts *o, uint32_t stack_id, uint32_t thread_idx, uint32_t cls,
+                   int truncated, uint64_t n, uint64_t weight_ns)
+{
+	fold_key k = { stack_id, o->threads ? thread_idx : 0, o->annotate_class ? cls : 0, truncated && !o->python_only,
+	               0, 0, 0 };
+	uint32_t *slot = ana_idtable_slot(&ctx->table, ana_hash_u64(((uint64_t)k.stack_id << 32) ^
+	                                                            ((uint64_t)k.thread_idx << 4) ^ k.cls ^
+	                                                            (uint64_t)k.truncated << 3),
+	                                  key_eq, &k, ctx);
+	if (!slot)
+		return GTT_ENOMEM;
+	if (!*slot) {
+		fold_key *e = ana_vec_push(ctx->keys);
+		if (!e)
+			return GTT_ENOMEM;
+		*e = k;
+		*slot = (uint32_t)ctx->keys.n;
+		ctx->table.n++;
+	}
+	fold_key *e = &ctx->keys.v[*slot - 1];
+	e->count += n;
+	e->weight_ns += weight_ns;
+	e->cls_mask |= 1u << cls;
+	return 0;
+}
+
 static int fold_samples(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 {
 	int rc = 0;
@@ -426,43 +468,29 @@ static int fold_samples(const ana_model *m, const ana_fold_opts *o, ana_folded *
 	/* no upper bound without --to: a sample at 2^64 - 1 ns is still a sample */
 	uint64_t from = o->from_ns ? ana_sat_add(m->start_ns, o->from_ns) : 0;
 	uint64_t to = ana_sat_add(m->start_ns, o->to_ns);
+	if (m->samples_streamed) {
+		/* the loader kept no sample, only their counts by (thread, stack, class, truncated):
+		 * the same keys, taken from those (a window is the loader's, never this fold's) */
+		const ana_sample_sum *ss = ana_sample_sum_of(m);
+		if (!ss || o->from_ns || o->to_ns) {
+			rc = ss ? GTT_EINVAL : GTT_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < ss->rows.n; i++) {
+			const ana_ssum_row *r = &ss->rows.v[i];
+			if (tid_kept(o, tids, n_tids, m->threads.v[r->thread_idx].tid, r->cls) &&
+			    (rc = add_key(&ctx, o, r->stack_id, r->thread_idx, r->cls, r->truncated, r->n, r->weight_ns)) < 0)
+				goto out;
+		}
+	}
 	for (size_t i = 0; i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
 		if (s->time_ns < from || (o->to_ns && s->time_ns >= to))
 			continue;
-		if (o->gil >= 0 && !(o->gil & (1 << s->cls)))
-			continue;
-		if (n_tids) {
-			size_t t = 0;
-			while (t < n_tids && tids[t] != s->tid)
-				t++;
-			if (t == n_tids)
-				continue;
-		}
-		fold_key k = { s->stack_id, o->threads ? s->thread_idx : 0, o->annotate_class ? s->cls : 0,
-		               ANA_UNWIND_TRUNCATED(s->unwind) && !o->python_only, 0, 0, 0 };
-		uint32_t *slot = ana_idtable_slot(&ctx.table, ana_hash_u64(((uint64_t)k.stack_id << 32) ^
-		                                                           ((uint64_t)k.thread_idx << 4) ^ k.cls ^
-		                                                           (uint64_t)k.truncated << 3),
-		                                  key_eq, &k, &ctx);
-		if (!slot) {
-			rc = GTT_ENOMEM;
+		if (tid_kept(o, tids, n_tids, s->tid, s->cls) &&
+		    (rc = add_key(&ctx, o, s->stack_id, s->thread_idx, s->cls, ANA_UNWIND_TRUNCATED(s->unwind), 1,
+		                  s->weight_ns)) < 0)
 			goto out;
-		}
-		if (!*slot) {
-			fold_key *e = ana_vec_push(ctx.keys);
-			if (!e) {
-				rc = GTT_ENOMEM;
-				goto out;
-			}
-			*e = k;
-			*slot = (uint32_t)ctx.keys.n;
-			ctx.table.n++;
-		}
-		fold_key *e = &ctx.keys.v[*slot - 1];
-		e->count++;
-		e->weight_ns += s->weight_ns;
-		e->cls_mask |= 1u << s->cls;
 	}
 	out->lines = calloc(ctx.keys.n ? ctx.keys.n : 1, sizeof(*out->lines));
 	if (!out->lines) {
@@ -789,10 +817,12 @@ static void fold_usage(FILE *out)
 	        "  -h, --help       this help\n");
 }
 
-void ana_fold_load_opts(ana_opts *o, int weight)
+void ana_fold_load_opts(ana_opts *o, int weight, int each_sample)
 {
 	if (weight != ANA_WEIGHT_GPU_TIME)
 		o->stream_cuda = ANA_STREAM_CUDA_TABLES;
+	if (weight == ANA_WEIGHT_SAMPLES && !each_sample)
+		o->stream_samples = 1;
 }
 
 int ana_cmd_fold(int argc, char **argv)
@@ -857,7 +887,7 @@ int ana_cmd_fold(int argc, char **argv)
 	if (fo.weight == ANA_WEIGHT_WALL && fo.annotate_class)
 		return ana_cli_usage_error("fold", "--annotate marks CPU samples' classes; not with --weight wall");
 	fo.python_frames = o.python_frames;
-	ana_fold_load_opts(&o, fo.weight);
+	ana_fold_load_opts(&o, fo.weight, 0);
 	ana_model *m = ana_cli_load(argv[optind], &o, &rc);
 	if (!m)
 		return rc;
@@ -888,10 +918,10 @@ int ana_cmd_fold(int argc, char **argv)
 			else if (fd.total == 0)
 				fprintf(stderr, "gt-analyze fold: warning: none of the %zu Python stack reads is in the selection "
 				                "(time window, --gil, --tid; reads of idle threads have no frame)\n", m->pystacks.n);
-		} else if (fd.total == 0 && m->samples.n)
-			fprintf(stderr, "gt-analyze fold: warning: none of the %zu samples is in the selection "
-			                "(time window, --gil, --python-only, --threads)\n", m->samples.n);
-		else if (!m->samples.n)
+		} else if (fd.total == 0 && ana_model_n_samples(m))
+			fprintf(stderr, "gt-analyze fold: warning: none of the %" PRIu64 " samples is in the selection "
+			                "(time window, --gil, --python-only, --threads)\n", ana_model_n_samples(m));
+		else if (!ana_model_n_samples(m))
 			fprintf(stderr, "gt-analyze fold: warning: %s has no samples\n", argv[optind]);
 		if (ana_fold_write(&fd, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "gt-analyze: writing folded stacks failed: %s\n", strerror(errno));

@@ -32,10 +32,14 @@ typedef struct ana_fold_opts {
 enum { ANA_WEIGHT_SAMPLES = 0, ANA_WEIGHT_GPU_TIME = 1, ANA_WEIGHT_WALL = 2 };
 /* "samples", "gpu-time" or "wall" as ANA_WEIGHT_*, -1 for another word. */
 int ana_fold_weight_parse(const char *word);
-/* Set o for loading a trace to fold by weight: only GPU time walks the CUDA records; the other
- * weights have them counted by name (ANA_STREAM_CUDA_TABLES, as diff does) rather than kept,
- * which on a GPU trace is most of the records and of the memory, growing with its length. */
-void ana_fold_load_opts(ana_opts *o, int weight);
+/* Set o for loading a trace to fold by weight, so that the loader keeps only what that fold
+ * walks: GPU time walks the CUDA records; the other weights have them counted by name
+ * (ANA_STREAM_CUDA_TABLES, as diff does). A fold of samples (unless each_sample: the caller
+ * walks them one by one, as a flame chart or an export of samples does) keeps no sample, Python
+ * read or GIL record either: they are merged and counted by (stack, thread, class) as they stream
+ * (ana_opts.stream_samples), and ana_fold folds those counts. So the memory follows distinct
+ * stacks and threads, not the length of the trace. */
+void ana_fold_load_opts(ana_opts *o, int weight, int each_sample);
 void ana_fold_opts_init(ana_fold_opts *o);
 /* The leaf suffix annotate_class appends for a class: "_[py]", "_[gil]", "_[nogil]", "_[wait]";
  * "" for ANA_CLASS_NONPY. */

@@ -398,16 +398,22 @@ static int take_definition(loader *L, const gtt_record *rec)
 	}
 }
 
-/* A CUDA record not kept: ANA_STREAM_CUDA_TABLES counts it by name as it is read (the report's
- * mode reads them again later instead, when there are any). 0 or GTT_ENOMEM. */
-static int take_streamed(loader *L, const gtt_record *rec)
+/* (load_priv.h) */
+int ana_load_count_cuda(loader *L, const gtt_record *rec)
 {
-	L->n_streamed++;
 	if (L->o->stream_cuda != ANA_STREAM_CUDA_TABLES)
 		return 0;
 	if (!L->gpu_tables && !(L->gpu_tables = ana_gpu_tables_new()))
 		return GTT_ENOMEM;
 	return ana_gpu_tables_add(L->gpu_tables, rec);
+}
+
+/* A CUDA record not kept: ANA_STREAM_CUDA_TABLES counts it by name as it is read (the report's
+ * mode reads them again later instead, when there are any). 0 or GTT_ENOMEM. */
+static int take_streamed(loader *L, const gtt_record *rec)
+{
+	L->n_streamed++;
+	return ana_load_count_cuda(L, rec);
 }
 
 /* One record into the model (or into the loader's accumulators). 0 or <0. */
@@ -641,7 +647,7 @@ static void add_warnings(loader *L)
 	uint64_t n_samples = ana_model_n_samples(m);
 	if (m->truncated)
 		ana_warn(m, "%s: trace is cut off at byte %" PRIu64 " (recording interrupted?); analyzed up to the last whole record",
-		         m->path, gtt_reader_offset(L->r));
+		         m->path, L->cut_off);
 	else if (!m->has_end)
 		/* whole chunks and no END: the recorder stopped between two writes (killed, machine
 		 * down); what is there is complete, but the recording did not finish */
@@ -820,7 +826,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	}
 	L->m = m;
 	L->o = opts;
-	L->stream = opts->stream_samples && opts->stream_cuda == ANA_STREAM_CUDA_REPORT;
+	L->stream = opts->stream_samples && opts->stream_cuda != ANA_STREAM_CUDA_KEEP;
 	if (!(L->oncpu = ana_oncpu_new(0, ANA_ONCPU_HORIZON_NS))) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto fail;
@@ -839,6 +845,7 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	if (ana_load_pass1(L, errbuf, errlen) < 0)
 		goto fail;
 	m->truncated = gtt_reader_truncated(L->r);
+	L->cut_off = gtt_reader_offset(L->r); /* (a later pass may stop before the cut) */
 	/* every process record is read: the symbolizer (pass 2) and the thread names look them up */
 	if (ana_index_processes(m) < 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);

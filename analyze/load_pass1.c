@@ -68,7 +68,7 @@ static int pass1_divert_fn(void *ctx, gtt_record *rec)
 	default: divert_see(pd, rec->u.api.start_ns); divert_see(pd, rec->u.api.end_ns); break;
 	}
 	pd->n_streamed++; /* take_streamed's count; the report's tables are pass 3's */
-	return 0;
+	return ana_load_count_cuda(pd->L, rec); /* the tables' (diff, fold): counted by name now */
 }
 
 /* Every record pass 1 reads, diverted or not, in file order: how late records come. */
@@ -104,10 +104,11 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 	uint64_t n = 0, off = 0, size = gtt_reader_size(L->r);
 	pass1_divert pd = { .L = L };
 	gtt_summary sum;
-	/* the CUDA records' chunks: their headers say all that pass 1 takes of them (how many, and
-	 * the earliest and latest time), so they are not expanded; pass 3 reads them, and reports
-	 * what only their records could show wrong (load_stream.c) */
-	L->cuda_summed = L->stream && !L->m->window.on;
+	/* the CUDA records' chunks, for the report: their headers say all that pass 1 takes of them
+	 * (how many, and the earliest and latest time), so they are not expanded; pass 3 reads them,
+	 * and reports what only their records could show wrong (load_stream.c). (The tables' mode
+	 * counts them by name here: they are read) */
+	L->cuda_summed = L->stream && !L->m->window.on && L->o->stream_cuda == ANA_STREAM_CUDA_REPORT;
 	gtt_reader_summarize(L->r, L->cuda_summed ? 1u << GTT_STREAM_CUDA : 0);
 	/* nor does it unwind a sample: the samples come bare, and in a 1.2 trace their stack copies
 	 * (most of a DWARF recording's bytes) are not expanded. Pass 2 expands them and reports in

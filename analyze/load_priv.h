@@ -56,8 +56,11 @@ enum { TCACHE = 256 };
 #define TCACHE_SLOT(pid, tid) (((tid) * 31u + (pid)) & (TCACHE - 1))
 
 /* A streamed sample's native stack as pass 2 left it for the merge (ana_opts.stream_samples):
- * its stack id, with this bit set when the stack reached its root (ana_sample.unwind_ok). */
+ * its stack id (below ANA_SSTACK_ID_MASK + 1), how its unwind ended (enum ana_unwind, 4 bits from
+ * ANA_SSTACK_UNWIND_SHIFT) and ANA_SSTACK_OK when it reached its root (ana_sample.unwind_ok). */
 #define ANA_SSTACK_OK 0x80000000u
+#define ANA_SSTACK_UNWIND_SHIFT 27
+#define ANA_SSTACK_ID_MASK 0x07ffffffu
 
 /* At most this many callchain words are kept for interning (the rest is decoded again). */
 #define MAX_CHAIN_WORDS (16u << 20)
@@ -92,6 +95,7 @@ typedef struct loader {
 	ANA_VEC(gtt_gil) gil_carry; /* per process, its last GIL record before the window */
 	ANA_VEC(gtt_thread_cpu) cpu_carry; /* per thread, its last /proc reading before the window */
 	uint64_t n_samples_seen;
+	uint64_t cut_off;          /* a cut-off trace: where its last, incomplete chunk begins (pass 1's end) */
 	int p1_bare;               /* pass 1 read samples bare (gtt_reader_skip_stacks): what only their
 	                            * stack copies' frames could show wrong is pass 2's to report, and
 	                            * the passes after it read bare too (not under --skip-corrupt: a read
@@ -105,6 +109,9 @@ typedef struct loader {
 	uint32_t frames[MAX_DEPTH];
 } loader;
 
+/* A CUDA record not kept, counted by name when the tables are all that is made of them
+ * (ANA_STREAM_CUDA_TABLES; else nothing). 0 or GTT_ENOMEM. */
+int ana_load_count_cuda(loader *L, const gtt_record *rec);
 /* load_pass1.c: pass 1, every record into the model (ana_load_take_record). 0 or <0 with words
  * in errbuf. */
 int ana_load_pass1(loader *L, char *errbuf, size_t errlen);

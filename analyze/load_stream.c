@@ -143,7 +143,12 @@ int ana_load_stream_pass2(loader *L, char *errbuf, size_t errlen)
 		if ((rc = ana_load_intern_chain(L, &rec->u.sample, &e.stack_id)) < 0 ||
 		    (rc = ana_load_unwind_one(L, &e, &rec->u.sample, e.stack_id == ANA_NO_ID ? uw : 0, k)) < 0)
 			goto fail;
-		L->sstack.v[L->sstack.n++] = e.stack_id | (e.unwind_ok ? ANA_SSTACK_OK : 0);
+		if (e.stack_id > ANA_SSTACK_ID_MASK) {
+			rc = GTT_ENOMEM; /* (2^27 distinct stacks: memory runs out first) */
+			goto fail;
+		}
+		L->sstack.v[L->sstack.n++] = e.stack_id | (e.unwind_ok ? ANA_SSTACK_OK : 0) |
+		                             (uint32_t)e.unwind << ANA_SSTACK_UNWIND_SHIFT;
 		ana_ssum_unwind(L->ssum, e.unwind);
 		if (m->capture_controlled && ana_capture_outside(m, e.time_ns, e.weight_ns))
 			p->n_outside_captured++;
@@ -220,14 +225,15 @@ static int heap_push(p3 *P, const sev *e)
 	return 0;
 }
 
-/* A sample merged and classified: into the sums, its thread's class counts and the GPU sweep. */
+/* A sample merged and classified: into the sums, its thread's class counts and the GPU sweep
+ * (when there is one: the report's). */
 static int sink(void *ctx, ana_sample *s, size_t tag)
 {
 	p3 *P = ctx;
 	(void)tag;
 	ana_count_class(P->L->m, s);
 	int rc = ana_ssum_sample(P->L->ssum, s);
-	return rc < 0 ? rc : ana_gpu_acc_sample(P->gpu, s);
+	return rc < 0 || !P->gpu ? rc : ana_gpu_acc_sample(P->gpu, s);
 }
 
 /* Everything before w is in (UINT64_MAX: all of it): what is final goes on, in time order. */
@@ -258,7 +264,7 @@ static int flush(p3 *P, uint64_t w)
 	if (P->merge && (rc = ana_pymerge_advance(P->merge, w)) < 0)
 		return rc;
 	uint64_t ws = P->merge ? ana_pymerge_waiting(P->merge) : UINT64_MAX;
-	return ana_gpu_acc_advance(P->gpu, w, ws < w ? ws : w);
+	return P->gpu ? ana_gpu_acc_advance(P->gpu, w, ws < w ? ws : w) : 0;
 }
 
 /* One record of pass 3 into the queue (or the GPU accumulator). 0 or <0. */
@@ -287,7 +293,7 @@ static int take(p3 *P, gtt_record *rec)
 	if (!ana_window_keep(&m->window, rec))
 		return 0;
 	if (ana_load_streamed(rec->tag))
-		return ana_gpu_acc_add(P->gpu, rec);
+		return P->gpu ? ana_gpu_acc_add(P->gpu, rec) : 0;
 	memset(&e, 0, sizeof(e));
 	e.t = t;
 	e.seq = P->seq++;
@@ -299,8 +305,9 @@ static int take(p3 *P, gtt_record *rec)
 		uint32_t st = L->sstack.v[P->next_stack++];
 		sample_of(&rec->u.sample, ana_fill_period_ns(m), &e.u.s);
 		e.type = SE_SAMPLE;
-		e.u.s.stack_id = st & ~ANA_SSTACK_OK;
+		e.u.s.stack_id = st & ANA_SSTACK_ID_MASK;
 		e.u.s.unwind_ok = (st & ANA_SSTACK_OK) != 0;
+		e.u.s.unwind = (uint8_t)(st >> ANA_SSTACK_UNWIND_SHIFT & 0xf);
 		size_t h = TCACHE_SLOT(e.u.s.pid, e.u.s.tid);
 		if (!L->tc[h].used || L->tc[h].pid != e.u.s.pid || L->tc[h].tid != e.u.s.tid) {
 			L->tc[h].used = 1;
@@ -335,10 +342,11 @@ static int unmet_error(loader *L, uint64_t off)
 	       ci.stream == GTT_STREAM_CUDA && ci.first_ns != 0;
 }
 
-/* What pass 3 reads: samples, Python reads, GIL records and the CUDA records of the GPU sweep. */
-#define PASS3_KINDS                                                                                       \
-	(GTT_KIND_BIT(GTT_REC_SAMPLE) | GTT_KIND_BIT(GTT_REC_PY_STACK) | GTT_KIND_BIT(GTT_REC_GIL) |            \
-	 GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) | GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | \
+/* What pass 3 reads: samples, Python reads, GIL records and (for the report's GPU sweep) the CUDA
+ * records. */
+#define PASS3_KINDS (GTT_KIND_BIT(GTT_REC_SAMPLE) | GTT_KIND_BIT(GTT_REC_PY_STACK) | GTT_KIND_BIT(GTT_REC_GIL))
+#define PASS3_CUDA_KINDS                                                                                  \
+	(GTT_KIND_BIT(GTT_REC_CUDA_KERNEL) | GTT_KIND_BIT(GTT_REC_CUDA_MEMCPY) | GTT_KIND_BIT(GTT_REC_CUDA_MEMSET) | \
 	 GTT_KIND_BIT(GTT_REC_CUDA_SYNC) | GTT_KIND_BIT(GTT_REC_CUDA_API))
 
 static int read_all(p3 *P)
@@ -364,7 +372,7 @@ static int read_all(p3 *P)
 	/* the kinds merged here only: the others (context switches above all: most of a
 	 * GIL-contended trace's records) are passed over, their chunks not even expanded where
 	 * they have a stream of their own */
-	gtt_reader_only(L->r, PASS3_KINDS);
+	gtt_reader_only(L->r, PASS3_KINDS | (P->gpu ? PASS3_CUDA_KINDS : 0));
 	/* a sample's figures only: its stack is pass 2's (but see pass 2's second read) */
 	gtt_reader_skip_stacks(L->r, L->p1_bare);
 	/* decoded on a thread of its own, in file order (load_pipe.c); corrupt chunks skipped as
@@ -411,9 +419,13 @@ int ana_load_stream_pass3(loader *L, char *errbuf, size_t errlen)
 	p3 P = { .L = L, .horizon_ns = ana_load_horizon(L) };
 	int rc = GTT_ENOMEM;
 	memset(L->tc, 0, sizeof(L->tc));
-	if (!(P.gpu = ana_gpu_acc_new(m, P.horizon_ns)))
+	/* the report's GPU sweep, fed the samples as they are merged; the tables' mode (fold, diff)
+	 * counted the CUDA records by name in pass 1 and reads none here */
+	int sweep = o->stream_cuda == ANA_STREAM_CUDA_REPORT;
+	if (sweep && !(P.gpu = ana_gpu_acc_new(m, P.horizon_ns)))
 		goto out;
-	ana_gpu_acc_feed_samples(P.gpu);
+	if (sweep)
+		ana_gpu_acc_feed_samples(P.gpu);
 	/* analyze/python.c splices Python frames into the native stacks and sets each sample's
 	 * class (samples of threads never seen in a Python read stay ANA_CLASS_NONPY) */
 	if (!o->no_python_merge && L->n_pyreads && !(P.merge = ana_pymerge_new(m, o, sink, &P)))
@@ -428,8 +440,14 @@ int ana_load_stream_pass3(loader *L, char *errbuf, size_t errlen)
 			goto out;
 	}
 	m->cuda_streamed = 1;
-	rc = ana_gpu_acc_finish(P.gpu, &m->gpu);
-	P.gpu = NULL;
+	if (sweep) {
+		rc = ana_gpu_acc_finish(P.gpu, &m->gpu);
+		P.gpu = NULL;
+	} else {
+		ana_gpu_tables *t = L->gpu_tables ? L->gpu_tables : ana_gpu_tables_new();
+		L->gpu_tables = NULL;
+		rc = t ? ana_gpu_tables_finish(t, m, &m->gpu) : GTT_ENOMEM;
+	}
 	if (rc == 0 && P.n_late)
 		ana_warn(m, "%s: %" PRIu64 " samples, Python reads or GIL records came later in the file than its chunk "
 		         "index promised: merged where they came, so the Python and GPU figures are approximate",

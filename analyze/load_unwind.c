@@ -117,7 +117,7 @@ static int redo_deferred(loader *L)
 			return rc;
 		deferred_result(L, &L->deferred.v[i], &dst, &unwind);
 		if (!ui.pending && ui.unwind == unwind)
-			*dst = L->sstack.v ? sid | (*dst & ANA_SSTACK_OK) : sid;
+			*dst = L->sstack.v ? sid | (*dst & ~ANA_SSTACK_ID_MASK) : sid;
 	}
 	return 0;
 }

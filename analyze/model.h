@@ -285,15 +285,17 @@ typedef struct ana_opts {
 	 * empty), only aggregates of them in model->gpu (analyze/gpu_sum.h), whose memory follows
 	 * distinct names, threads and devices: ANA_STREAM_CUDA_REPORT (`report`) reads them again
 	 * once the rest is loaded, for every figure of the GPU report; ANA_STREAM_CUDA_TABLES
-	 * (`diff`, `check`) only counts them by name as they are read (the kernel and API tables,
-	 * nothing over time). Tools that walk the records (timeline, exports, fold) leave it 0 */
+	 * (`diff`, `check`, fold, gt-render flame and the sample exports but for GPU time) only
+	 * counts them by name as they are read (the kernel and API tables, nothing over time). Tools
+	 * that walk the records (timeline, the Chrome export, fold --weight gpu-time) leave it 0 */
 	int stream_cuda;
-	/* with stream_cuda == ANA_STREAM_CUDA_REPORT: do not keep samples, Python stack reads or GIL
-	 * records either (samples, pystacks and gil stay empty; each thread's counts are still made),
-	 * only the report's aggregates of them in model->ssum (analyze/sample_sum.h), whose memory
-	 * follows distinct threads, stacks and processes: they are merged, classified and summed in
-	 * one time-ordered read with the CUDA records, once the rest is loaded (`report`). Ignored
-	 * without stream_cuda == ANA_STREAM_CUDA_REPORT */
+	/* with stream_cuda set: do not keep samples, Python stack reads or GIL records either
+	 * (samples, pystacks and gil stay empty; each thread's counts are still made), only their
+	 * aggregates in model->ssum (analyze/sample_sum.h), whose memory follows distinct threads,
+	 * stacks and processes: they are merged, classified and summed in one time-ordered read (with
+	 * the CUDA records for ANA_STREAM_CUDA_REPORT), once the rest is loaded (`report`; fold of
+	 * samples and gt-render flame, which fold those sums: ana_fold_load_opts). Ignored without
+	 * stream_cuda */
 	int stream_samples;
 } ana_opts;
 enum { ANA_STREAM_CUDA_KEEP = 0, ANA_STREAM_CUDA_REPORT = 1, ANA_STREAM_CUDA_TABLES = 2 };

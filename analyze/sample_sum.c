@@ -47,7 +47,8 @@ void ana_ssum_free(ana_sample_sum *s)
 static int row_eq(uint32_t id, const void *key, void *ctx)
 {
 	const ana_ssum_row *a = &((const ana_sample_sum *)ctx)->rows.v[id], *b = key;
-	return a->thread_idx == b->thread_idx && a->stack_id == b->stack_id && a->cls == b->cls;
+	return a->thread_idx == b->thread_idx && a->stack_id == b->stack_id && a->cls == b->cls &&
+	       a->truncated == b->truncated;
 }
 
 int ana_ssum_sample(ana_sample_sum *s, const ana_sample *smp)
@@ -59,8 +60,9 @@ int ana_ssum_sample(ana_sample_sum *s, const ana_sample *smp)
 		*w = smp->weight_ns;
 	}
 	s->n_seen++;
-	ana_ssum_row key = { smp->thread_idx, smp->stack_id, smp->cls, 0 };
-	uint64_t h = ana_hash_u64((uint64_t)smp->thread_idx << 32 ^ smp->stack_id ^ (uint64_t)smp->cls << 56);
+	ana_ssum_row key = { smp->thread_idx, smp->stack_id, smp->cls, ANA_UNWIND_TRUNCATED(smp->unwind), 0, 0 };
+	uint64_t h = ana_hash_u64((uint64_t)smp->thread_idx << 32 ^ smp->stack_id ^ (uint64_t)smp->cls << 56 ^
+	                          (uint64_t)key.truncated << 55);
 	uint32_t *slot = ana_idtable_slot(&s->row_table, h, row_eq, &key, s);
 	if (!slot)
 		return GTT_ENOMEM;
@@ -72,7 +74,9 @@ int ana_ssum_sample(ana_sample_sum *s, const ana_sample *smp)
 		*slot = (uint32_t)s->rows.n;
 		s->row_table.n++;
 	}
-	s->rows.v[*slot - 1].n++;
+	ana_ssum_row *r = &s->rows.v[*slot - 1];
+	r->n++;
+	r->weight_ns = ana_sat_add(r->weight_ns, smp->weight_ns);
 	return 0;
 }
 

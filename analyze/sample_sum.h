@@ -15,11 +15,13 @@
 #include "model.h"
 #include "model_priv.h"
 
-/* Samples of one thread with one merged stack and class. */
+/* Samples of one thread with one merged stack and class, whose native stack did or did not reach
+ * its root (ANA_UNWIND_TRUNCATED: fold shows a [truncated] root); their weights summed. */
 typedef struct ana_ssum_row {
 	uint32_t thread_idx, stack_id;
 	uint32_t cls;
-	uint64_t n;
+	uint32_t truncated;
+	uint64_t n, weight_ns;
 } ana_ssum_row;
 
 /* One process's GIL records folded in time order (python_report.c prints them). */

@@ -283,7 +283,7 @@ static int cmd_flame(cli *c)
 	aopts.progress = isatty(2);
 	aopts.python_frames = c->python_frames;
 	window_opts(c, &aopts);
-	ana_fold_load_opts(&aopts, c->weight);
+	ana_fold_load_opts(&aopts, c->weight, c->flamechart);
 
 	ren_flame_opts o;
 	ren_flame_opts_init(&o);

@@ -267,7 +267,7 @@ static void compare(const char *path, const char *what, int v10)
 	 * exports'): CUDA records counted by name, none kept, the same folded stacks */
 	ana_opts fopts;
 	ana_opts_init(&fopts);
-	ana_fold_load_opts(&fopts, ANA_WEIGHT_SAMPLES);
+	ana_fold_load_opts(&fopts, ANA_WEIGHT_SAMPLES, 1);
 	ana_model *fm = ana_model_load(path, &fopts, eb, sizeof(eb));
 	ana_fold_opts fo;
 	ana_fold_opts_init(&fo);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fold.h"
 #include "gpu_sum.h"
 #include "report.h"
 #include "sample_sum.h"
@@ -199,6 +200,69 @@ static char *report_of(const ana_model *m)
 	return buf;
 }
 
+/* ana_fold of m with these options, as text (NULL on failure). */
+static char *fold_text(const ana_model *m, const ana_fold_opts *fo)
+{
+	ana_folded fd;
+	char *buf = NULL;
+	size_t len = 0;
+	if (ana_fold(m, fo, &fd) < 0)
+		return NULL;
+	FILE *f = open_memstream(&buf, &len);
+	if (f) {
+		ana_fold_write(&fd, f);
+		fclose(f);
+	}
+	ana_folded_free(&fd);
+	return buf;
+}
+
+/* fold's own model (ana_fold_load_opts: samples merged and counted as they stream, CUDA records
+ * counted by name) folds as the model that keeps every record, whatever the selection. */
+static void compare_fold(const char *path, const char *what, const ana_model *kept, double from_s, double to_s)
+{
+	char eb[256] = "";
+	ana_opts o;
+	ana_opts_init(&o);
+	ana_fold_load_opts(&o, ANA_WEIGHT_SAMPLES, 0);
+	if (to_s > 0) {
+		o.has_from = o.has_to = 1;
+		o.from_ns = (uint64_t)(from_s * 1e9);
+		o.to_ns = (uint64_t)(to_s * 1e9);
+	}
+	ana_model *fm = ana_model_load(path, &o, eb, sizeof(eb));
+	th_check(fm && fm->samples_streamed && !fm->samples.n && !fm->pystacks.n && !fm->kernels.n && !fm->apis.n,
+	         "%s: fold's model keeps no sample, Python read or CUDA record (%s)", what, eb);
+	if (!fm)
+		return;
+	static const struct { int threads, annotate, gil, python_only; const char *tids; } sel[] = {
+		{ 0, 0, -1, 0, NULL }, { 1, 0, -1, 0, NULL }, { 0, 1, -1, 0, NULL }, { 1, 1, -1, 1, NULL },
+		{ 0, 0, 1 << ANA_CLASS_PY_GIL, 0, NULL }, { 1, 0, -1, 0, "901,902" },
+	};
+	int same = 1, n_lines = 0;
+	for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+		ana_fold_opts fo;
+		ana_fold_opts_init(&fo);
+		fo.threads = sel[i].threads;
+		fo.annotate_class = sel[i].annotate;
+		fo.gil = sel[i].gil;
+		fo.python_only = sel[i].python_only;
+		fo.tid_filter = sel[i].tids;
+		char *a = fold_text(kept, &fo), *b = fold_text(fm, &fo);
+		if (!a || !b || strcmp(a, b) != 0) {
+			same = 0;
+			printf("  fold selection %zu differs\n", i);
+		}
+		for (const char *p = a; p && *p; p++)
+			n_lines += *p == '\n';
+		free(a);
+		free(b);
+	}
+	th_check(same && n_lines > 0, "%s: its folds equal the kept model's: all, --threads, --annotate, python-only, "
+	         "--gil, --tid (%d lines)", what, n_lines);
+	ana_model_free(fm);
+}
+
 /* Load path both ways (with the window [from_s, to_s) when to_s > 0); the reports must be equal.
  * The stream's queues hold what comes within a few reorder horizons (everything when no horizon is
  * known), and with bounded at most 2 % of what was read. counted: the trace is this
@@ -279,6 +343,7 @@ static void compare(const char *path, const char *what, double from_s, double to
 		         strstr(b, "GPU-idle blame"), "%s: the Python classes and the GPU blame are in it", what);
 	free(a);
 	free(b);
+	compare_fold(path, what, kept, from_s, to_s);
 out:
 	ana_model_free(kept);
 	ana_model_free(streamed);
