@@ -413,7 +413,6 @@ out:
 	return rc;
 }
 
-/* Folded CPU samples (ANA_WEIGHT_SAMPLES). 0 or GTT_ENOMEM. */
 /* A sample of class cls on thread tid is in the selection (--gil, --tid). */
 static int tid_kept(const ana_fold_opts *o, const uint32_t *tids, size_t n_tids, uint32_t tid, uint32_t cls)
 {
@@ -455,6 +454,7 @@ static int add_key(fold_ctx *ctx, const ana_fold_opts *o, uint32_t stack_id, uin
 	return 0;
 }
 
+/* Folded CPU samples (ANA_WEIGHT_SAMPLES). 0 or GTT_ENOMEM (GTT_EINVAL: ana_fold). */
 static int fold_samples(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 {
 	int rc = 0;

@@ -13,7 +13,8 @@ typedef struct ana_fold_opts {
 	int annotate_class;   /* append "_[py]", "_[gil]" ... class suffix to leaf frames (render colours) */
 	int python_only;
 	const char *tid_filter;   /* NULL, or comma list of tids (ana_fold_tids_check) */
-	uint64_t from_ns, to_ns;  /* window as offsets from model->start_ns; 0 = from the start / to the end */
+	uint64_t from_ns, to_ns;  /* window as offsets from model->start_ns; 0 = from the start / to the end
+	                           * (not on a model that streamed its samples: the loader's window is) */
 	int weight;           /* ANA_WEIGHT_*: what a line counts */
 	int python_frames;    /* ANA_WEIGHT_WALL: how Python frames are named (enum ana_pyframes) */
 } ana_fold_opts;
@@ -66,7 +67,8 @@ typedef struct ana_folded {
 	uint64_t base_total;
 } ana_folded;
 
-/* Fold the model's samples. 0 or <0 (GTT_ENOMEM). */
+/* Fold the model's samples (or, for a model that streamed them, their sums' rows). 0 or <0
+ * (GTT_ENOMEM; GTT_EINVAL for a from_ns/to_ns window on a model that streamed its samples). */
 int ana_fold(const ana_model *m, const ana_fold_opts *o, ana_folded *out);
 /* What parsing folded text found besides the lines. */
 typedef struct ana_fold_parse_info {

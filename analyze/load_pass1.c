@@ -117,11 +117,12 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 	L->p1_bare = L->stream && !L->o->skip_corrupt;
 	gtt_reader_skip_stacks(L->r, L->p1_bare);
 	/* (a model that keeps its switches takes them here: gt-render's) */
-	/* a trace whose chunk index has no time ranges (format 1.0) would have pass 3 hold every
-	 * record to the end: pass 1 measures how late they come instead */
+	/* a trace whose chunk index has no time ranges (format 1.0) would have the passes that merge
+	 * in time order (pass 3, the GPU sweep) hold every record to the end: pass 1 measures how
+	 * late they come instead */
 	L->p1_late_ns = 0;
 	L->p1_late_ok = 0;
-	pd.late = ana_load_horizon(L) == UINT64_MAX;
+	pd.late = (L->stream || L->o->stream_cuda == ANA_STREAM_CUDA_REPORT) && ana_load_horizon(L) == UINT64_MAX;
 	ana_pipe_divert d = { .mask = PASS1_DIVERTED & ~(L->o->keep_switches ? GTT_KIND_BIT(GTT_REC_SWITCH) : 0),
 	                      .fn = pass1_divert_fn, .ctx = &pd, .see = pd.late ? pass1_see : NULL };
 	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */
