@@ -249,6 +249,7 @@ int ana_cmd_check(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	ana_opts_init(&ao);
 	ao.stream_cuda = ANA_STREAM_CUDA_TABLES; /* kernel time by name: all check reads of them */
+	ao.stream_samples = 1; /* and samples counted by stack and class: none kept */
 	ana_check_opts_init(&co);
 	optind = 1;
 	opterr = 0;

@@ -11,6 +11,7 @@
 #include "diff.h"
 #include "demangle.h"
 #include "gpu_sum.h"
+#include "sample_sum.h"
 #include "export.h"
 #include "gt_util.h"
 #include "gtt.h"
@@ -180,6 +181,20 @@ static int kernels_from_sum(const ana_model *m, ana_profile *p)
 	return rc;
 }
 
+/* n samples of stack stack_id and class cls into p (cnt: per stack). */
+static void count_sample(const ana_model *m, ana_profile *p, uint64_t *cnt, uint32_t stack_id, uint32_t cls,
+                         uint64_t n)
+{
+	if (stack_id >= m->stacks.n)
+		return;
+	cnt[stack_id] += n;
+	if (cls < ANA_CLASS_COUNT)
+		p->cls[cls] += n;
+	if (cls != ANA_CLASS_NONPY)
+		p->has_gil = 1;
+	p->n += n;
+}
+
 ana_profile *ana_profile_from_model(const ana_model *m)
 {
 	ana_profile *p = profile_new(m->path);
@@ -190,17 +205,14 @@ ana_profile *ana_profile_from_model(const ana_model *m)
 	if (!(cnt = calloc(m->stacks.n + 1, sizeof(*cnt))))
 		goto fail;
 	p->program = program_of(ana_meta_get(m, "command"));
-	for (size_t i = 0; i < m->samples.n; i++) {
-		const ana_sample *s = &m->samples.v[i];
-		if (s->stack_id >= m->stacks.n)
-			continue;
-		cnt[s->stack_id]++;
-		if (s->cls < ANA_CLASS_COUNT)
-			p->cls[s->cls]++;
-		if (s->cls != ANA_CLASS_NONPY)
-			p->has_gil = 1;
-		p->n++;
-	}
+	/* the samples, or (a model that streamed them) their counts by thread, stack and class */
+	const ana_sample_sum *ss = m->samples_streamed ? ana_sample_sum_of(m) : NULL;
+	if (m->samples_streamed && !ss)
+		goto fail;
+	for (size_t i = 0; ss && i < ss->rows.n; i++)
+		count_sample(m, p, cnt, ss->rows.v[i].stack_id, ss->rows.v[i].cls, ss->rows.v[i].n);
+	for (size_t i = 0; i < m->samples.n; i++)
+		count_sample(m, p, cnt, m->samples.v[i].stack_id, m->samples.v[i].cls, 1);
 	for (size_t t = 0; t < m->threads.n; t++)
 		if (m->threads.v[t].is_python)
 			p->has_gil = 1;
@@ -357,7 +369,7 @@ ana_profile *ana_profile_load(const char *path, ana_opts *o, char *err, size_t e
 	if (ana_source_open(&src, path, o, err, errlen) < 0)
 		return NULL;
 	if (src.model) {
-		if (src.model->samples.n == 0 && !ana_gpu_sum_kernels(src.model))
+		if (ana_model_n_samples(src.model) == 0 && !ana_gpu_sum_kernels(src.model))
 			snprintf(err, errlen, "%s: the trace has no samples%s", path,
 			         src.model->window.on ? " in the window (--from/--to)" : "");
 		else if (!(p = ana_profile_from_model(src.model)) || keep_warnings(p, src.model) < 0) {
@@ -746,6 +758,7 @@ int ana_cmd_diff(int argc, char **argv)
 	char oerr[512];
 	ana_opts_init(&ao);
 	ao.stream_cuda = ANA_STREAM_CUDA_TABLES; /* kernel time by name: all diff reads of the CUDA records */
+	ao.stream_samples = 1; /* and samples counted by stack and class: none kept */
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", lopts, NULL)) != -1) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "diff.h"
 #include "fold.h"
 #include "gpu_sum.h"
 #include "report.h"
@@ -260,6 +261,24 @@ static void compare_fold(const char *path, const char *what, const ana_model *ke
 	}
 	th_check(same && n_lines > 0, "%s: its folds equal the kept model's: all, --threads, --annotate, python-only, "
 	         "--gil, --tid (%d lines)", what, n_lines);
+	/* diff's and check's profile (they load the same way, their CUDA tables aside): every
+	 * function's self and total samples and the GIL classes' shares as from the kept model */
+	ana_profile *pa = ana_profile_from_model(kept), *pb = ana_profile_from_model(fm);
+	ana_diff d = { 0 };
+	int equal = pa && pb && ana_diff_compute(pa, pb, 0, &d) == 0 && d.n > 0 && d.base_n == d.new_n &&
+	            ana_profile_has_gil(pa) == ana_profile_has_gil(pb);
+	for (size_t i = 0; equal && i < d.n; i++)
+		equal = d.rows[i].base_self == d.rows[i].new_self && d.rows[i].base_total == d.rows[i].new_total;
+	ana_share_row gil[ANA_CLASS_COUNT];
+	if (equal)
+		ana_diff_gil(pa, pb, 3, gil);
+	for (int c = 0; equal && c < ANA_CLASS_COUNT; c++)
+		equal = gil[c].base_pct == gil[c].new_pct;
+	th_check(equal, "%s: diff's profile of it equals the kept model's (%zu functions, %llu samples)", what, d.n,
+	         (unsigned long long)d.new_n);
+	ana_diff_free(&d);
+	ana_profile_free(pa);
+	ana_profile_free(pb);
 	ana_model_free(fm);
 }
 
