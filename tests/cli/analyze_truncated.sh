@@ -118,8 +118,10 @@ if [ -x "$PL" ] && "$REC" -q -F 199 -o "$TMP/pl.gtt" -- "$PL" --backend cpu --se
 	nthreads=$(echo "$roots" | grep -c .)
 	check "pipeline: each of the $nthreads worker threads has a single root" \
 		sh -c "[ '$nthreads' -ge 8 ] && ! echo '$roots' | grep -qv ' 1\$'" ||
-		awk -F';' '$2 ~ /^(target|drafter)-/ && $3 !~ /^__clone3$/' "$TMP/pl.threads.fold" | cut -c1-400 | head -5 |
+		{ echo "$roots" | sed 's/^/# roots per thread: /'
+		  awk -F';' '$2 ~ /^(target|drafter)-/ && $3 !~ /^__clone3$/' "$TMP/pl.threads.fold" | cut -c1-400 | head -5 |
 			sed 's/^/# other root: /'
+		  cp "$TMP/pl.gtt" "$GT_ROOT/${BUILD:-build}/test-logs/analyze_truncated-pl.gtt" 2>/dev/null; }
 	pct=$(awk '{ n = $NF; split($0, f, ";"); if (f[2] ~ /^(target|drafter)-/) { t += n; if (index($0, ";pl_worker_step;")) w += n } }
 		END { if (t) printf "%d", 100 * w / t; else print 0 }' "$TMP/pl.threads.fold")
 	check "pipeline: pl_worker_step holds >= 90% of the worker threads' samples ($pct%)" test "$pct" -ge 90
