@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # analyze_scaling.sh — how gt-analyze's memory and speed scale with the trace (issue 14, item 4):
 # resident memory (max RSS from /usr/bin/time), wall and user time and throughput (MB of trace
-# per wall second) of `gt-analyze report`
+# per wall second) of `gt-analyze report` (and of each command in COMMANDS)
 #   generated  on bench/gen_trace traces of each size in SIZES (the H200 torch workload's rates),
 #   recorded   on gt-record recordings of bench/gil_pingpong.py for each of RECORD_SECONDS,
 #   window     `report --from S --to S+10` (a 10 s window) out of a generated WINDOW_SECONDS trace,
@@ -24,6 +24,8 @@
 #                          size, which it maps): a run that needs more fails with "out of memory"
 #                          and is reported as such instead of taking the machine down
 #   BEFORE_MAX_BYTES=1.1e9 GT_ANALYZE_BEFORE only on traces up to this size
+#   COMMANDS=report        the gt-analyze commands measured on each trace, e.g. 'report fold
+#                          diff check' (diff and check compare the trace with itself)
 #   OUT=build/bench/scaling  traces (deleted unless KEEP=1) and results.tsv
 # Benchmarks never fail on a number: exit 0 unless the suite itself could not run.
 set -u
@@ -55,26 +57,28 @@ analyzers=(after)
 echo "analyze_scaling: $(uname -n), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 	"load $(cut -d' ' -f1-3 /proc/loadavg), $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)" >&2
 
-# run PART WHO TRACE REP ARGS...: one timed `gt-analyze report`, a line in results.tsv
+# run PART WHO TRACE REP ARGS...: one timed gt-analyze command ($cmd, report unless set), a line
+# in results.tsv
 run() {
 	local part=$1 who=$2 trace=$3 rep=$4; shift 4
-	local bin=$ANA bytes rc
+	local bin=$ANA bytes rc c=${cmd:-report} twice=()
+	case $c in diff | check) twice=("$trace") ;; esac
 	[ "$who" = before ] && bin=$BEFORE
 	bytes=$(stat -c %s "$trace")
 	if [ "$who" = before ] && awk -v b="$bytes" -v m="$BEFORE_MAX_BYTES" 'BEGIN { exit !(b > m) }'; then
 		return
 	fi
 	local limit_kb=$(( MEM_LIMIT_GB * 1048576 + bytes / 1024 ))
-	(ulimit -v "$limit_kb"; /usr/bin/time -o "$OUT/time.txt" -f '%e %U %M' "$bin" report "$@" "$trace" \
+	(ulimit -v "$limit_kb"; /usr/bin/time -o "$OUT/time.txt" -f '%e %U %M' "$bin" "$c" "$@" "${twice[@]}" "$trace" \
 		>/dev/null 2>"$OUT/err.txt")
 	rc=$?
 	read -r wall user rss <"$OUT/time.txt" 2>/dev/null || { wall=0 user=0 rss=0; }
 	# /usr/bin/time writes "Command exited with non-zero status N" first on a failure
 	[ "$rc" -ne 0 ] && read -r wall user rss < <(tail -1 "$OUT/time.txt")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$part" "$who" "$(basename "$trace")" "$bytes" "$*" "$rep" "$rc" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$part" "$who" "$(basename "$trace")" "$bytes" "$c $*" "$rep" "$rc" \
 		"$wall" "$user" "$rss" >>"$RES"
 	printf '%-9s %-6s %-22s %-22s rep %s: rc %s, %6.2f s wall, %6.2f s user, %8.1f MiB RSS, %7.1f MB/s%s\n' \
-		"$part" "$who" "$(basename "$trace")" "$*" "$rep" "$rc" "$wall" "$user" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
+		"$part" "$who" "$(basename "$trace")" "$c $*" "$rep" "$rc" "$wall" "$user" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
 		"$(awk -v b="$bytes" -v w="$wall" 'BEGIN { print (w > 0 ? b / w / 1e6 : 0) }')" \
 		"$([ "$rc" -ne 0 ] && echo " ($(head -1 "$OUT/err.txt"))")" >&2
 }
@@ -97,7 +101,9 @@ for part in "${PARTS[@]}"; do
 			"$GEN" -o "$trace" --seconds 1000000 --max-bytes "$size" ${GEN_ARGS:-} 2>>"$OUT/gen.log" ||
 				{ echo "analyze_scaling: gen_trace failed: $(tail -1 "$OUT/gen.log")" >&2; continue; }
 			for rep in $(seq 1 "$REPS"); do
-				for who in $(order "$rep"); do run generated "$who" "$trace" "$rep"; done
+				for cmd in ${COMMANDS:-report}; do
+					for who in $(order "$rep"); do run generated "$who" "$trace" "$rep"; done
+				done
 			done
 			[ "${KEEP:-0}" = 1 ] || rm -f "$trace"
 		done
@@ -111,14 +117,17 @@ for part in "${PARTS[@]}"; do
 		done
 		for rep in $(seq 1 "$REPS"); do
 			for s in $RECORD_SECONDS; do
-				for who in $(order "$rep"); do
-					[ -f "$OUT/pingpong-$s.gtt" ] && run recorded "$who" "$OUT/pingpong-$s.gtt" "$rep"
+				for cmd in ${COMMANDS:-report}; do
+					for who in $(order "$rep"); do
+						[ -f "$OUT/pingpong-$s.gtt" ] && run recorded "$who" "$OUT/pingpong-$s.gtt" "$rep"
+					done
 				done
 			done
 		done
 		[ "${KEEP:-0}" = 1 ] || rm -f "$OUT"/pingpong-*.gtt
 		;;
 	window)
+		cmd=report # (the windows are report's)
 		trace=$OUT/hour.gtt
 		"$GEN" -o "$trace" --seconds "$WINDOW_SECONDS" 2>>"$OUT/gen.log" ||
 			{ echo "analyze_scaling: gen_trace failed: $(tail -1 "$OUT/gen.log")" >&2; continue; }
