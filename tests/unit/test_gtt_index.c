@@ -176,6 +176,18 @@ static void test_index(void)
 
 /* ---- tell and seek ---- */
 
+/* 1 when seeking r to pos and reading gives the record want (canonical form). */
+static int seek_reads(gtt_reader *r, const gtt_pos *pos, buf want)
+{
+	gtt_record rec;
+	if (gtt_reader_seek(r, pos) != 0 || gtt_reader_next(r, &rec) != 1)
+		return 0;
+	buf c = canon(&rec);
+	int ok = same(c, want);
+	free(c.p);
+	return ok;
+}
+
 static void seek_check(const char *what, const buf *b)
 {
 	int err = 0, rc;
@@ -194,27 +206,17 @@ static void seek_check(const char *what, const buf *b)
 		want[n++] = canon(&rec);
 	}
 	/* forward in file order, every third record, then random jumps both ways */
-	for (size_t i = 0; i < n; i += 3) {
-		if (gtt_reader_seek(r, &pos[i]) != 0 || gtt_reader_next(r, &rec) != 1) {
-			bad++;
-			continue;
-		}
-		buf c = canon(&rec);
-		bad += !same(c, want[i]);
-		free(c.p);
-	}
+	for (size_t i = 0; i < n; i += 3)
+		bad += !seek_reads(r, &pos[i], want[i]);
 	for (int k = 0; k < 2000 && n; k++) {
 		size_t i = lcg() % n;
-		if (gtt_reader_seek(r, &pos[i]) != 0 || gtt_reader_next(r, &rec) != 1) {
+		if (!seek_reads(r, &pos[i], want[i])) {
 			bad++;
 			continue;
 		}
-		buf c = canon(&rec);
-		bad += !same(c, want[i]);
-		free(c.p);
 		/* and the record after it follows */
 		if (i + 1 < n && gtt_reader_next(r, &rec) == 1) {
-			c = canon(&rec);
+			buf c = canon(&rec);
 			bad += !same(c, want[i + 1]);
 			free(c.p);
 		}
