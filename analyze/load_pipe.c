@@ -2,9 +2,11 @@
  * thread runs gtt_reader_next into batches, the loader's thread takes them in file order, so a
  * pass sees exactly the records (and results) it would have read itself. Pointers a record
  * carries live only until the reader's next call, so what a pass uses of them is copied into the
- * batch (a Python read's frames) or, for the kinds whose pointers it needs (definitions), the
- * thread hands the batch over and waits until the pass is done with that record before it reads
- * on. Bounded: PIPE_BATCHES batches of PIPE_BATCH records. */
+ * batch (a Python read's frames, definitions' names, pass 2's stack copies); for a record whose
+ * pointers it needs and that does not fit an empty batch, the thread hands the batch over and
+ * waits until the pass is done with that record before it reads on (a wait for each record made
+ * a trace of many renames or code objects a thread hand-off per record). Bounded: PIPE_BATCHES
+ * batches of PIPE_BATCH records. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #define PIPE_BATCHES 16
 #define PIPE_FRAMES 2048 /* Python frames a batch holds (a read that does not fit ends it) */
 #define PIPE_BYTES (256u << 10) /* pass 2: bytes of samples' callchains, registers and stack copies */
+#define PIPE_NAME_BYTES (64u << 10) /* other passes: bytes of definitions' names and CUDA call stacks */
 
 typedef struct pipe_rec {
 	gtt_record rec;
@@ -27,8 +30,8 @@ typedef struct pipe_rec {
 typedef struct pipe_batch {
 	pipe_rec *r;             /* PIPE_BATCH */
 	gtt_py_frame *frames;    /* PIPE_FRAMES */
-	uint8_t *bytes;          /* PIPE_BYTES (pass 2 only) */
-	size_t n, n_frames, n_bytes;
+	uint8_t *bytes;          /* cap bytes: names, stacks and (pass 2) samples' data */
+	size_t n, n_frames, n_bytes, cap;
 	int last;                /* the reader stopped after these */
 } pipe_batch;
 
@@ -44,6 +47,7 @@ struct ana_pipe {
 	size_t pos;              /* its next record */
 	pipe_rec one;            /* the record of a pipe without thread */
 	const pipe_rec *last;    /* the record ana_pipe_next returned last */
+	size_t waits;            /* records the thread waited on the pass for (the thread's own) */
 	pthread_t th;
 };
 
@@ -51,7 +55,7 @@ struct ana_pipe {
 static void *take_bytes(pipe_batch *b, size_t n)
 {
 	size_t at = (b->n_bytes + 7) & ~(size_t)7;
-	if (at > PIPE_BYTES || n > PIPE_BYTES - at)
+	if (at > b->cap || n > b->cap - at)
 		return NULL;
 	b->n_bytes = at + n;
 	return b->bytes + at;
@@ -63,7 +67,7 @@ static int copy_sample(pipe_batch *b, gtt_sample *s)
 {
 	size_t n_ips = (size_t)s->n_kernel + s->n_user, n_regs = s->regs ? s->n_regs : 0;
 	size_t need = n_ips * 8 + n_regs * 8 + s->stack_len + 24;
-	if (need > PIPE_BYTES)
+	if (need > b->cap)
 		return 0;
 	size_t mark = b->n_bytes;
 	uint64_t *ips = n_ips && s->ips ? take_bytes(b, n_ips * 8) : NULL;
@@ -79,6 +83,118 @@ static int copy_sample(pipe_batch *b, gtt_sample *s)
 		s->regs = memcpy(regs, s->regs, n_regs * 8);
 	if (stack)
 		s->stack = memcpy(stack, s->stack, s->stack_len);
+	return 1;
+}
+
+/* The pieces a record points to, copied into the batch (strings with their NUL): 1, with dst
+ * set; -1 when they do not fit what is left of it, 0 when they would not fit an empty one. All
+ * or none: a record that does not fit keeps the reader's pointers. */
+typedef struct piece {
+	const void *src;         /* NULL: nothing */
+	size_t len;              /* 0: a string */
+	const void *dst;
+} piece;
+
+static int copy_pieces(pipe_batch *b, piece *pc, int n)
+{
+	size_t need = 0;
+	for (int i = 0; i < n; i++) {
+		if (!pc[i].src)
+			pc[i].len = 0;
+		else if (!pc[i].len)
+			pc[i].len = strlen(pc[i].src) + 1;
+		need += (pc[i].len + 7) & ~(size_t)7;
+	}
+	if (need > b->cap)
+		return 0;
+	if (((b->n_bytes + 7) & ~(size_t)7) + need > b->cap)
+		return -1;
+	for (int i = 0; i < n; i++)
+		pc[i].dst = pc[i].len ? memcpy(take_bytes(b, pc[i].len), pc[i].src, pc[i].len) : NULL;
+	return 1;
+}
+
+/* What the kinds with pointers not named in fits point to (names, texts, the stacks taken in
+ * CUDA calls, an archive piece), into the batch: copy_pieces' result; 0 (the pass needs the
+ * reader's pointers) for a kind this does not know. */
+static int copy_named(pipe_batch *b, gtt_record *rec)
+{
+	piece pc[3] = { { 0 } };
+	int n = 0, f;
+	switch (rec->tag) {
+	case GTT_REC_META:
+		pc[n++].src = rec->u.meta.key;
+		pc[n++].src = rec->u.meta.value;
+		break;
+	case GTT_REC_PROCESS: pc[n++].src = rec->u.process.comm; break;
+	case GTT_REC_THREAD: pc[n++].src = rec->u.thread.name; break;
+	case GTT_REC_MAPPING: pc[n++].src = rec->u.mapping.path; break;
+	case GTT_REC_STRING: pc[n++].src = rec->u.string.text; break;
+	case GTT_REC_PY_CODE:
+		pc[n++].src = rec->u.py_code.name;
+		pc[n++].src = rec->u.py_code.qualname;
+		pc[n++].src = rec->u.py_code.filename;
+		break;
+	case GTT_REC_PY_THREAD: pc[n++].src = rec->u.py_thread.name; break;
+	case GTT_REC_HEALTH: pc[n++].src = rec->u.health.text; break;
+	case GTT_REC_CAPTURE: pc[n++].src = rec->u.capture.name; break;
+	case GTT_REC_CUDA_DEVICE:
+		pc[n++].src = rec->u.cuda_device.name;
+		pc[n++].src = rec->u.cuda_device.uuid;
+		break;
+	case GTT_REC_CLOCK:
+		pc[n++].src = rec->u.clock.hostname;
+		pc[n++].src = rec->u.clock.boot_id;
+		break;
+	case GTT_REC_ARCHIVE:
+		pc[n++].src = rec->u.archive.path;
+		pc[n++] = (piece){ rec->u.archive.len ? rec->u.archive.data : NULL, rec->u.archive.len, NULL };
+		break;
+	case GTT_REC_CUDA_CALLSTACK: {
+		const gtt_cuda_callstack *c = &rec->u.callstack;
+		pc[n++] = (piece){ c->n_native ? c->ips : NULL, (size_t)c->n_native * sizeof(*c->ips), NULL };
+		pc[n++] = (piece){ c->n_py ? c->py : NULL, (size_t)c->n_py * sizeof(*c->py), NULL };
+		break;
+	}
+	default:
+		return 0;
+	}
+	if ((f = copy_pieces(b, pc, n)) != 1)
+		return f;
+	switch (rec->tag) {
+	case GTT_REC_META:
+		rec->u.meta.key = pc[0].dst;
+		rec->u.meta.value = pc[1].dst;
+		break;
+	case GTT_REC_PROCESS: rec->u.process.comm = pc[0].dst; break;
+	case GTT_REC_THREAD: rec->u.thread.name = pc[0].dst; break;
+	case GTT_REC_MAPPING: rec->u.mapping.path = pc[0].dst; break;
+	case GTT_REC_STRING: rec->u.string.text = pc[0].dst; break;
+	case GTT_REC_PY_CODE:
+		rec->u.py_code.name = pc[0].dst;
+		rec->u.py_code.qualname = pc[1].dst;
+		rec->u.py_code.filename = pc[2].dst;
+		break;
+	case GTT_REC_PY_THREAD: rec->u.py_thread.name = pc[0].dst; break;
+	case GTT_REC_HEALTH: rec->u.health.text = pc[0].dst; break;
+	case GTT_REC_CAPTURE: rec->u.capture.name = pc[0].dst; break;
+	case GTT_REC_CUDA_DEVICE:
+		rec->u.cuda_device.name = pc[0].dst;
+		rec->u.cuda_device.uuid = pc[1].dst;
+		break;
+	case GTT_REC_CLOCK:
+		rec->u.clock.hostname = pc[0].dst;
+		rec->u.clock.boot_id = pc[1].dst;
+		break;
+	case GTT_REC_ARCHIVE:
+		rec->u.archive.path = pc[0].dst;
+		rec->u.archive.data = pc[1].dst;
+		break;
+	default: /* GTT_REC_CUDA_CALLSTACK */
+		rec->u.callstack.ips = pc[0].dst;
+		rec->u.callstack.py = pc[1].dst;
+		break;
+	}
 	return 1;
 }
 
@@ -131,10 +247,12 @@ static int fits(ana_pipe *p, pipe_batch *b, gtt_record *rec)
 	case GTT_REC_CUDA_ALLOC:
 	case GTT_REC_NVTX:
 	case GTT_REC_COUNTER:
+	case GTT_REC_SWITCH_GATE:
+	case GTT_REC_END:
 		return 1; /* no pointers */
 	default:
 		/* pass 3 takes none of the other kinds (load_stream.c, take): their tag is enough */
-		return p->mode == ANA_PIPE_PASS3 ? 1 : 0;
+		return p->mode == ANA_PIPE_PASS3 ? 1 : copy_named(b, rec);
 	}
 }
 
@@ -205,8 +323,13 @@ static void *reader_main(void *arg)
 		}
 		gt_ring_publish(&p->ring, b->last);
 		/* a record whose pointers the pass uses: nothing is read until it is done with it */
-		if (b->last || (wait && gt_ring_drain(&p->ring) < 0))
+		if (b->last)
 			break;
+		if (wait) {
+			p->waits++;
+			if (gt_ring_drain(&p->ring) < 0)
+				break;
+		}
 	}
 	return NULL;
 }
@@ -231,8 +354,9 @@ ana_pipe *ana_pipe_start_divert(gtt_reader *r, int mode, int skip_bad, int threa
 	for (size_t i = 0; i < PIPE_BATCHES; i++) {
 		p->b[i].r = malloc(PIPE_BATCH * sizeof(*p->b[i].r));
 		p->b[i].frames = malloc(PIPE_FRAMES * sizeof(*p->b[i].frames));
-		p->b[i].bytes = mode == ANA_PIPE_PASS2 ? malloc(PIPE_BYTES) : NULL;
-		if (!p->b[i].r || !p->b[i].frames || (mode == ANA_PIPE_PASS2 && !p->b[i].bytes))
+		p->b[i].cap = mode == ANA_PIPE_PASS2 ? PIPE_BYTES : mode == ANA_PIPE_PASS3 ? 0 : PIPE_NAME_BYTES;
+		p->b[i].bytes = p->b[i].cap ? malloc(p->b[i].cap) : NULL;
+		if (!p->b[i].r || !p->b[i].frames || (p->b[i].cap && !p->b[i].bytes))
 			goto alone;
 	}
 	/* both sides woken for half the batches, not for each one */
@@ -290,6 +414,11 @@ int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off)
 const gtt_pos *ana_pipe_pos(const ana_pipe *p)
 {
 	return &p->last->pos;
+}
+
+size_t ana_pipe_waits(const ana_pipe *p)
+{
+	return p->waits;
 }
 
 void ana_pipe_free(ana_pipe *p)

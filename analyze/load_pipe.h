@@ -46,6 +46,10 @@ ana_pipe *ana_pipe_start_divert(gtt_reader *r, int mode, int skip_bad, int threa
 int ana_pipe_next(ana_pipe *p, gtt_record **rec, uint64_t *off);
 /* ANA_PIPE_PASS2: gtt_reader_tell of the record ana_pipe_next returned last (after a call). */
 const gtt_pos *ana_pipe_pos(const ana_pipe *p);
+/* After the reading ended (ana_pipe_next returned 0 or an error that ends it): how many records
+ * the thread handed over on their own and waited for, their pointers being the reader's (one too
+ * big for a batch's copies). */
+size_t ana_pipe_waits(const ana_pipe *p);
 /* Stop the thread (it finishes the record it is decoding) and free the batches. NULL ok. */
 void ana_pipe_free(ana_pipe *p);
 

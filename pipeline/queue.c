@@ -202,6 +202,8 @@ void pl_queue_finish(pl_queue *q, int64_t end_ns, pl_queue_stats *out)
 {
 	pthread_mutex_lock(&q->mu);
 	observe(q, end_ns);
+	/* the value held until the end: the trace's span is the span observed here */
+	gt_counter_at(COUNTER_READY, (uint64_t)q->last_ns, q->count);
 	int64_t span = q->last_ns - q->start_ns;
 	*out = (pl_queue_stats){
 		.depth = q->depth,

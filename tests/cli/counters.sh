@@ -32,7 +32,7 @@ print(len(pts), len(tel["samples"]), bad, wm[0] if wm else "none", tel["min_read
 PYEOF
 )
 read -r n_pts n_tel bad wm min_ready changes <<<"$out"
-check "queue.ready reaches the trace: one value per put and get, plus the start ($n_pts = $changes + 1)" test "$n_pts" = "$((changes + 1))"
+check "queue.ready reaches the trace: one value per put and get, plus the start and the end ($n_pts = $changes + 2)" test "$n_pts" = "$((changes + 2))"
 check "the step function equals telemetry.json at all $n_tel samples ($bad differ)" test "$n_tel" -ge 50 -a "$bad" = 0
 check "the watermark is queue.ready@watermark = --min-ready ($wm = $min_ready)" test "$wm" = "$min_ready"
 # the report's counters section against the pipeline's own accounting
@@ -49,7 +49,7 @@ print(n, float(lo) == q["min"] and float(hi) == q["max"], wm, pct, q["pct_time_a
 PYEOF
 )
 read -r r_n r_minmax r_wm r_pct t_pct r_close r_mean <<<"$out"
-check "report: counters section lists queue.ready with all its samples ($r_n = $changes + 1)" test "$r_n" = "$((changes + 1))"
+check "report: counters section lists queue.ready with all its samples ($r_n = $changes + 2)" test "$r_n" = "$((changes + 2))"
 check "report: min and max as telemetry.json's" test "$r_minmax" = True
 check "report: the watermark is min_ready ($r_wm = $min_ready)" test "$r_wm" = "$min_ready"
 check "report: at or below min_ready $r_pct % of the span, telemetry.json $t_pct % (within 0.5 points)" test "$r_close" = True
