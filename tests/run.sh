@@ -9,10 +9,14 @@ export GT_BIN="$PWD/$BUILD/bin" GT_TESTS="$PWD/$BUILD/tests" GT_ROOT="$PWD"
 LOG="$BUILD/test-logs"; mkdir -p "$LOG"
 only=${TESTS:-}
 passed=0; failed=0; skipped=0
+: >"$LOG/times.txt"
 run_one() { # name, command...
 	local name=$1; shift
-	local log="$LOG/$name.log" rc
+	local log="$LOG/$name.log" rc t0=$EPOCHREALTIME
 	"$@" >"$log" 2>&1 </dev/null; rc=$?
+	# seconds it took, for the slowest-tests list at the end (CI has a time budget)
+	local dt; dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+	echo "$dt $name" >>"$LOG/times.txt"
 	local p f s
 	p=$(grep -c '^PASS: ' "$log"); f=$(grep -c '^FAIL: ' "$log"); s=$(grep -c '^SKIP: ' "$log")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -41,6 +45,7 @@ for t in tests/cli/*.sh; do
 	n=$(basename "$t" .sh); [ -n "$only" ] && [[ ! "$n" =~ $only ]] && continue
 	run_one "$n" bash "$t"
 done
+echo "slowest: $(sort -rn "$LOG/times.txt" | head -8 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 if [ "$skipped" -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 else
