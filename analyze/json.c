@@ -208,7 +208,7 @@ void ana_json_double(ana_json *j, double v)
 		return;
 	}
 	char buf[40];
-	if (v == (double)(int64_t)v && fabs(v) < 9e15) {
+	if (fabs(v) < 9e15 && v == (double)(int64_t)v) { /* (the range first: the cast of a larger one is undefined) */
 		ana_json_i64(j, (int64_t)v);
 		return;
 	}

@@ -36,8 +36,9 @@ sleep 1.5  # the orphaned command ends by itself
 
 # a write error mid-run (file size limit): one line, exit 2, readable trace
 # (64 KiB: a 1.1 trace of this takes 15-20 KB a second in chunks flushed every second, so the
-# limit falls after a few whole chunks; 24 KiB was one chunk's worth and failed on a loaded machine)
-(ulimit -f 64; "$REC" -q -F 1000 --call-graph dwarf -o "$TMP/w.gtt" -- "$P/calltree" 20) 2>"$TMP/err"; rc=$?
+# limit falls after a few whole chunks; 24 KiB was one chunk's worth and failed on a loaded machine;
+# it fell ~2 s in here. gt-record waits for the command, which runs on unrecorded: 8 s, not 20)
+(ulimit -f 64; "$REC" -q -F 1000 --call-graph dwarf -o "$TMP/w.gtt" -- "$P/calltree" 8) 2>"$TMP/err"; rc=$?
 check "errors: write error mid-run -> exit 2 ($rc)" test "$rc" -eq 2
 check "errors: ... says so" grep -q 'File too large' "$TMP/err"
 "$SUM" summary "$TMP/w.gtt" >"$TMP/w.sum"
