@@ -108,6 +108,7 @@ typedef struct rec_perf_stats {
 	uint64_t sample_bytes;   /* perf bytes of sample records read */
 	uint64_t stack_bytes;    /* user stack bytes kept (dwarf) */
 	uint64_t foreign;        /* system-wide: records of other processes, dropped unwritten */
+	uint64_t rearms;         /* system-wide: sampling events the stall watch restarted */
 	size_t ring_bytes;       /* data area per CPU */
 	uint32_t n_cpus;
 	uint32_t n_fds;
@@ -116,6 +117,13 @@ typedef struct rec_perf_stats {
 	int kernel_build_ids;    /* MMAP2 carries build-ids */
 } rec_perf_stats;
 void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s);
+/* The stall watch, system-wide (called from the drain loop, judges every REC_PERF_WATCH_NS):
+ * a CPU busy for at least REC_PERF_WATCH_MIN samples' worth of time (/proc/stat) that delivered
+ * under a tenth of them, with nothing lost or throttled, has its sampling event switched off and
+ * on again, and a health note says so. 0, or the writer's error. */
+#define REC_PERF_WATCH_NS GT_NS_PER_SEC
+#define REC_PERF_WATCH_MIN 20
+int rec_perf_watch(rec_perf *p, uint64_t now_ns);
 /* Write a GTT_HEALTH_CONFIG record describing the buffers (ring bytes, period, stack bytes).
  * 0 or -EIO. */
 int rec_perf_write_config(rec_perf *p, uint64_t time_ns);

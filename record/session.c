@@ -356,6 +356,10 @@ static void summary(sess *s, const rec_archive_stats *as, uint64_t end_ns)
 	        (double)rec_ticker_late_max_ns(s->drain) / (double)GT_NS_PER_MS, arch, size);
 	if (s->out_note[0])
 		fprintf(stderr, "gt-record: %s\n", s->out_note);
+	if (st.rearms)
+		fprintf(stderr, "gt-record: a CPU's sampling event stopped on its own and was re-armed (%llu time%s): "
+		        "samples are missing there (the report's health section says where)\n",
+		        (unsigned long long)st.rearms, st.rearms == 1 ? "" : "s");
 	if (s->py_note[0] && !s->py_failed)
 		fprintf(stderr, "gt-record: %s\n", s->py_note);
 	rec_sess_gate_summary(s, end_ns);
@@ -403,6 +407,11 @@ static void run_loop(sess *s)
 			return;
 		}
 		rec_sess_gate_step(s, now);
+		if ((rc = rec_perf_watch(s->perf, now)) < 0) {
+			s->write_rc = rc;
+			s->end_reason = GTT_END_ERROR;
+			return;
+		}
 		if (g_n_signals > 0) {
 			s->end_reason = GTT_END_SIGNAL;
 			return;
