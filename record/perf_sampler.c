@@ -1031,7 +1031,8 @@ int rec_perf_watch(rec_perf *p, uint64_t now_ns)
 		p->watch_off = 1;
 		return 0;
 	}
-	double tick_s = 1.0 / (double)sysconf(_SC_CLK_TCK), hz = 1e9 / (double)p->attr.sample_period;
+	long tck = sysconf(_SC_CLK_TCK);
+	double tick_s = 1.0 / (double)(tck > 0 ? tck : 100), hz = 1e9 / (double)p->attr.sample_period;
 	int rc = 0;
 	for (int i = 0; p->watch_from_ns && i < p->n_cpus; i++) {
 		ring *rg = &p->rings[i];
@@ -1039,7 +1040,7 @@ int rec_perf_watch(rec_perf *p, uint64_t now_ns)
 		double want = busy_s * hz;
 		uint64_t got = rg->n_samples - p->watch_smp[i];
 		/* losses and throttling explain a shortfall of their own (and are reported) */
-		if (rg->fd < 0 || rg->n_trouble != p->watch_trouble[i] || want < REC_PERF_WATCH_MIN ||
+		if (rg->fd < 0 || busy[i] < p->watch_busy[i] || rg->n_trouble != p->watch_trouble[i] || want < REC_PERF_WATCH_MIN ||
 		    (double)got * 10 >= want)
 			continue;
 		/* the kernel stopped firing this CPU's timer (seen on a VM: switches went on, no
