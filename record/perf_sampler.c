@@ -1024,7 +1024,10 @@ int rec_perf_watch(rec_perf *p, uint64_t now_ns)
 		}
 	}
 	test_stall(p, now_ns);
-	if (p->watch_from_ns && now_ns < p->watch_from_ns + REC_PERF_WATCH_NS)
+	uint64_t window = (uint64_t)REC_PERF_WATCH_PERIODS * p->attr.sample_period;
+	if (window < REC_PERF_WATCH_NS)
+		window = REC_PERF_WATCH_NS;
+	if (p->watch_from_ns && now_ns < p->watch_from_ns + window)
 		return 0;
 	uint64_t busy[p->n_cpus];
 	if (read_busy(p, busy) < 0) {

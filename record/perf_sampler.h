@@ -117,11 +117,13 @@ typedef struct rec_perf_stats {
 	int kernel_build_ids;    /* MMAP2 carries build-ids */
 } rec_perf_stats;
 void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s);
-/* The stall watch, system-wide (called from the drain loop, judges every REC_PERF_WATCH_NS):
- * a CPU busy for at least REC_PERF_WATCH_MIN samples' worth of time (/proc/stat) that delivered
- * under a tenth of them, with nothing lost or throttled, has its sampling event switched off and
- * on again, and a health note says so. 0, or the writer's error. */
-#define REC_PERF_WATCH_NS GT_NS_PER_SEC
+/* The stall watch, system-wide (called from the drain loop; judges windows of REC_PERF_WATCH_NS,
+ * or of REC_PERF_WATCH_PERIODS sampling periods where that is longer): a CPU busy for at least
+ * REC_PERF_WATCH_MIN samples' worth of time (/proc/stat) that delivered under a tenth of them,
+ * with nothing lost or throttled, has its sampling event switched off and on again, and a health
+ * note says so. 0, or the writer's error. */
+#define REC_PERF_WATCH_NS (250 * GT_NS_PER_MS) /* short: a stall costs up to two windows of samples */
+#define REC_PERF_WATCH_PERIODS 40
 #define REC_PERF_WATCH_MIN 20
 int rec_perf_watch(rec_perf *p, uint64_t now_ns);
 /* Write a GTT_HEALTH_CONFIG record describing the buffers (ring bytes, period, stack bytes).

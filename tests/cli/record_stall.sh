@@ -2,7 +2,7 @@
 # record_stall.sh — the stall watch of system-wide sampling (record/perf_sampler.c,
 # rec_perf_watch): a CPU that is busy but whose cpu-clock event stopped delivering samples (seen
 # on this VM: one CPU's timer went quiet for good, nothing lost or throttled, and a test's
-# profile was 90 % short) is found within two seconds, its event switched off and on again, and
+# profile was 90 % short) is found within two of its windows (0.25 s at 199 Hz), its event switched off and on again, and
 # the trace says so in a health note; a healthy recording, and sampling switched off on purpose
 # (capture control), get no such note. The stall is made with GT_RECORD_TEST_STALL=CPU:SECONDS,
 # which stops that CPU's event as the kernel did.
@@ -29,16 +29,18 @@ r=$(ratio "$TMP/st.rep")
 check "stalled CPU $cpu: one note names it and says it was re-armed ($(grep -o 'CPU [0-9]* delivered [0-9]* samples' "$TMP/st.rep" | head -1))" \
 	grep -q "note (perf sampler): CPU $cpu delivered .* re-armed" "$TMP/st.rep"
 check "stalled CPU $cpu: re-armed once, not again and again ($(stall_notes "$TMP/st.rep") notes)" test "$(stall_notes "$TMP/st.rep")" = 1
-# stopped from 0.5 s until the watch's second window ends (~2 s): about 70 % arrive; without the
-# watch, 10 % (the first half second)
-check "stalled CPU $cpu: sampling came back: ${r:-?} % of the intended samples arrived (>= 55)" test "${r:-0}" -ge 55
-check "stalled CPU $cpu: the report still warns that samples are missing (${r:-?} %)" grep -q "WARNING: only .* of the intended samples arrived" "$TMP/st.rep"
+# stopped from 0.5 s until the end of the watch's next window or the one after (<= 0.5 s): about
+# 90 % arrive; without the watch, 10 % (the first half second)
+check "stalled CPU $cpu: sampling came back: ${r:-?} % of the intended samples arrived (>= 70)" test "${r:-0}" -ge 70
+check "stalled CPU $cpu: the report warns that samples are missing (${r:-?} % arrived)" \
+	grep -Eq "WARNING: (only .* of the intended samples arrived.*notes of CPUs whose sampling stopped|a CPU's sampling stopped on its own)" "$TMP/st.rep"
 
 # the same without a stall: no note, every sample
 "$REC" -q -F 199 --scope system -o "$TMP/ok.gtt" -- taskset -c "$cpu" "$P/calltree" 3 2>/dev/null
 "$ANA" report "$TMP/ok.gtt" >"$TMP/ok.rep" 2>&1
 r=$(ratio "$TMP/ok.rep")
 check "healthy recording: no stall note ($(stall_notes "$TMP/ok.rep"))" test "$(stall_notes "$TMP/ok.rep")" = 0
+check "healthy recording: no warning of a stopped CPU" sh -c "! grep -q 'sampling stopped' '$TMP/ok.rep'"
 check "healthy recording: ${r:-?} % of the intended samples (>= 90)" test "${r:-0}" -ge 90
 
 # sampling off on purpose (a signal capture range never started) while the CPU is busy: nothing
