@@ -11,6 +11,7 @@
 #include "fold.h"
 #include "gpu_sum.h"
 #include "gt_util.h"
+#include "sample_sum.h"
 #include "gtt.h"
 #include "model_priv.h"
 #include "outfile.h"
@@ -289,24 +290,29 @@ int ana_cmd_export(int argc, char **argv)
 		return GT_EXIT_USAGE;
 	}
 	/* only Chrome's timeline walks the CUDA records: the other formats are profiles of the
-	 * samples, which they walk one by one */
+	 * samples; speedscope's walks them one by one in time, folded text and pprof take their
+	 * sums by stack (the loader keeps no sample for them: memory follows distinct stacks) */
 	if (format != ANA_EXPORT_CHROME)
-		ana_fold_load_opts(&ao, ANA_WEIGHT_SAMPLES, 1);
+		ana_fold_load_opts(&ao, ANA_WEIGHT_SAMPLES, format == ANA_EXPORT_SPEEDSCOPE);
 	if (!(m = ana_cli_load(path, &ao, &load_status)))
 		return load_status;
 	status = GT_EXIT_BROKEN;
 	uint64_t n_gpu = m->cuda_streamed && m->gpu ? m->gpu->n_kernels + m->gpu->n_apis : m->kernels.n + m->apis.n;
-	if (m->samples.n == 0 && n_gpu == 0) {
+	const ana_sample_sum *ss = m->samples_streamed ? ana_sample_sum_of(m) : NULL;
+	uint64_t n_samples = ana_model_n_samples(m);
+	if (n_samples == 0 && n_gpu == 0) {
 		fprintf(stderr, "gt-analyze export: %s: the trace has no samples and no GPU activity\n", path);
 		goto out;
 	}
-	if (eo.gil >= 0 && m->samples.n) {
+	if (eo.gil >= 0 && n_samples) {
 		size_t kept = 0;
 		for (size_t i = 0; i < m->samples.n && !kept; i++)
 			kept += (eo.gil & 1 << m->samples.v[i].cls) != 0;
+		for (size_t i = 0; ss && i < ss->rows.n && !kept; i++)
+			kept += (eo.gil & 1 << ss->rows.v[i].cls) != 0;
 		if (!kept)
-			fprintf(stderr, "gt-analyze export: warning: none of the %zu samples is of the --gil "
-			                "classes; the profile has no samples\n", m->samples.n);
+			fprintf(stderr, "gt-analyze export: warning: none of the %llu samples is of the --gil "
+			                "classes; the profile has no samples\n", (unsigned long long)n_samples);
 	}
 	const char *inputs[] = { path, NULL };
 	if (!(of = ana_out_open(out_path, inputs, oerr, sizeof(oerr)))) {

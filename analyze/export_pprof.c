@@ -10,6 +10,7 @@
 #include "gt_util.h"
 #include "gtt.h"
 #include "pb.h"
+#include "sample_sum.h"
 
 /* profile.proto field numbers */
 enum {
@@ -199,7 +200,7 @@ static void label_num(pprof_ctx *c, ana_pb *b, const char *key, int64_t v)
 	ana_pb_end(b, mk);
 }
 
-typedef struct agg { uint64_t count, weight_ns; size_t first; } agg; /* first: a sample of it */
+typedef struct agg { uint64_t count, weight_ns; uint32_t stack_id, thread_idx, cls; } agg;
 
 /* pprof's values are int64: a count or time past that is written as the largest one */
 static int64_t pb_i64(uint64_t v)
@@ -219,6 +220,10 @@ static int header_fields(pprof_ctx *c, const ana_model *m, ana_pb *out)
 		period = gt_hz_to_period_ns(strtod(hz, NULL)); /* as the report's sampling period */
 	else if (m->samples.n)
 		period = m->samples.v[0].weight_ns;
+	else if (m->samples_streamed && ana_sample_sum_of(m) && ana_sample_sum_of(m)->rows.n) {
+		const ana_ssum_row *r = &ana_sample_sum_of(m)->rows.v[0]; /* its first sample's, on average */
+		period = r->n ? r->weight_ns / r->n : 0;
+	}
 	value_type(c, out, P_PERIOD_TYPE, "cpu", "nanoseconds");
 	ana_pb_int_opt(out, P_PERIOD, pb_i64(period));
 	const char *rt = ana_meta_get(m, "start_realtime_ns"), *mt = ana_meta_get(m, "start_ns");
@@ -285,29 +290,42 @@ static int mappings(pprof_ctx *c, const ana_model *m, ana_pb *maps_pb)
 	return 0;
 }
 
+/* One more (stack, thread, class) of count samples weighing weight_ns into the aggregates. */
+static int agg_add(ana_keymap *skeys, agg **aggs, size_t *n_aggs, size_t *cap_aggs, uint32_t stack_id,
+                   uint32_t thread_idx, uint32_t cls, uint64_t count, uint64_t weight_ns)
+{
+	uint32_t key[3] = {stack_id, thread_idx, cls};
+	int is_new = 0;
+	int64_t k = ana_keymap_get(skeys, key, 3, &is_new);
+	if (k < 0 || (is_new && GT_GROW(*aggs, *cap_aggs, *n_aggs + 1) < 0))
+		return GTT_ENOMEM;
+	if (is_new)
+		(*aggs)[(*n_aggs)++] = (agg){.stack_id = stack_id, .thread_idx = thread_idx, .cls = cls};
+	(*aggs)[k].count = ana_sat_add((*aggs)[k].count, count);
+	(*aggs)[k].weight_ns = ana_sat_add((*aggs)[k].weight_ns, weight_ns);
+	return 0;
+}
+
 /* The samples aggregated per (stack, thread, class), in order of first appearance; counts and
- * times saturate. *n_out aggregates in *out (the caller frees). 0 or GTT_ENOMEM. */
+ * times saturate. From the samples, or from the loader's sums of them where it kept none (their
+ * rows, by (thread, stack, class, cut short), come in order of first appearance too). *n_out
+ * aggregates in *out (the caller frees). 0 or GTT_ENOMEM. */
 static int aggregate(const ana_model *m, int gil, agg **out, size_t *n_out)
 {
 	ana_keymap *skeys = ana_keymap_create();
 	agg *aggs = NULL;
 	size_t n_aggs = 0, cap_aggs = 0;
 	int rc = skeys ? 0 : GTT_ENOMEM;
+	const ana_sample_sum *ss = m->samples_streamed ? ana_sample_sum_of(m) : NULL;
+	for (size_t i = 0; !rc && ss && i < ss->rows.n; i++) {
+		const ana_ssum_row *r = &ss->rows.v[i];
+		if (r->stack_id < m->stacks.n && r->thread_idx < m->threads.n && (gil < 0 || (gil & 1 << r->cls)))
+			rc = agg_add(skeys, &aggs, &n_aggs, &cap_aggs, r->stack_id, r->thread_idx, r->cls, r->n, r->weight_ns);
+	}
 	for (size_t i = 0; !rc && i < m->samples.n; i++) {
 		const ana_sample *s = &m->samples.v[i];
-		if (s->stack_id >= m->stacks.n || s->thread_idx >= m->threads.n || (gil >= 0 && !(gil & 1 << s->cls)))
-			continue;
-		uint32_t key[3] = {s->stack_id, s->thread_idx, s->cls};
-		int is_new = 0;
-		int64_t k = ana_keymap_get(skeys, key, 3, &is_new);
-		if (k < 0 || (is_new && GT_GROW(aggs, cap_aggs, n_aggs + 1) < 0)) {
-			rc = GTT_ENOMEM;
-			break;
-		}
-		if (is_new)
-			aggs[n_aggs++] = (agg){.first = i};
-		aggs[k].count = ana_sat_add(aggs[k].count, 1);
-		aggs[k].weight_ns = ana_sat_add(aggs[k].weight_ns, s->weight_ns);
+		if (s->stack_id < m->stacks.n && s->thread_idx < m->threads.n && (gil < 0 || (gil & 1 << s->cls)))
+			rc = agg_add(skeys, &aggs, &n_aggs, &cap_aggs, s->stack_id, s->thread_idx, s->cls, 1, s->weight_ns);
 	}
 	ana_keymap_destroy(skeys);
 	if (rc)
@@ -328,8 +346,7 @@ static int samples(pprof_ctx *c, const ana_model *m, const agg *aggs, size_t n_a
 	if (!locbuf)
 		return GTT_ENOMEM;
 	for (size_t k = 0; k < n_aggs; k++) {
-		const ana_sample *s = &m->samples.v[aggs[k].first];
-		const ana_stack *st = &m->stacks.v[s->stack_id];
+		const ana_stack *st = &m->stacks.v[aggs[k].stack_id];
 		size_t nl = 0;
 		/* Walk leaf to root; a run of inlined frames belongs to the physical frame above it. */
 		uint32_t end = st->n;
@@ -340,7 +357,7 @@ static int samples(pprof_ctx *c, const ana_model *m, const agg *aggs, size_t n_a
 			locbuf[nl++] = loc_id(c, st->frames + begin, end - begin);
 			end = begin;
 		}
-		const ana_thread *th = &m->threads.v[s->thread_idx];
+		const ana_thread *th = &m->threads.v[aggs[k].thread_idx];
 		int64_t vals[2] = {pb_i64(aggs[k].count), pb_i64(aggs[k].weight_ns)};
 		size_t mk = ana_pb_begin(samples_pb, P_SAMPLE);
 		ana_pb_packed_uint(samples_pb, S_LOCATION_ID, locbuf, nl);
@@ -349,7 +366,7 @@ static int samples(pprof_ctx *c, const ana_model *m, const agg *aggs, size_t n_a
 		label_str(c, samples_pb, "thread", ana_export_thread_name(m, th, tn, sizeof(tn)));
 		label_num(c, samples_pb, "tid", th->tid);
 		label_num(c, samples_pb, "pid", th->pid);
-		label_str(c, samples_pb, "gil", ana_class_name(s->cls));
+		label_str(c, samples_pb, "gil", ana_class_name(aggs[k].cls));
 		ana_pb_end(samples_pb, mk);
 	}
 	free(locbuf);

@@ -25,7 +25,8 @@
 #                          and is reported as such instead of taking the machine down
 #   BEFORE_MAX_BYTES=1.1e9 GT_ANALYZE_BEFORE only on traces up to this size
 #   COMMANDS=report        the gt-analyze commands measured on each trace, e.g. 'report fold
-#                          diff check' (diff and check compare the trace with itself)
+#                          diff check export-pprof' (diff and check compare the trace with
+#                          itself; export-FORMAT writes that format to /dev/null)
 #   OUT=build/bench/scaling  traces (deleted unless KEEP=1) and results.tsv
 # Benchmarks never fail on a number: exit 0 unless the suite itself could not run.
 set -u
@@ -61,8 +62,11 @@ echo "analyze_scaling: $(uname -n), $(nproc) CPUs, $(awk '/MemTotal/ { printf "%
 # in results.tsv
 run() {
 	local part=$1 who=$2 trace=$3 rep=$4; shift 4
-	local bin=$ANA bytes rc c=${cmd:-report} twice=()
-	case $c in diff | check) twice=("$trace") ;; esac
+	local bin=$ANA bytes rc c=${cmd:-report} twice=() label=${cmd:-report}
+	case $c in
+	diff | check) twice=("$trace") ;;
+	export-*) twice=(--format "${c#export-}" -o /dev/null) c=export ;; # export-pprof: to nowhere
+	esac
 	[ "$who" = before ] && bin=$BEFORE
 	bytes=$(stat -c %s "$trace")
 	if [ "$who" = before ] && awk -v b="$bytes" -v m="$BEFORE_MAX_BYTES" 'BEGIN { exit !(b > m) }'; then
@@ -75,10 +79,10 @@ run() {
 	read -r wall user rss <"$OUT/time.txt" 2>/dev/null || { wall=0 user=0 rss=0; }
 	# /usr/bin/time writes "Command exited with non-zero status N" first on a failure
 	[ "$rc" -ne 0 ] && read -r wall user rss < <(tail -1 "$OUT/time.txt")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$part" "$who" "$(basename "$trace")" "$bytes" "$c $*" "$rep" "$rc" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$part" "$who" "$(basename "$trace")" "$bytes" "$label $*" "$rep" "$rc" \
 		"$wall" "$user" "$rss" >>"$RES"
 	printf '%-9s %-6s %-22s %-22s rep %s: rc %s, %6.2f s wall, %6.2f s user, %8.1f MiB RSS, %7.1f MB/s%s\n' \
-		"$part" "$who" "$(basename "$trace")" "$c $*" "$rep" "$rc" "$wall" "$user" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
+		"$part" "$who" "$(basename "$trace")" "$label $*" "$rep" "$rc" "$wall" "$user" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
 		"$(awk -v b="$bytes" -v w="$wall" 'BEGIN { print (w > 0 ? b / w / 1e6 : 0) }')" \
 		"$([ "$rc" -ne 0 ] && echo " ($(head -1 "$OUT/err.txt"))")" >&2
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diff.h"
+#include "export.h"
 #include "fold.h"
 #include "gpu_sum.h"
 #include "report.h"
@@ -261,6 +262,25 @@ static void compare_fold(const char *path, const char *what, const ana_model *ke
 	}
 	th_check(same && n_lines > 0, "%s: its folds equal the kept model's: all, --threads, --annotate, python-only, "
 	         "--gil, --tid (%d lines)", what, n_lines);
+	/* the pprof export (it loads as fold does): the same bytes, whole and by GIL class */
+	int pp_same = 1;
+	size_t pp_len = 0;
+	for (int g = -1; g < ANA_CLASS_COUNT; g++) {
+		ana_export_opts eo;
+		ana_export_opts_init(&eo);
+		eo.gil = g < 0 ? -1 : 1 << g;
+		uint8_t *a = NULL, *b = NULL;
+		size_t na = 0, nb = 0;
+		int ra = ana_export_pprof_raw(kept, &eo, &a, &na), rb = ana_export_pprof_raw(fm, &eo, &b, &nb);
+		if (ra < 0 || rb < 0 || na != nb || memcmp(a, b, na) != 0)
+			pp_same = 0;
+		if (g < 0)
+			pp_len = na;
+		free(a);
+		free(b);
+	}
+	th_check(pp_same && pp_len > 0, "%s: its pprof profile is the kept model's, byte for byte, whole and per GIL "
+	         "class (%zu bytes)", what, pp_len);
 	/* diff's and check's profile (they load the same way, their CUDA tables aside): every
 	 * function's self and total samples and the GIL classes' shares as from the kept model */
 	ana_profile *pa = ana_profile_from_model(kept), *pb = ana_profile_from_model(fm);
