@@ -279,6 +279,11 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 	                                  UINT64_MAX - 1, UINT64_MAX };
 	uint32_t r = seed * 2654435761u + 1;
 #define TM_RAND() (r = r * 1103515245u + 12345u, r >> 8)
+	/* libFuzzer hands over inputs longer than max_size (a corpus file over -max_len): the buffer
+	 * is not known to hold more, so the input is cut to it first (the growth below counted from
+	 * max_size - size, which wrapped, and wrote past the buffer: fuzz_render, 2026-12-07) */
+	if (size > max_size)
+		size = max_size;
 	size_t n = size >= GTT_HEADER_LEN && memcmp(data, GTT_MAGIC, GTT_MAGIC_LEN) == 0
 	           ? tm_chunks(data, size, off, TM_MAX_CHUNKS) : 0;
 	unsigned op = n ? TM_RAND() % 8 : 7;
@@ -326,6 +331,8 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 		size_t plen = clen - GTT_CHUNK_HEADER_LEN, room = max_size - size + plen;
 		if (room > (1u << 20))
 			room = 1u << 20;
+		if (plen > room)
+			break; /* a payload over the 1 MiB cap: left as it is */
 		uint8_t *tmp = malloc(room ? room : 1);
 		if (!tmp)
 			break;
