@@ -19,6 +19,7 @@
 
 #include "gt_util.h"
 #include "perf_decode.h"
+#include "perf_priv.h"
 #include "perf_tree.h"
 #include "procfs.h"
 #include "rec_err.h"
@@ -43,66 +44,6 @@
 #define USER_REGS_MASK 0ull
 #endif
 
-typedef struct ring {
-	int fd;
-	struct perf_event_mmap_page *meta;
-	uint8_t *data;
-	uint64_t size;          /* data area bytes */
-	rec_perf_ring_state rs;
-	uint64_t n_samples;     /* sample records read, the tree's and others' (the stall watch) */
-	uint64_t n_trouble;     /* LOST, LOST_SAMPLES, THROTTLE and UNTHROTTLE records read */
-} ring;
-
-/* A record read from a ring, waiting in the arena to be decoded in time order. */
-typedef struct pending { uint64_t time_ns, seq; size_t off; uint32_t size; int ring; } pending;
-
-struct rec_perf {
-	rec_perf_opts o;
-	int64_t clock_off_ns;   /* our clock minus perf's (time namespaces; clock.h) */
-	struct perf_event_attr attr;
-	struct perf_event_attr track; /* o.capture: the side-band event that stays on (mmap, comm, task) */
-	struct perf_event_attr sw;    /* lean: the side-band and context-switch event (sample_id: the time) */
-	struct perf_event_attr swonly; /* system-wide, REC_SW_AUTO: the context switches alone (the switch gate) */
-	int *swfds;             /* gateable: each CPU's switch event, -1 while closed */
-	int switches_open;
-	int gate_open;          /* gateable: the switch gate's state (rec_perf_switches) */
-	int opened_once;        /* gateable: the switch events were opened before */
-	int keeper_fd;          /* gateable: a do-nothing event on our own thread, -1 none (below) */
-	int switch_err;         /* gateable: the last opening's failure at a start of sampling */
-	uint64_t decoded_to_ns; /* trace time up to which the last drain decoded every record */
-	gtt_writer *w;
-	int n_cpus;
-	int *cpus;              /* online CPU numbers */
-	ring *rings;            /* one per CPU */
-	int *fds;               /* every event fd (attach mode: threads x CPUs) */
-	size_t n_fds, cap_fds;
-	int *sfds;              /* o.capture: the sampling events among them (switched on and off) */
-	size_t n_sfds, cap_sfds;
-	int sampling;           /* o.capture: the sampling events are on */
-	int32_t *attached;      /* attached tids (attach mode) */
-	size_t n_attached, cap_attached;
-	rec_perf_decoder *dec;
-	uint8_t *arena;         /* bytes of pending records */
-	size_t n_arena, cap_arena;
-	pending *pend;
-	size_t n_pend, cap_pend;
-	pending *pend_tmp;      /* the merge's other buffer (cap_tmp entries) */
-	size_t cap_tmp;
-	size_t *runs;           /* the merge's run boundaries */
-	size_t cap_runs;
-	uint64_t seq;
-	int system;             /* per-CPU events for every task, filtered by tree */
-	int lean;               /* system-wide without capture control: the sw event (fill_attr) */
-	rec_ptree *tree;        /* system-wide: the target's processes */
-	rec_perf_stats st;      /* configuration part; counters come from the decoder */
-	/* the stall watch (system-wide, rec_perf_watch): the window being judged and each CPU's
-	 * busy ticks, samples and trouble records at its start */
-	uint64_t watch_from_ns; /* 0: no window open */
-	uint64_t *watch_busy, *watch_smp, *watch_trouble;
-	int watch_off;          /* /proc/stat could not be read: no watch */
-	int stall_cpu;          /* GT_RECORD_TEST_STALL: the CPU whose event is stopped, -1 none */
-	uint64_t stall_after_ns, stall_at_ns;
-};
 
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
@@ -953,123 +894,6 @@ void rec_perf_get_stats(const rec_perf *p, rec_perf_stats *s)
 	*s = p->st;
 	s->samples = s->lost = s->throttled = s->switches = s->switch_outs = s->sample_bytes = s->stack_bytes = s->foreign = 0;
 	rec_perf_decoder_stats(p->dec, s);
-}
-
-/* ---- the stall watch ---- */
-
-/* Each online CPU's busy time from /proc/stat, in clock ticks (user and nice, and with kernel
- * samples system, irq and softirq: what a cpu-clock event that excludes the idle task samples;
- * steal is time the CPU did not run): 0, or -1 when it cannot be read. */
-static int read_busy(const rec_perf *p, uint64_t *busy)
-{
-	FILE *f = fopen("/proc/stat", "re");
-	char line[512];
-	int found = 0;
-
-	if (!f)
-		return -1;
-	memset(busy, 0, (size_t)p->n_cpus * sizeof(*busy));
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long user, nice, sys, idle, iowait, irq, softirq;
-		int cpu, i;
-		if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9' ||
-		    sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys, &idle, &iowait, &irq,
-		           &softirq) != 8)
-			continue;
-		for (i = 0; i < p->n_cpus && p->cpus[i] != cpu; i++)
-			;
-		if (i == p->n_cpus)
-			continue;
-		busy[i] = user + nice + (p->attr.exclude_kernel ? 0 : sys + irq + softirq);
-		found++;
-	}
-	fclose(f);
-	return found == p->n_cpus ? 0 : -1;
-}
-
-/* GT_RECORD_TEST_STALL=CPU:SECONDS (tests): stop that CPU's sampling event SECONDS after the
- * watch began, as the kernel was seen to do on its own (record_stall.sh). */
-static void test_stall(rec_perf *p, uint64_t now_ns)
-{
-	if (p->stall_cpu < 0 || p->stall_at_ns || now_ns < p->stall_after_ns)
-		return;
-	for (int i = 0; i < p->n_cpus; i++)
-		if (p->cpus[i] == p->stall_cpu && p->rings[i].fd >= 0)
-			ioctl(p->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-	p->stall_at_ns = now_ns;
-}
-
-int rec_perf_watch(rec_perf *p, uint64_t now_ns)
-{
-	if (!p || !p->system || p->watch_off)
-		return 0;
-	if (p->o.capture && !p->sampling) {
-		p->watch_from_ns = 0; /* sampling is off on purpose: a new window when it is on again */
-		return 0;
-	}
-	if (!p->watch_busy) {
-		const char *t = getenv("GT_RECORD_TEST_STALL");
-		double after = 0;
-		p->stall_cpu = -1;
-		if (t && sscanf(t, "%d:%lf", &p->stall_cpu, &after) == 2 && after >= 0)
-			p->stall_after_ns = now_ns + gt_s_to_ns(after);
-		else
-			p->stall_cpu = -1;
-		p->watch_busy = calloc((size_t)p->n_cpus, sizeof(*p->watch_busy));
-		p->watch_smp = calloc((size_t)p->n_cpus, sizeof(*p->watch_smp));
-		p->watch_trouble = calloc((size_t)p->n_cpus, sizeof(*p->watch_trouble));
-		if (!p->watch_busy || !p->watch_smp || !p->watch_trouble) {
-			p->watch_off = 1;
-			return 0;
-		}
-	}
-	test_stall(p, now_ns);
-	uint64_t window = (uint64_t)REC_PERF_WATCH_PERIODS * p->attr.sample_period;
-	if (window < REC_PERF_WATCH_NS)
-		window = REC_PERF_WATCH_NS;
-	if (p->watch_from_ns && now_ns < p->watch_from_ns + window)
-		return 0;
-	uint64_t busy[p->n_cpus];
-	if (read_busy(p, busy) < 0) {
-		p->watch_off = 1;
-		return 0;
-	}
-	long tck = sysconf(_SC_CLK_TCK);
-	double tick_s = 1.0 / (double)(tck > 0 ? tck : 100), hz = 1e9 / (double)p->attr.sample_period;
-	int rc = 0;
-	for (int i = 0; p->watch_from_ns && i < p->n_cpus; i++) {
-		ring *rg = &p->rings[i];
-		double busy_s = (double)(busy[i] - p->watch_busy[i]) * tick_s;
-		double want = busy_s * hz;
-		uint64_t got = rg->n_samples - p->watch_smp[i];
-		/* losses and throttling explain a shortfall of their own (and are reported) */
-		if (rg->fd < 0 || busy[i] < p->watch_busy[i] || rg->n_trouble != p->watch_trouble[i] || want < REC_PERF_WATCH_MIN ||
-		    (double)got * 10 >= want)
-			continue;
-		/* the kernel stopped firing this CPU's timer (seen on a VM: switches went on, no
-		 * sample, nothing lost or throttled): off and on again restarts it */
-		ioctl(rg->fd, PERF_EVENT_IOC_DISABLE, 0);
-		ioctl(rg->fd, PERF_EVENT_IOC_ENABLE, 0);
-		p->st.rearms++;
-		char text[256];
-		snprintf(text, sizeof(text),
-		         "CPU %d delivered %llu samples in %.2f s where %.2f s of busy time wanted ~%.0f, nothing lost or "
-		         "throttled: its sampling event had stopped and was re-armed; samples on that CPU are missing "
-		         "for this stretch and possibly part of the one before",
-		         p->cpus[i], (unsigned long long)got, (double)(now_ns - p->watch_from_ns) / 1e9, busy_s, want);
-		gtt_health h = { .time_ns = p->watch_from_ns, .end_ns = now_ns, .source = GTT_SRC_PERF,
-		                 .kind = GTT_HEALTH_NOTE, .count = got,
-		                 .value = { (uint64_t)p->cpus[i], (uint64_t)want }, .text = text };
-		if (!rc)
-			rc = rec_err_from_gtt(gtt_write_health(p->w, &h));
-	}
-	p->watch_from_ns = now_ns;
-	for (int i = 0; i < p->n_cpus; i++) {
-		p->watch_busy[i] = busy[i];
-		p->watch_smp[i] = p->rings[i].n_samples;
-		p->watch_trouble[i] = p->rings[i].n_trouble;
-	}
-	return rc;
 }
 
 int rec_perf_write_config(rec_perf *p, uint64_t time_ns)
