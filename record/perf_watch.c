@@ -105,7 +105,7 @@ int rec_perf_watch(rec_perf *p, uint64_t now_ns)
 		ioctl(rg->fd, PERF_EVENT_IOC_DISABLE, 0);
 		ioctl(rg->fd, PERF_EVENT_IOC_ENABLE, 0);
 		p->st.rearms++;
-		char text[256];
+		char text[384]; /* (the sentence is ~240 bytes with its numbers) */
 		snprintf(text, sizeof(text),
 		         "CPU %d delivered %llu samples in %.2f s where %.2f s of busy time wanted ~%.0f, nothing lost or "
 		         "throttled: its sampling event had stopped and was re-armed; samples on that CPU are missing "
