@@ -11,10 +11,10 @@
 #include "fold.h"
 #include "gpu_sum.h"
 #include "gt_util.h"
-#include "sample_sum.h"
 #include "gtt.h"
 #include "model_priv.h"
 #include "outfile.h"
+#include "sample_sum.h"
 
 int ana_export_format_parse(const char *name)
 {

@@ -175,10 +175,10 @@ static void print_coverage(FILE *out, const ana_model *m, uint64_t period, int t
 	if (n_unknown)
 		fprintf(out, "  (%" PRIu64 " samples of %zu thread%s without on-CPU records not counted)\n", unknown_samples,
 		        n_unknown, n_unknown == 1 ? "" : "s");
-	size_t stalls = 0; /* gt-record's stall watch re-armed a CPU's event (perf_sampler.c) */
+	size_t stalls = 0; /* gt-record's stall watch re-armed a CPU's event (record/perf_watch.c) */
 	for (size_t i = 0; i < m->health.n; i++)
 		stalls += m->health.v[i].kind == GTT_HEALTH_NOTE && m->health.v[i].source == GTT_SRC_PERF &&
-		          m->health.v[i].text && strstr(m->health.v[i].text, "sampling event had stopped");
+		          m->health.v[i].text && strstr(m->health.v[i].text, GTT_NOTE_SAMPLING_STOPPED);
 	if (sum_i && ana_sat_mul(sum_r, 10) < ana_sat_mul(sum_i, 9)) {
 		fprintf(out, "  WARNING: only %.1f%% of the intended samples arrived: the profile under-represents "
 		        "where CPU time went (see lost, throttled and lag below%s)\n",

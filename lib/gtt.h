@@ -175,6 +175,9 @@ enum {
 	GTT_HEALTH_OVERHEAD = 7,    /* [time_ns, end_ns) time the tool spent (e.g. CUPTI overhead) */
 	GTT_HEALTH_NOTE = 8,        /* count unused; a plain-text note in text */
 };
+/* A perf note of gt-record's stall watch (record/perf_watch.c) has this in its text, the CPU in
+ * value[0], the samples its busy time wanted in value[1] and those it delivered in count. */
+#define GTT_NOTE_SAMPLING_STOPPED "sampling event had stopped"
 typedef struct gtt_health {
 	uint64_t time_ns, end_ns;
 	uint32_t source;     /* GTT_SRC_* */

@@ -108,8 +108,8 @@ int rec_perf_watch(rec_perf *p, uint64_t now_ns)
 		char text[384]; /* (the sentence is ~240 bytes with its numbers) */
 		snprintf(text, sizeof(text),
 		         "CPU %d delivered %llu samples in %.2f s where %.2f s of busy time wanted ~%.0f, nothing lost or "
-		         "throttled: its sampling event had stopped and was re-armed; samples on that CPU are missing "
-		         "for this stretch and possibly part of the one before",
+		         "throttled: its " GTT_NOTE_SAMPLING_STOPPED " and was re-armed; samples on that CPU are "
+		         "missing for this stretch and possibly part of the one before",
 		         p->cpus[i], (unsigned long long)got, (double)(now_ns - p->watch_from_ns) / 1e9, busy_s, want);
 		gtt_health h = { .time_ns = p->watch_from_ns, .end_ns = now_ns, .source = GTT_SRC_PERF,
 		                 .kind = GTT_HEALTH_NOTE, .count = got,
