@@ -3,7 +3,8 @@
  * of calls, takes the native and Python stack and queues it for the flush thread, which writes
  * the cuda_callstack and py_code records (docs/CUDA.md, "Launch stacks").
  *
- * The common call (not sampled) costs a thread-local pointer, a coarse clock read, a few stores
+ * The common call (not sampled) costs a thread-local pointer, a coarse clock read (and the trace
+ * clock at entry and exit, for its API record and its length), a few stores
  * into the thread's own cache line and one probe of a thread-local table; no lock, no shared
  * write. Everything else (encoding, interning, writing) happens on the flush thread. */
 #include "cupti_calls.h"
@@ -66,7 +67,8 @@ typedef struct thr {
 	uint32_t n_local;        /* outermost calls not yet added to the shared counter */
 	uint32_t n_nest;         /* nested calls, likewise */
 	uint64_t enter_ns;       /* coarse clock at the outermost call's entry */
-	uint64_t api_start;      /* MODE_API: the trace clock at its entry (0: not taken) */
+	uint64_t enter_prec;     /* the trace clock at that entry, for its length (0: not taken) */
+	uint64_t api_start;      /* MODE_API: the same clock, for its API record (0: not taken) */
 	uint32_t api_corr;       /* ... and its correlation id */
 	ag_apiq *apiq;           /* MODE_API: this thread's queue of calls for the flush thread */
 	int64_t call_credit;     /* stack-taking time earned by calls (GT_CUPTI_STACK_BUDGET_NS) */
@@ -591,8 +593,12 @@ static void api_enter(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callb
 	uint32_t gdom = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
 	t->enter_ns = now;
 	t->api_start = 0;
+	/* A call's length comes from the trace clock at entry and exit, read anyway for its API
+	 * record; the coarse clock can run late after the CPU idled (a VM, a thread blocked in the
+	 * call), and measured a 30 ms call at 24 ms — a long call missed or shortened */
+	t->enter_prec = (mode & MODE_API) || ((mode & MODE_STACKS) && G.cfg.long_ns) ? ag_now_ns() : 0;
 	if (mode & MODE_API) {
-		t->api_start = ag_now_ns();
+		t->api_start = t->enter_prec;
 		t->api_corr = d->correlationId;
 	}
 	if (s) {
@@ -627,10 +633,11 @@ static void api_enter(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callb
  * (GT_CUPTI_API=callbacks): what CUPTI's API activity record would say, from the entry and exit
  * callbacks; calls made inside it are not recorded (they are part of it). Into the thread's own
  * queue: no lock, no shared write. */
-static void put_api(thr *t, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+static void put_api(thr *t, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d,
+                    uint64_t end_ns)
 {
 	ag_api_call a = { .tid = t->tid, .cbid = (uint32_t)cbid, .correlation = t->api_corr,
-	                  .start_ns = t->api_start, .end_ns = ag_now_ns() };
+	                  .start_ns = t->api_start, .end_ns = end_ns };
 	a.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
 	if (d->functionReturnValue)
 		memcpy(&a.status, d->functionReturnValue, sizeof(a.status)); /* cudaError_t, CUresult: enums */
@@ -666,15 +673,17 @@ static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callba
 		s->depth = 0;
 		slot_write_end(s);
 	}
+	uint64_t end = t->enter_prec ? ag_now_ns() : 0, enter = t->enter_prec;
+	t->enter_prec = 0;
 	if ((mode & MODE_API) && t->api_start)
-		put_api(t, domain, cbid, d);
+		put_api(t, domain, cbid, d, end ? end : ag_now_ns());
 	if (!(mode & MODE_STACKS) && !t->pending)
 		goto timed;
 	uint64_t long_ns = G.cfg.long_ns;
 	if (t->pending) {
 		/* a stack taken at entry: its precise clock says how long the call was */
 		t->pending = 0;
-		t->ent->call_ns = ag_now_ns() - t->pending_at;
+		t->ent->call_ns = (end ? end : ag_now_ns()) - t->pending_at;
 		if (long_ns && t->ent->call_ns >= long_ns) {
 			t->ent->flags |= GTT_CALLSTACK_LONG;
 			ADD(n_long, 1);
@@ -682,11 +691,10 @@ static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callba
 		push(t);
 		return;
 	}
-	/* Otherwise only the coarse clock, read at entry and now: its difference can be one tick
-	 * more than the call lasted, so a call is long when the difference minus a tick reaches the
-	 * threshold — never a short call that crossed a tick */
-	uint64_t now = coarse_ns();
-	if (long_ns && now - t->enter_ns >= long_ns + G.tick_ns && (mode & MODE_STACKS) && !cap_closed) {
+	/* Otherwise the call's length from the trace clock at its entry and now (none when stacks
+	 * were switched on during the call) */
+	if (long_ns && enter && end - enter >= long_ns && (mode & MODE_STACKS) && !cap_closed) {
+		uint64_t now = coarse_ns();
 		uint32_t gdom = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? GTT_API_RUNTIME : GTT_API_DRIVER;
 		ADD(n_long, 1);
 		ADD(n_long_exit, 1);
@@ -694,7 +702,7 @@ static void api_exit(thr *t, int mode, CUpti_CallbackDomain domain, CUpti_Callba
 			ADD(n_skip_budget, 1);
 		} else if (capture(t, gdom, cbid, d, launch_function(domain, cbid, d->functionParams),
 		                   GTT_CALLSTACK_LONG | GTT_CALLSTACK_AT_EXIT) == 0) {
-			t->ent->call_ns = now - t->enter_ns;
+			t->ent->call_ns = end - enter;
 			push(t);
 		}
 		return;

@@ -189,7 +189,9 @@ def main():
     fl = [int(s["flags"], 16) for s in sync]
     check(len(sync) == 5 and all(f & LONG for f in fl) and all(int(s["call_ns"]) >= 25_000_000 for s in sync)
           and all(leaf(s) == ("slow_sync", exp["sites"]["slow_sync"]) for s in sync),
-          "five 30 ms synchronizes: five stacks flagged LONG with their duration, at slow_sync's line")
+          "five 30 ms synchronizes: five stacks flagged LONG with their duration, at slow_sync's line (%s)"
+          % ["%s %.1fms %s:%s" % ((hex(f), int(s["call_ns"]) / 1e6) + tuple(str(x) for x in leaf(s)))
+             for f, s in zip(fl, sync)])
     check(sum(1 for f in fl if f & FIRST) == k and sum(1 for f in fl if f & (AT_EXIT | NTH)) == 5 - k,
           "the first %d taken at entry, the next one (not sampled) at its exit: %s" % (k, [hex(f) for f in fl]))
     short_long = [s for s in stacks if s["cbid"] in ("211", "307") and int(s["flags"], 16) & LONG]
