@@ -12,6 +12,7 @@
 #include "fold.h"
 #include "demangle.h"
 #include "outfile.h"
+#include "gpu_sum.h"
 #include "gt_util.h"
 #include "launch.h"
 #include "model_priv.h"
@@ -260,12 +261,24 @@ static int fold_wall(ana_model *m, const ana_fold_opts *o, ana_folded *out)
 	const char *hz = ana_meta_get(m, "frequency_hz");
 	double rate = hz ? strtod(hz, NULL) : 0;
 	uint64_t period_ns = rate > 0 ? gt_hz_to_period_ns(rate) : 0;
-	rc = GTT_ENOMEM;
-	if (!(keys = malloc((m->pystacks.n ? m->pystacks.n : 1) * sizeof(*keys))))
+	/* a model that streamed its reads has them counted by (stack, thread, GIL held): the same
+	 * keys, taken from those rows (a window is the loader's, never this fold's) */
+	const ana_sample_sum *ss = m->samples_streamed ? ana_sample_sum_of(m) : NULL;
+	if (m->samples_streamed && (!ss || o->from_ns || o->to_ns)) {
+		rc = ss ? GTT_EINVAL : GTT_ENOMEM;
 		goto out;
-	for (size_t i = 0; i < m->pystacks.n; i++) {
-		const ana_pystack *r = &m->pystacks.v[i];
-		if (!r->n_frames || r->time_ns < from || (o->to_ns && r->time_ns >= to) || !read_gil_ok(o, r))
+	}
+	size_t n_in = ss ? ss->read_rows.n : m->pystacks.n;
+	rc = GTT_ENOMEM;
+	if (!(keys = malloc((n_in ? n_in : 1) * sizeof(*keys))))
+		goto out;
+	for (size_t i = 0; i < n_in; i++) {
+		const ana_ssum_read_row *row = ss ? &ss->read_rows.v[i] : NULL;
+		ana_pystack one;
+		const ana_pystack *r = ss ? &one : &m->pystacks.v[i];
+		if (ss)
+			one = (ana_pystack){ m->start_ns, row->pid, row->tid, row->held, row->n_frames, row->frames };
+		if (!r->n_frames || (!ss && (r->time_ns < from || (o->to_ns && r->time_ns >= to))) || !read_gil_ok(o, r))
 			continue;
 		size_t t = 0;
 		while (t < n_tids && tids[t] != r->tid)
@@ -273,14 +286,15 @@ static int fold_wall(ana_model *m, const ana_fold_opts *o, ana_folded *out)
 		if (n_tids && t == n_tids)
 			continue;
 		const ana_thread *th = o->threads ? ana_thread_find(m, r->pid, r->tid) : NULL;
-		keys[n++] = (read_key){ r->frames, r->n_frames, r->pid, th ? (uint32_t)(th - m->threads.v) : 0, 1 };
+		keys[n++] = (read_key){ r->frames, r->n_frames, r->pid, th ? (uint32_t)(th - m->threads.v) : 0,
+		                        row ? row->n : 1 };
 	}
 	if (n > 1)
 		qsort(keys, n, sizeof(*keys), read_key_cmp);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (k && read_key_cmp(&keys[k - 1], &keys[i]) == 0)
-			keys[k - 1].count++;
+			keys[k - 1].count += keys[i].count;
 		else
 			keys[k++] = keys[i];
 	}
@@ -383,10 +397,21 @@ static int fold_gpu(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 		return rc;
 	uint64_t from = o->from_ns ? ana_sat_add(m->start_ns, o->from_ns) : 0;
 	uint64_t to = o->to_ns ? ana_sat_add(m->start_ns, o->to_ns) : 0;
-	if ((rc = ana_launches_build(m, from, to, &L)) < 0)
+	/* a model that streamed its CUDA records has them joined already (load_launch.c), over the
+	 * loader's window */
+	const ana_launches *lp = &L;
+	memset(&L, 0, sizeof(L));
+	if (m->cuda_streamed) {
+		if (!m->gpu_launches || !m->gpu || from || to) {
+			rc = GTT_EINVAL;
+			goto out;
+		}
+		lp = &m->gpu->launches;
+	} else if ((rc = ana_launches_build(m, from, to, &L)) < 0) {
 		goto out;
-	for (size_t i = 0; i < L.n_groups && rc == 0; i++) {
-		const ana_launch_group *g = &L.groups[i];
+	}
+	for (size_t i = 0; i < lp->n_groups && rc == 0; i++) {
+		const ana_launch_group *g = &lp->groups[i];
 		if (g->kind == ANA_WORK_SYNC)
 			continue; /* host waiting, not device work */
 		if (n_tids) {
@@ -397,15 +422,15 @@ static int fold_gpu(const ana_model *m, const ana_fold_opts *o, ana_folded *out)
 				continue;
 		}
 		for (size_t k = 0; k < g->n_sites && rc == 0; k++)
-			rc = gpu_line(m, o, g, L.sites[g->first_site + k].stack_id, L.sites[g->first_site + k].est_ns, &b,
+			rc = gpu_line(m, o, g, lp->sites[g->first_site + k].stack_id, lp->sites[g->first_site + k].est_ns, &b,
 			              out, &cap);
 		if (rc == 0)
 			rc = gpu_line(m, o, g, ANA_NO_ID, g->none_ns, &b, out, &cap);
 	}
 	if (rc == 0)
 		sort_merge(out);
-	ana_launches_free(&L);
 out:
+	ana_launches_free(&L);
 	if (rc < 0)
 		ana_folded_free(out);
 	free(b.p);
@@ -819,10 +844,10 @@ static void fold_usage(FILE *out)
 
 void ana_fold_load_opts(ana_opts *o, int weight, int each_sample)
 {
-	if (weight != ANA_WEIGHT_GPU_TIME)
-		o->stream_cuda = ANA_STREAM_CUDA_TABLES;
-	if (weight == ANA_WEIGHT_SAMPLES && !each_sample)
+	o->stream_cuda = weight == ANA_WEIGHT_GPU_TIME ? ANA_STREAM_CUDA_LAUNCHES : ANA_STREAM_CUDA_TABLES;
+	if (!each_sample)
 		o->stream_samples = 1;
+	o->sum_reads = weight == ANA_WEIGHT_WALL;
 }
 
 int ana_cmd_fold(int argc, char **argv)
@@ -906,18 +931,21 @@ int ana_cmd_fold(int argc, char **argv)
 		rc = GT_EXIT_BROKEN;
 	} else {
 		/* an empty answer is an answer, but say so: the options may be what left nothing */
+		const ana_gpu_sum *gs = m->cuda_streamed ? m->gpu : NULL;
+		const ana_sample_sum *ss = m->samples_streamed ? ana_sample_sum_of(m) : NULL;
+		uint64_t n_reads = ss ? ss->n_reads : m->pystacks.n;
 		if (fo.weight == ANA_WEIGHT_GPU_TIME) {
-			if (!m->kernels.n && !m->memcpys.n && !m->memsets.n)
+			if (gs ? !gs->n_kernels && !gs->n_copies && !gs->n_memsets : !m->kernels.n && !m->memcpys.n && !m->memsets.n)
 				fprintf(stderr, "gt-analyze fold: warning: %s has no GPU work (kernels, copies, memsets)\n",
 				        argv[optind]);
 			else if (fd.total == 0)
 				fprintf(stderr, "gt-analyze fold: warning: no GPU work is in the selection (time window, --tid)\n");
 		} else if (fo.weight == ANA_WEIGHT_WALL) {
-			if (!m->pystacks.n)
+			if (!n_reads)
 				fprintf(stderr, "gt-analyze fold: warning: %s has no Python stack reads\n", argv[optind]);
 			else if (fd.total == 0)
-				fprintf(stderr, "gt-analyze fold: warning: none of the %zu Python stack reads is in the selection "
-				                "(time window, --gil, --tid; reads of idle threads have no frame)\n", m->pystacks.n);
+				fprintf(stderr, "gt-analyze fold: warning: none of the %" PRIu64 " Python stack reads is in the "
+				                "selection (time window, --gil, --tid; reads of idle threads have no frame)\n", n_reads);
 		} else if (fd.total == 0 && ana_model_n_samples(m))
 			fprintf(stderr, "gt-analyze fold: warning: none of the %" PRIu64 " samples is in the selection "
 			                "(time window, --gil, --python-only, --threads)\n", ana_model_n_samples(m));

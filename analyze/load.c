@@ -401,14 +401,14 @@ static int take_definition(loader *L, const gtt_record *rec)
 /* (load_priv.h) */
 int ana_load_count_cuda(loader *L, const gtt_record *rec)
 {
-	if (L->o->stream_cuda != ANA_STREAM_CUDA_TABLES)
+	if (L->o->stream_cuda != ANA_STREAM_CUDA_TABLES && L->o->stream_cuda != ANA_STREAM_CUDA_LAUNCHES)
 		return 0;
 	if (!L->gpu_tables && !(L->gpu_tables = ana_gpu_tables_new()))
 		return GTT_ENOMEM;
 	return ana_gpu_tables_add(L->gpu_tables, rec);
 }
 
-/* A CUDA record not kept: ANA_STREAM_CUDA_TABLES counts it by name as it is read (the report's
+/* A CUDA record not kept: ANA_STREAM_CUDA_TABLES (and _LAUNCHES) counts it by name as it is read (the report's
  * mode reads them again later instead, when there are any). 0 or GTT_ENOMEM. */
 static int take_streamed(loader *L, const gtt_record *rec)
 {
@@ -777,7 +777,7 @@ static int finish_arrays(loader *L, char *errbuf, size_t errlen)
 		ana_gpu_tables *t = L->gpu_tables;
 		int rc = 0;
 		L->gpu_tables = NULL;
-		if (opts->stream_cuda == ANA_STREAM_CUDA_TABLES && !t && !(t = ana_gpu_tables_new()))
+		if (opts->stream_cuda != ANA_STREAM_CUDA_REPORT && !t && !(t = ana_gpu_tables_new()))
 			rc = GTT_ENOMEM;
 		else
 			rc = t ? ana_gpu_tables_finish(t, m, &m->gpu) : ana_load_gpu(L);
@@ -921,6 +921,9 @@ ana_model *ana_model_load_named(const char *path, const char *name, const ana_op
 	} else if (finish_arrays(L, errbuf, errlen) < 0) {
 		goto fail;
 	}
+	/* fold's GPU time: the CUDA records joined to the launch stacks (load_launch.c) */
+	if (opts->stream_cuda == ANA_STREAM_CUDA_LAUNCHES && ana_load_launches(L, errbuf, errlen) < 0)
+		goto fail;
 	add_warnings(L);
 	loader_cleanup(L);
 	free(L);

@@ -122,7 +122,8 @@ int ana_load_pass1(loader *L, char *errbuf, size_t errlen)
 	 * late they come instead */
 	L->p1_late_ns = 0;
 	L->p1_late_ok = 0;
-	pd.late = (L->stream || L->o->stream_cuda == ANA_STREAM_CUDA_REPORT) && ana_load_horizon(L) == UINT64_MAX;
+	pd.late = (L->stream || L->o->stream_cuda == ANA_STREAM_CUDA_REPORT || L->o->stream_cuda == ANA_STREAM_CUDA_LAUNCHES) &&
+	          ana_load_horizon(L) == UINT64_MAX;
 	ana_pipe_divert d = { .mask = PASS1_DIVERTED & ~(L->o->keep_switches ? GTT_KIND_BIT(GTT_REC_SWITCH) : 0),
 	                      .fn = pass1_divert_fn, .ctx = &pd, .see = pd.late ? pass1_see : NULL };
 	/* a streamed model's pass 1 uses no record's stack or frames: decoded ahead, off this thread */

@@ -168,6 +168,10 @@ int ana_load_finish_oncpu(loader *L);
 /* load_gpu.c: with ana_opts.stream_cuda, the CUDA work, sync and API records read again into
  * m->gpu (after the Python merge: the sweep needs classified samples). 0 or GTT_ENOMEM. */
 int ana_load_gpu(loader *L);
+/* load_launch.c: with ANA_STREAM_CUDA_LAUNCHES, the CUDA work, sync and API records read again and
+ * joined to the launch stacks in time order into m->gpu->launches (after m->gpu's tables and the
+ * launch stacks are made). 0, or GTT_ENOMEM with words in errbuf. */
+int ana_load_launches(loader *L, char *errbuf, size_t errlen);
 /* How far behind the latest record a record of the trace can come, read in file order: from the
  * chunk index, max over chunks of (the latest end of it and every chunk before it - its earliest
  * start). Where a chunk's times are unknown (format 1.0: plain chunks), the same over records as

@@ -249,7 +249,10 @@ static int flush(p3 *P, uint64_t w)
 			break;
 		case SE_READ:
 			ana_ssum_read(P->L->ssum, &e.u.p);
-			rc = P->merge ? ana_pymerge_read(P->merge, &e.u.p) : 0;
+			if (P->L->o->sum_reads) /* fold --weight wall's counts */
+				rc = ana_ssum_read_stack(P->L->ssum, &e.u.p);
+			if (rc == 0 && P->merge)
+				rc = ana_pymerge_read(P->merge, &e.u.p);
 			break;
 		default:
 			rc = ana_ssum_gil(P->L->ssum, &e.u.g);

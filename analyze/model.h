@@ -243,6 +243,8 @@ typedef struct ana_model {
 	struct ana_gpu_sum *gpu;         /* the GPU report's aggregates (gpu_sum.h): streamed by the loader
 	                                  * (cuda_streamed), or made from the arrays on first use */
 	int cuda_streamed;               /* loaded with ana_opts.stream_cuda */
+	int gpu_launches;                /* gpu->launches is what ana_launches_build makes of the CUDA
+	                                  * records (ANA_STREAM_CUDA_LAUNCHES: fold --weight gpu-time) */
 	struct ana_sample_sum *ssum;     /* the report's sums of samples, Python reads and GIL records
 	                                  * (sample_sum.h): streamed by the loader (samples_streamed), or
 	                                  * made from the arrays on first use */
@@ -286,8 +288,12 @@ typedef struct ana_opts {
 	 * distinct names, threads and devices: ANA_STREAM_CUDA_REPORT (`report`) reads them again
 	 * once the rest is loaded, for every figure of the GPU report; ANA_STREAM_CUDA_TABLES
 	 * (`diff`, `check`, fold, gt-render flame and the sample exports but for GPU time) only
-	 * counts them by name as they are read (the kernel and API tables, nothing over time). Tools
-	 * that walk the records (timeline, the Chrome export, fold --weight gpu-time) leave it 0 */
+	 * counts them by name as they are read (the kernel and API tables, nothing over time);
+	 * ANA_STREAM_CUDA_LAUNCHES (fold --weight gpu-time) counts them so too, then reads the work,
+	 * sync and API records again once the launch stacks are made and joins them to those stacks
+	 * in time order (model->gpu->launches, gpu_launches set): memory follows launch groups and
+	 * sites, and the calls of the last ANA_LAUNCH_WINDOW_NS. Tools that walk the records
+	 * (timeline, the Chrome export) leave it 0 */
 	int stream_cuda;
 	/* with stream_cuda set: do not keep samples, Python stack reads or GIL records either
 	 * (samples, pystacks and gil stay empty; each thread's counts are still made), only their
@@ -297,8 +303,12 @@ typedef struct ana_opts {
 	 * samples and gt-render flame, which fold those sums: ana_fold_load_opts). Ignored without
 	 * stream_cuda */
 	int stream_samples;
+	/* with stream_samples: Python stack reads also counted by (frames, thread, GIL held at the
+	 * read) in model->ssum (ana_ssum_read_row: fold --weight wall folds those) */
+	int sum_reads;
 } ana_opts;
-enum { ANA_STREAM_CUDA_KEEP = 0, ANA_STREAM_CUDA_REPORT = 1, ANA_STREAM_CUDA_TABLES = 2 };
+enum { ANA_STREAM_CUDA_KEEP = 0, ANA_STREAM_CUDA_REPORT = 1, ANA_STREAM_CUDA_TABLES = 2,
+       ANA_STREAM_CUDA_LAUNCHES = 3 };
 void ana_opts_init(ana_opts *o);
 
 /* Read, symbolize, unwind, merge and classify a trace ("-" = stdin; input that is not a regular

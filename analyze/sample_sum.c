@@ -41,6 +41,8 @@ void ana_ssum_free(ana_sample_sum *s)
 	ana_idtable_free(&s->row_table);
 	free(s->picks.v);
 	free(s->figs.v);
+	free(s->read_rows.v);
+	ana_idtable_free(&s->read_table);
 	free(s);
 }
 
@@ -95,6 +97,35 @@ void ana_ssum_read(ana_sample_sum *s, const ana_pystack *p)
 		;
 	if (k == s->n_py_pids)
 		s->py_pids[s->n_py_pids++] = p->pid;
+}
+
+static int read_row_eq(uint32_t id, const void *key, void *ctx)
+{
+	const ana_ssum_read_row *a = &((const ana_sample_sum *)ctx)->read_rows.v[id], *b = key;
+	return a->frames == b->frames && a->n_frames == b->n_frames && a->pid == b->pid && a->tid == b->tid &&
+	       a->held == b->held;
+}
+
+int ana_ssum_read_stack(ana_sample_sum *s, const ana_pystack *p)
+{
+	if (!p->n_frames)
+		return 0;
+	ana_ssum_read_row key = { p->frames, p->n_frames, p->pid, p->tid, p->flags & 1, 0 };
+	uint64_t h = ana_hash_u64((uint64_t)(uintptr_t)p->frames ^ (uint64_t)p->n_frames << 48 ^
+	                          ana_hash_u64((uint64_t)p->pid << 32 | p->tid) ^ key.held);
+	uint32_t *slot = ana_idtable_slot(&s->read_table, h, read_row_eq, &key, s);
+	if (!slot)
+		return GTT_ENOMEM;
+	if (!*slot) {
+		ana_ssum_read_row *r = ana_vec_push(s->read_rows);
+		if (!r)
+			return GTT_ENOMEM;
+		*r = key;
+		*slot = (uint32_t)s->read_rows.n;
+		s->read_table.n++;
+	}
+	s->read_rows.v[*slot - 1].n++;
+	return 0;
 }
 
 static ana_gil_fig *fig_of(const ana_sample_sum *s, uint32_t pid)

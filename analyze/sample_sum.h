@@ -24,6 +24,15 @@ typedef struct ana_ssum_row {
 	uint64_t n, weight_ns;
 } ana_ssum_row;
 
+/* Python stack reads of one thread with one stack (interned frames: equal stacks share them) and
+ * GIL state at the read (ana_opts.sum_reads: fold --weight wall folds these). */
+typedef struct ana_ssum_read_row {
+	const gtt_py_frame *frames;
+	uint32_t n_frames, pid, tid;
+	uint32_t held;         /* the thread held the GIL at the read (ana_pystack.flags bit 0) */
+	uint64_t n;
+} ana_ssum_read_row;
+
 /* One process's GIL records folded in time order (python_report.c prints them). */
 typedef struct ana_gil_fig {
 	uint32_t pid;
@@ -50,6 +59,8 @@ typedef struct ana_sample_sum {
 	uint64_t pick_step, n_seen;
 	ANA_VEC(uint64_t) picks;
 	uint64_t n_reads, n_gil;
+	ANA_VEC(ana_ssum_read_row) read_rows; /* ana_ssum_read_stack's: reads with frames, first met first */
+	ana_idtable read_table;
 	uint32_t py_pids[ANA_SSUM_PY_PIDS];
 	size_t n_py_pids;
 	ANA_VEC(ana_gil_fig) figs;
@@ -69,6 +80,9 @@ void ana_ssum_unwind(ana_sample_sum *s, int unwind);
 /* One Python stack read / one GIL record, each kind in time order. 0 or GTT_ENOMEM. */
 void ana_ssum_read(ana_sample_sum *s, const ana_pystack *p);
 int ana_ssum_gil(ana_sample_sum *s, const gtt_gil *g);
+/* One Python stack read counted in read_rows by (frames, thread, GIL held); a read without a
+ * frame (an idle thread) is not. 0 or GTT_ENOMEM. */
+int ana_ssum_read_stack(ana_sample_sum *s, const ana_pystack *p);
 /* The GIL figures of pid up to end_ns: the span from its first record, the time held, hand-offs
  * seen, the interpreter's switches (have_switches 0: none recorded). 0 when pid has no record. */
 int ana_ssum_gil_figures(const ana_sample_sum *s, uint32_t pid, uint64_t end_ns, uint64_t *span_ns,

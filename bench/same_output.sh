@@ -13,6 +13,10 @@
 #
 #   bench/same_output.sh BEFORE_GT_ANALYZE [AFTER_GT_ANALYZE]   (after: build/bin/gt-analyze)
 #
+# With FOLD_WEIGHTS=1, the traces (twins aside) get `fold --weight wall` and `--weight gpu-time`
+# with their options instead (--threads, --tid, --gil, --python-only, --python-frames, windows,
+# -o), the runs that show their streamed sums equal the kept records' folds.
+#
 # Environment: SECONDS_GEN=3 (length of the generated traces), EXTRA='a.gtt b.gtt' more traces,
 # OUT=build/bench/same_output (traces and the differing outputs). Exit 0 when every output is the
 # same, 1 when some differ (listed), 2 when it could not run.
@@ -68,6 +72,10 @@ DIR=$OUT
 one() {
 	local who=$1 bin=$2; shift 2
 	(cd "$DIR" && "$bin" "$@" >"$OUT/$who.out" 2>"$OUT/$who.err" </dev/null; echo $? >"$OUT/$who.rc")
+	if [ -f "$DIR/fw.folded" ]; then # what -o wrote, compared with the rest
+		cat "$DIR/fw.folded" >>"$OUT/$who.out"
+		rm -f "$DIR/fw.folded"
+	fi
 }
 compare() { # label, args...
 	local label=$1; shift
@@ -86,8 +94,33 @@ compare() { # label, args...
 		fi
 	done
 }
+fold_weights() { # trace: the wall and GPU-time folds, with a thread of the trace for --tid
+	local p=$1 w tid
+	tid=$("$BEFORE" fold --weight wall --threads "$p" 2>/dev/null | head -1 | cut -d';' -f2 | awk '{print $NF}')
+	[ -n "$tid" ] || tid=$("$BEFORE" fold --threads "$p" 2>/dev/null | head -1 | cut -d';' -f2 | awk '{print $NF}')
+	for w in wall gpu-time; do
+		compare fw fold --weight $w "$p"
+		compare fw fold --weight $w --threads "$p"
+		compare fw fold --weight $w --python-only "$p"
+		compare fw fold --weight $w --threads --python-only --python-frames line "$p"
+		compare fw fold --weight $w --from 0.5 --to 2 "$p"
+		compare fw fold --weight $w --threads --from 1 "$p"
+		compare fw fold --weight $w --to 0.25 "$p"
+		[ -n "$tid" ] && compare fw fold --weight $w --threads --tid "$tid" "$p"
+		compare fw fold --weight $w --tid 1,2 "$p"
+		compare fw fold --weight $w -o fw.folded "$p"
+	done
+	compare fw fold --weight wall --gil held "$p"
+	compare fw fold --weight wall --gil released --threads "$p"
+	compare fw fold --weight wall --gil python,nogil --from 0.5 "$p"
+	compare fw fold --weight gpu-time --gil held "$p"
+}
 for t in "${traces[@]}"; do
 	case $t in /*) p=$t ;; *) p=$ROOT/$t ;; esac
+	if [ -n "${FOLD_WEIGHTS:-}" ]; then
+		fold_weights "$p"
+		continue
+	fi
 	compare report report "$p"
 	compare top3 report --top 3 "$p"
 	compare window report --from 0.5 --to 2 "$p"
@@ -98,6 +131,7 @@ for t in "${traces[@]}"; do
 done
 # the twins: BEFORE in gen/ on the 1.1 trace, AFTER in twin/ on the same records in 1.2
 ntwin=0
+[ -n "${FOLD_WEIGHTS:-}" ] && rm -f "$OUT"/twin/*.gtt
 for t in "$OUT"/twin/*.gtt; do
 	[ -f "$t" ] && [ -f "$OUT/gen/$(basename "$t")" ] || continue
 	b=$(basename "$t")

@@ -176,6 +176,20 @@ static int write_trace(const char *path, uint32_t minor)
 			                                .device = 0, .stream = 7, .correlation = corr, .name_id = 2 };
 			batch[n_batch++] = a;
 			batch[n_batch++] = k;
+			if (corr % 3 == 0) {
+				/* the agent's launch stack of every third call: the first ones exact, the
+				 * rest 1-in-N samples (fold --weight gpu-time shares the group among them) */
+				gtt_py_frame fr[3];
+				for (uint32_t i = 0; i < 3; i++)
+					fr[i] = (gtt_py_frame){ .code_id = 0x1000 + (corr / 3 + i) % N_CODES, .line = 20 + (int)i };
+				gtt_record c = { .tag = GTT_REC_CUDA_CALLSTACK };
+				c.u.callstack = (gtt_cuda_callstack){ .time_ns = s, .pid = PID, .tid = a.u.api.tid,
+				                                      .correlation = corr, .domain = GTT_API_RUNTIME, .name_id = 1,
+				                                      .flags = (corr < 300 ? GTT_CALLSTACK_FIRST : GTT_CALLSTACK_NTH) |
+				                                               GTT_CALLSTACK_NATIVE_NONE,
+				                                      .n_py = 1 + corr % 3, .py = fr };
+				put(&c);
+			}
 		}
 		if (ms % 100 == 99)
 			deliver();
@@ -302,6 +316,84 @@ static void compare_fold(const char *path, const char *what, const ana_model *ke
 	ana_model_free(fm);
 }
 
+/* fold --weight wall and gpu-time on their own models (ana_fold_load_opts: Python reads counted by
+ * stack, thread and GIL state; CUDA records joined to the launch stacks as they are read again)
+ * fold as the model that keeps every record, whatever the selection. */
+static void compare_fold_weights(const char *path, const char *what, double from_s, double to_s)
+{
+	char eb[256] = "";
+	ana_opts o;
+	ana_opts_init(&o);
+	if (to_s > 0) {
+		o.has_from = o.has_to = 1;
+		o.from_ns = (uint64_t)(from_s * 1e9);
+		o.to_ns = (uint64_t)(to_s * 1e9);
+	}
+	ana_model *kept = ana_model_load(path, &o, eb, sizeof(eb));
+	th_check(kept != NULL, "%s: loads keeping every record (%s)", what, eb);
+	static const struct { int threads, gil, python_only; const char *tids; } sel[] = {
+		{ 0, -1, 0, NULL }, { 1, -1, 0, NULL }, { 0, -1, 1, NULL }, { 1, -1, 1, "901" },
+		{ 0, (1 << ANA_CLASS_PY_GIL) | (1 << ANA_CLASS_NATIVE_GIL), 0, NULL },
+		{ 1, (1 << ANA_CLASS_NATIVE_NOGIL) | (1 << ANA_CLASS_WAIT_GIL), 0, NULL }, { 1, -1, 0, "901,902" },
+	};
+	for (int w = ANA_WEIGHT_GPU_TIME; kept && w <= ANA_WEIGHT_WALL; w++) {
+		ana_opts fo_load = o;
+		ana_fold_load_opts(&fo_load, w, 0);
+		ana_model *fm = ana_model_load(path, &fo_load, eb, sizeof(eb));
+		const char *wn = w == ANA_WEIGHT_WALL ? "wall" : "gpu-time";
+		th_check(fm && !fm->samples.n && !fm->pystacks.n && !fm->kernels.n && !fm->apis.n && !fm->memcpys.n &&
+		         (w == ANA_WEIGHT_WALL || fm->gpu_launches),
+		         "%s: fold --weight %s's model keeps no sample, Python read or CUDA record (%s)", what, wn, eb);
+		if (!fm)
+			continue;
+		int same = 1, n_lines = 0;
+		uint64_t total = 0;
+		for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+			ana_fold_opts fo;
+			ana_fold_opts_init(&fo);
+			fo.weight = w;
+			fo.threads = sel[i].threads;
+			fo.gil = w == ANA_WEIGHT_WALL ? sel[i].gil : -1;
+			fo.python_only = sel[i].python_only;
+			fo.tid_filter = sel[i].tids;
+			ana_folded fa, fb;
+			int ra = ana_fold(kept, &fo, &fa), rb = ana_fold(fm, &fo, &fb);
+			char *a = ra == 0 ? fold_text(kept, &fo) : NULL, *b = rb == 0 ? fold_text(fm, &fo) : NULL;
+			if (!a || !b || strcmp(a, b) != 0 || fa.total != fb.total || fa.n != fb.n) {
+				same = 0;
+				printf("  fold --weight %s selection %zu differs\n", wn, i);
+			}
+			for (size_t k = 0; same && k < fa.n; k++)
+				same = fa.lines[k].weight_ns == fb.lines[k].weight_ns;
+			for (const char *p = a; p && *p; p++)
+				n_lines += *p == '\n';
+			if (i == 0 && ra == 0)
+				total = fa.total;
+			if (ra == 0)
+				ana_folded_free(&fa);
+			if (rb == 0)
+				ana_folded_free(&fb);
+			free(a);
+			free(b);
+		}
+		/* (the real Python recordings have no GPU work: nothing to fold either way) */
+		int any = w == ANA_WEIGHT_WALL ? kept->pystacks.n > 0 : kept->kernels.n > 0;
+		th_check(same && (n_lines > 0 && total > 0) == any, "%s: fold --weight %s streamed equals the kept records' fold: "
+		         "all, --threads, --python-only, --tid, --gil held/released (%d lines, %llu in all)", what, wn,
+		         n_lines, (unsigned long long)total);
+		/* a window of fold's own is the loader's: refused on the streamed model */
+		ana_fold_opts fo;
+		ana_fold_opts_init(&fo);
+		fo.weight = w;
+		fo.from_ns = 1000000;
+		ana_folded fd;
+		th_check(ana_fold(fm, &fo, &fd) == GTT_EINVAL, "%s: fold --weight %s of a window on the streamed model is "
+		         "refused", what, wn);
+		ana_model_free(fm);
+	}
+	ana_model_free(kept);
+}
+
 /* Load path both ways (with the window [from_s, to_s) when to_s > 0); the reports must be equal.
  * The stream's queues hold what comes within a few reorder horizons (everything when no horizon is
  * known), and with bounded at most 2 % of what was read. counted: the trace is this
@@ -383,6 +475,7 @@ static void compare(const char *path, const char *what, double from_s, double to
 	free(a);
 	free(b);
 	compare_fold(path, what, kept, from_s, to_s);
+	compare_fold_weights(path, what, from_s, to_s);
 out:
 	ana_model_free(kept);
 	ana_model_free(streamed);
