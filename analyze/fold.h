@@ -28,18 +28,21 @@ typedef struct ana_fold_opts {
  * samples see only running threads); a line counts reads, its weight_ns the reader's period per
  * read; reads without a frame (idle) are left out; --threads, --tid and the window select by the
  * read's thread and time, --gil held|released by whether the thread held the GIL at the read
- * (held = python,native-gil; released = nogil,wait); annotate_class does not apply. Needs a
- * model that keeps its Python reads (not ana_opts.stream_samples). */
+ * (held = python,native-gil; released = nogil,wait); annotate_class does not apply. A model that
+ * streamed its reads (ana_fold_load_opts) folds their counts by (stack, thread, GIL held); one
+ * that streamed its CUDA records folds the launch groups the loader joined (ANA_STREAM_CUDA_LAUNCHES);
+ * on both, a window is the loader's (from_ns/to_ns: GTT_EINVAL). */
 enum { ANA_WEIGHT_SAMPLES = 0, ANA_WEIGHT_GPU_TIME = 1, ANA_WEIGHT_WALL = 2 };
 /* "samples", "gpu-time" or "wall" as ANA_WEIGHT_*, -1 for another word. */
 int ana_fold_weight_parse(const char *word);
 /* Set o for loading a trace to fold by weight, so that the loader keeps only what that fold
- * walks: GPU time walks the CUDA records; the other weights have them counted by name
- * (ANA_STREAM_CUDA_TABLES, as diff does). A fold of samples (unless each_sample: the caller
- * walks them one by one, as a flame chart or an export of samples does) keeps no sample, Python
- * read or GIL record either: they are merged and counted by (stack, thread, class) as they stream
- * (ana_opts.stream_samples), and ana_fold folds those counts. So the memory follows distinct
- * stacks and threads, not the length of the trace. */
+ * needs: the CUDA records counted by name (ANA_STREAM_CUDA_TABLES, as diff does), and for GPU
+ * time joined to their launch stacks as they are read again (ANA_STREAM_CUDA_LAUNCHES). Unless
+ * each_sample (the caller walks samples one by one, as a flame chart or an export of samples
+ * does) no sample, Python read or GIL record is kept either: they are merged and counted by
+ * (stack, thread, class) as they stream (ana_opts.stream_samples), the reads also by (Python
+ * stack, thread, GIL held) for wall time (ana_opts.sum_reads), and ana_fold folds those counts.
+ * So the memory follows distinct stacks, threads and launch sites, not the length of the trace. */
 void ana_fold_load_opts(ana_opts *o, int weight, int each_sample);
 void ana_fold_opts_init(ana_fold_opts *o);
 /* The leaf suffix annotate_class appends for a class: "_[py]", "_[gil]", "_[nogil]", "_[wait]";
