@@ -7,7 +7,9 @@
  * recordings in testdata/; the streamed model keeps none of those records, counts the same classes
  * per thread, and its reorder queue and merge window never hold more than a small part of them (a
  * count, not a time: memory bounded by the chunk index's horizon, not by the trace). A format 1.0
- * trace (no time ranges in its index) is bounded by the horizon pass 1 measured, and agrees too. */
+ * trace (no time ranges in its index) is bounded by the horizon pass 1 measured, and agrees too.
+ * fold --weight wall and gpu-time (launch stacks of every third call, exact then 1-in-N) on their
+ * own models, which keep no read or CUDA record, fold as the model that keeps them all. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
