@@ -70,6 +70,14 @@ int ana_cli_python_frames(const char *arg, int *mode)
 
 ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 {
+	ana_model *m = ana_cli_load_quiet(path, o, rc);
+	if (m)
+		ana_cli_warnings(m);
+	return m;
+}
+
+ana_model *ana_cli_load_quiet(const char *path, ana_opts *o, int *rc)
+{
 	char err[1024];
 	if (o->python_frames < 0) { /* ana_cli_opt said why */
 		*rc = GT_EXIT_USAGE;
@@ -82,6 +90,13 @@ ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 		*rc = GT_EXIT_BROKEN;
 		return NULL;
 	}
+	/* the analysis goes on, but the status says it is partial */
+	*rc = m->end_mismatch ? GT_EXIT_PARTIAL : GT_EXIT_OK;
+	return m;
+}
+
+void ana_cli_warnings(const ana_model *m)
+{
 	size_t n;
 	const char *const *w = ana_model_warnings(m, &n);
 	/* a few lines, not a flood: a trace of a big process can miss symbols for many binaries */
@@ -89,9 +104,6 @@ ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc)
 		fprintf(stderr, "gt-analyze: warning: %s\n", w[i]);
 	if (n > 8)
 		fprintf(stderr, "gt-analyze: warning: %zu more warnings\n", n - 8);
-	/* the analysis goes on, but the status says it is partial */
-	*rc = m->end_mismatch ? GT_EXIT_PARTIAL : GT_EXIT_OK;
-	return m;
 }
 
 /* A mapped file that shrinks under the reader (the trace, or a binary mapped for its symbols,

@@ -51,6 +51,10 @@ int ana_cli_python_frames(const char *arg, int *mode);
  * GT_EXIT_PARTIAL when the trace disagrees with its own END record (the command's status unless
  * it fails otherwise). Progress shows when stderr is a terminal. */
 ana_model *ana_cli_load(const char *path, ana_opts *o, int *rc);
+/* The same, its warnings left for ana_cli_warnings (a command that may load the trace again
+ * before it says anything). */
+ana_model *ana_cli_load_quiet(const char *path, ana_opts *o, int *rc);
+void ana_cli_warnings(const ana_model *m);
 
 /* Turn SIGBUS (a mapped input file shrinking under the reader) into one line on stderr and exit
  * status 2 (gt-analyze's and gt-render's main call it first). */

@@ -225,13 +225,15 @@ static int heap_push(p3 *P, const sev *e)
 	return 0;
 }
 
-/* A sample merged and classified: into the sums, its thread's class counts and the GPU sweep
- * (when there is one: the report's). */
+/* A sample merged and classified: into its thread's class counts, the caller's sink (if any), the
+ * sums and the GPU sweep (when there is one: the report's). */
 static int sink(void *ctx, ana_sample *s, size_t tag)
 {
 	p3 *P = ctx;
 	(void)tag;
 	ana_count_class(P->L->m, s);
+	if (P->L->o->sample_sink)
+		P->L->o->sample_sink(P->L->o->sample_sink_ctx, P->L->m, s);
 	int rc = ana_ssum_sample(P->L->ssum, s);
 	return rc < 0 || !P->gpu ? rc : ana_gpu_acc_sample(P->gpu, s);
 }

@@ -306,6 +306,13 @@ typedef struct ana_opts {
 	/* with stream_samples: Python stack reads also counted by (frames, thread, GIL held at the
 	 * read) in model->ssum (ana_ssum_read_row: fold --weight wall folds those) */
 	int sum_reads;
+	/* with stream_samples: every sample of the model is also handed to sample_sink once it is
+	 * merged and classified, in time order (each thread's; a record that came later than the
+	 * chunk index promised comes where it came), whatever its thread or stack (the speedscope
+	 * export writes each thread's samples from these: export_speedscope.c). It cannot fail the
+	 * load: a sink that fails keeps its error for its caller. NULL: none */
+	void (*sample_sink)(void *ctx, const ana_model *m, const ana_sample *s);
+	void *sample_sink_ctx;
 } ana_opts;
 enum { ANA_STREAM_CUDA_KEEP = 0, ANA_STREAM_CUDA_REPORT = 1, ANA_STREAM_CUDA_TABLES = 2,
        ANA_STREAM_CUDA_LAUNCHES = 3 };
