@@ -244,6 +244,7 @@ int ana_cmd_export(int argc, char **argv)
 	ana_model *m = NULL;
 	FILE *out = NULL;
 	ana_out *of = NULL;
+	ana_sscope *sc = NULL;
 	char oerr[512];
 	ana_opts_init(&ao);
 	ana_export_opts_init(&eo);
@@ -290,13 +291,43 @@ int ana_cmd_export(int argc, char **argv)
 		return GT_EXIT_USAGE;
 	}
 	/* only Chrome's timeline walks the CUDA records: the other formats are profiles of the
-	 * samples; speedscope's walks them one by one in time, folded text and pprof take their
-	 * sums by stack (the loader keeps no sample for them: memory follows distinct stacks) */
+	 * samples, and the loader keeps no sample for them (memory follows distinct stacks and
+	 * threads): folded text and pprof take their sums by stack, speedscope takes each sample
+	 * as the loader merges it, in time order, and sets it aside by thread (ana_sscope) */
+	if (format == ANA_EXPORT_SPEEDSCOPE) {
+		if (!(sc = ana_sscope_new(eo.gil, 0))) {
+			fprintf(stderr, "gt-analyze export: out of memory\n");
+			return GT_EXIT_BROKEN;
+		}
+		ao.sample_sink = ana_sscope_sample;
+		ao.sample_sink_ctx = sc;
+	}
 	if (format != ANA_EXPORT_CHROME)
-		ana_fold_load_opts(&ao, ANA_WEIGHT_SAMPLES, format == ANA_EXPORT_SPEEDSCOPE);
-	if (!(m = ana_cli_load(path, &ao, &load_status)))
+		ana_fold_load_opts(&ao, ANA_WEIGHT_SAMPLES, 0);
+	if (!(m = ana_cli_load_quiet(path, &ao, &load_status))) {
+		ana_sscope_free(sc);
 		return load_status;
+	}
+	/* a thread's samples merged out of time order (records that came later in the file than its
+	 * chunk index promised: a hand-made file) would be written in that order, and the merge saw
+	 * them late: such a trace is read again keeping every sample, as before this streamed */
+	if (sc && !ana_sscope_error(sc)[0] && ana_sscope_unordered(sc)) {
+		ana_model_free(m);
+		ana_sscope_free(sc);
+		sc = NULL;
+		ao.sample_sink = NULL;
+		ao.sample_sink_ctx = NULL;
+		ao.stream_samples = 0; /* (ana_fold_load_opts with each_sample) */
+		if (!(m = ana_cli_load_quiet(path, &ao, &load_status)))
+			return load_status;
+	}
+	ana_cli_warnings(m);
 	status = GT_EXIT_BROKEN;
+	/* a full disk while the samples were set aside: said before any output is made */
+	if (sc && ana_sscope_error(sc)[0]) {
+		fprintf(stderr, "gt-analyze export: %s: setting the samples aside: %s\n", path, ana_sscope_error(sc));
+		goto out;
+	}
 	uint64_t n_gpu = m->cuda_streamed && m->gpu ? m->gpu->n_kernels + m->gpu->n_apis : m->kernels.n + m->apis.n;
 	const ana_sample_sum *ss = m->samples_streamed ? ana_sample_sum_of(m) : NULL;
 	uint64_t n_samples = ana_model_n_samples(m);
@@ -320,9 +351,14 @@ int ana_cmd_export(int argc, char **argv)
 		goto out;
 	}
 	out = ana_out_stream(of);
-	rc = ana_export(m, format, &eo, out);
+	rc = sc ? ana_sscope_write(sc, m, out) : ana_export(m, format, &eo, out);
 	if (rc == 0 && fflush(out) != 0)
 		rc = GTT_EIO;
+	if (rc < 0 && sc && ana_sscope_error(sc)[0]) {
+		fprintf(stderr, "gt-analyze export: %s: reading back the samples set aside: %s\n", path,
+		        ana_sscope_error(sc));
+		goto out;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "gt-analyze export: writing %s: %s\n", out_path ? out_path : "stdout",
 		        rc == GTT_EIO ? strerror(errno) : gtt_strerror(rc));
@@ -335,5 +371,6 @@ out:
 		status = GT_EXIT_BROKEN;
 	}
 	ana_model_free(m);
+	ana_sscope_free(sc);
 	return status;
 }

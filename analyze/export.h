@@ -35,6 +35,24 @@ void ana_export_opts_init(ana_export_opts *o);
  * on one time axis of the trace clock, unsampled time as empty stacks so the time-ordered view
  * is true). Deterministic. 0, GTT_ENOMEM or GTT_EIO. */
 int ana_export_speedscope(const ana_model *m, const ana_export_opts *o, FILE *out);
+/* The same from samples handed over one by one, so that a model that keeps none (the export
+ * command's: ana_opts.stream_samples) can be written: ana_sscope_sample is the loader's
+ * ana_opts.sample_sink (ctx: the collector), or is called for each of a model's samples in
+ * order. Each thread's kept samples wait in a temporary file past buf_bytes of them in memory
+ * (0: 1 MiB; spill.h); what stays in memory follows threads and distinct (thread, stack) pairs.
+ * Samples must come in time order per thread (ana_sscope_unordered says when they did not: the
+ * output would then differ from the model's). new: NULL on ENOMEM. write: as above, or the first
+ * error met collecting (GTT_ENOMEM; GTT_EIO, the spill's, whose words ana_sscope_error gives:
+ * "" when none). */
+typedef struct ana_sscope ana_sscope;
+ana_sscope *ana_sscope_new(int gil, size_t buf_bytes);
+void ana_sscope_sample(void *ctx, const ana_model *m, const ana_sample *s);
+int ana_sscope_write(ana_sscope *c, const ana_model *m, FILE *out);
+int ana_sscope_unordered(const ana_sscope *c);
+const char *ana_sscope_error(const ana_sscope *c);
+/* Bytes of the temporary file (0: all of it stayed in memory). */
+uint64_t ana_sscope_spilled_bytes(const ana_sscope *c);
+void ana_sscope_free(ana_sscope *c); /* NULL ok */
 /* Chrome Trace Event JSON (Perfetto, speedscope load it): metadata names, threads on their OS
  * tids, B/E slices for runs of samples (parents first), the GIL class per Python thread, CUDA
  * API calls, kernels and copies (a track per stream), NVTX ranges; C events for counters.
