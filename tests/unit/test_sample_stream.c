@@ -235,14 +235,85 @@ static char *fold_text(const ana_model *m, const ana_fold_opts *fo)
 	return buf;
 }
 
+/* The speedscope export's collectors, one per GIL selection, fed by the loader (its sample_sink). */
+static const int sscope_gil[] = { -1, 1 << ANA_CLASS_PY_GIL, 1 << ANA_CLASS_NATIVE_NOGIL | 1 << ANA_CLASS_WAIT_GIL,
+	                          1 << ANA_CLASS_NONPY };
+#define N_SSCOPE (sizeof(sscope_gil) / sizeof(sscope_gil[0]))
+static ana_sscope *sscopes[N_SSCOPE];
+
+static void sscope_sink(void *ctx, const ana_model *m, const ana_sample *smp)
+{
+	(void)ctx;
+	for (size_t i = 0; i < N_SSCOPE; i++)
+		ana_sscope_sample(sscopes[i], m, smp);
+}
+
+static void sscopes_free(void)
+{
+	for (size_t i = 0; i < N_SSCOPE; i++) {
+		ana_sscope_free(sscopes[i]);
+		sscopes[i] = NULL;
+	}
+}
+
+/* The file c (NULL: m's own export with eo) writes, as a string (NULL on failure). */
+static char *sscope_text(ana_sscope *c, const ana_model *m, const ana_export_opts *eo)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	int rc = c ? ana_sscope_write(c, m, f) : ana_export_speedscope(m, eo, f);
+	fclose(f);
+	if (rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The speedscope files of the streamed model (its collectors, set aside past 240 bytes in memory: 10 samples)
+ * are the kept model's, byte for byte, for every selection. */
+static void compare_sscope(const char *what, const ana_model *kept, const ana_model *fm)
+{
+	int same = 1, spilled = 0;
+	size_t len = 0;
+	for (size_t i = 0; i < N_SSCOPE; i++) {
+		ana_export_opts eo;
+		ana_export_opts_init(&eo);
+		eo.gil = sscope_gil[i];
+		char *a = sscope_text(NULL, kept, &eo), *b = sscope_text(sscopes[i], fm, NULL);
+		if (!a || !b || strcmp(a, b) != 0 || ana_sscope_unordered(sscopes[i])) {
+			same = 0;
+			printf("  speedscope selection %zu differs (%s)\n", i, ana_sscope_error(sscopes[i]));
+		}
+		spilled |= ana_sscope_spilled_bytes(sscopes[i]) > 0;
+		if (i == 0 && a)
+			len = strlen(a);
+		free(a);
+		free(b);
+	}
+	th_check(same && len > 1000 && spilled, "%s: its speedscope files (samples handed over as merged, set aside in "
+	         "a temporary file) are the kept model's, byte for byte, whole and by GIL class (%zu bytes)", what, len);
+}
+
 /* fold's own model (ana_fold_load_opts: samples merged and counted as they stream, CUDA records
- * counted by name) folds as the model that keeps every record, whatever the selection. */
+ * counted by name) folds as the model that keeps every record, whatever the selection; so does
+ * pprof's, and speedscope's export, which takes each sample as the loader merges it. */
 static void compare_fold(const char *path, const char *what, const ana_model *kept, double from_s, double to_s)
 {
 	char eb[256] = "";
 	ana_opts o;
 	ana_opts_init(&o);
 	ana_fold_load_opts(&o, ANA_WEIGHT_SAMPLES, 0);
+	for (size_t i = 0; i < N_SSCOPE; i++)
+		if (!(sscopes[i] = ana_sscope_new(sscope_gil[i], 240))) {
+			th_check(0, "%s: a speedscope collector made", what);
+			sscopes_free();
+			return;
+		}
+	o.sample_sink = sscope_sink;
 	if (to_s > 0) {
 		o.has_from = o.has_to = 1;
 		o.from_ns = (uint64_t)(from_s * 1e9);
@@ -251,8 +322,10 @@ static void compare_fold(const char *path, const char *what, const ana_model *ke
 	ana_model *fm = ana_model_load(path, &o, eb, sizeof(eb));
 	th_check(fm && fm->samples_streamed && !fm->samples.n && !fm->pystacks.n && !fm->kernels.n && !fm->apis.n,
 	         "%s: fold's model keeps no sample, Python read or CUDA record (%s)", what, eb);
-	if (!fm)
+	if (!fm) {
+		sscopes_free();
 		return;
+	}
 	static const struct { int threads, annotate, gil, python_only; const char *tids; } sel[] = {
 		{ 0, 0, -1, 0, NULL }, { 1, 0, -1, 0, NULL }, { 0, 1, -1, 0, NULL }, { 1, 1, -1, 1, NULL },
 		{ 0, 0, 1 << ANA_CLASS_PY_GIL, 0, NULL }, { 1, 0, -1, 0, "901,902" },
@@ -297,6 +370,7 @@ static void compare_fold(const char *path, const char *what, const ana_model *ke
 	}
 	th_check(pp_same && pp_len > 0, "%s: its pprof profile is the kept model's, byte for byte, whole and per GIL "
 	         "class (%zu bytes)", what, pp_len);
+	compare_sscope(what, kept, fm);
 	/* diff's and check's profile (they load the same way, their CUDA tables aside): every
 	 * function's self and total samples and the GIL classes' shares as from the kept model */
 	ana_profile *pa = ana_profile_from_model(kept), *pb = ana_profile_from_model(fm);
@@ -316,6 +390,7 @@ static void compare_fold(const char *path, const char *what, const ana_model *ke
 	ana_profile_free(pa);
 	ana_profile_free(pb);
 	ana_model_free(fm);
+	sscopes_free();
 }
 
 /* fold --weight wall and gpu-time on their own models (ana_fold_load_opts: Python reads counted by
