@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # same_output.sh — byte-for-byte comparison of two gt-analyze builds' outputs (a speed change
 # must not change a report): stdout, stderr and exit status of `report`, `report --top 3`,
-# `report --from 0.5 --to 2`, `fold`, `diff` and `check` (the trace against itself) and
-# `export --format chrome`, on every .gtt under testdata/ (bad/ included) and on gen_trace
+# `report --from 0.5 --to 2`, `fold`, `diff` and `check` (the trace against itself),
+# `export --format chrome` and `--format speedscope` (whole, --gil held, --gil nogil,nopy, a window,
+# and -o FILE: the file's bytes too), on every .gtt under testdata/ (bad/ included) and on gen_trace
 # traces made here (default, --fp, --unordered-switches, --stack-variants 500, format 1.0,
 # --one-data-stream (the packed layout before the kinds' streams), and a copy of the default one
 # cut mid-chunk), all written as format 1.1 so that a build before 1.2 reads them. Then the
@@ -77,10 +78,20 @@ one() {
 		rm -f "$DIR/fw.folded"
 	fi
 }
-compare() { # label, args...
-	local label=$1; shift
-	one before "$BEFORE" "$@"
-	one after "$AFTER" "$@"
+# one_o BIN ARGS...: the same with -o FILE (one name for both builds: messages may name it), the
+# file's bytes (or that there is none) after stdout
+one_o() {
+	local who=$1 bin=$2 f=$OUT/o.speedscope.json; shift 2
+	rm -f "$f"
+	one "$who" "$bin" "$@" -o "$f"
+	if [ -f "$f" ]; then { echo "-- $f:"; cat "$f"; } >>"$OUT/$who.out"; else echo "-- no $f" >>"$OUT/$who.out"; fi
+	rm -f "$f"
+}
+compare() { # label, args...   (label -o: with -o FILE)
+	local label=$1 run=one; shift
+	[ "$label" = -o ] && run=one_o
+	$run before "$BEFORE" "$@"
+	$run after "$AFTER" "$@"
 	n=$((n + 1))
 	local w
 	for w in out err rc; do
@@ -128,6 +139,11 @@ for t in "${traces[@]}"; do
 	compare diff diff "$p" "$p"
 	compare check check "$p" "$p"
 	compare chrome export --format chrome "$p"
+	compare speedscope export --format speedscope "$p"
+	compare speedscope export --format speedscope --gil held "$p"
+	compare speedscope export --format speedscope --gil nogil,nopy "$p"
+	compare speedscope export --format speedscope --from 0.5 --to 2 "$p"
+	compare -o export --format speedscope "$p"
 done
 # the twins: BEFORE in gen/ on the 1.1 trace, AFTER in twin/ on the same records in 1.2
 ntwin=0
@@ -137,7 +153,7 @@ for t in "$OUT"/twin/*.gtt; do
 	b=$(basename "$t")
 	ntwin=$((ntwin + 1))
 	for args in "report $b" "report --top 3 $b" "report --from 0.5 --to 2 $b" "fold $b" "diff $b $b" "check $b $b" \
-		"export --format chrome $b"; do
+		"export --format chrome $b" "export --format speedscope $b"; do
 		# shellcheck disable=SC2086 # args are words
 		DIR=$OUT/gen; one before "$BEFORE" $args
 		# shellcheck disable=SC2086
