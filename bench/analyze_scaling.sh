@@ -25,9 +25,10 @@
 #                          and is reported as such instead of taking the machine down
 #   BEFORE_MAX_BYTES=1.1e9 GT_ANALYZE_BEFORE only on traces up to this size
 #   COMMANDS=report        the gt-analyze commands measured on each trace, e.g. 'report fold
-#                          diff check export-pprof fold-wall fold-gpu' (diff and check compare
-#                          the trace with itself; export-FORMAT writes that format to /dev/null;
-#                          fold-wall and fold-gpu are fold --weight wall and --weight gpu-time)
+#                          diff check export-pprof export-speedscope fold-wall fold-gpu' (diff
+#                          and check compare the trace with itself; export-FORMAT writes that
+#                          format to /dev/null; fold-wall and fold-gpu are fold --weight wall and
+#                          --weight gpu-time)
 #   OUT=build/bench/scaling  traces (deleted unless KEEP=1) and results.tsv
 # Benchmarks never fail on a number: exit 0 unless the suite itself could not run.
 set -u
