@@ -2,6 +2,8 @@
  * flame.c, timeline.c and the backends (svg.c, cairo_out.c). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,9 @@ static const char usage_text[] =
 	"      --threads REGEX   only threads whose \"name tid\" matches\n"
 	"      --width PX        image width (1400)\n"
 	"      --title TEXT      title\n"
+	"      --max-spans N     over N CUDA, API, NVTX and GIL spans (200000), those narrower than a\n"
+	"                        pixel are merged per pixel column, with a tooltip saying how many;\n"
+	"                        0: never (a long recording's SVG can then reach gigabytes)\n"
 	"\n"
 	"  -h, --help            this text\n"
 	"  -V, --version         version\n"
@@ -82,6 +87,7 @@ enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_FONTSIZE, OPT_MINWIDTH,
 	OPT_COLORS, OPT_INVERTED, OPT_REVERSE, OPT_DIFF, OPT_FLAMECHART, OPT_GIL, OPT_THREADS,
 	OPT_TID, OPT_FROM, OPT_TO, OPT_SEARCH, OPT_COUNTNAME, OPT_FORMAT, OPT_WEIGHT, OPT_PYFRAMES,
+	OPT_MAXSPANS,
 };
 
 static const struct option long_opts[] = {
@@ -108,6 +114,7 @@ static const struct option long_opts[] = {
 	{"format", required_argument, 0, OPT_FORMAT},
 	{"weight", required_argument, 0, OPT_WEIGHT},
 	{"python-frames", required_argument, 0, OPT_PYFRAMES},
+	{"max-spans", required_argument, 0, OPT_MAXSPANS},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, 'V'},
 	{0, 0, 0, 0},
@@ -116,7 +123,8 @@ static const struct option long_opts[] = {
 typedef struct cli {
 	const char *cmd, *input, *output, *title, *subtitle, *colors, *diff, *gil, *tid;
 	const char *threads_re, *search, *countname, *format;
-	double width, height, fontsize, minwidth, minwidth_pct, from_s, to_s;
+	double width, height, fontsize, minwidth, minwidth_pct, from_s, to_s, max_spans;
+	int have_max_spans;
 	int inverted, reverse, flamechart, threads, have_from, have_to;
 	int weight;   /* ANA_WEIGHT_* */
 	int python_frames;      /* enum ana_pyframes */
@@ -455,6 +463,13 @@ static int cmd_timeline(cli *c)
 	if (c->title)
 		o.title = c->title;
 	o.threads_re = c->threads_re;
+	if (c->have_max_spans)
+		o.max_spans = (uint64_t)c->max_spans;
+	uint64_t n_spans = ren_timeline_spans(in.model);
+	if (o.max_spans && n_spans > o.max_spans)
+		fprintf(stderr, "gt-render: %s: %" PRIu64 " CUDA, API, NVTX and GIL spans (over --max-spans %" PRIu64
+		        "): those narrower than a pixel are merged per pixel column; --from/--to draws a window span "
+		        "by span\n", c->input, n_spans, o.max_spans);
 	if (!(sc = ren_timeline_layout(in.model, &o, &rc, err, sizeof(err)))) {
 		fprintf(stderr, "gt-render: %s: %s\n", c->input, err[0] ? err : "cannot lay out");
 		goto out;
@@ -572,6 +587,13 @@ int main(int argc, char **argv)
 				return usage_error("--weight wants samples, gpu-time or wall, not '%s'", optarg);
 			break;
 		case OPT_FORMAT: c.format = optarg; break;
+		case OPT_MAXSPANS:
+			if (strcmp(c.cmd, "timeline") != 0)
+				return usage_error("--max-spans is a timeline option%s", "");
+			if (parse_num(optarg, 0, 1e15, &c.max_spans) < 0 || c.max_spans != floor(c.max_spans))
+				return usage_error("--max-spans wants a whole number of spans (0: never merge), not '%s'", optarg);
+			c.have_max_spans = 1;
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("gt-render %s\n", GT_VERSION); return 0;
 		default: return usage_error("%s", "bad option");

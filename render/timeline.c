@@ -2,6 +2,7 @@
  * threads, NVTX ranges, GPU streams and counters under one time axis, with a legend. */
 #include "timeline.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -82,7 +83,7 @@ ren_item *ren_tl_span(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uin
 
 char *ren_tl_tipf(ren_tl *t, const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[4096]; /* a templated kernel name can take 1-2 KB: the figures after it must fit */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -413,7 +414,7 @@ static void draw_gil(ren_tl *t, const tl_lists *L, uint32_t pid, uint32_t tid, d
 		const gtt_gil *g = i < m->gil.n && m->gil.v[L->gv[i]].pid == pid ? &m->gil.v[L->gv[i]] : NULL;
 		int now = g && g->holder_tid == tid && g->locked;
 		uint64_t ts = g ? g->time_ns : t->t1 > hs ? t->t1 : hs;
-		if (holding && !now) {
+		if (holding && !now && !ren_tl_merge(t, hs, ts, y + 18, 3, C_GIL, "GIL hold", NULL)) {
 			char d[32];
 			ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(hs, ts));
 			ren_tl_span(t, hs, ts, y + 18, 3, C_GIL, NULL,
@@ -434,9 +435,11 @@ static void draw_apis(ren_tl *t, const size_t *v, size_t n, double y)
 		const gtt_cuda_api *a = &m->apis.v[v[i]];
 		if (a->end_ns < t->t0 || a->start_ns > t->t1)
 			continue;
+		const char *name = ana_string_get(m, a->pid, a->name_id);
+		if (ren_tl_merge(t, a->start_ns, a->end_ns, y + 22, 4, C_API, "API call", name))
+			continue;
 		char d[32];
 		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(a->start_ns, a->end_ns));
-		const char *name = ana_string_get(m, a->pid, a->name_id);
 		/* the call's own launch stack, when the agent took one; never a nearby sample's */
 		char stack[2048] = "";
 		const ana_callstack *cs = m->callstacks.n ? ana_callstack_find(m, a->pid, a->correlation) : NULL;
@@ -490,6 +493,9 @@ static void draw_nvtx(ren_tl *t, const size_t *v, size_t n, const char *tname)
 		if (r->depth > maxd)
 			continue;
 		const char *name = ana_string_get(m, r->pid, r->name_id);
+		if (ren_tl_merge(t, r->start_ns, r->end_ns, t->y + 1 + r->depth * ROW_NVTX, ROW_NVTX - 1,
+		                 nvtx_color(r, name), r->kind == GTT_NVTX_MARKER ? "NVTX marker" : "NVTX range", name))
+			continue;
 		char d[32];
 		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(r->start_ns, r->end_ns));
 		char *tip = r->kind == GTT_NVTX_MARKER
@@ -714,6 +720,7 @@ void ren_timeline_opts_init(ren_timeline_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->width_px = 1400;
+	o->max_spans = REN_TL_DEFAULT_MAX_SPANS;
 }
 
 ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, int *err, char *why,
@@ -743,6 +750,8 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	t.x0 = LABEL_W;
 	t.x1 = W - PAD_R;
 	t.px_per_ns = (t.x1 - t.x0) / (double)(t.t1 - t.t0);
+	uint64_t n_spans = ren_timeline_spans(m);
+	t.merge = o->max_spans && n_spans > o->max_spans;
 	t.sc = ren_scene_create(W, 100, REN_DOC_TIMELINE);
 	if (!t.sc) {
 		snprintf(why, whylen, "out of memory");
@@ -770,6 +779,7 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	if (!it)
 		goto oom;
 	it->flags |= REN_F_BOLD;
+	size_t sub_idx = ren_scene_count(t.sc);
 	if (!ren_text(t.sc, W / 2, 40, sub, FS, REN_ANCHOR_MIDDLE, 0x555555))
 		goto oom;
 	if (!(it = ren_text(t.sc, 10, 22, "Reset Zoom", FS, REN_ANCHOR_START, 0)))
@@ -800,6 +810,21 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 
 	if ((*err = draw_rows(&t, o->threads_re, why, whylen)) < 0)
 		goto fail;
+	ren_tl_merge_flush(&t);
+	if (t.oom)
+		goto oom;
+	if (t.merge) {
+		/* say so where the reader looks first: the line under the title */
+		char *s2 = ren_scene_printf(t.sc, "%s; %" PRIu64 " spans under a pixel merged into %" PRIu64, sub,
+		                            t.n_merged_spans, t.n_merged_rects);
+		if (!s2)
+			goto oom;
+		ren_scene_at(t.sc, sub_idx)->text = s2;
+		char num[32];
+		snprintf(num, sizeof(num), "%" PRIu64, t.n_merged_spans);
+		if (ren_scene_set(t.sc, "merged_spans", num) < 0)
+			goto oom;
+	}
 	if (t.y == rows_top) {
 		snprintf(why, whylen, "nothing to draw in %.3f-%.3f s", ren_tl_rel_s(&t, t.t0), ren_tl_rel_s(&t, t.t1));
 		*err = REN_EEMPTY;
@@ -840,12 +865,14 @@ ren_scene *ren_timeline_layout(const ana_model *m, const ren_timeline_opts *o, i
 	}
 	if (ren_scene_set(t.sc, "title", title) < 0)
 		goto oom;
+	ren_tl_merge_free(&t);
 	*err = 0;
 	return t.sc;
 oom:
 	snprintf(why, whylen, "out of memory");
 	*err = REN_ENOMEM;
 fail:
+	ren_tl_merge_free(&t);
 	ren_scene_destroy(t.sc);
 	return NULL;
 }

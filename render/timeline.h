@@ -21,8 +21,16 @@ typedef struct ren_timeline_opts {
 	const char *threads_re; /* only threads whose "name tid" matches (POSIX ERE), NULL all */
 	int64_t from_ns, to_ns; /* window relative to the trace start, used when has_from/has_to */
 	int has_from, has_to;
+	/* over this many CUDA, API, NVTX and GIL spans in the trace (ren_timeline_spans), spans
+	 * narrower than a pixel are merged per lane and pixel column (default
+	 * REN_TL_DEFAULT_MAX_SPANS; 0: never) */
+	uint64_t max_spans;
 } ren_timeline_opts;
+#define REN_TL_DEFAULT_MAX_SPANS 200000
 void ren_timeline_opts_init(ren_timeline_opts *o);
+/* The spans a timeline of m would draw one by one: CUDA work, syncs, API calls, NVTX, GIL
+ * records (samples and off-CPU gaps are merged under a pixel always). */
+uint64_t ren_timeline_spans(const ana_model *m);
 
 /* Lay out the timeline of model m. NULL with *err = REN_EEMPTY (nothing in the window, no
  * thread matches), REN_EINVAL (a bad --threads expression) or REN_ENOMEM, and one line in why

@@ -90,13 +90,18 @@ static void fmt_bytes(char *buf, size_t len, double b)
 static void draw_kernel(ren_tl *t, const gtt_cuda_kernel *kr, double y)
 {
 	const char *name = ana_kernel_name(t->m, kr->pid, kr->name_id);
+	/* coloured by the name without its parameters (the label's) */
+	uint32_t h = ren_hash(name, ana_name_without_params(name));
+	uint32_t c = ren_mix(ren_mix(0x17becf, 0x1f77b4, (h & 0xff) / 255.0), 0xffffff, 0.25);
+	/* merged, in the legend's kernel colour: one colour per name would split the vote for the
+	 * column's colour among the kernels (timeline_merge.c) */
+	if (ren_tl_merge(t, kr->start_ns, kr->end_ns, y + 3, ROW_STREAM - 6, 0x5fbcd3, "kernel", name))
+		return;
 	const char *sn = short_kernel(t, name);
 	char d[32];
 	ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(kr->start_ns, kr->end_ns));
-	uint32_t h = ren_hash(sn, strlen(sn));
-	uint32_t c = ren_mix(0x17becf, 0x1f77b4, (h & 0xff) / 255.0);
-	ren_tl_span(t, kr->start_ns, kr->end_ns, y + 3, ROW_STREAM - 6, ren_mix(c, 0xffffff, 0.25), sn,
-	     ren_tl_tipf(t, "%s\nkernel %s, grid %ux%ux%u block %ux%ux%u, %u regs, %u B shared\n"
+	ren_tl_span(t, kr->start_ns, kr->end_ns, y + 3, ROW_STREAM - 6, c, sn,
+	     ren_tl_tipf(t, "%.2500s\nkernel %s, grid %ux%ux%u block %ux%ux%u, %u regs, %u B shared\n"
 	             "%.6f - %.6f s", name, d, kr->grid[0], kr->grid[1], kr->grid[2],
 	          kr->block[0], kr->block[1], kr->block[2], kr->registers, kr->shared_bytes,
 	          ren_tl_rel_s(t, kr->start_ns), ren_tl_rel_s(t, kr->end_ns)));
@@ -104,6 +109,9 @@ static void draw_kernel(ren_tl *t, const gtt_cuda_kernel *kr, double y)
 
 static void draw_copy(ren_tl *t, const gtt_cuda_memcpy *c, double y)
 {
+	if (ren_tl_merge(t, c->start_ns, c->end_ns, y + 3, ROW_STREAM - 6, copy_color(c->kind), "copy",
+	                 copy_kind(c->kind)))
+		return;
 	char d[32], b[32];
 	double dur = (double)ana_span(c->start_ns, c->end_ns);
 	ren_tl_fmt_dur(d, sizeof(d), dur);
@@ -117,6 +125,8 @@ static void draw_copy(ren_tl *t, const gtt_cuda_memcpy *c, double y)
 
 static void draw_memset(ren_tl *t, const gtt_cuda_memset *c, double y)
 {
+	if (ren_tl_merge(t, c->start_ns, c->end_ns, y + 3, ROW_STREAM - 6, C_MEMSET, "memset", NULL))
+		return;
 	char d[32], b[32];
 	ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(c->start_ns, c->end_ns));
 	fmt_bytes(b, sizeof(b), (double)c->bytes);
@@ -138,6 +148,8 @@ static void draw_syncs(ren_tl *t, const work_ref *sv, size_t n, uint32_t pid, ui
 	}
 	for (size_t i = lo; i < n && sv[i].pid == pid && sv[i].stream == stream; i++) {
 		const gtt_cuda_sync *c = &t->m->syncs.v[sv[i].idx];
+		if (ren_tl_merge(t, c->start_ns, c->end_ns, y + ROW_STREAM - 3, 3, C_SYNC, "synchronize", NULL))
+			continue;
 		char d[32];
 		ren_tl_fmt_dur(d, sizeof(d), (double)ana_span(c->start_ns, c->end_ns));
 		ren_tl_span(t, c->start_ns, c->end_ns, y + ROW_STREAM - 3, 3, C_SYNC, NULL,

@@ -36,6 +36,8 @@
 #define C_NOSW 0x8a8a8a  /* context switches not recorded (the switch gate) */
 #define C_GRID 0xdddddd
 
+typedef struct ren_tl_merger ren_tl_merger;
+
 /* the layout in progress */
 typedef struct ren_tl {
 	const ana_model *m;
@@ -47,6 +49,9 @@ typedef struct ren_tl {
 	int oom;
 	int grouped;          /* rows grouped by process (a job): only only_pid's rows, no section headers */
 	uint32_t only_pid;
+	int merge;            /* over the span budget: spans under a pixel merged (timeline_merge.c) */
+	ren_tl_merger *mg;
+	uint64_t n_merged_spans, n_merged_rects;
 } ren_tl;
 
 /* x in px of an absolute time */
@@ -68,6 +73,18 @@ void ren_tl_row_label(ren_tl *t, double y, double h, const char *text, const cha
 void ren_tl_stripe(ren_tl *t, double y, double h, int odd);
 /* a section header row ("GPU streams") at t->y */
 void ren_tl_header(ren_tl *t, const char *text);
+/* ---- merging spans under a pixel (timeline_merge.c) ---- */
+/* With t->merge on: a span [a, b) of the lane (y, h) narrower than a pixel joins the lane's run
+ * of such spans in its pixel column, drawn later as one rectangle, and 1 is returned (also for a
+ * span outside the window): the caller draws nothing and makes no tooltip. 0: the caller draws
+ * it itself (merging off, or a span a pixel wide or more; the lane's run is drawn first). noun:
+ * what it is, singular ("kernel"); name: its name, model-owned (compared by pointer), or NULL. */
+int ren_tl_merge(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uint32_t fill, const char *noun,
+                 const char *name);
+/* Every lane's run drawn (after the rows), and the merger freed. */
+void ren_tl_merge_flush(ren_tl *t);
+void ren_tl_merge_free(ren_tl *t);
+
 /* ---- around the rows (timeline_frame.c) ---- */
 /* Shading spans over [y0, y1) (their heights are patched once the rows are drawn): the stretches
  * a sampler was behind, and those without context switches (gt-record's switch gate). */
