@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cairo_out.h"
 #include "cli.h"
@@ -69,7 +70,8 @@ static const char usage_text[] =
 	"\n"
 	"timeline options:\n"
 	"  -o, --output FILE     output file (.svg, .png or .pdf)\n"
-	"      --from S, --to S  time window, seconds from the trace start (only its chunks are read)\n"
+	"      --from S, --to S  time window, seconds from the trace start (only its chunks are read);\n"
+	"                        a trace over 256 MiB needs one (--from 0: all of it)\n"
 	"      --threads REGEX   only threads whose \"name tid\" matches\n"
 	"      --width PX        image width (1400)\n"
 	"      --title TEXT      title\n"
@@ -438,6 +440,16 @@ static int cmd_timeline(cli *c)
 	ren_scene *sc = NULL;
 	int rc, status = GT_EXIT_BROKEN;
 	char err[512] = "";
+	/* the timeline keeps every record it draws (~15 bytes of memory per byte of a GPU trace):
+	 * past a bounded size it wants a window (even --from 0 says so), as the Chrome export does */
+	struct stat st;
+	if (!c->have_from && !c->have_to && stat(c->input, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size > REN_TL_MAX_BYTES) {
+		fprintf(stderr, "gt-render: %s: a timeline of %.0f MiB of trace keeps every record it draws (about "
+		        "%.0f GiB of memory for a GPU trace); give a window with --from S --to S (or --from 0 for all "
+		        "of it)\n", c->input, (double)st.st_size / 1048576.0, 15.0 * (double)st.st_size / 1073741824.0);
+		return GT_EXIT_USAGE;
+	}
 	ana_opts aopts;
 	ana_opts_init(&aopts);
 	aopts.progress = isatty(2);

@@ -27,6 +27,9 @@ typedef struct ren_timeline_opts {
 	uint64_t max_spans;
 } ren_timeline_opts;
 #define REN_TL_DEFAULT_MAX_SPANS 200000
+/* A whole-trace timeline of a trace over this size wants --from/--to (gt-render main.c): the
+ * loaded model keeps every record it draws, ~15x the trace's bytes for a GPU trace */
+#define REN_TL_MAX_BYTES (256ull << 20)
 void ren_timeline_opts_init(ren_timeline_opts *o);
 /* The spans a timeline of m would draw one by one: CUDA work, syncs, API calls, NVTX, GIL
  * records (samples and off-CPU gaps are merged under a pixel always). */

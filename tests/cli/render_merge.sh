@@ -3,7 +3,8 @@
 # launch-sites trace (12 223 such spans), with the budget at 100, every span the unmerged
 # timeline draws is either still drawn alone or counted in exactly one merged rectangle's
 # tooltip (per kind, where a rectangle holds one kind), the rectangles are few, stderr says so
-# once, the subtitle gives the counts; under the budget nothing changes.
+# once, the subtitle gives the counts; under the budget nothing changes. A trace over 256 MiB
+# wants a window.
 . "$(dirname "$0")/lib.sh"
 R=$GT_BIN/gt-render
 T=$GT_ROOT/testdata/gpu/launch_sites_h200.gtt
@@ -15,6 +16,15 @@ check "one line on stderr says the spans under a pixel are merged" \
 	test "$(grep -c 'CUDA, API, NVTX and GIL spans (over --max-spans 100): those narrower than a pixel are merged' "$TMP/err")" -eq 1
 check_rc "the default budget (200 000) leaves this trace as it was" 0 "$R" timeline "$T" -o "$TMP/d.svg"
 check "under the budget the SVG is the same as with --max-spans 0" cmp -s "$TMP/d.svg" "$TMP/all.svg"
+# a trace over 256 MiB wants a window (the timeline keeps every record it draws): one line, exit 64,
+# before reading it; --from 0 reads it (this one is 300 MiB of zeros: not a trace, exit 2)
+truncate -s 300M "$TMP/big.gtt"
+check_rc "a 300 MiB trace without --from/--to: exit 64" 64 "$R" timeline "$TMP/big.gtt" -o "$TMP/big.svg"
+check "one line says why and how (--from S --to S, or --from 0)" \
+	test "$(wc -l <"$TMP/err")" -eq 1 -a "$(grep -c 'give a window with --from S --to S (or --from 0 for all of it)' "$TMP/err")" -eq 1
+check "no output file" test ! -e "$TMP/big.svg"
+check_rc "with --from 0 it is read (and found not to be a trace: exit 2)" 2 "$R" timeline "$TMP/big.gtt" --from 0 -o "$TMP/big.svg"
+rm -f "$TMP/big.gtt"
 python3 - "$TMP/all.svg" "$TMP/m.svg" <<'PY'
 import re, sys
 def tips(path):
