@@ -81,7 +81,13 @@ static void draw_run(ren_tl *t, tl_run *r)
 	if (tip && ren_tl_span(t, r->a, r->b, r->y, r->h, r->fills[fb], NULL, tip))
 		t->n_merged_rects++;
 	t->n_merged_spans += r->n;
-	r->n = 0;
+	/* empty, for the lane's next column: only the lane and its age stay */
+	double y = r->y, h = r->h;
+	unsigned age = r->age;
+	memset(r, 0, sizeof(*r));
+	r->y = y;
+	r->h = h;
+	r->age = age;
 }
 
 void ren_tl_merge_flush(ren_tl *t)
@@ -146,8 +152,6 @@ int ren_tl_merge(ren_tl *t, uint64_t a, uint64_t b, double y, double h, uint32_t
 		draw_run(t, r); /* the lane's column is done */
 		if (w >= 1.0)
 			return 0;
-		r->y = y;
-		r->h = h;
 	}
 	if (!r->n) {
 		r->x0 = r->x1 = x;

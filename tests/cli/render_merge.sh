@@ -73,6 +73,17 @@ for k in a:
     ok(a[k] == b[k] + bm[k], "%s: %d drawn alone = %d alone + %d in merged tooltips" % (k, a[k], b[k], bm[k]))
 ok(total_a == sum(b.values()) + sum(bm.values()) + bmix,
    "every span accounted for: %d = %d alone + %d merged" % (total_a, sum(b.values()), sum(bm.values()) + bmix))
+# each merged rectangle's figures are its own: busy no longer than its stretch (a run's sums
+# carried into the lane's next column made them grow along the row)
+UNIT = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0}
+def secs(v, u):
+    return float(v) * UNIT.get(u, float("nan"))
+over = []
+for t in tips(sys.argv[2]):
+    m = re.match(r"^\d+ .+? under a pixel, merged: ([0-9.]+) (\S+) busy in ([0-9.]+) (\S+) \((\d+)%\)", t)
+    if m and secs(m.group(1), m.group(2)) > secs(m.group(3), m.group(4)) * 1.01 + 1e-9:
+        over.append(t.split("\n")[0])
+ok(brects > 0 and not over, "no merged rectangle is busier than its stretch (%d of %d: %s)" % (len(over), brects, over[:2]))
 ok(brects + sum(b.values()) < total_a / 20,
    "merged: %d rectangles and %d spans alone, against %d" % (brects, sum(b.values()), total_a))
 PY
