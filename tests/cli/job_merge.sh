@@ -61,6 +61,12 @@ done
 check "merge (kernel): said to be exact through one kernel clock" grep -q 'same boot: one kernel clock, time namespace' "$TMP/m_kernel.out"
 err_us=$(sed -n 's/^estimated alignment error: \([0-9]*\) us.*/\1/p' "$TMP/m_realtime.out")
 check "merge (realtime): the error is stated (${err_us:-none} us) and is under 1 ms" test -n "$err_us" -a "${err_us:-9999}" -lt 1000
+if [ -z "$err_us" ] || [ "$err_us" -ge 1000 ]; then
+	# why (CI got 28 000 us once, with the exits 1.3 us apart): each trace's clock pairs
+	# (mono, realtime, uncertainty, kind) and merge's own words
+	for x in a b; do awk -v x="$x" '$1 == "clock" { print "    " x ": " $0 }' "$TMP/$x.txt" | head -12; done
+	sed 's/^/    merge: /' "$TMP/m_realtime.out" | head -12
+fi
 check "merge (realtime): ... and says the hosts' realtime disagreement cannot be known" grep -q 'cannot know' "$TMP/m_realtime.out"
 check "merged meta: merge.1.shift_ns -4000000000" grep -q '^meta merge.1.shift_ns -4000000000$' "$TMP/m_kernel.txt"
 
